@@ -1,0 +1,337 @@
+//! legion: archetypal chunks, `#[system]` codegen and its own schedule.
+//!
+//! Written as the legion docs suggest: `World::extend` with struct-of-arrays
+//! input (`into_soa`, its fastest bulk insert), queries built once with
+//! `IntoQuery::query()` and run with `for_each_mut` / `par_for_each_mut`,
+//! `#[system(for_each)]` systems in a `Schedule`, `Entry::add_component` /
+//! `remove_component` for add_remove, and `Registry` + `Canon` for serde.
+
+use std::hint::black_box;
+
+use ::legion::query::{DefaultFilter, Query};
+use ::legion::serialize::Canon;
+use ::legion::{
+    system, Entity, IntoQuery, IntoSoa, Read, Registry, Resources, Schedule as LegionSchedule,
+    World, Write,
+};
+use cgmath::{Matrix4, Vector3};
+use serde::de::DeserializeSeed;
+
+use crate::data::*;
+
+#[derive(Clone, Copy)]
+struct Transform(#[allow(dead_code)] Matrix4<f32>);
+#[derive(Clone, Copy)]
+struct Position(Vector3<f32>);
+#[derive(Clone, Copy)]
+struct Rotation(#[allow(dead_code)] Vector3<f32>);
+#[derive(Clone, Copy)]
+struct Velocity(Vector3<f32>);
+#[derive(Clone, Copy)]
+struct Affine(Matrix4<f32>);
+
+type QueryOf<V> = Query<V, <V as DefaultFilter>::Filter>;
+
+fn simple_columns(
+    n: usize,
+) -> (
+    Vec<Transform>,
+    Vec<Position>,
+    Vec<Rotation>,
+    Vec<Velocity>,
+) {
+    (
+        vec![Transform(transform()); n],
+        vec![Position(unit()); n],
+        vec![Rotation(unit()); n],
+        vec![Velocity(unit()); n],
+    )
+}
+
+/// Spawn 10k entities with four components into a fresh world.
+pub struct SimpleInsert;
+
+impl SimpleInsert {
+    pub fn new() -> Self {
+        Self
+    }
+
+    pub fn run(&mut self) {
+        let mut world = World::default();
+        world.extend(simple_columns(SIMPLE_ENTITIES).into_soa());
+        black_box(&world);
+    }
+}
+
+type SimpleView = (Read<Velocity>, Write<Position>);
+
+/// position += velocity over 10k entities.
+pub struct SimpleIter {
+    world: World,
+    query: QueryOf<SimpleView>,
+}
+
+impl SimpleIter {
+    pub fn new() -> Self {
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    pub fn with_entities(n: usize) -> Self {
+        let mut world = World::default();
+        world.extend(simple_columns(n).into_soa());
+        let query = SimpleView::query();
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        self.query
+            .for_each_mut(&mut self.world, |(velocity, position)| {
+                integrate(&mut position.0, &velocity.0)
+            });
+    }
+}
+
+struct Data(f32);
+
+macro_rules! frag_types {
+    ($world:ident; $($name:ident),*) => {
+        $(
+            struct $name(#[allow(dead_code)] f32);
+            $world.extend((0..FRAG_ENTITIES_PER_TYPE).map(|_| ($name(0.0), Data(1.0))));
+        )*
+    };
+}
+
+/// Double `Data` across 26 archetypes of 20 entities.
+pub struct FragIter {
+    world: World,
+    query: QueryOf<Write<Data>>,
+}
+
+impl FragIter {
+    pub fn new() -> Self {
+        let mut world = World::default();
+        frag_types!(world; A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
+        let query = Write::<Data>::query();
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        self.query
+            .for_each_mut(&mut self.world, |data| double(&mut data.0));
+    }
+}
+
+type HeavyView = (Write<Position>, Write<Affine>);
+
+/// Parallel: invert a matrix 100 times per entity over 1000 entities.
+pub struct HeavyCompute {
+    world: World,
+    query: QueryOf<HeavyView>,
+}
+
+impl HeavyCompute {
+    pub fn new() -> Self {
+        let mut world = World::default();
+        world.extend(
+            (
+                vec![Affine(heavy_matrix()); HEAVY_ENTITIES],
+                vec![Position(unit()); HEAVY_ENTITIES],
+                vec![Rotation(unit()); HEAVY_ENTITIES],
+                vec![Velocity(unit()); HEAVY_ENTITIES],
+            )
+                .into_soa(),
+        );
+        let query = HeavyView::query();
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        self.query
+            .par_for_each_mut(&mut self.world, |(position, affine)| {
+                heavy_kernel(&mut affine.0, &mut position.0)
+            });
+    }
+}
+
+mod sched {
+    use super::system;
+
+    pub struct A(pub f32);
+    pub struct B(pub f32);
+    pub struct C(pub f32);
+    pub struct D(pub f32);
+    pub struct E(pub f32);
+
+    #[system(for_each)]
+    pub fn ab(a: &mut A, b: &mut B) {
+        std::mem::swap(&mut a.0, &mut b.0);
+    }
+
+    #[system(for_each)]
+    pub fn cd(c: &mut C, d: &mut D) {
+        std::mem::swap(&mut c.0, &mut d.0);
+    }
+
+    #[system(for_each)]
+    pub fn ce(c: &mut C, e: &mut E) {
+        std::mem::swap(&mut c.0, &mut e.0);
+    }
+}
+
+/// Three systems (ab, cd, ce) over 40k entities in four archetypes.
+pub struct Schedule {
+    world: World,
+    resources: Resources,
+    schedule: LegionSchedule,
+}
+
+impl Schedule {
+    pub fn new() -> Self {
+        use sched::*;
+        let n = SCHEDULE_ENTITIES;
+        let mut world = World::default();
+        world.extend((0..n).map(|_| (A(0.0), B(0.0))));
+        world.extend((0..n).map(|_| (A(0.0), B(0.0), C(0.0))));
+        world.extend((0..n).map(|_| (A(0.0), B(0.0), C(0.0), D(0.0))));
+        world.extend((0..n).map(|_| (A(0.0), B(0.0), C(0.0), E(0.0))));
+        let schedule = LegionSchedule::builder()
+            .add_system(ab_system())
+            .add_system(cd_system())
+            .add_system(ce_system())
+            .build();
+        Self {
+            world,
+            resources: Resources::default(),
+            schedule,
+        }
+    }
+
+    pub fn run(&mut self) {
+        self.schedule.execute(&mut self.world, &mut self.resources);
+    }
+}
+
+struct AddRemoveA(#[allow(dead_code)] f32);
+struct AddRemoveB(#[allow(dead_code)] f32);
+
+/// Add B to 10k entities, then remove it again.
+pub struct AddRemove {
+    world: World,
+    entities: Vec<Entity>,
+}
+
+impl AddRemove {
+    pub fn new() -> Self {
+        Self::with_entities(ADD_REMOVE_ENTITIES)
+    }
+
+    pub fn with_entities(n: usize) -> Self {
+        let mut world = World::default();
+        let entities = world
+            .extend((0..n).map(|_| (AddRemoveA(0.0),)))
+            .to_vec();
+        Self { world, entities }
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.entities {
+            self.world
+                .entry(entity)
+                .unwrap()
+                .add_component(AddRemoveB(0.0));
+        }
+        for &entity in &self.entities {
+            self.world
+                .entry(entity)
+                .unwrap()
+                .remove_component::<AddRemoveB>();
+        }
+    }
+}
+
+struct SerializeState {
+    world: World,
+    registry: Registry<u8>,
+    canon: Canon,
+}
+
+impl SerializeState {
+    fn new() -> Self {
+        let n = SERIALIZE_ENTITIES;
+        let mut world = World::default();
+        world.extend(
+            (
+                vec![ser::Transform::default(); n],
+                vec![ser::Position::default(); n],
+                vec![ser::Rotation::default(); n],
+                vec![ser::Velocity::default(); n],
+            )
+                .into_soa(),
+        );
+        let mut registry = Registry::<u8>::default();
+        registry.register::<ser::Transform>(0);
+        registry.register::<ser::Position>(1);
+        registry.register::<ser::Rotation>(2);
+        registry.register::<ser::Velocity>(3);
+        Self {
+            world,
+            registry,
+            canon: Canon::default(),
+        }
+    }
+}
+
+/// Serialize 1000 entities to RON and deserialize into a new world.
+pub struct SerializeText(SerializeState);
+
+impl SerializeText {
+    pub fn new() -> Self {
+        Self(SerializeState::new())
+    }
+
+    pub fn run(&mut self) {
+        let SerializeState {
+            world,
+            registry,
+            canon,
+        } = &self.0;
+        let serializable = world.as_serializable(::legion::any(), registry, canon);
+        let text = ron::ser::to_string(&serializable).unwrap();
+        let mut deserializer = ron::Deserializer::from_str(&text).unwrap();
+        let world: World = registry
+            .as_deserialize(canon)
+            .deserialize(&mut deserializer)
+            .unwrap();
+        assert_eq!(world.len(), SERIALIZE_ENTITIES);
+        black_box(world);
+    }
+}
+
+/// Serialize 1000 entities to bincode and deserialize into a new world.
+pub struct SerializeBinary(SerializeState);
+
+impl SerializeBinary {
+    pub fn new() -> Self {
+        Self(SerializeState::new())
+    }
+
+    pub fn run(&mut self) {
+        use bincode::Options;
+        let SerializeState {
+            world,
+            registry,
+            canon,
+        } = &self.0;
+        let options = ser::bincode_options();
+        let serializable = world.as_serializable(::legion::any(), registry, canon);
+        let bytes = options.serialize(&serializable).unwrap();
+        let mut deserializer = bincode::Deserializer::from_slice(&bytes, options);
+        let world: World = registry
+            .as_deserialize(canon)
+            .deserialize(&mut deserializer)
+            .unwrap();
+        assert_eq!(world.len(), SERIALIZE_ENTITIES);
+        black_box(world);
+    }
+}

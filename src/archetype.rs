@@ -1,0 +1,369 @@
+//! Archetypes: the sets of table components entities have, and the graph of
+//! moves between them.
+//!
+//! Every distinct set of *table* components gets one archetype, which owns
+//! the [`Table`] holding those entities. Sparse components do not take part:
+//! adding or removing one never changes an entity's archetype.
+//!
+//! Each archetype caches, per bundle type, where inserting or removing that
+//! bundle leads (an *edge*), so after the first time a move is a lookup.
+//! Archetypes are never destroyed; ids are handed out in creation order, which
+//! makes iteration order a pure function of the operations applied.
+
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+
+use crate::bundle::{BundleId, BundleInfo};
+use crate::component::{ComponentId, Components};
+use crate::storage::Table;
+
+/// Identifies an archetype within one world (dense, in creation order).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct A;
+/// let mut world = World::new();
+/// world.spawn(A);
+/// // archetype 0 is the empty one; `A` made the second.
+/// assert_eq!(world.archetype_count(), 2);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ArchetypeId(u32);
+
+impl ArchetypeId {
+    /// The archetype with no table components.
+    pub const EMPTY: ArchetypeId = ArchetypeId(0);
+    pub(crate) const INVALID: ArchetypeId = ArchetypeId(u32::MAX);
+
+    /// The id as an index.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(mosaic::ArchetypeId::EMPTY.index(), 0);
+    /// ```
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Where inserting a bundle into an archetype leads, and how each of the
+/// bundle's table components lands there.
+#[derive(Clone, Debug)]
+pub(crate) struct InsertEdge {
+    pub target: ArchetypeId,
+    /// Per table component of the bundle, in bundle order: its column in the
+    /// target table, and whether the source already had it (a replace).
+    pub slots: Box<[(u32, bool)]>,
+}
+
+fn edge_of(edges: &[Option<InsertEdge>], bundle: BundleId) -> &InsertEdge {
+    edges[bundle.index()].as_ref().expect("edge just made")
+}
+
+/// Everything one insert touches; see [`Archetypes::insert_plan`].
+pub(crate) struct InsertPlan<'a> {
+    pub edge: &'a InsertEdge,
+    pub src: &'a mut Table,
+    /// `None` when the insert keeps the entity in its archetype.
+    pub dst: Option<&'a mut Table>,
+}
+
+/// A set of table components and the table of entities that have exactly it.
+pub struct Archetype {
+    id: ArchetypeId,
+    pub(crate) table: Table,
+    insert_edges: Vec<Option<InsertEdge>>,
+    remove_edges: Vec<Option<ArchetypeId>>,
+}
+
+impl fmt::Debug for Archetype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Archetype")
+            .field("id", &self.id)
+            .field("components", &self.table.component_ids())
+            .field("len", &self.table.len())
+            .finish()
+    }
+}
+
+impl Archetype {
+    /// This archetype's id.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// assert_eq!(world.archetypes().next().unwrap().id(), mosaic::ArchetypeId::EMPTY);
+    /// ```
+    #[inline]
+    pub fn id(&self) -> ArchetypeId {
+        self.id
+    }
+
+    /// Number of entities in this archetype.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.spawn(());
+    /// assert_eq!(world.archetypes().next().unwrap().len(), 1);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// True if no entity is in this archetype.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// assert!(world.archetypes().next().unwrap().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.table.len() == 0
+    }
+
+    /// The table components every entity here has, sorted by id.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// assert!(world.archetypes().next().unwrap().components().is_empty());
+    /// ```
+    #[inline]
+    pub fn components(&self) -> &[crate::ComponentId] {
+        self.table.component_ids()
+    }
+
+    /// True if entities here have table component `id`.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// # #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let e = world.spawn(A);
+    /// let id = world.component_id::<A>().unwrap();
+    /// assert!(world.archetypes().any(|a| a.contains(id)));
+    /// ```
+    #[inline]
+    pub fn contains(&self, id: ComponentId) -> bool {
+        self.table.column_index(id).is_some()
+    }
+
+    /// The entities here, in row order.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// assert_eq!(world.archetypes().next().unwrap().entities(), &[e]);
+    /// ```
+    #[inline]
+    pub fn entities(&self) -> &[crate::Entity] {
+        self.table.entities()
+    }
+
+    #[inline]
+    pub(crate) fn insert_edge(&self, bundle: BundleId) -> Option<&InsertEdge> {
+        self.insert_edges.get(bundle.index())?.as_ref()
+    }
+
+    #[inline]
+    pub(crate) fn remove_edge(&self, bundle: BundleId) -> Option<ArchetypeId> {
+        *self.remove_edges.get(bundle.index())?
+    }
+
+    fn set_insert_edge(&mut self, bundle: BundleId, edge: InsertEdge) {
+        if self.insert_edges.len() <= bundle.index() {
+            self.insert_edges.resize(bundle.index() + 1, None);
+        }
+        self.insert_edges[bundle.index()] = Some(edge);
+    }
+
+    fn set_remove_edge(&mut self, bundle: BundleId, target: ArchetypeId) {
+        if self.remove_edges.len() <= bundle.index() {
+            self.remove_edges.resize(bundle.index() + 1, None);
+        }
+        self.remove_edges[bundle.index()] = Some(target);
+    }
+}
+
+/// Every archetype of a world.
+pub(crate) struct Archetypes {
+    archetypes: Vec<Archetype>,
+    by_components: FxHashMap<Box<[ComponentId]>, ArchetypeId>,
+}
+
+impl Archetypes {
+    pub fn new(components: &Components) -> Self {
+        let mut a = Archetypes {
+            archetypes: Vec::new(),
+            by_components: FxHashMap::default(),
+        };
+        a.get_or_create(&[], components);
+        a
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.archetypes.len()
+    }
+
+    #[inline]
+    pub fn get(&self, id: ArchetypeId) -> &Archetype {
+        &self.archetypes[id.index()]
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, id: ArchetypeId) -> &mut Archetype {
+        &mut self.archetypes[id.index()]
+    }
+
+    /// The table of archetype `id`, mutably.
+    #[inline]
+    pub fn table_mut(&mut self, id: ArchetypeId) -> &mut Table {
+        &mut self.archetypes[id.index()].table
+    }
+
+    /// Two distinct archetypes, mutably.
+    #[inline]
+    pub fn pair_mut(&mut self, a: ArchetypeId, b: ArchetypeId) -> (&mut Archetype, &mut Archetype) {
+        assert_ne!(a, b);
+        if a < b {
+            let (lo, hi) = self.archetypes.split_at_mut(b.index());
+            (&mut lo[a.index()], &mut hi[0])
+        } else {
+            let (lo, hi) = self.archetypes.split_at_mut(a.index());
+            (&mut hi[0], &mut lo[b.index()])
+        }
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Archetype> {
+        self.archetypes.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Archetype> {
+        self.archetypes.iter_mut()
+    }
+
+    /// The archetype of exactly these (sorted, unique) table components.
+    pub fn get_or_create(&mut self, ids: &[ComponentId], components: &Components) -> ArchetypeId {
+        if let Some(&id) = self.by_components.get(ids) {
+            return id;
+        }
+        let id = ArchetypeId(u32::try_from(self.archetypes.len()).expect("too many archetypes"));
+        self.archetypes.push(Archetype {
+            id,
+            table: Table::new(ids, components),
+            insert_edges: Vec::new(),
+            remove_edges: Vec::new(),
+        });
+        self.by_components.insert(ids.into(), id);
+        id
+    }
+
+    /// The edge for inserting a bundle whose table components are
+    /// `bundle_table_ids` (bundle order) into `source`; computed once.
+    pub fn insert_edge(
+        &mut self,
+        source: ArchetypeId,
+        bundle: BundleId,
+        bundle_table_ids: &[ComponentId],
+        components: &Components,
+    ) -> &InsertEdge {
+        if self.get(source).insert_edge(bundle).is_none() {
+            let src = self.get(source);
+            let mut ids: Vec<ComponentId> = src.components().to_vec();
+            ids.extend_from_slice(bundle_table_ids);
+            ids.sort_unstable();
+            ids.dedup();
+            let replaced: Vec<bool> = bundle_table_ids.iter().map(|&c| src.contains(c)).collect();
+            let target = self.get_or_create(&ids, components);
+            let tgt = self.get(target);
+            let slots = bundle_table_ids
+                .iter()
+                .zip(replaced)
+                .map(|(&c, r)| (tgt.table.column_index(c).expect("target has it") as u32, r))
+                .collect();
+            self.get_mut(source)
+                .set_insert_edge(bundle, InsertEdge { target, slots });
+        }
+        self.get(source).insert_edge(bundle).expect("just set")
+    }
+
+    /// The tables an insert of `bundle` into `source` touches: the edge (made
+    /// on first use), the source table and, if the archetype changes, the
+    /// target table.
+    pub fn insert_plan(
+        &mut self,
+        source: ArchetypeId,
+        bundle: &BundleInfo,
+        components: &Components,
+    ) -> InsertPlan<'_> {
+        let target = self
+            .insert_edge(source, bundle.id, &bundle.table_ids, components)
+            .target;
+        if target == source {
+            let archetype = self.get_mut(source);
+            let edge = edge_of(&archetype.insert_edges, bundle.id);
+            InsertPlan {
+                edge,
+                src: &mut archetype.table,
+                dst: None,
+            }
+        } else {
+            let (src, dst) = self.pair_mut(source, target);
+            let edge = edge_of(&src.insert_edges, bundle.id);
+            InsertPlan {
+                edge,
+                src: &mut src.table,
+                dst: Some(&mut dst.table),
+            }
+        }
+    }
+
+    /// The tables a removal of `bundle` from `source` touches: the source
+    /// table and, if the archetype changes, the target one (with its id).
+    pub fn remove_plan(
+        &mut self,
+        source: ArchetypeId,
+        bundle: &BundleInfo,
+        components: &Components,
+    ) -> (&mut Table, Option<(ArchetypeId, &mut Table)>) {
+        let target = self.remove_edge(source, bundle.id, &bundle.table_ids, components);
+        if target == source {
+            (&mut self.get_mut(source).table, None)
+        } else {
+            let (src, dst) = self.pair_mut(source, target);
+            (&mut src.table, Some((target, &mut dst.table)))
+        }
+    }
+
+    /// Where removing `bundle_table_ids` from `source` leads; computed once.
+    pub fn remove_edge(
+        &mut self,
+        source: ArchetypeId,
+        bundle: BundleId,
+        bundle_table_ids: &[ComponentId],
+        components: &Components,
+    ) -> ArchetypeId {
+        if let Some(t) = self.get(source).remove_edge(bundle) {
+            return t;
+        }
+        let ids: Vec<ComponentId> = self
+            .get(source)
+            .components()
+            .iter()
+            .copied()
+            .filter(|c| !bundle_table_ids.contains(c))
+            .collect();
+        let target = self.get_or_create(&ids, components);
+        self.get_mut(source).set_remove_edge(bundle, target);
+        target
+    }
+}

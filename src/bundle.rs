@@ -1,0 +1,230 @@
+//! Bundles: groups of components inserted or removed together.
+//!
+//! A single component, a tuple of bundles (up to 16, nested freely) and any
+//! struct with `#[derive(Bundle)]` is a bundle. A bundle that names one
+//! component type twice is refused with a panic the first time it is used.
+
+use std::any::TypeId;
+
+use rustc_hash::FxHashMap;
+
+use crate::component::{Component, ComponentId, Components, StorageType};
+
+/// A group of components. Implemented for every [`Component`], for tuples of
+/// bundles, and by `#[derive(Bundle)]`.
+///
+/// # Safety
+/// - `component_ids` must report the ids of exactly the components that
+///   `write_components` writes and `take_components` takes, in the same
+///   order. Use the derive; implementing this by hand is rarely needed.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Component)] struct Velocity(f32);
+/// #[derive(Bundle)]
+/// struct Body { pos: Position, vel: Velocity }
+///
+/// let mut world = World::new();
+/// let e = world.spawn(Body { pos: Position(0.0), vel: Velocity(1.0) });
+/// assert!(world.has::<Position>(e) && world.has::<Velocity>(e));
+/// let body: Body = world.remove::<Body>(e).unwrap();
+/// assert_eq!(body.vel.0, 1.0);
+/// ```
+pub unsafe trait Bundle: Send + Sync + 'static {
+    /// Registers the components and reports their ids, in order.
+    fn component_ids(
+        components: &mut ComponentRegistrar<'_>,
+        ids: &mut dyn FnMut(ComponentId, StorageType),
+    );
+
+    /// Moves each component into `writer`, in `component_ids` order.
+    fn write_components<W: ComponentWriter>(self, writer: &mut W);
+
+    /// Rebuilds the bundle from `reader`, in `component_ids` order.
+    ///
+    /// # Safety
+    /// - the reader must yield valid values of the requested types.
+    unsafe fn take_components<R: ComponentReader>(reader: &mut R) -> Self
+    where
+        Self: Sized;
+}
+
+/// Hands a world's component registry to [`Bundle::component_ids`].
+#[derive(Debug)]
+pub struct ComponentRegistrar<'a> {
+    pub(crate) components: &'a mut Components,
+}
+
+impl ComponentRegistrar<'_> {
+    /// Registers `C` (if new) and returns its id.
+    pub fn register<C: Component>(&mut self) -> ComponentId {
+        self.components.register::<C>()
+    }
+}
+
+/// Receives a bundle's components by value, one at a time.
+pub trait ComponentWriter {
+    /// Takes one component.
+    fn write<C: Component>(&mut self, value: C);
+}
+
+/// Gives back a bundle's components by value, one at a time.
+///
+/// # Safety
+/// - `take::<C>` is only called for the component the bundle's
+///   `component_ids` names at that position.
+pub unsafe trait ComponentReader {
+    /// Yields one component.
+    ///
+    /// # Safety
+    /// - `C` is the component type at the current position.
+    unsafe fn take<C: Component>(&mut self) -> C;
+}
+
+// SAFETY: one component: reports one id, writes/takes that one value.
+unsafe impl<C: Component> Bundle for C {
+    #[inline]
+    fn component_ids(
+        components: &mut ComponentRegistrar<'_>,
+        ids: &mut dyn FnMut(ComponentId, StorageType),
+    ) {
+        ids(components.register::<C>(), C::STORAGE);
+    }
+
+    #[inline]
+    fn write_components<W: ComponentWriter>(self, writer: &mut W) {
+        writer.write(self);
+    }
+
+    #[inline]
+    unsafe fn take_components<R: ComponentReader>(reader: &mut R) -> Self {
+        // SAFETY: position 0 of this bundle is C (our component_ids).
+        unsafe { reader.take::<C>() }
+    }
+}
+
+macro_rules! tuple_bundle {
+    ($($name:ident),*) => {
+        // SAFETY: each element reports, writes and takes in the same order.
+        unsafe impl<$($name: Bundle),*> Bundle for ($($name,)*) {
+            #[inline]
+            #[allow(unused_variables)]
+            fn component_ids(components: &mut ComponentRegistrar<'_>, ids: &mut dyn FnMut(ComponentId, StorageType)) {
+                $($name::component_ids(components, ids);)*
+            }
+
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn write_components<W: ComponentWriter>(self, writer: &mut W) {
+                let ($($name,)*) = self;
+                $($name.write_components(writer);)*
+            }
+
+            #[inline]
+            #[allow(unused_variables, clippy::unused_unit)]
+            unsafe fn take_components<R: ComponentReader>(reader: &mut R) -> Self {
+                // SAFETY: forwarded in component_ids order.
+                ($(unsafe { $name::take_components(reader) },)*)
+            }
+        }
+    };
+}
+
+macro_rules! all_tuples {
+    ($m:ident) => {
+        $m!();
+        $m!(B0);
+        $m!(B0, B1);
+        $m!(B0, B1, B2);
+        $m!(B0, B1, B2, B3);
+        $m!(B0, B1, B2, B3, B4);
+        $m!(B0, B1, B2, B3, B4, B5);
+        $m!(B0, B1, B2, B3, B4, B5, B6);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14);
+        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14, B15);
+    };
+}
+
+all_tuples!(tuple_bundle);
+
+/// Identifies a bundle type within one world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct BundleId(u32);
+
+impl BundleId {
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a world knows about one bundle type.
+#[derive(Debug)]
+pub(crate) struct BundleInfo {
+    pub id: BundleId,
+    /// Every component, in bundle order.
+    pub components: Box<[(ComponentId, StorageType)]>,
+    /// The table components, in bundle order.
+    pub table_ids: Box<[ComponentId]>,
+}
+
+/// The registry of bundle types known to one world.
+#[derive(Debug, Default)]
+pub(crate) struct Bundles {
+    infos: Vec<BundleInfo>,
+    by_type: FxHashMap<TypeId, BundleId>,
+}
+
+impl Bundles {
+    /// The info for bundle `B`, registering it (and its components) if new.
+    ///
+    /// Panics if `B` names a component type twice.
+    #[inline]
+    pub fn register<B: Bundle>(&mut self, components: &mut Components) -> &BundleInfo {
+        let id = match self.by_type.get(&TypeId::of::<B>()) {
+            Some(&id) => id,
+            None => self.register_new::<B>(components),
+        };
+        &self.infos[id.index()]
+    }
+
+    #[cold]
+    fn register_new<B: Bundle>(&mut self, components: &mut Components) -> BundleId {
+        let mut list = Vec::new();
+        B::component_ids(
+            &mut ComponentRegistrar { components },
+            &mut |id, storage| list.push((id, storage)),
+        );
+        let mut sorted: Vec<ComponentId> = list.iter().map(|&(id, _)| id).collect();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            panic!(
+                "bundle `{}` contains component `{}` more than once; each component type may appear once per bundle",
+                crate::component::short_type_name::<B>(),
+                components.name(w[0])
+            );
+        }
+        let id = BundleId(self.infos.len() as u32);
+        let table_ids = list
+            .iter()
+            .filter(|(_, s)| *s == StorageType::Table)
+            .map(|&(c, _)| c)
+            .collect();
+        self.infos.push(BundleInfo {
+            id,
+            components: list.into(),
+            table_ids,
+        });
+        self.by_type.insert(TypeId::of::<B>(), id);
+        id
+    }
+}

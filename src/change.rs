@@ -1,0 +1,112 @@
+//! Change ticks: how `Added<T>` and `Changed<T>` know what is new.
+//!
+//! The world keeps a 32-bit *change tick* that every query run advances. Each
+//! component value records two ticks: when it was *added* and when it was last
+//! *changed* (an added value counts as changed). A query state remembers the
+//! tick of its previous run; a value is new to it if its tick is newer than
+//! that run.
+//!
+//! # Wrapping rule
+//!
+//! Ticks are compared by *age* (`now - tick`, wrapping), never by value, so
+//! the counter may wrap freely. To keep ages meaningful the world clamps every
+//! stored tick older than [`Tick::MAX_AGE`] at least every
+//! [`CHECK_INTERVAL`] ticks (during structural changes and schedule runs).
+//! Consequences: a value unchanged for more than about 3.2 billion ticks is
+//! reported as "changed long ago" rather than wrongly as new; a query state
+//! left unused for more than 2³² ticks may report stale results once.
+//!
+//! # Cost
+//!
+//! Writing a "changed" tick on every `&mut T` access costs a store per
+//! entity. mosaic only pays it for component types that some `Changed<T>`
+//! filter watches: building such a filter switches tracking on for `T` in that
+//! world. A query built later still sees every value as changed on its first
+//! run, so nothing observable is lost. `World::get_mut` always records.
+
+/// A point in a world's change history.
+///
+/// # Example
+/// ```
+/// use mosaic::Tick;
+/// let (last_run, this_run) = (Tick::new(10), Tick::new(20));
+/// assert!(Tick::new(15).is_newer_than(last_run, this_run));
+/// assert!(!Tick::new(10).is_newer_than(last_run, this_run));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Tick(u32);
+
+/// How often (in ticks) stored ticks are clamped at the latest.
+pub const CHECK_INTERVAL: u32 = 1 << 29;
+
+impl Tick {
+    /// Ticks older than this are clamped to this age.
+    pub const MAX_AGE: u32 = u32::MAX - 2 * CHECK_INTERVAL - 1;
+
+    /// A tick with the given raw value.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(mosaic::Tick::new(3).get(), 3);
+    /// ```
+    #[inline]
+    pub const fn new(raw: u32) -> Tick {
+        Tick(raw)
+    }
+
+    /// The raw value.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(mosaic::Tick::new(3).get(), 3);
+    /// ```
+    #[inline]
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+
+    /// True if `self` happened after `last_run`, as seen from `this_run`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::Tick;
+    /// // Works across the u32 wrap:
+    /// let last_run = Tick::new(u32::MAX - 1);
+    /// assert!(Tick::new(2).is_newer_than(last_run, Tick::new(5)));
+    /// ```
+    #[inline]
+    pub fn is_newer_than(self, last_run: Tick, this_run: Tick) -> bool {
+        let since_change = this_run.0.wrapping_sub(self.0);
+        let since_run = this_run.0.wrapping_sub(last_run.0);
+        since_run > since_change
+    }
+
+    /// Clamps this tick so its age seen from `now` is at most [`Tick::MAX_AGE`].
+    #[inline]
+    pub(crate) fn clamp_age(&mut self, now: Tick) {
+        if now.0.wrapping_sub(self.0) > Self::MAX_AGE {
+            self.0 = now.0.wrapping_sub(Self::MAX_AGE);
+        }
+    }
+
+    /// The tick that makes every stored tick "newer": used as the last run of
+    /// a query state that never ran.
+    #[inline]
+    pub(crate) fn never_before(this_run: Tick) -> Tick {
+        Tick(this_run.0.wrapping_add(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_before_sees_every_clamped_tick() {
+        let now = Tick::new(7);
+        let mut old = Tick::new(now.0.wrapping_sub(u32::MAX - 3));
+        old.clamp_age(now);
+        assert!(old.is_newer_than(Tick::never_before(now), now));
+        assert!(!now.is_newer_than(now, now));
+    }
+}

@@ -1,0 +1,444 @@
+//! Entities: generational ids and the allocator that hands them out.
+//!
+//! An [`Entity`] is a 32-bit *index* (a slot in the world) plus a 32-bit
+//! *generation* (how many times that slot has been reused). Despawning bumps
+//! the slot's generation and pushes the index onto a free list; the next spawn
+//! pops it (last freed, first reused, as in EntityX). Every handle to the old
+//! occupant now carries a stale generation and is rejected by every API.
+//!
+//! A slot whose generation would wrap past `u32::MAX` is *retired*: it never
+//! goes back on the free list, so an old handle can never alias a new entity.
+//!
+//! Ids can also be *reserved* through a shared reference
+//! ([`Entities::reserve`]), which is how deferred commands hand out ids that
+//! are valid at once while systems run in parallel; reserved ids become real
+//! entities at the next [`Entities::flush`].
+
+use std::fmt;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use crate::archetype::ArchetypeId;
+
+/// A handle to an entity: index plus generation.
+///
+/// Handles are plain values: `Copy`, comparable, hashable, and printable as
+/// `index v generation` (`12v3`). A handle outlives its entity safely: once
+/// the entity is despawned, every API reports the handle as stale.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// let mut world = World::new();
+/// let e = world.spawn(());
+/// assert_eq!(format!("{e:?}"), "0v1");
+/// assert_eq!(Entity::from_bits(e.to_bits()), Some(e));
+/// world.despawn(e).unwrap();
+/// assert!(!world.contains(e));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Entity {
+    index: u32,
+    generation: NonZeroU32,
+}
+
+impl Entity {
+    /// The slot this entity occupies. Slots are reused after despawn.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// assert_eq!(world.spawn(()).index(), 0);
+    /// ```
+    #[inline]
+    pub const fn index(self) -> u32 {
+        self.index
+    }
+
+    /// How many times the slot has been handed out (starts at 1).
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let a = world.spawn(());
+    /// world.despawn(a).unwrap();
+    /// let b = world.spawn(());
+    /// assert_eq!((a.index(), a.generation()), (b.index(), 1));
+    /// assert_eq!(b.generation(), 2);
+    /// ```
+    #[inline]
+    pub const fn generation(self) -> u32 {
+        self.generation.get()
+    }
+
+    /// Packs the handle into a `u64`: generation in the high 32 bits, index in
+    /// the low 32 bits. [`Entity::from_bits`] reverses it.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// assert_eq!(e.to_bits(), 1 << 32);
+    /// ```
+    #[inline]
+    pub const fn to_bits(self) -> u64 {
+        ((self.generation.get() as u64) << 32) | self.index as u64
+    }
+
+    /// Rebuilds a handle from [`Entity::to_bits`]. Returns `None` for bits no
+    /// handle can have (generation zero). A rebuilt handle is checked like any
+    /// other: it refers to a live entity only if that exact generation lives.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// assert!(Entity::from_bits(7).is_none()); // generation 0
+    /// let e = Entity::from_bits((3 << 32) | 7).unwrap();
+    /// assert_eq!((e.index(), e.generation()), (7, 3));
+    /// ```
+    #[inline]
+    pub const fn from_bits(bits: u64) -> Option<Entity> {
+        match NonZeroU32::new((bits >> 32) as u32) {
+            Some(generation) => Some(Entity {
+                index: bits as u32,
+                generation,
+            }),
+            None => None,
+        }
+    }
+
+    #[inline]
+    pub(crate) const fn new(index: u32, generation: NonZeroU32) -> Entity {
+        Entity { index, generation }
+    }
+}
+
+impl fmt::Debug for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}v{}", self.index, self.generation)
+    }
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Where a live entity's table components are: archetype and row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EntityLocation {
+    pub archetype: ArchetypeId,
+    pub row: u32,
+}
+
+impl EntityLocation {
+    /// The location of a slot that holds no live entity.
+    pub const INVALID: EntityLocation = EntityLocation {
+        archetype: ArchetypeId::INVALID,
+        row: u32::MAX,
+    };
+}
+
+#[derive(Clone, Copy, Debug)]
+struct EntityMeta {
+    generation: NonZeroU32,
+    location: EntityLocation,
+}
+
+const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
+
+/// The allocator: one [`EntityMeta`] per slot ever used, plus a free list.
+///
+/// Invariants:
+/// - a slot is *live* iff its location is not `INVALID`; its generation is
+///   the one handed out for the current occupant;
+/// - every index in `free` is a dead slot whose generation is not yet
+///   exhausted, and appears once;
+/// - `free_cursor` ≤ `free.len()`; entries `free[free_cursor..]` and indices
+///   `meta.len()..meta.len() + pending_new` are *reserved*: handed out by
+///   [`Entities::reserve`] but not yet made live by [`Entities::flush`].
+///
+/// ```text
+///   free:   [ f0 f1 f2 | f3 f4 ]          meta: [ .. len )[ reserved new )
+///                      ^ free_cursor (f3, f4 reserved)
+///   cursor < 0  ⇒  free list exhausted, -cursor new indices reserved
+/// ```
+pub(crate) struct Entities {
+    meta: Vec<EntityMeta>,
+    free: Vec<u32>,
+    free_cursor: AtomicI64,
+    len: u32,
+}
+
+impl fmt::Debug for Entities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entities")
+            .field("live", &self.len)
+            .field("slots", &self.meta.len())
+            .field("free", &self.free.len())
+            .finish()
+    }
+}
+
+impl Entities {
+    pub fn new() -> Self {
+        Entities {
+            meta: Vec::new(),
+            free: Vec::new(),
+            free_cursor: AtomicI64::new(0),
+            len: 0,
+        }
+    }
+
+    /// Number of live entities.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Reserves an id through a shared reference. The id is unique and becomes
+    /// a live (empty) entity at the next [`Entities::flush`].
+    pub fn reserve(&self) -> Entity {
+        let n = self.free_cursor.fetch_sub(1, Ordering::Relaxed);
+        if n > 0 {
+            let index = self.free[n as usize - 1];
+            Entity::new(index, self.meta[index as usize].generation)
+        } else {
+            let index = self.meta.len() as i64 - n;
+            assert!(
+                index < u32::MAX as i64,
+                "entity index space exhausted: more than {} entities",
+                u32::MAX - 1
+            );
+            Entity::new(index as u32, FIRST_GENERATION)
+        }
+    }
+
+    /// True if ids were reserved since the last flush.
+    #[inline]
+    pub fn needs_flush(&self) -> bool {
+        self.free_cursor.load(Ordering::Relaxed) != self.free.len() as i64
+    }
+
+    /// Makes every reserved id a live entity, calling `place` to put it
+    /// somewhere (the world puts it in the empty archetype).
+    pub fn flush(&mut self, mut place: impl FnMut(Entity) -> EntityLocation) {
+        let cursor = *self.free_cursor.get_mut();
+        let new_from_free = if cursor >= 0 { cursor as usize } else { 0 };
+        let reserved_free: Vec<u32> = self.free.drain(new_from_free..).rev().collect();
+        for index in reserved_free {
+            let generation = self.meta[index as usize].generation;
+            let location = place(Entity::new(index, generation));
+            self.meta[index as usize].location = location;
+            self.len += 1;
+        }
+        if cursor < 0 {
+            let start = self.meta.len();
+            for index in start..start + (-cursor) as usize {
+                let entity = Entity::new(index as u32, FIRST_GENERATION);
+                self.meta.push(EntityMeta {
+                    generation: FIRST_GENERATION,
+                    location: EntityLocation::INVALID,
+                });
+                let location = place(entity);
+                self.meta[index].location = location;
+                self.len += 1;
+            }
+        }
+        *self.free_cursor.get_mut() = self.free.len() as i64;
+    }
+
+    /// Allocates a live id directly. Requires no pending reservations.
+    #[inline]
+    pub fn alloc(&mut self) -> Entity {
+        debug_assert!(!self.needs_flush(), "alloc with pending reservations");
+        self.len += 1;
+        if let Some(index) = self.free.pop() {
+            *self.free_cursor.get_mut() = self.free.len() as i64;
+            Entity::new(index, self.meta[index as usize].generation)
+        } else {
+            let index = self.meta.len();
+            assert!(
+                index < u32::MAX as usize,
+                "entity index space exhausted: more than {} entities",
+                u32::MAX - 1
+            );
+            self.meta.push(EntityMeta {
+                generation: FIRST_GENERATION,
+                location: EntityLocation::INVALID,
+            });
+            Entity::new(index as u32, FIRST_GENERATION)
+        }
+    }
+
+    /// Reserves room for `additional` more slots.
+    pub fn reserve_capacity(&mut self, additional: usize) {
+        let from_free = self.free.len().min(additional);
+        self.meta.reserve(additional - from_free);
+    }
+
+    /// Kills `entity`: bumps its slot's generation and frees the slot (unless
+    /// the generation is exhausted, in which case the slot is retired).
+    /// Returns where the entity was, or `None` if the handle is stale.
+    pub fn free(&mut self, entity: Entity) -> Option<EntityLocation> {
+        debug_assert!(!self.needs_flush(), "free with pending reservations");
+        let location = self.get(entity)?;
+        let meta = &mut self.meta[entity.index as usize];
+        meta.location = EntityLocation::INVALID;
+        self.len -= 1;
+        match meta.generation.checked_add(1) {
+            Some(next) => {
+                meta.generation = next;
+                self.free.push(entity.index);
+                *self.free_cursor.get_mut() = self.free.len() as i64;
+            }
+            None => {} // generation exhausted: the slot is retired for good
+        }
+        Some(location)
+    }
+
+    /// Kills every live entity, in index order.
+    pub fn free_all(&mut self) {
+        debug_assert!(!self.needs_flush(), "free_all with pending reservations");
+        for index in 0..self.meta.len() {
+            let meta = self.meta[index];
+            if meta.location != EntityLocation::INVALID {
+                self.free(Entity::new(index as u32, meta.generation));
+            }
+        }
+    }
+
+    /// The location of a live entity, or `None` if the handle is stale.
+    #[inline]
+    pub fn get(&self, entity: Entity) -> Option<EntityLocation> {
+        let meta = self.meta.get(entity.index as usize)?;
+        (meta.generation == entity.generation && meta.location != EntityLocation::INVALID)
+            .then_some(meta.location)
+    }
+
+    /// Records where a live entity now lives.
+    #[inline]
+    pub fn set_location(&mut self, index: u32, location: EntityLocation) {
+        self.meta[index as usize].location = location;
+    }
+
+    /// Test hook: sets the generation a dead or never-used slot will hand out
+    /// next, so tests can cross the generation limit without 4 billion
+    /// despawns. Creates the slot (and free-list entries for any skipped
+    /// slots) if needed.
+    pub fn set_next_generation(&mut self, index: u32, generation: NonZeroU32) {
+        debug_assert!(!self.needs_flush());
+        while self.meta.len() <= index as usize {
+            let i = self.meta.len() as u32;
+            self.meta.push(EntityMeta {
+                generation: FIRST_GENERATION,
+                location: EntityLocation::INVALID,
+            });
+            self.free.push(i);
+        }
+        let meta = &mut self.meta[index as usize];
+        assert!(
+            meta.location == EntityLocation::INVALID,
+            "set_next_generation on a live slot"
+        );
+        meta.generation = generation;
+        if !self.free.contains(&index) {
+            self.free.push(index);
+        }
+        // Make `index` the next one handed out.
+        let pos = self.free.iter().position(|&i| i == index).unwrap_or(0);
+        let last = self.free.len() - 1;
+        self.free.swap(pos, last);
+        *self.free_cursor.get_mut() = self.free.len() as i64;
+    }
+
+    /// Checks the invariants documented on the type; panics on violation.
+    pub fn check_invariants(&self) {
+        let live = self
+            .meta
+            .iter()
+            .filter(|m| m.location != EntityLocation::INVALID)
+            .count();
+        assert_eq!(live, self.len as usize, "live count mismatch");
+        let mut seen = vec![false; self.meta.len()];
+        for &i in &self.free {
+            assert!(!seen[i as usize], "index {i} twice on the free list");
+            seen[i as usize] = true;
+            assert_eq!(
+                self.meta[i as usize].location,
+                EntityLocation::INVALID,
+                "live index {i} on the free list"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn here() -> EntityLocation {
+        EntityLocation {
+            archetype: ArchetypeId::EMPTY,
+            row: 0,
+        }
+    }
+
+    #[test]
+    fn free_list_is_lifo_and_bumps_generation() {
+        let mut e = Entities::new();
+        let a = e.alloc();
+        e.set_location(a.index(), here());
+        let b = e.alloc();
+        e.set_location(b.index(), here());
+        assert!(e.free(a).is_some());
+        assert!(e.free(a).is_none(), "double free must be refused");
+        let c = e.alloc();
+        assert_eq!(c.index(), a.index());
+        assert_eq!(c.generation(), 2);
+        assert!(e.get(a).is_none());
+        e.set_location(c.index(), here());
+        e.check_invariants();
+    }
+
+    #[test]
+    fn reserve_then_flush() {
+        let mut e = Entities::new();
+        let a = e.alloc();
+        e.set_location(a.index(), here());
+        e.free(a);
+        let r1 = e.reserve(); // from the free list
+        let r2 = e.reserve(); // brand new
+        assert_eq!(r1.index(), a.index());
+        assert_eq!(r1.generation(), 2);
+        assert_eq!(r2.index(), 1);
+        assert!(e.get(r1).is_none());
+        assert!(e.needs_flush());
+        let mut placed = Vec::new();
+        e.flush(|ent| {
+            placed.push(ent);
+            here()
+        });
+        assert_eq!(placed, vec![r1, r2]);
+        assert!(e.get(r1).is_some() && e.get(r2).is_some());
+        assert_eq!(e.len(), 2);
+        e.check_invariants();
+    }
+
+    #[test]
+    fn exhausted_generation_retires_slot() {
+        let mut e = Entities::new();
+        e.set_next_generation(0, NonZeroU32::new(u32::MAX).unwrap());
+        let a = e.alloc();
+        assert_eq!(a.generation(), u32::MAX);
+        e.set_location(a.index(), here());
+        e.free(a);
+        let b = e.alloc();
+        assert_ne!(b.index(), a.index(), "retired slot must not be reused");
+        e.check_invariants();
+    }
+}

@@ -1,0 +1,104 @@
+//! Which components a query reads and writes, and the aliasing check.
+
+use fixedbitset::FixedBitSet;
+
+use crate::component::ComponentId;
+
+/// The components a query reads and writes.
+///
+/// Building one records the first aliasing conflict (a component both
+/// written and read, or written twice) so the query can refuse itself with a
+/// message that names the component.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct A;
+/// let mut world = World::new();
+/// let q = world.query::<&mut A>();
+/// let id = world.component_id::<A>().unwrap();
+/// assert!(q.access().writes(id));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Access {
+    reads: FixedBitSet,
+    writes: FixedBitSet,
+    filter_reads: FixedBitSet,
+    conflict: Option<ComponentId>,
+}
+
+impl Access {
+    /// Records a shared read of `id` by the query's data.
+    pub(crate) fn add_read(&mut self, id: ComponentId) {
+        if self.writes.contains(id.index()) {
+            self.conflict.get_or_insert(id);
+        }
+        grow_insert(&mut self.reads, id);
+    }
+
+    /// Records exclusive access to `id` by the query's data.
+    pub(crate) fn add_write(&mut self, id: ComponentId) {
+        if self.writes.contains(id.index()) || self.reads.contains(id.index()) {
+            self.conflict.get_or_insert(id);
+        }
+        grow_insert(&mut self.writes, id);
+    }
+
+    /// Records a read by a filter (`Added`, `Changed`): it looks at ticks
+    /// only, row by row before the item is fetched, so it never aliases the
+    /// query's own items.
+    pub(crate) fn add_filter_read(&mut self, id: ComponentId) {
+        grow_insert(&mut self.filter_reads, id);
+    }
+
+    /// The first component the query aliases, if any.
+    pub(crate) fn conflict(&self) -> Option<ComponentId> {
+        self.conflict
+    }
+
+    /// True if the query reads `id` (through its data or its filter).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let q = world.query::<&A>();
+    /// assert!(q.access().reads(world.component_id::<A>().unwrap()));
+    /// ```
+    pub fn reads(&self, id: ComponentId) -> bool {
+        self.reads.contains(id.index()) || self.filter_reads.contains(id.index())
+    }
+
+    /// True if the query writes `id`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let q = world.query::<&A>();
+    /// assert!(!q.access().writes(world.component_id::<A>().unwrap()));
+    /// ```
+    pub fn writes(&self, id: ComponentId) -> bool {
+        self.writes.contains(id.index())
+    }
+
+    /// True if no component is written.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// assert!(world.query::<&A>().access().is_read_only());
+    /// ```
+    pub fn is_read_only(&self) -> bool {
+        self.writes.is_clear()
+    }
+}
+
+fn grow_insert(set: &mut FixedBitSet, id: ComponentId) {
+    set.grow(id.index() + 1);
+    set.insert(id.index());
+}

@@ -1,0 +1,561 @@
+//! Query data: what a query yields per entity.
+
+use std::marker::PhantomData;
+
+use super::tuples::all_query_tuples;
+use super::{Access, TickRange};
+use crate::archetype::Archetype;
+use crate::change::Tick;
+use crate::component::{Component, ComponentId, StorageType};
+use crate::entity::Entity;
+use crate::storage::SparseSet;
+use crate::world::World;
+
+/// Something a query can yield per entity: `Entity`, `&T`, `&mut T`,
+/// `Option<Q>`, [`Has<T>`], or a tuple of those (up to 16, nested freely).
+///
+/// The methods are the query engine's plumbing, hidden from the docs; use the
+/// implementations this crate provides.
+///
+/// # Safety
+/// An implementation must:
+/// - report in `update_access` every component its items borrow, `&mut`
+///   ones as writes;
+/// - match in `matches_archetype` only archetypes `set_archetype` can read;
+/// - yield from `fetch` only references into the row it is given.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Component)] struct Velocity(f32);
+/// let mut world = World::new();
+/// world.spawn((Position(0.0), Velocity(1.0)));
+/// world.spawn(Position(5.0));
+/// let mut q = world.query::<(Entity, &mut Position, Option<&Velocity>)>();
+/// for (_e, p, v) in q.iter_mut(&mut world) {
+///     p.0 += v.map_or(0.0, |v| v.0);
+/// }
+/// ```
+pub unsafe trait QueryData {
+    /// What one entity yields.
+    type Item<'w>;
+    #[doc(hidden)]
+    type Fetch<'w>;
+    #[doc(hidden)]
+    type State: Send + Sync + 'static;
+
+    #[doc(hidden)]
+    fn init_state(world: &mut World) -> Self::State;
+
+    #[doc(hidden)]
+    fn update_access(state: &Self::State, access: &mut Access);
+
+    #[doc(hidden)]
+    fn matches_archetype(state: &Self::State, archetype: &Archetype) -> bool;
+
+    /// # Safety
+    /// - `state` was built by `init_state` on `world`;
+    /// - if `Self` writes, the caller has exclusive access to the components
+    ///   it writes for `'w`.
+    #[doc(hidden)]
+    unsafe fn init_fetch<'w>(
+        world: &'w World,
+        state: &Self::State,
+        ticks: TickRange,
+    ) -> Self::Fetch<'w>;
+
+    /// # Safety
+    /// - `matches_archetype(state, archetype)` is true;
+    /// - `archetype` belongs to the world `fetch` was made from.
+    #[doc(hidden)]
+    unsafe fn set_archetype<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        state: &Self::State,
+        archetype: &'w Archetype,
+    );
+
+    /// Yields the item for `row`, or `None` if a sparse component it needs
+    /// is missing.
+    ///
+    /// # Safety
+    /// - `row` is a row of the archetype last set and `entity` is its entity;
+    /// - if `Self` writes, no item fetched from the same row is still alive.
+    #[doc(hidden)]
+    unsafe fn fetch<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>>;
+}
+
+/// Query data that only reads: `iter` and `get` with a shared world accept
+/// only these.
+///
+/// # Safety
+/// - `update_access` of the implementation records no write.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::ReadOnlyQueryData;
+/// #[derive(Component)] struct A;
+/// fn count<Q: ReadOnlyQueryData>(world: &mut World) -> usize {
+///     let mut q = world.query::<Q>();
+///     q.iter(world).count()
+/// }
+/// let mut world = World::new();
+/// world.spawn(A);
+/// assert_eq!(count::<&A>(&mut world), 1);
+/// ```
+pub unsafe trait ReadOnlyQueryData: QueryData {}
+
+// ----- Entity ----------------------------------------------------------------
+
+// SAFETY: borrows nothing; yields the row's entity.
+unsafe impl QueryData for Entity {
+    type Item<'w> = Entity;
+    type Fetch<'w> = ();
+    type State = ();
+
+    fn init_state(_world: &mut World) {}
+
+    fn update_access(_state: &(), _access: &mut Access) {}
+
+    fn matches_archetype(_state: &(), _archetype: &Archetype) -> bool {
+        true
+    }
+
+    #[inline]
+    unsafe fn init_fetch<'w>(_world: &'w World, _state: &(), _ticks: TickRange) {}
+
+    #[inline]
+    unsafe fn set_archetype<'w>(_fetch: &mut (), _state: &(), _archetype: &'w Archetype) {}
+
+    #[inline(always)]
+    unsafe fn fetch<'w>(
+        _fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        _row: usize,
+    ) -> Option<Self::Item<'w>> {
+        Some(entity)
+    }
+}
+
+// SAFETY: writes nothing.
+unsafe impl ReadOnlyQueryData for Entity {}
+
+// ----- &T ----------------------------------------------------------------------
+
+/// Fetch state of `&T`: the current table's column, or `T`'s sparse set.
+#[doc(hidden)]
+pub struct ReadFetch<'w, T> {
+    column: *const T,
+    sparse: Option<&'w SparseSet>,
+}
+
+fn sparse_set<T: Component>(world: &World, id: ComponentId) -> Option<&SparseSet> {
+    match T::STORAGE {
+        StorageType::Table => None,
+        StorageType::SparseSet => world.sparse_sets().get(id),
+    }
+}
+
+fn matches_storage<T: Component>(id: ComponentId, archetype: &Archetype) -> bool {
+    match T::STORAGE {
+        StorageType::Table => archetype.contains(id),
+        StorageType::SparseSet => true,
+    }
+}
+
+/// Base of `T`'s column in `archetype`'s table.
+fn column_base<T>(id: ComponentId, archetype: &Archetype) -> *mut T {
+    archetype
+        .table
+        .column(id)
+        .expect("a matched archetype has the column")
+        .base_ptr()
+        .cast::<T>()
+}
+
+/// Pointer to `entity`'s value in `set`, if it has one.
+#[inline]
+fn sparse_ptr<T>(set: Option<&SparseSet>, entity: Entity) -> Option<(usize, *mut T)> {
+    let set = set?;
+    let dense = set.dense_index(entity)?;
+    // SAFETY: `dense_index` returned an index < len.
+    Some((dense, unsafe { set.column().ptr_at(dense) }.cast::<T>()))
+}
+
+// SAFETY: reports a read of T; reads only the given row of T's column, or
+// the entity's value in T's sparse set.
+unsafe impl<T: Component> QueryData for &T {
+    type Item<'w> = &'w T;
+    type Fetch<'w> = ReadFetch<'w, T>;
+    type State = ComponentId;
+
+    fn init_state(world: &mut World) -> ComponentId {
+        world.register_component::<T>()
+    }
+
+    fn update_access(&id: &ComponentId, access: &mut Access) {
+        access.add_read(id);
+    }
+
+    fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
+        matches_storage::<T>(id, archetype)
+    }
+
+    #[inline]
+    unsafe fn init_fetch<'w>(
+        world: &'w World,
+        &id: &ComponentId,
+        _ticks: TickRange,
+    ) -> ReadFetch<'w, T> {
+        ReadFetch {
+            column: std::ptr::null(),
+            sparse: sparse_set::<T>(world, id),
+        }
+    }
+
+    #[inline]
+    unsafe fn set_archetype<'w>(
+        fetch: &mut ReadFetch<'w, T>,
+        &id: &ComponentId,
+        archetype: &'w Archetype,
+    ) {
+        if T::STORAGE == StorageType::Table {
+            fetch.column = column_base::<T>(id, archetype);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        match T::STORAGE {
+            // SAFETY: `row` is in bounds of the table whose `T` column
+            // `set_archetype` stored (contract); the value is initialised.
+            StorageType::Table => Some(unsafe { &*fetch.column.add(row) }),
+            // SAFETY: the pointer is to the entity's initialised value.
+            StorageType::SparseSet => {
+                sparse_ptr::<T>(fetch.sparse, entity).map(|(_, p)| unsafe { &*p })
+            }
+        }
+    }
+}
+
+// SAFETY: reports only a read.
+unsafe impl<T: Component> ReadOnlyQueryData for &T {}
+
+// ----- &mut T --------------------------------------------------------------------
+
+/// Fetch state of `&mut T`: the current column, its change ticks (null when
+/// nobody watches `Changed<T>`), or `T`'s sparse set.
+#[doc(hidden)]
+pub struct WriteFetch<'w, T> {
+    column: *mut T,
+    changed: *mut Tick,
+    sparse: Option<&'w SparseSet>,
+    track: bool,
+    tick: Tick,
+}
+
+// SAFETY: reports a write of T; writes only the given row of T's column (and
+// its tick), or the entity's value in T's sparse set.
+unsafe impl<T: Component> QueryData for &mut T {
+    type Item<'w> = &'w mut T;
+    type Fetch<'w> = WriteFetch<'w, T>;
+    type State = ComponentId;
+
+    fn init_state(world: &mut World) -> ComponentId {
+        world.register_component::<T>()
+    }
+
+    fn update_access(&id: &ComponentId, access: &mut Access) {
+        access.add_write(id);
+    }
+
+    fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
+        matches_storage::<T>(id, archetype)
+    }
+
+    #[inline]
+    unsafe fn init_fetch<'w>(
+        world: &'w World,
+        &id: &ComponentId,
+        ticks: TickRange,
+    ) -> WriteFetch<'w, T> {
+        WriteFetch {
+            column: std::ptr::null_mut(),
+            changed: std::ptr::null_mut(),
+            sparse: sparse_set::<T>(world, id),
+            track: world.components().info(id).tracks_changes(),
+            tick: ticks.this_run,
+        }
+    }
+
+    #[inline]
+    unsafe fn set_archetype<'w>(
+        fetch: &mut WriteFetch<'w, T>,
+        &id: &ComponentId,
+        archetype: &'w Archetype,
+    ) {
+        if T::STORAGE == StorageType::Table {
+            fetch.column = column_base::<T>(id, archetype);
+            if fetch.track {
+                let column = archetype
+                    .table
+                    .column(id)
+                    .expect("a matched archetype has the column");
+                fetch.changed = column.changed_ptr();
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        match T::STORAGE {
+            StorageType::Table => {
+                if !fetch.changed.is_null() {
+                    // SAFETY: `row` is in bounds of the tick array of the
+                    // column (same length as the values); the caller has
+                    // exclusive access to T (contract), ticks included.
+                    unsafe { *fetch.changed.add(row) = fetch.tick };
+                }
+                // SAFETY: `row` is in bounds; exclusive access to T and no
+                // other live item for this row (contract).
+                Some(unsafe { &mut *fetch.column.add(row) })
+            }
+            StorageType::SparseSet => {
+                let set = fetch.sparse?;
+                let (dense, ptr) = sparse_ptr::<T>(Some(set), entity)?;
+                if fetch.track {
+                    // SAFETY: `dense` < len; exclusive access to T's ticks.
+                    unsafe { *set.column().changed_ptr().add(dense) = fetch.tick };
+                }
+                // SAFETY: the entity's initialised value; exclusive access.
+                Some(unsafe { &mut *ptr })
+            }
+        }
+    }
+}
+
+// ----- Option<Q> -------------------------------------------------------------------
+
+/// Fetch state of `Option<Q>`: `Q`'s, plus whether the current archetype
+/// matches `Q`.
+#[doc(hidden)]
+pub struct OptionFetch<F> {
+    inner: F,
+    matched: bool,
+}
+
+// SAFETY: same access as Q; fetches through Q only where Q matches.
+unsafe impl<Q: QueryData> QueryData for Option<Q> {
+    type Item<'w> = Option<Q::Item<'w>>;
+    type Fetch<'w> = OptionFetch<Q::Fetch<'w>>;
+    type State = Q::State;
+
+    fn init_state(world: &mut World) -> Q::State {
+        Q::init_state(world)
+    }
+
+    fn update_access(state: &Q::State, access: &mut Access) {
+        Q::update_access(state, access);
+    }
+
+    fn matches_archetype(_state: &Q::State, _archetype: &Archetype) -> bool {
+        true
+    }
+
+    #[inline]
+    unsafe fn init_fetch<'w>(
+        world: &'w World,
+        state: &Q::State,
+        ticks: TickRange,
+    ) -> Self::Fetch<'w> {
+        OptionFetch {
+            // SAFETY: forwarded contract.
+            inner: unsafe { Q::init_fetch(world, state, ticks) },
+            matched: false,
+        }
+    }
+
+    #[inline]
+    unsafe fn set_archetype<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        state: &Q::State,
+        archetype: &'w Archetype,
+    ) {
+        fetch.matched = Q::matches_archetype(state, archetype);
+        if fetch.matched {
+            // SAFETY: Q matches this archetype (checked just above).
+            unsafe { Q::set_archetype(&mut fetch.inner, state, archetype) };
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        if fetch.matched {
+            // SAFETY: forwarded contract; Q's archetype was set.
+            Some(unsafe { Q::fetch(&mut fetch.inner, entity, row) })
+        } else {
+            Some(None)
+        }
+    }
+}
+
+// SAFETY: Q writes nothing.
+unsafe impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {}
+
+// ----- Has<T> ------------------------------------------------------------------------
+
+/// Yields whether the entity has a `T`, without borrowing it (so it never
+/// conflicts with other access to `T`).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Frozen;
+/// let mut world = World::new();
+/// let a = world.spawn(Frozen);
+/// let b = world.spawn(());
+/// let mut q = world.query::<(Entity, Has<Frozen>)>();
+/// let mut seen: Vec<_> = q.iter(&world).collect();
+/// seen.sort();
+/// assert_eq!(seen, [(a, true), (b, false)]);
+/// ```
+pub struct Has<T>(PhantomData<fn() -> T>);
+
+impl<T> std::fmt::Debug for Has<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Has<{}>", crate::component::short_type_name::<T>())
+    }
+}
+
+/// Fetch state of `Has<T>`.
+#[doc(hidden)]
+pub struct HasFetch<'w> {
+    in_table: bool,
+    sparse: Option<&'w SparseSet>,
+}
+
+// SAFETY: borrows no component value.
+unsafe impl<T: Component> QueryData for Has<T> {
+    type Item<'w> = bool;
+    type Fetch<'w> = HasFetch<'w>;
+    type State = ComponentId;
+
+    fn init_state(world: &mut World) -> ComponentId {
+        world.register_component::<T>()
+    }
+
+    fn update_access(_state: &ComponentId, _access: &mut Access) {}
+
+    fn matches_archetype(_state: &ComponentId, _archetype: &Archetype) -> bool {
+        true
+    }
+
+    #[inline]
+    unsafe fn init_fetch<'w>(
+        world: &'w World,
+        &id: &ComponentId,
+        _ticks: TickRange,
+    ) -> HasFetch<'w> {
+        HasFetch {
+            in_table: false,
+            sparse: sparse_set::<T>(world, id),
+        }
+    }
+
+    #[inline]
+    unsafe fn set_archetype<'w>(
+        fetch: &mut HasFetch<'w>,
+        &id: &ComponentId,
+        archetype: &'w Archetype,
+    ) {
+        fetch.in_table = archetype.contains(id);
+    }
+
+    #[inline(always)]
+    unsafe fn fetch<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        _row: usize,
+    ) -> Option<Self::Item<'w>> {
+        Some(match T::STORAGE {
+            StorageType::Table => fetch.in_table,
+            StorageType::SparseSet => fetch.sparse.is_some_and(|s| s.contains(entity)),
+        })
+    }
+}
+
+// SAFETY: writes nothing.
+unsafe impl<T: Component> ReadOnlyQueryData for Has<T> {}
+
+// ----- tuples --------------------------------------------------------------------------
+
+macro_rules! tuple_query_data {
+    ($(($q:ident, $f:ident, $s:ident)),*) => {
+        // SAFETY: the union of the elements' access; each element fetches
+        // from the same row.
+        #[allow(non_snake_case, unused_variables, clippy::unused_unit)]
+        unsafe impl<$($q: QueryData),*> QueryData for ($($q,)*) {
+            type Item<'w> = ($($q::Item<'w>,)*);
+            type Fetch<'w> = ($($q::Fetch<'w>,)*);
+            type State = ($($q::State,)*);
+
+            fn init_state(world: &mut World) -> Self::State {
+                ($($q::init_state(world),)*)
+            }
+
+            fn update_access(state: &Self::State, access: &mut Access) {
+                let ($($s,)*) = state;
+                $($q::update_access($s, access);)*
+            }
+
+            fn matches_archetype(state: &Self::State, archetype: &Archetype) -> bool {
+                let ($($s,)*) = state;
+                true $(&& $q::matches_archetype($s, archetype))*
+            }
+
+            #[inline]
+            unsafe fn init_fetch<'w>(world: &'w World, state: &Self::State, ticks: TickRange) -> Self::Fetch<'w> {
+                let ($($s,)*) = state;
+                // SAFETY: forwarded contract.
+                ($(unsafe { $q::init_fetch(world, $s, ticks) },)*)
+            }
+
+            #[inline]
+            unsafe fn set_archetype<'w>(fetch: &mut Self::Fetch<'w>, state: &Self::State, archetype: &'w Archetype) {
+                let ($($f,)*) = fetch;
+                let ($($s,)*) = state;
+                // SAFETY: the tuple matches, so every element does.
+                $(unsafe { $q::set_archetype($f, $s, archetype) };)*
+            }
+
+            #[inline(always)]
+            unsafe fn fetch<'w>(fetch: &mut Self::Fetch<'w>, entity: Entity, row: usize) -> Option<Self::Item<'w>> {
+                let ($($f,)*) = fetch;
+                // SAFETY: forwarded contract.
+                Some(($(unsafe { $q::fetch($f, entity, row) }?,)*))
+            }
+        }
+
+        // SAFETY: no element writes.
+        unsafe impl<$($q: ReadOnlyQueryData),*> ReadOnlyQueryData for ($($q,)*) {}
+    };
+}
+
+all_query_tuples!(tuple_query_data);

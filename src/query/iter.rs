@@ -1,0 +1,170 @@
+//! Walking a query's matched tables.
+
+use std::fmt;
+
+use super::{QueryData, QueryFilter, TickRange};
+use crate::archetype::ArchetypeId;
+use crate::entity::Entity;
+use crate::world::World;
+
+/// Iterator over a query's items, from [`QueryState::iter`] and
+/// [`QueryState::iter_mut`](crate::QueryState::iter_mut).
+///
+/// Visits matched archetypes in creation order and their rows in order.
+/// `for_each` (and every consuming adaptor built on `fold`) runs a tight
+/// loop per table.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Health(u32);
+/// let mut world = World::new();
+/// world.spawn_batch((0..4).map(Health));
+/// let mut q = world.query::<&Health>();
+/// let mut iter = q.iter(&world);
+/// assert_eq!(iter.next().map(|h| h.0), Some(0));
+/// assert_eq!(iter.count(), 3);
+/// ```
+///
+/// [`QueryState::iter`]: crate::QueryState::iter
+pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
+    world: &'w World,
+    archetypes: std::slice::Iter<'s, ArchetypeId>,
+    data_state: &'s Q::State,
+    filter_state: &'s F::State,
+    data: Q::Fetch<'w>,
+    filter: F::Fetch<'w>,
+    entities: &'w [Entity],
+    row: usize,
+}
+
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIter<'_, '_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueryIter")
+            .field("archetypes_left", &self.archetypes.len())
+            .field("rows_left", &(self.entities.len() - self.row))
+            .finish()
+    }
+}
+
+impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
+    /// # Safety
+    /// - `matched` lists archetypes of `world` that match the states, which
+    ///   were built on `world`;
+    /// - if `Q` writes, the caller has exclusive access to what it writes for
+    ///   `'w`, and the query does not alias.
+    pub(crate) unsafe fn new(
+        world: &'w World,
+        matched: &'s [ArchetypeId],
+        data_state: &'s Q::State,
+        filter_state: &'s F::State,
+        ticks: TickRange,
+    ) -> Self {
+        QueryIter {
+            world,
+            archetypes: matched.iter(),
+            data_state,
+            filter_state,
+            // SAFETY: forwarded contract.
+            data: unsafe { Q::init_fetch(world, data_state, ticks) },
+            // SAFETY: forwarded contract.
+            filter: unsafe { F::init_fetch(world, filter_state, ticks) },
+            entities: &[],
+            row: 0,
+        }
+    }
+
+    /// Moves to the next non-empty matched archetype; false when none is left.
+    #[inline]
+    fn next_table(&mut self) -> bool {
+        for &id in self.archetypes.by_ref() {
+            let archetype = self.world.archetype(id);
+            if archetype.is_empty() {
+                continue;
+            }
+            // SAFETY: `id` is a matched archetype of this world (type
+            // contract of `new`).
+            unsafe {
+                Q::set_archetype(&mut self.data, self.data_state, archetype);
+                F::set_archetype(&mut self.filter, self.filter_state, archetype);
+            }
+            self.entities = archetype.entities();
+            self.row = 0;
+            return true;
+        }
+        false
+    }
+
+    /// The item for `row` of the current table, if it passes.
+    ///
+    /// # Safety
+    /// - `row < self.entities.len()`, and each row is fetched once.
+    #[inline(always)]
+    unsafe fn fetch_row(&mut self, row: usize) -> Option<Q::Item<'w>> {
+        // SAFETY: row < entities.len() (contract).
+        let entity = unsafe { *self.entities.get_unchecked(row) };
+        // SAFETY: `row` belongs to the table last set; each row is visited
+        // once, so no two live items share a row.
+        unsafe {
+            if !F::filter(&mut self.filter, entity, row) {
+                return None;
+            }
+            Q::fetch(&mut self.data, entity, row)
+        }
+    }
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
+    type Item = Q::Item<'w>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Q::Item<'w>> {
+        loop {
+            while self.row < self.entities.len() {
+                let row = self.row;
+                self.row += 1;
+                // SAFETY: row < len, and `self.row` moved past it.
+                if let Some(item) = unsafe { self.fetch_row(row) } {
+                    return Some(item);
+                }
+            }
+            if !self.next_table() {
+                return None;
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let here = self.entities.len() - self.row;
+        let rest: usize = self
+            .archetypes
+            .clone()
+            .map(|&id| self.world.archetype(id).len())
+            .sum();
+        (0, Some(here + rest))
+    }
+
+    #[inline]
+    fn fold<B, G>(mut self, init: B, mut g: G) -> B
+    where
+        G: FnMut(B, Q::Item<'w>) -> B,
+    {
+        let mut acc = init;
+        loop {
+            let len = self.entities.len();
+            for row in self.row..len {
+                // SAFETY: row < len; each row once (the loop owns the rest of
+                // this table and `self` is consumed).
+                if let Some(item) = unsafe { self.fetch_row(row) } {
+                    acc = g(acc, item);
+                }
+            }
+            self.row = len;
+            if !self.next_table() {
+                return acc;
+            }
+        }
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> std::iter::FusedIterator for QueryIter<'_, '_, Q, F> {}

@@ -1,0 +1,44 @@
+//! Queries: "every entity that has A and B", fetched as column slices.
+//!
+//! A query has two halves:
+//! - its *data* `Q` ([`QueryData`]): what each item yields — `Entity`, `&T`,
+//!   `&mut T`, `Option<..>`, [`Has<T>`], or a tuple of those;
+//! - its *filter* `F` ([`QueryFilter`]): which entities count — [`With`],
+//!   [`Without`], [`Or`], [`Added`], [`Changed`], or a tuple (all must hold).
+//!
+//! A [`QueryState`] caches the archetypes a query matches and picks up new
+//! ones incrementally, so iterating is a walk over matched tables: per table,
+//! one pointer per column, then a loop over rows with no per-entity lookup.
+//! Sparse components are looked up per entity (that is the trade they make).
+//!
+//! # Safety policy
+//!
+//! Like `storage/`, this module holds `unsafe` code: fetches turn column
+//! pointers into references. Soundness rests on two rules, checked when a
+//! [`QueryState`] is built and when it runs: a query never aliases a
+//! component mutably (checked by [`Access`]), and a query that writes runs
+//! only with `&mut World`. A state refuses any world but its own.
+
+mod access;
+mod fetch;
+mod filter;
+mod iter;
+mod state;
+mod tuples;
+
+pub use access::Access;
+pub use fetch::{Has, QueryData, ReadOnlyQueryData};
+pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
+pub use iter::QueryIter;
+pub use state::QueryState;
+
+use crate::change::Tick;
+
+/// The two ticks a query run compares against: values changed after
+/// `last_run` (as seen from `this_run`) are new to it.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct TickRange {
+    pub(crate) last_run: Tick,
+    pub(crate) this_run: Tick,
+}

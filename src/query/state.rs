@@ -1,0 +1,319 @@
+//! A query's cached state: its matched archetypes and its last run.
+
+use std::fmt;
+
+use fixedbitset::FixedBitSet;
+
+use super::{Access, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, TickRange};
+use crate::archetype::ArchetypeId;
+use crate::change::Tick;
+use crate::component::short_type_name;
+use crate::entity::Entity;
+use crate::error::QueryEntityError;
+use crate::world::{World, WorldId};
+
+/// A cached query: which archetypes match `Q` and `F`, updated incrementally
+/// as the world grows, and when it last ran (for [`Added`](crate::Added) and
+/// [`Changed`](crate::Changed)). Build it once with
+/// [`World::query`]/[`World::query_filtered`] and keep it.
+///
+/// A state belongs to the world that built it: using it with another world
+/// panics.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Component)] struct Velocity(f32);
+/// let mut world = World::new();
+/// let mut movement = world.query::<(&mut Position, &Velocity)>();
+/// let e = world.spawn((Position(0.0), Velocity(1.0))); // spawned after: still seen
+/// for _ in 0..3 {
+///     movement.iter_mut(&mut world).for_each(|(p, v)| p.0 += v.0);
+/// }
+/// assert_eq!(world.get::<Position>(e).unwrap().0, 3.0);
+/// ```
+pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
+    world_id: WorldId,
+    data_state: Q::State,
+    filter_state: F::State,
+    access: Access,
+    matched: Vec<ArchetypeId>,
+    matched_set: FixedBitSet,
+    archetypes_seen: usize,
+    last_run: Tick,
+}
+
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryState<Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueryState")
+            .field("query", &short_type_name::<Q>())
+            .field("filter", &short_type_name::<F>())
+            .field("world", &self.world_id)
+            .field("matched_archetypes", &self.matched.len())
+            .finish()
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
+    /// Builds the state on `world` (registering the components it names).
+    ///
+    /// Panics if `Q` aliases a component, naming it.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let q = QueryState::<&A>::new(&mut world);
+    /// assert_eq!(q.matched_archetype_count(), 0);
+    /// ```
+    pub fn new(world: &mut World) -> Self {
+        let data_state = Q::init_state(world);
+        let filter_state = F::init_state(world);
+        let mut access = Access::default();
+        Q::update_access(&data_state, &mut access);
+        if let Some(id) = access.conflict() {
+            panic!(
+                "query `{}` borrows component `{}` mutably while also borrowing it elsewhere in the same query; \
+                 a component may appear once if any appearance is `&mut`",
+                short_type_name::<Q>(),
+                world.components().name(id)
+            );
+        }
+        F::update_access(&filter_state, &mut access);
+        let mut state = QueryState {
+            world_id: world.id(),
+            data_state,
+            filter_state,
+            access,
+            matched: Vec::new(),
+            matched_set: FixedBitSet::new(),
+            archetypes_seen: 0,
+            last_run: Tick::new(0),
+        };
+        state.last_run = Tick::never_before(world.change_tick());
+        state.update_archetypes(world);
+        state
+    }
+
+    /// The components this query reads and writes.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// assert!(world.query::<&A>().access().is_read_only());
+    /// ```
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+
+    /// How many archetypes this state has matched so far.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// #[derive(Component)] struct B;
+    /// let mut world = World::new();
+    /// world.spawn(A);
+    /// world.spawn((A, B));
+    /// assert_eq!(world.query::<&A>().matched_archetype_count(), 2);
+    /// ```
+    pub fn matched_archetype_count(&self) -> usize {
+        self.matched.len()
+    }
+
+    /// Iterates the matching entities of `world` (read-only queries).
+    ///
+    /// Panics if `world` is not the world that built this state.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// world.spawn_batch((1..=3).map(Health));
+    /// let mut q = world.query::<&Health>();
+    /// assert_eq!(q.iter(&world).map(|h| h.0).sum::<u32>(), 6);
+    /// ```
+    pub fn iter<'w, 's>(&'s mut self, world: &'w World) -> QueryIter<'w, 's, Q, F>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        let ticks = self.begin_run(world);
+        // SAFETY: Q only reads (ReadOnlyQueryData) and `&World` keeps writers
+        // out for 'w; the state was checked against `world`.
+        unsafe {
+            QueryIter::new(
+                world,
+                &self.matched,
+                &self.data_state,
+                &self.filter_state,
+                ticks,
+            )
+        }
+    }
+
+    /// Iterates the matching entities of `world` with mutable access.
+    ///
+    /// Panics if `world` is not the world that built this state.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Health(1));
+    /// let mut q = world.query::<&mut Health>();
+    /// q.iter_mut(&mut world).for_each(|h| h.0 *= 10);
+    /// assert_eq!(world.get::<Health>(e).unwrap().0, 10);
+    /// ```
+    pub fn iter_mut<'w, 's>(&'s mut self, world: &'w mut World) -> QueryIter<'w, 's, Q, F> {
+        world.check_change_ticks();
+        let ticks = self.begin_run(world);
+        // SAFETY: `&mut World` gives exclusive access for 'w; the query does
+        // not alias (checked in `new`); the state was checked against `world`.
+        unsafe {
+            QueryIter::new(
+                world,
+                &self.matched,
+                &self.data_state,
+                &self.filter_state,
+                ticks,
+            )
+        }
+    }
+
+    /// The item for one entity (read-only queries). Does not count as a run:
+    /// `Added`/`Changed` compare against the last `iter`.
+    ///
+    /// Fails if the entity is gone or does not match.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Health(4));
+    /// let mut q = world.query::<&Health>();
+    /// assert_eq!(q.get(&world, e).unwrap().0, 4);
+    /// ```
+    pub fn get<'w>(
+        &mut self,
+        world: &'w World,
+        entity: Entity,
+    ) -> Result<Q::Item<'w>, QueryEntityError>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        // SAFETY: read-only query under a shared borrow of the world.
+        unsafe { self.get_unchecked(world, entity) }
+    }
+
+    /// The item for one entity, with mutable access.
+    ///
+    /// Fails if the entity is gone or does not match.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Health(4));
+    /// let mut q = world.query::<&mut Health>();
+    /// q.get_mut(&mut world, e).unwrap().0 = 9;
+    /// assert_eq!(world.get::<Health>(e).unwrap().0, 9);
+    /// ```
+    pub fn get_mut<'w>(
+        &mut self,
+        world: &'w mut World,
+        entity: Entity,
+    ) -> Result<Q::Item<'w>, QueryEntityError> {
+        // SAFETY: exclusive borrow of the world; one item only.
+        unsafe { self.get_unchecked(world, entity) }
+    }
+
+    /// # Safety
+    /// - if `Q` writes, the caller has exclusive access to the components it
+    ///   writes for `'w`.
+    unsafe fn get_unchecked<'w>(
+        &mut self,
+        world: &'w World,
+        entity: Entity,
+    ) -> Result<Q::Item<'w>, QueryEntityError> {
+        self.validate_world(world);
+        self.update_archetypes(world);
+        let loc = world
+            .location(entity)
+            .ok_or(QueryEntityError::NoSuchEntity(entity))?;
+        let no_match = || QueryEntityError::QueryDoesNotMatch {
+            entity,
+            query: short_type_name::<Q>(),
+        };
+        if !self.matched_set.contains(loc.archetype.index()) {
+            return Err(no_match());
+        }
+        let ticks = TickRange {
+            last_run: self.last_run,
+            this_run: world.change_tick(),
+        };
+        let archetype = world.archetype(loc.archetype);
+        let row = loc.row as usize;
+        // SAFETY: the state belongs to `world` (validated); the archetype
+        // matches (in `matched_set`); `row` holds `entity`; access forwarded
+        // from the caller.
+        unsafe {
+            let mut data = Q::init_fetch(world, &self.data_state, ticks);
+            let mut filter = F::init_fetch(world, &self.filter_state, ticks);
+            Q::set_archetype(&mut data, &self.data_state, archetype);
+            F::set_archetype(&mut filter, &self.filter_state, archetype);
+            if !F::filter(&mut filter, entity, row) {
+                return Err(no_match());
+            }
+            Q::fetch(&mut data, entity, row).ok_or_else(no_match)
+        }
+    }
+
+    /// Checks the world, catches up on new archetypes, and opens a run.
+    fn begin_run(&mut self, world: &World) -> TickRange {
+        self.validate_world(world);
+        self.update_archetypes(world);
+        let this_run = world.increment_change_tick();
+        // A state idle for very long: make its last run look old, not new.
+        let mut last_run = self.last_run;
+        last_run.clamp_age(this_run);
+        self.last_run = this_run;
+        TickRange { last_run, this_run }
+    }
+
+    fn validate_world(&self, world: &World) {
+        assert!(
+            self.world_id == world.id(),
+            "query state `{}` was built for world {:?} and cannot be used with world {:?}",
+            short_type_name::<Q>(),
+            self.world_id,
+            world.id()
+        );
+    }
+
+    /// Matches the archetypes created since the last update.
+    fn update_archetypes(&mut self, world: &World) {
+        let count = world.archetype_count();
+        if self.archetypes_seen == count {
+            return;
+        }
+        self.matched_set.grow(count);
+        for archetype in world.archetypes().skip(self.archetypes_seen) {
+            if Q::matches_archetype(&self.data_state, archetype)
+                && F::matches_archetype(&self.filter_state, archetype)
+            {
+                self.matched.push(archetype.id());
+                self.matched_set.insert(archetype.id().index());
+            }
+        }
+        self.archetypes_seen = count;
+    }
+}

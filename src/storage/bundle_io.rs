@@ -1,0 +1,274 @@
+//! Moving whole bundles in and out of storage.
+//!
+//! Each operation here is complete: when it returns, every slot it created
+//! holds a value, so the safe functions below never expose an unwritten slot.
+//! They rely on one crate invariant: an insert plan (an archetype
+//! [`InsertEdge`]) was computed for this bundle and these tables, so it names
+//! one target column per table component of the bundle, and — for a new row —
+//! the bundle covers every column of the target table.
+
+use std::mem::ManuallyDrop;
+
+use super::{DeferredPanic, SparseSets, Table};
+use crate::archetype::InsertEdge;
+use crate::bundle::{Bundle, BundleInfo, ComponentReader, ComponentWriter};
+use crate::change::Tick;
+use crate::component::{Component, ComponentId, Components, StorageType};
+use crate::entity::Entity;
+
+struct Writer<'a> {
+    entity: Entity,
+    row: usize,
+    tick: Tick,
+    table: &'a mut Table,
+    slots: &'a [(u32, bool)],
+    components: &'a [(ComponentId, StorageType)],
+    registry: &'a Components,
+    sparse: &'a mut SparseSets,
+    panics: &'a mut DeferredPanic,
+    next_component: usize,
+    next_slot: usize,
+}
+
+impl ComponentWriter for Writer<'_> {
+    #[inline]
+    fn write<C: Component>(&mut self, value: C) {
+        match C::STORAGE {
+            StorageType::Table => {
+                let (col, replace) = self.slots[self.next_slot];
+                self.next_slot += 1;
+                let column = self.table.column_at_mut(col as usize);
+                // SAFETY: the plan maps this bundle position to a column of
+                // `C`s in this table (module invariant), and `row` is in
+                // bounds (the row exists or was just pushed).
+                let ptr = unsafe { column.ptr_at(self.row) }.cast::<C>();
+                if replace {
+                    column.set_changed(self.row, self.tick);
+                    // SAFETY: a replaced slot holds an initialised `C`.
+                    let old = unsafe { ptr.replace(value) };
+                    if std::mem::needs_drop::<C>() {
+                        self.panics.run(|| drop(old));
+                    }
+                } else {
+                    column.set_ticks(self.row, self.tick);
+                    // SAFETY: a fresh slot is unwritten; writing fills it.
+                    unsafe { ptr.write(value) };
+                }
+            }
+            StorageType::SparseSet => {
+                let id = self.components[self.next_component].0;
+                let set = self.sparse.get_or_create(id, self.registry);
+                let value = ManuallyDrop::new(value);
+                // SAFETY: `value` is a valid `C`, the type of this set; it is
+                // given up (ManuallyDrop) and now owned by the set.
+                unsafe {
+                    set.insert(
+                        self.entity,
+                        (&*value as *const C).cast(),
+                        self.tick,
+                        self.panics,
+                    )
+                };
+            }
+        }
+        self.next_component += 1;
+    }
+}
+
+/// Writes `bundle` into an existing `row` of `table`, the target of `edge`,
+/// whose non-bundle columns are already written. Fresh bundle slots must be
+/// exactly the ones `edge` marks as not replaced.
+fn write_row<B: Bundle>(
+    table: &mut Table,
+    row: usize,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+) {
+    let mut writer = Writer {
+        entity,
+        row,
+        tick: ctx.tick,
+        table,
+        slots: &edge.slots,
+        components: &info.components,
+        registry: ctx.components,
+        sparse: ctx.sparse,
+        panics: ctx.panics,
+        next_component: 0,
+        next_slot: 0,
+    };
+    bundle.write_components(&mut writer);
+    debug_assert_eq!(writer.next_slot, edge.slots.len());
+}
+
+/// What every write needs besides the tables.
+pub(crate) struct WriteCtx<'a> {
+    pub components: &'a Components,
+    pub sparse: &'a mut SparseSets,
+    pub panics: &'a mut DeferredPanic,
+    pub tick: Tick,
+}
+
+/// Appends a new row for `entity` holding `bundle`. `edge` must lead from the
+/// empty archetype to `table`'s archetype for this bundle.
+pub(crate) fn push_new_row<B: Bundle>(
+    table: &mut Table,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+) -> usize {
+    assert_eq!(
+        edge.slots.len(),
+        table.component_ids().len(),
+        "insert plan does not cover the table"
+    );
+    // SAFETY: the plan covers every column (asserted above, and no column is
+    // named twice: bundles with duplicates are refused), so `write_row` fills
+    // every slot of the new row before anything can read it.
+    let row = unsafe { table.push_uninit_row(entity, ctx.tick) };
+    write_row(table, row, entity, bundle, info, edge, ctx);
+    row
+}
+
+/// Moves `src_row` of `src` to a new row of `dst` (the target of `edge`) and
+/// writes `bundle` there. Returns the new row and the entity that took
+/// `src_row`'s place in `src`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn move_and_write<B: Bundle>(
+    src: &mut Table,
+    src_row: usize,
+    dst: &mut Table,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+) -> (usize, Option<Entity>) {
+    assert!(src_row < src.len(), "row out of bounds");
+    // SAFETY: `dst` ⊇ `src` (an insert edge only adds), so nothing is
+    // missing; the columns `dst` adds are exactly the bundle's fresh table
+    // components, which `write_row` fills right below.
+    let (row, swapped) = unsafe { src.move_row(src_row, dst, false, ctx.panics) };
+    write_row(dst, row, entity, bundle, info, edge, ctx);
+    (row, swapped)
+}
+
+/// Writes `bundle` into `row` of `table` when the insert does not change the
+/// archetype (every table component is a replace).
+pub(crate) fn overwrite_row<B: Bundle>(
+    table: &mut Table,
+    row: usize,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+) {
+    assert!(row < table.len(), "row out of bounds");
+    assert!(
+        edge.slots.iter().all(|&(_, replace)| replace),
+        "not a pure replace"
+    );
+    write_row(table, row, entity, bundle, info, edge, ctx);
+}
+
+struct Reader<'a> {
+    entity: Entity,
+    row: usize,
+    table: &'a Table,
+    components: &'a [(ComponentId, StorageType)],
+    sparse: &'a mut SparseSets,
+    next: usize,
+}
+
+// SAFETY: `take` reads the component at the current bundle position from the
+// table row or the sparse set, which `take_bundle` checked are present.
+unsafe impl ComponentReader for Reader<'_> {
+    #[inline]
+    unsafe fn take<C: Component>(&mut self) -> C {
+        let id = self.components[self.next].0;
+        self.next += 1;
+        match C::STORAGE {
+            StorageType::Table => {
+                let column = self.table.column(id).expect("checked present");
+                // SAFETY: the column holds `C`s and row < len (checked by
+                // `take_bundle`); the caller forgets the slot afterwards.
+                unsafe { column.ptr_at(self.row).cast::<C>().read() }
+            }
+            StorageType::SparseSet => {
+                let mut out = None;
+                let set = self.sparse.get_mut(id).expect("checked present");
+                set.remove_with(self.entity, |ptr| {
+                    // SAFETY: the set holds `C`s; `remove_with` forgets the
+                    // slot after this closure moved the value out.
+                    out = Some(unsafe { ptr.cast::<C>().read() })
+                });
+                out.expect("checked present")
+            }
+        }
+    }
+}
+
+/// Moves `bundle`'s values out of `row` of `table` (and the sparse sets), then
+/// moves the row to `dst` (the archetype without them), or leaves it if the
+/// bundle has no table components. Returns the bundle, and for a move the new
+/// row and the entity that took the old row's place.
+///
+/// The caller has checked that the entity has every component of the bundle.
+pub(crate) fn take_bundle<B: Bundle>(
+    table: &mut Table,
+    row: usize,
+    dst: Option<&mut Table>,
+    entity: Entity,
+    info: &BundleInfo,
+    sparse: &mut SparseSets,
+    panics: &mut DeferredPanic,
+) -> (B, Option<(usize, Option<Entity>)>) {
+    assert!(row < table.len(), "row out of bounds");
+    for &(id, storage) in info.components.iter() {
+        let present = match storage {
+            StorageType::Table => table.column_index(id).is_some(),
+            StorageType::SparseSet => sparse.get(id).is_some_and(|s| s.contains(entity)),
+        };
+        assert!(present, "take_bundle: component missing");
+    }
+    assert_eq!(
+        dst.is_some(),
+        !info.table_ids.is_empty(),
+        "take_bundle: bad target"
+    );
+    let mut reader = Reader {
+        entity,
+        row,
+        table,
+        components: &info.components,
+        sparse,
+        next: 0,
+    };
+    // SAFETY: presence of every component checked above; Reader yields the
+    // component named at each position.
+    let bundle = unsafe { B::take_components(&mut reader) };
+    let moved = dst.map(|dst| {
+        // SAFETY: the values `dst` lacks are exactly the bundle's table
+        // components, moved out just above; `dst` ⊆ `table`, so no slot of
+        // the new row is left unwritten.
+        unsafe { table.move_row(row, dst, false, panics) }
+    });
+    (bundle, moved)
+}
+
+/// Drops `row` of `table`. Returns the entity that took its place.
+pub(crate) fn drop_row(
+    table: &mut Table,
+    row: usize,
+    panics: &mut DeferredPanic,
+) -> Option<Entity> {
+    assert!(row < table.len(), "row out of bounds");
+    // SAFETY: row < len (checked).
+    unsafe { table.swap_remove_drop(row, panics) }
+}

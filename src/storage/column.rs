@@ -1,0 +1,500 @@
+//! A type-erased, growable array of one component type, with change ticks.
+//!
+//! This is the only module that computes raw layouts and offsets.
+
+use std::alloc::{self, Layout};
+use std::cell::UnsafeCell;
+use std::ptr::NonNull;
+
+use super::DeferredPanic;
+use crate::change::Tick;
+use crate::component::ComponentInfo;
+
+/// A growable array of values of one (erased) type.
+///
+/// Invariants:
+/// - `data` is aligned to `item.align()`; if `item.size() == 0` or
+///   `capacity == 0` it dangles and nothing is allocated, otherwise it points
+///   to an allocation of `array_layout(item, capacity)`;
+/// - zero-sized items have `capacity == usize::MAX`;
+/// - slots `0..len` hold initialised values, slots `len..capacity` do not.
+pub(crate) struct BlobVec {
+    item: Layout,
+    drop: Option<unsafe fn(*mut u8)>,
+    data: NonNull<u8>,
+    len: usize,
+    capacity: usize,
+}
+
+// SAFETY: a BlobVec only ever holds component values, and components are
+// `Send + Sync` (the `Component` trait requires it; dynamic components are
+// plain bytes). The raw pointer is owned, never shared outside `&self` rules.
+unsafe impl Send for BlobVec {}
+// SAFETY: as above; shared access hands out only raw pointers whose use is
+// governed by the query access rules.
+unsafe impl Sync for BlobVec {}
+
+fn array_layout(item: Layout, n: usize) -> Option<Layout> {
+    let size = item.size().checked_mul(n)?;
+    Layout::from_size_align(size, item.align()).ok()
+}
+
+fn dangling(align: usize) -> NonNull<u8> {
+    // An address equal to the alignment, with no provenance: valid for ZST
+    // reads/writes and never dereferenced for sized items.
+    NonNull::<u8>::dangling().with_addr(std::num::NonZeroUsize::new(align).expect("align > 0"))
+}
+
+impl BlobVec {
+    pub fn new(item: Layout, drop: Option<unsafe fn(*mut u8)>) -> Self {
+        let capacity = if item.size() == 0 { usize::MAX } else { 0 };
+        BlobVec {
+            item,
+            drop,
+            data: dangling(item.align()),
+            len: 0,
+            capacity,
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Makes room for `additional` more values.
+    ///
+    /// Panics with a clear message if the size overflows or allocation fails.
+    #[inline]
+    pub fn reserve(&mut self, additional: usize) {
+        if self.capacity - self.len < additional {
+            self.grow(additional);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, additional: usize) {
+        let needed = self
+            .len
+            .checked_add(additional)
+            .expect("column capacity overflow");
+        let new_capacity = needed.max(self.capacity.saturating_mul(2)).max(4);
+        let new_layout = array_layout(self.item, new_capacity).unwrap_or_else(|| {
+            panic!(
+                "column capacity overflow: {new_capacity} values of {} bytes",
+                self.item.size()
+            )
+        });
+        let new_data = if self.capacity == 0 {
+            // SAFETY: item size is non-zero here (ZSTs never grow) and
+            // new_capacity >= 4, so the layout has non-zero size.
+            unsafe { alloc::alloc(new_layout) }
+        } else {
+            let old_layout = array_layout(self.item, self.capacity).expect("old layout was valid");
+            // SAFETY: `data` was allocated with `old_layout` (type invariant);
+            // the new size is non-zero and fits `isize` (checked by Layout).
+            unsafe { alloc::realloc(self.data.as_ptr(), old_layout, new_layout.size()) }
+        };
+        self.data = NonNull::new(new_data).unwrap_or_else(|| alloc::handle_alloc_error(new_layout));
+        self.capacity = new_capacity;
+    }
+
+    /// Pointer to slot `row`.
+    ///
+    /// # Safety
+    /// - `row <= capacity` (one past the end is allowed for the base of an
+    ///   empty range).
+    #[inline]
+    pub unsafe fn ptr_at(&self, row: usize) -> *mut u8 {
+        // SAFETY: row <= capacity, so the offset stays inside (or one past)
+        // the allocation; for ZSTs the offset is zero.
+        unsafe { self.data.as_ptr().add(row * self.item.size()) }
+    }
+
+    /// Base pointer of the array.
+    #[inline]
+    pub fn base_ptr(&self) -> *mut u8 {
+        self.data.as_ptr()
+    }
+
+    /// Appends one slot and returns a pointer to it; the slot counts as
+    /// initialised, so the caller must write it before anything reads it.
+    ///
+    /// # Safety
+    /// - the caller writes a valid value to the returned pointer before any
+    ///   read, drop or move of this column.
+    #[inline]
+    pub unsafe fn push_uninit(&mut self) -> *mut u8 {
+        self.reserve(1);
+        let row = self.len;
+        self.len += 1;
+        // SAFETY: row < capacity after reserve.
+        unsafe { self.ptr_at(row) }
+    }
+
+    /// Appends a value copied from `src`, which the caller gives up.
+    ///
+    /// # Safety
+    /// - `src` points to a valid value of this column's type, which the caller
+    ///   will not use or drop again.
+    #[inline]
+    pub unsafe fn push_from(&mut self, src: *const u8) {
+        // SAFETY: caller contract; the new slot is written right away.
+        unsafe {
+            let dst = self.push_uninit();
+            std::ptr::copy_nonoverlapping(src, dst, self.item.size());
+        }
+    }
+
+    /// Removes `row` without dropping it (the caller took the value), moving
+    /// the last value into its place.
+    ///
+    /// # Safety
+    /// - `row < len`; the value in `row` has been moved out or dropped.
+    #[inline]
+    pub unsafe fn swap_remove_forget(&mut self, row: usize) {
+        debug_assert!(row < self.len);
+        let last = self.len - 1;
+        if row != last {
+            // SAFETY: row and last are distinct, initialised slots < len.
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.ptr_at(last), self.ptr_at(row), self.item.size())
+            };
+        }
+        self.len = last;
+    }
+
+    /// Drops the value in `row` (catching a panic into `panics`), then
+    /// removes the slot as [`BlobVec::swap_remove_forget`] does.
+    ///
+    /// # Safety
+    /// - `row < len`.
+    #[inline]
+    pub unsafe fn swap_remove_drop(&mut self, row: usize, panics: &mut DeferredPanic) {
+        if let Some(drop) = self.drop {
+            // SAFETY: row < len holds an initialised value; once dropped it is
+            // overwritten or cut off below, so it is never dropped twice, even
+            // if `drop` panics.
+            let ptr = unsafe { self.ptr_at(row) };
+            // SAFETY: as above.
+            panics.run(|| unsafe { drop(ptr) });
+        }
+        // SAFETY: row < len; the value is gone.
+        unsafe { self.swap_remove_forget(row) };
+    }
+
+    /// Drops the value in `row` and moves the value at `src` into it.
+    ///
+    /// # Safety
+    /// - `row < len`; `src` is a valid value of this type the caller gives up.
+    #[inline]
+    pub unsafe fn replace(&mut self, row: usize, src: *const u8, panics: &mut DeferredPanic) {
+        // SAFETY: row < len.
+        let dst = unsafe { self.ptr_at(row) };
+        if let Some(drop) = self.drop {
+            // SAFETY: dst holds an initialised value which is overwritten
+            // right after, so it is dropped exactly once.
+            panics.run(|| unsafe { drop(dst) });
+        }
+        // SAFETY: dst is a valid slot; src is owned by us now.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, self.item.size()) };
+    }
+
+    /// Drops every value (catching panics) and sets the length to zero.
+    pub fn clear(&mut self, panics: &mut DeferredPanic) {
+        let len = self.len;
+        // Cut the length first: a panicking drop can never cause a second one.
+        self.len = 0;
+        if let Some(drop) = self.drop {
+            for row in 0..len {
+                // SAFETY: rows < old len were initialised and are dropped once.
+                let ptr = unsafe { self.ptr_at(row) };
+                // SAFETY: as above.
+                panics.run(|| unsafe { drop(ptr) });
+            }
+        }
+    }
+}
+
+impl Drop for BlobVec {
+    fn drop(&mut self) {
+        let mut panics = DeferredPanic::new();
+        self.clear(&mut panics);
+        if self.item.size() != 0 && self.capacity != 0 {
+            let layout = array_layout(self.item, self.capacity).expect("layout was valid");
+            // SAFETY: `data` was allocated with exactly this layout.
+            unsafe { alloc::dealloc(self.data.as_ptr(), layout) };
+        }
+        if !std::thread::panicking() {
+            panics.resume();
+        }
+    }
+}
+
+/// One component type's values plus their added/changed ticks.
+///
+/// Invariant: `data.len() == added.len() == changed.len()`, except inside a
+/// structural change that writes all three before returning.
+pub(crate) struct Column {
+    type_id: Option<std::any::TypeId>,
+    data: BlobVec,
+    added: Vec<UnsafeCell<Tick>>,
+    changed: Vec<UnsafeCell<Tick>>,
+}
+
+// SAFETY: ticks are plain integers; concurrent access to them follows the same
+// access rules as the values (a writer of T has exclusive access to T's ticks).
+unsafe impl Sync for Column {}
+
+impl Column {
+    pub fn new(info: &ComponentInfo) -> Self {
+        Column {
+            type_id: info.type_id(),
+            data: BlobVec::new(info.layout(), info.drop_fn()),
+            added: Vec::new(),
+            changed: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        self.data.reserve(additional);
+        self.added.reserve(additional);
+        self.changed.reserve(additional);
+    }
+
+    /// Pointer to the value in `row`.
+    ///
+    /// # Safety
+    /// - `row <= len`.
+    #[inline]
+    pub unsafe fn ptr_at(&self, row: usize) -> *mut u8 {
+        // SAFETY: forwarded contract.
+        unsafe { self.data.ptr_at(row) }
+    }
+
+    /// Base pointer of the values.
+    #[inline]
+    pub fn base_ptr(&self) -> *mut u8 {
+        self.data.base_ptr()
+    }
+
+    /// Base pointer of the "added" ticks.
+    #[inline]
+    pub fn added_ptr(&self) -> *mut Tick {
+        UnsafeCell::raw_get(self.added.as_ptr())
+    }
+
+    /// Base pointer of the "changed" ticks.
+    #[inline]
+    pub fn changed_ptr(&self) -> *mut Tick {
+        UnsafeCell::raw_get(self.changed.as_ptr())
+    }
+
+    /// Appends a slot whose value the caller writes right away; ticks set to
+    /// `tick`.
+    ///
+    /// # Safety
+    /// - as [`BlobVec::push_uninit`].
+    #[inline]
+    pub unsafe fn push_uninit(&mut self, tick: Tick) -> *mut u8 {
+        self.added.push(UnsafeCell::new(tick));
+        self.changed.push(UnsafeCell::new(tick));
+        // SAFETY: forwarded contract.
+        unsafe { self.data.push_uninit() }
+    }
+
+    /// Appends the value at `src` (which the caller gives up) with both ticks
+    /// set to `tick`.
+    ///
+    /// # Safety
+    /// - as [`BlobVec::push_from`].
+    #[inline]
+    pub unsafe fn push_from(&mut self, src: *const u8, tick: Tick) {
+        self.added.push(UnsafeCell::new(tick));
+        self.changed.push(UnsafeCell::new(tick));
+        // SAFETY: forwarded contract.
+        unsafe { self.data.push_from(src) };
+    }
+
+    /// Moves the value and ticks of `row` to the end of `dst`, leaving `row`
+    /// to be removed by the caller with [`Column::swap_remove_forget`].
+    ///
+    /// # Safety
+    /// - `row < len`; `dst` holds the same component type.
+    #[inline]
+    pub unsafe fn move_to(&self, row: usize, dst: &mut Column) {
+        dst.added
+            .push(UnsafeCell::new(*self.added[row].get_mut_shared()));
+        dst.changed
+            .push(UnsafeCell::new(*self.changed[row].get_mut_shared()));
+        // SAFETY: row < len; same type, so same layout; the caller forgets the
+        // source slot afterwards so the value is owned once.
+        unsafe { dst.data.push_from(self.data.ptr_at(row)) };
+    }
+
+    /// See [`BlobVec::swap_remove_forget`].
+    ///
+    /// # Safety
+    /// - as [`BlobVec::swap_remove_forget`].
+    #[inline]
+    pub unsafe fn swap_remove_forget(&mut self, row: usize) {
+        self.added.swap_remove(row);
+        self.changed.swap_remove(row);
+        // SAFETY: forwarded contract.
+        unsafe { self.data.swap_remove_forget(row) };
+    }
+
+    /// See [`BlobVec::swap_remove_drop`].
+    ///
+    /// # Safety
+    /// - `row < len`.
+    #[inline]
+    pub unsafe fn swap_remove_drop(&mut self, row: usize, panics: &mut DeferredPanic) {
+        self.added.swap_remove(row);
+        self.changed.swap_remove(row);
+        // SAFETY: forwarded contract.
+        unsafe { self.data.swap_remove_drop(row, panics) };
+    }
+
+    /// Replaces the value in `row` with the one at `src`, marking it changed.
+    ///
+    /// # Safety
+    /// - as [`BlobVec::replace`].
+    #[inline]
+    pub unsafe fn replace(
+        &mut self,
+        row: usize,
+        src: *const u8,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
+        *self.changed[row].get_mut() = tick;
+        // SAFETY: forwarded contract.
+        unsafe { self.data.replace(row, src, panics) };
+    }
+
+    /// The value in `row` as a `T`, if this column holds `T`s and `row` is in
+    /// bounds.
+    #[inline]
+    pub fn get<T: 'static>(&self, row: usize) -> Option<&T> {
+        if self.type_id != Some(std::any::TypeId::of::<T>()) || row >= self.len() {
+            return None;
+        }
+        // SAFETY: the column holds initialised `T`s in rows < len (checked).
+        Some(unsafe { &*self.ptr_at(row).cast::<T>() })
+    }
+
+    /// The value in `row` as a `&mut T`, marked changed at `tick`.
+    #[inline]
+    pub fn get_mut<T: 'static>(&mut self, row: usize, tick: Tick) -> Option<&mut T> {
+        if self.type_id != Some(std::any::TypeId::of::<T>()) || row >= self.len() {
+            return None;
+        }
+        self.set_changed(row, tick);
+        // SAFETY: the column holds initialised `T`s in rows < len (checked);
+        // `&mut self` makes the borrow unique.
+        Some(unsafe { &mut *self.ptr_at(row).cast::<T>() })
+    }
+
+    /// Marks `row` changed.
+    #[inline]
+    pub fn set_changed(&mut self, row: usize, tick: Tick) {
+        *self.changed[row].get_mut() = tick;
+    }
+
+    /// Sets both ticks of `row` (used after writing a fresh value).
+    #[inline]
+    pub fn set_ticks(&mut self, row: usize, tick: Tick) {
+        *self.added[row].get_mut() = tick;
+        *self.changed[row].get_mut() = tick;
+    }
+
+    pub fn clear(&mut self, panics: &mut DeferredPanic) {
+        self.added.clear();
+        self.changed.clear();
+        self.data.clear(panics);
+    }
+
+    pub fn clamp_ticks(&mut self, now: Tick) {
+        for t in self.added.iter_mut().chain(self.changed.iter_mut()) {
+            t.get_mut().clamp_age(now);
+        }
+    }
+}
+
+/// Reading a tick through `&self`: ticks are only written by a holder of
+/// exclusive access to the component (query access rules), so a shared read
+/// here never races.
+trait SharedTick {
+    fn get_mut_shared(&self) -> &Tick;
+}
+
+impl SharedTick for UnsafeCell<Tick> {
+    #[inline]
+    fn get_mut_shared(&self) -> &Tick {
+        // SAFETY: see the trait doc: no writer exists while `&Column` is used
+        // outside a query that holds write access to this component.
+        unsafe { &*self.get() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_swap_remove_and_drop_counts() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        struct D(#[allow(dead_code)] u64);
+        impl Drop for D {
+            fn drop(&mut self) {
+                DROPS.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        unsafe fn drop_d(p: *mut u8) {
+            // SAFETY: test-only: p is a valid D.
+            unsafe { p.cast::<D>().drop_in_place() }
+        }
+        let mut v = BlobVec::new(Layout::new::<D>(), Some(drop_d));
+        for i in 0..10 {
+            let d = std::mem::ManuallyDrop::new(D(i));
+            // SAFETY: `d` is a valid D we give up.
+            unsafe { v.push_from((&*d as *const D).cast()) };
+        }
+        let mut p = DeferredPanic::new();
+        // SAFETY: 3 < len.
+        unsafe { v.swap_remove_drop(3, &mut p) };
+        assert_eq!(DROPS.load(Ordering::SeqCst), 1);
+        // SAFETY: slot 3 now holds the former last value.
+        assert_eq!(unsafe { (*v.ptr_at(3).cast::<D>()).0 }, 9);
+        drop(v);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 10);
+        p.resume();
+    }
+
+    #[test]
+    fn zero_sized_and_overaligned() {
+        let mut z = BlobVec::new(Layout::new::<()>(), None);
+        for _ in 0..1000 {
+            // SAFETY: a ZST needs no bytes.
+            unsafe { z.push_from(std::ptr::NonNull::<()>::dangling().as_ptr().cast()) };
+        }
+        assert_eq!(z.len(), 1000);
+        #[repr(align(128))]
+        struct Big(#[allow(dead_code)] u8);
+        let mut b = BlobVec::new(Layout::new::<Big>(), None);
+        for i in 0..5 {
+            let v = Big(i);
+            // SAFETY: `v` is a valid Big (Copy-like, no drop).
+            unsafe { b.push_from((&v as *const Big).cast()) };
+            // SAFETY: i < len.
+            assert_eq!(unsafe { b.ptr_at(i as usize) } as usize % 128, 0);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! An archetype's table: one column per table component, one row per entity.
+
+use super::{Column, DeferredPanic};
+use crate::change::Tick;
+use crate::component::{ComponentId, Components};
+use crate::entity::Entity;
+
+/// Rows of entities that share one set of table components.
+///
+/// Invariants:
+/// - `ids` is sorted and unique; `columns[i]` stores component `ids[i]`;
+/// - every column has exactly `entities.len()` values (outside a structural
+///   change in progress).
+pub(crate) struct Table {
+    ids: Box<[ComponentId]>,
+    columns: Box<[Column]>,
+    entities: Vec<Entity>,
+}
+
+impl Table {
+    pub fn new(ids: &[ComponentId], components: &Components) -> Self {
+        debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        Table {
+            ids: ids.into(),
+            columns: ids
+                .iter()
+                .map(|&id| Column::new(components.info(id)))
+                .collect(),
+            entities: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    #[inline]
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    #[inline]
+    pub fn component_ids(&self) -> &[ComponentId] {
+        &self.ids
+    }
+
+    /// Index of `id`'s column, if this table has one.
+    #[inline]
+    pub fn column_index(&self, id: ComponentId) -> Option<usize> {
+        self.ids.binary_search(&id).ok()
+    }
+
+    #[inline]
+    pub fn column(&self, id: ComponentId) -> Option<&Column> {
+        self.column_index(id).map(|i| &self.columns[i])
+    }
+
+    #[inline]
+    pub fn column_mut(&mut self, id: ComponentId) -> Option<&mut Column> {
+        self.column_index(id).map(|i| &mut self.columns[i])
+    }
+
+    #[inline]
+    pub fn column_at_mut(&mut self, index: usize) -> &mut Column {
+        &mut self.columns[index]
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        self.entities.reserve(additional);
+        for c in self.columns.iter_mut() {
+            c.reserve(additional);
+        }
+    }
+
+    /// Appends a row for `entity` whose values are all unwritten.
+    ///
+    /// # Safety
+    /// - the caller writes every column of the new row (or moves values into
+    ///   it) before anything reads, drops or moves this table's values.
+    #[inline]
+    pub unsafe fn push_uninit_row(&mut self, entity: Entity, tick: Tick) -> usize {
+        let row = self.entities.len();
+        self.entities.push(entity);
+        for c in self.columns.iter_mut() {
+            // SAFETY: forwarded to the caller.
+            unsafe { c.push_uninit(tick) };
+        }
+        row
+    }
+
+    /// Moves row `row` to `dst`: values of components both tables have are
+    /// moved; values `dst` lacks are dropped if `drop_missing`, else the
+    /// caller has already moved them out. Columns `dst` has and `self` lacks
+    /// get unwritten slots the caller must fill.
+    /// Returns the new row in `dst` and the entity that took `row`'s place
+    /// here, if any.
+    ///
+    /// # Safety
+    /// - `row < len`; `dst` is a different table;
+    /// - if `!drop_missing`, values of `row` in columns `dst` lacks are
+    ///   already moved out;
+    /// - the caller fills `dst`'s new row in columns `self` lacks before they
+    ///   are read.
+    pub unsafe fn move_row(
+        &mut self,
+        row: usize,
+        dst: &mut Table,
+        drop_missing: bool,
+        panics: &mut DeferredPanic,
+    ) -> (usize, Option<Entity>) {
+        let entity = self.entities[row];
+        let dst_row = dst.entities.len();
+        dst.entities.push(entity);
+        let mut j = 0;
+        for (i, &id) in self.ids.iter().enumerate() {
+            while j < dst.ids.len() && dst.ids[j] < id {
+                // A column only dst has: leave an unwritten slot.
+                // SAFETY: the caller fills it (contract).
+                unsafe { dst.columns[j].push_uninit(Tick::default()) };
+                j += 1;
+            }
+            if j < dst.ids.len() && dst.ids[j] == id {
+                // SAFETY: row < len; same component, so same type.
+                unsafe {
+                    self.columns[i].move_to(row, &mut dst.columns[j]);
+                    self.columns[i].swap_remove_forget(row);
+                }
+                j += 1;
+            } else if drop_missing {
+                // SAFETY: row < len.
+                unsafe { self.columns[i].swap_remove_drop(row, panics) };
+            } else {
+                // SAFETY: the caller moved the value out (contract).
+                unsafe { self.columns[i].swap_remove_forget(row) };
+            }
+        }
+        while j < dst.ids.len() {
+            // SAFETY: the caller fills it (contract).
+            unsafe { dst.columns[j].push_uninit(Tick::default()) };
+            j += 1;
+        }
+        self.entities.swap_remove(row);
+        (dst_row, self.entities.get(row).copied())
+    }
+
+    /// Drops row `row`'s values and removes it. Returns the entity that took
+    /// its place, if any.
+    ///
+    /// # Safety
+    /// - `row < len`.
+    pub unsafe fn swap_remove_drop(
+        &mut self,
+        row: usize,
+        panics: &mut DeferredPanic,
+    ) -> Option<Entity> {
+        for c in self.columns.iter_mut() {
+            // SAFETY: row < len.
+            unsafe { c.swap_remove_drop(row, panics) };
+        }
+        self.entities.swap_remove(row);
+        self.entities.get(row).copied()
+    }
+
+    /// Drops every row.
+    pub fn clear(&mut self, panics: &mut DeferredPanic) {
+        self.entities.clear();
+        for c in self.columns.iter_mut() {
+            c.clear(panics);
+        }
+    }
+
+    pub fn clamp_ticks(&mut self, now: Tick) {
+        for c in self.columns.iter_mut() {
+            c.clamp_ticks(now);
+        }
+    }
+
+    /// Checks the invariants documented on the type; panics on violation.
+    pub fn check_invariants(&self) {
+        assert!(self.ids.windows(2).all(|w| w[0] < w[1]), "ids not sorted");
+        for c in self.columns.iter() {
+            assert_eq!(c.len(), self.entities.len(), "column length mismatch");
+        }
+    }
+}

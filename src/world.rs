@@ -1,0 +1,833 @@
+//! The world: entities, their components, and the façade over both.
+//!
+//! A [`World`] owns the entity allocator, the component registry, the
+//! archetype tables and the sparse sets. Its methods check their arguments
+//! and delegate to the module of the concept they touch; the logic lives
+//! there. Worlds are independent values: a program may hold any number, and
+//! each is `Send + Sync`.
+//!
+//! # Iteration order
+//!
+//! Iteration order is a pure function of the operations applied to a world:
+//! archetypes are visited in creation order, and within one archetype
+//! entities are in row order. A new entity takes the next row; removing an
+//! entity from a table (despawn, or a move to another archetype) moves the
+//! table's last row into the hole. No hash-map order or address ever decides
+//! an order, so two worlds given the same operations iterate identically
+//! (lockstep networking and replays rely on this).
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::archetype::{Archetype, ArchetypeId, Archetypes};
+use crate::bundle::{Bundle, Bundles};
+use crate::change::{Tick, CHECK_INTERVAL};
+use crate::component::{
+    short_type_name, Component, ComponentId, ComponentInfo, Components, StorageType,
+};
+use crate::entity::{Entities, Entity, EntityLocation};
+use crate::error::{ComponentError, EntityError};
+use crate::query::{QueryData, QueryFilter, QueryState};
+use crate::storage::bundle_io::{self, WriteCtx};
+use crate::storage::{DeferredPanic, SparseSets, Table};
+
+/// How many rows `spawn_batch` reserves up front at most: an iterator's
+/// `size_hint` may lie, and an absurd one must not turn into an absurd
+/// allocation. Past this, columns grow by doubling.
+const MAX_BATCH_RESERVE: usize = 1 << 22;
+
+/// A world's unique id. Query states remember the id of the world that built
+/// them and refuse to run on any other.
+///
+/// # Example
+/// ```
+/// use mosaic::World;
+/// assert_ne!(World::new().id(), World::new().id());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorldId(u64);
+
+impl WorldId {
+    fn next() -> WorldId {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        WorldId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// Entities and their components.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component, Debug, PartialEq)]
+/// struct Position(f32);
+/// #[derive(Component)]
+/// struct Velocity(f32);
+///
+/// let mut world = World::new();
+/// let e = world.spawn((Position(0.0), Velocity(2.0)));
+/// let mut movement = world.query::<(&mut Position, &Velocity)>();
+/// for (p, v) in movement.iter_mut(&mut world) {
+///     p.0 += v.0;
+/// }
+/// assert_eq!(*world.get::<Position>(e).unwrap(), Position(2.0));
+/// ```
+pub struct World {
+    id: WorldId,
+    entities: Entities,
+    components: Components,
+    bundles: Bundles,
+    archetypes: Archetypes,
+    sparse: SparseSets,
+    change_tick: AtomicU32,
+    last_check_tick: Tick,
+}
+
+impl fmt::Debug for World {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("World")
+            .field("id", &self.id)
+            .field("entities", &self.entities.len())
+            .field("components", &self.components.len())
+            .field("archetypes", &self.archetypes.len())
+            .finish()
+    }
+}
+
+impl Default for World {
+    fn default() -> Self {
+        World::new()
+    }
+}
+
+impl World {
+    /// An empty world with a fresh [`WorldId`].
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn new() -> World {
+        let components = Components::default();
+        let archetypes = Archetypes::new(&components);
+        World {
+            id: WorldId::next(),
+            entities: Entities::new(),
+            components,
+            bundles: Bundles::default(),
+            archetypes,
+            sparse: SparseSets::default(),
+            change_tick: AtomicU32::new(1),
+            last_check_tick: Tick::new(1),
+        }
+    }
+
+    /// This world's unique id.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// assert_eq!(world.id(), world.id());
+    /// ```
+    #[inline]
+    pub fn id(&self) -> WorldId {
+        self.id
+    }
+
+    // ----- entities ---------------------------------------------------------
+
+    /// Creates an entity with the components of `bundle` (a component, a
+    /// tuple of them, or a `#[derive(Bundle)]` struct).
+    ///
+    /// Panics if the bundle names one component type twice.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Name(&'static str);
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn((Name("orc"), Health(10)));
+    /// assert!(world.has::<Health>(e));
+    /// ```
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        self.flush();
+        let entity = self.entities.alloc();
+        let tick = self.change_tick();
+        let info = self.bundles.register::<B>(&mut self.components);
+        let plan = self
+            .archetypes
+            .insert_plan(ArchetypeId::EMPTY, info, &self.components);
+        let target = plan.edge.target;
+        let table = plan.dst.unwrap_or(plan.src);
+        let mut panics = DeferredPanic::new();
+        let mut ctx = WriteCtx {
+            components: &self.components,
+            sparse: &mut self.sparse,
+            panics: &mut panics,
+            tick,
+        };
+        let row = bundle_io::push_new_row(table, entity, bundle, info, plan.edge, &mut ctx);
+        self.entities
+            .set_location(entity.index(), location(target, row));
+        panics.resume();
+        entity
+    }
+
+    /// Creates one entity per bundle. Reserves room once (from the
+    /// iterator's size hint) and writes straight into the target table.
+    /// Returns the new entities in order.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Position(f32);
+    /// let mut world = World::new();
+    /// let es = world.spawn_batch((0..100).map(|i| Position(i as f32)));
+    /// assert_eq!(es.len(), 100);
+    /// assert_eq!(world.get::<Position>(es[7]).unwrap().0, 7.0);
+    /// ```
+    pub fn spawn_batch<B, I>(&mut self, bundles: I) -> Vec<Entity>
+    where
+        B: Bundle,
+        I: IntoIterator<Item = B>,
+    {
+        self.flush();
+        let bundles = bundles.into_iter();
+        let reserve = bundles.size_hint().0.min(MAX_BATCH_RESERVE);
+        let tick = self.change_tick();
+        let info = self.bundles.register::<B>(&mut self.components);
+        let plan = self
+            .archetypes
+            .insert_plan(ArchetypeId::EMPTY, info, &self.components);
+        let target = plan.edge.target;
+        let table = plan.dst.unwrap_or(plan.src);
+        table.reserve(reserve);
+        self.entities.reserve_capacity(reserve);
+        let mut spawned = Vec::with_capacity(reserve);
+        let mut panics = DeferredPanic::new();
+        let mut ctx = WriteCtx {
+            components: &self.components,
+            sparse: &mut self.sparse,
+            panics: &mut panics,
+            tick,
+        };
+        for bundle in bundles {
+            let entity = self.entities.alloc();
+            let row = bundle_io::push_new_row(table, entity, bundle, info, plan.edge, &mut ctx);
+            self.entities
+                .set_location(entity.index(), location(target, row));
+            spawned.push(entity);
+        }
+        panics.resume();
+        spawned
+    }
+
+    /// Destroys `entity`, dropping each of its components exactly once.
+    ///
+    /// Fails (changing nothing) if the handle is stale.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// assert!(world.despawn(e).is_ok());
+    /// assert_eq!(world.despawn(e), Err(EntityError::NoSuchEntity(e)));
+    /// ```
+    pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.flush();
+        let loc = self
+            .entities
+            .free(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
+        let mut panics = DeferredPanic::new();
+        for (_, set) in self.sparse.iter_mut() {
+            set.remove_drop(entity, &mut panics);
+        }
+        let table = self.archetypes.table_mut(loc.archetype);
+        if let Some(moved) = bundle_io::drop_row(table, loc.row as usize, &mut panics) {
+            self.entities.set_location(moved.index(), loc);
+        }
+        panics.resume();
+        Ok(())
+    }
+
+    /// Reserves an entity id through a shared reference: the id is valid at
+    /// once, and becomes a live entity with no components at the next
+    /// structural change (`spawn`, `insert`, `despawn`, ...). Until then
+    /// [`World::contains`] is false for it. This is how deferred commands
+    /// hand out ids while systems run.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let e = world.reserve_entity();
+    /// assert!(!world.contains(e));
+    /// world.insert_one(e, A).unwrap(); // flushes first
+    /// assert!(world.has::<A>(e));
+    /// ```
+    pub fn reserve_entity(&self) -> Entity {
+        self.entities.reserve()
+    }
+
+    /// Test hook: makes slot `index` (which must not hold a live entity)
+    /// hand out `generation` next, so tests can cross the generation limit
+    /// without four billion despawns. Not for use outside tests.
+    #[doc(hidden)]
+    pub fn debug_set_next_generation(&mut self, index: u32, generation: std::num::NonZeroU32) {
+        self.flush();
+        self.entities.set_next_generation(index, generation);
+    }
+
+    /// True if `entity` is alive in this world.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// assert!(world.contains(e));
+    /// ```
+    #[inline]
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.entities.get(entity).is_some()
+    }
+
+    /// Number of live entities.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.spawn(());
+    /// assert_eq!(world.len(), 1);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entities.len() as usize
+    }
+
+    /// True if no entity lives.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::World::new().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Despawns every entity, dropping every component once. Registered
+    /// component types, archetypes and cached queries stay valid.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// world.clear();
+    /// assert!(world.is_empty() && !world.contains(e));
+    /// ```
+    pub fn clear(&mut self) {
+        self.flush();
+        self.entities.free_all();
+        let mut panics = DeferredPanic::new();
+        for archetype in self.archetypes.iter_mut() {
+            archetype.table.clear(&mut panics);
+        }
+        for (_, set) in self.sparse.iter_mut() {
+            set.clear(&mut panics);
+        }
+        panics.resume();
+    }
+
+    // ----- components -------------------------------------------------------
+
+    /// Adds the components of `bundle` to `entity`; components it already
+    /// has are replaced (the old values dropped) and count as changed.
+    ///
+    /// Fails (dropping `bundle`, changing nothing) if the handle is stale.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A(u32);
+    /// #[derive(Component)] struct B;
+    /// let mut world = World::new();
+    /// let e = world.spawn(A(1));
+    /// world.insert(e, (A(2), B)).unwrap();
+    /// assert_eq!(world.get::<A>(e).unwrap().0, 2);
+    /// assert!(world.has::<B>(e));
+    /// ```
+    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+        self.flush();
+        let loc = self
+            .entities
+            .get(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
+        let tick = self.change_tick();
+        let info = self.bundles.register::<B>(&mut self.components);
+        let plan = self
+            .archetypes
+            .insert_plan(loc.archetype, info, &self.components);
+        let mut panics = DeferredPanic::new();
+        let mut ctx = WriteCtx {
+            components: &self.components,
+            sparse: &mut self.sparse,
+            panics: &mut panics,
+            tick,
+        };
+        let row = loc.row as usize;
+        match plan.dst {
+            None => {
+                bundle_io::overwrite_row(plan.src, row, entity, bundle, info, plan.edge, &mut ctx)
+            }
+            Some(dst) => {
+                let (new_row, moved) = bundle_io::move_and_write(
+                    plan.src, row, dst, entity, bundle, info, plan.edge, &mut ctx,
+                );
+                self.entities
+                    .set_location(entity.index(), location(plan.edge.target, new_row));
+                if let Some(moved) = moved {
+                    self.entities.set_location(moved.index(), loc);
+                }
+            }
+        }
+        panics.resume();
+        Ok(())
+    }
+
+    /// Adds (or replaces) one component. Same as [`World::insert`] with a
+    /// single component.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Ghost;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// world.insert_one(e, Ghost).unwrap();
+    /// assert!(world.has::<Ghost>(e));
+    /// ```
+    #[inline]
+    pub fn insert_one<C: Component>(
+        &mut self,
+        entity: Entity,
+        component: C,
+    ) -> Result<(), EntityError> {
+        self.insert(entity, component)
+    }
+
+    /// Removes the components of bundle `B` from `entity` and returns them.
+    ///
+    /// Fails, changing nothing, if the handle is stale or the entity lacks
+    /// any of them (the error names the first missing one).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct A(u32);
+    /// #[derive(Component, Debug, PartialEq)] struct B(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn((A(1), B(2)));
+    /// assert_eq!(world.remove::<(A, B)>(e).unwrap(), (A(1), B(2)));
+    /// assert!(world.remove::<A>(e).is_err());
+    /// ```
+    pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
+        self.flush();
+        let loc = self
+            .entities
+            .get(entity)
+            .ok_or(ComponentError::NoSuchEntity(entity))?;
+        let info = self.bundles.register::<B>(&mut self.components);
+        let table = &self.archetypes.get(loc.archetype).table;
+        for &(id, storage) in info.components.iter() {
+            let present = match storage {
+                StorageType::Table => table.column_index(id).is_some(),
+                StorageType::SparseSet => self.sparse.get(id).is_some_and(|s| s.contains(entity)),
+            };
+            if !present {
+                return Err(ComponentError::MissingComponent {
+                    entity,
+                    component: self.components.name(id).to_owned(),
+                });
+            }
+        }
+        let (src, dst) = self
+            .archetypes
+            .remove_plan(loc.archetype, info, &self.components);
+        let mut panics = DeferredPanic::new();
+        let (target, dst) = match dst {
+            Some((target, table)) => (target, Some(table)),
+            None => (loc.archetype, None),
+        };
+        let (bundle, moved) = bundle_io::take_bundle::<B>(
+            src,
+            loc.row as usize,
+            dst,
+            entity,
+            info,
+            &mut self.sparse,
+            &mut panics,
+        );
+        if let Some((new_row, swapped)) = moved {
+            self.entities
+                .set_location(entity.index(), location(target, new_row));
+            if let Some(swapped) = swapped {
+                self.entities.set_location(swapped.index(), loc);
+            }
+        }
+        panics.resume();
+        Ok(bundle)
+    }
+
+    /// Removes one component and returns it. Same as [`World::remove`] with a
+    /// single component.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Ghost(u8);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Ghost(3));
+    /// assert_eq!(world.remove_one::<Ghost>(e), Ok(Ghost(3)));
+    /// ```
+    #[inline]
+    pub fn remove_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
+        self.remove::<C>(entity)
+    }
+
+    /// A shared reference to `entity`'s `T`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Health(7));
+    /// assert_eq!(world.get::<Health>(e).unwrap().0, 7);
+    /// ```
+    pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
+        let loc = self
+            .entities
+            .get(entity)
+            .ok_or(ComponentError::NoSuchEntity(entity))?;
+        let found = self
+            .components
+            .id_of::<T>()
+            .and_then(|id| match T::STORAGE {
+                StorageType::Table => self
+                    .archetypes
+                    .get(loc.archetype)
+                    .table
+                    .column(id)?
+                    .get::<T>(loc.row as usize),
+                StorageType::SparseSet => self.sparse.get(id)?.get::<T>(entity),
+            });
+        found.ok_or_else(|| missing::<T>(entity))
+    }
+
+    /// A mutable reference to `entity`'s `T`, which counts as a change (for
+    /// [`Changed`](crate::Changed) filters) whether or not it is written.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Health(7));
+    /// world.get_mut::<Health>(e).unwrap().0 -= 2;
+    /// assert_eq!(world.get::<Health>(e).unwrap().0, 5);
+    /// ```
+    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
+        let loc = self
+            .entities
+            .get(entity)
+            .ok_or(ComponentError::NoSuchEntity(entity))?;
+        let tick = self.change_tick();
+        let Some(id) = self.components.id_of::<T>() else {
+            return Err(missing::<T>(entity));
+        };
+        let found = match T::STORAGE {
+            StorageType::Table => self
+                .archetypes
+                .table_mut(loc.archetype)
+                .column_mut(id)
+                .and_then(|c| c.get_mut::<T>(loc.row as usize, tick)),
+            StorageType::SparseSet => self
+                .sparse
+                .get_mut(id)
+                .and_then(|s| s.get_mut::<T>(entity, tick)),
+        };
+        found.ok_or_else(|| missing::<T>(entity))
+    }
+
+    /// True if `entity` is alive and has a `T`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Ghost;
+    /// let mut world = World::new();
+    /// let e = world.spawn(Ghost);
+    /// assert!(world.has::<Ghost>(e));
+    /// ```
+    pub fn has<T: Component>(&self, entity: Entity) -> bool {
+        self.get::<T>(entity).is_ok()
+    }
+
+    // ----- queries ----------------------------------------------------------
+
+    /// Builds a cached query for `Q` (a tuple of `Entity`, `&T`, `&mut T`,
+    /// `Option<..>` and [`Has<T>`](crate::Has)).
+    ///
+    /// Panics if `Q` aliases a component (`(&mut A, &A)`), naming it.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// world.spawn(Health(3));
+    /// let mut q = world.query::<&Health>();
+    /// assert_eq!(q.iter(&world).map(|h| h.0).sum::<u32>(), 3);
+    /// ```
+    pub fn query<Q: QueryData>(&mut self) -> QueryState<Q, ()> {
+        QueryState::new(self)
+    }
+
+    /// Builds a cached query for `Q` filtered by `F` (a tuple of
+    /// [`With`](crate::With), [`Without`](crate::Without),
+    /// [`Or`](crate::Or), [`Added`](crate::Added) and
+    /// [`Changed`](crate::Changed)).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// #[derive(Component)] struct Player;
+    /// let mut world = World::new();
+    /// world.spawn(Health(3));
+    /// world.spawn((Health(5), Player));
+    /// let mut q = world.query_filtered::<&Health, Without<Player>>();
+    /// assert_eq!(q.iter(&world).map(|h| h.0).collect::<Vec<_>>(), [3]);
+    /// ```
+    pub fn query_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> QueryState<Q, F> {
+        QueryState::new(self)
+    }
+
+    // ----- registry and introspection ----------------------------------------
+
+    /// Registers `T` (if new) and returns its id in this world.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let id = world.register_component::<A>();
+    /// assert_eq!(world.component_id::<A>(), Some(id));
+    /// ```
+    pub fn register_component<T: Component>(&mut self) -> ComponentId {
+        self.components.register::<T>()
+    }
+
+    /// `T`'s id, if this world has seen `T`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// assert_eq!(World::new().component_id::<A>(), None);
+    /// ```
+    pub fn component_id<T: Component>(&self) -> Option<ComponentId> {
+        self.components.id_of::<T>()
+    }
+
+    /// What this world knows about component `id`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let id = world.register_component::<A>();
+    /// assert_eq!(world.component_info(id).unwrap().name(), "A");
+    /// ```
+    pub fn component_info(&self, id: ComponentId) -> Option<&ComponentInfo> {
+        self.components.get_info(id)
+    }
+
+    /// Every archetype, in creation order (the empty archetype first).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// world.spawn(A);
+    /// let sizes: Vec<usize> = world.archetypes().map(|a| a.len()).collect();
+    /// assert_eq!(sizes, [0, 1]);
+    /// ```
+    pub fn archetypes(&self) -> impl ExactSizeIterator<Item = &Archetype> + '_ {
+        self.archetypes.iter()
+    }
+
+    /// Number of archetypes (including the empty one).
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(mosaic::World::new().archetype_count(), 1);
+    /// ```
+    pub fn archetype_count(&self) -> usize {
+        self.archetypes.len()
+    }
+
+    // ----- change ticks -----------------------------------------------------
+
+    /// The world's current change tick: the tick structural changes and
+    /// [`World::get_mut`] stamp values with.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let before = world.change_tick();
+    /// world.advance_change_tick(5);
+    /// assert_eq!(world.change_tick().get(), before.get() + 5);
+    /// ```
+    #[inline]
+    pub fn change_tick(&self) -> Tick {
+        Tick::new(self.change_tick.load(Ordering::Relaxed))
+    }
+
+    /// Advances the change tick by `ticks`, clamping stored ticks as it goes
+    /// (see the wrapping rule in [`Tick`]). Every query run advances it by
+    /// one; this is for tests and tools that need to move time on, for
+    /// example across the `u32` wrap.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.advance_change_tick(u32::MAX); // wraps, and that is fine
+    /// assert_eq!(world.change_tick().get(), 0);
+    /// ```
+    pub fn advance_change_tick(&mut self, ticks: u32) {
+        let mut left = ticks;
+        while left > 0 {
+            let step = left.min(CHECK_INTERVAL);
+            self.change_tick.fetch_add(step, Ordering::Relaxed);
+            left -= step;
+            self.check_change_ticks();
+        }
+    }
+
+    /// Starts a query run: returns the tick the run stamps changes with and
+    /// moves the world's tick on.
+    #[inline]
+    pub(crate) fn increment_change_tick(&self) -> Tick {
+        Tick::new(self.change_tick.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Clamps every stored tick if [`CHECK_INTERVAL`] ticks passed since the
+    /// last time, so ages stay meaningful across the `u32` wrap.
+    pub(crate) fn check_change_ticks(&mut self) {
+        let now = self.change_tick();
+        if now.get().wrapping_sub(self.last_check_tick.get()) < CHECK_INTERVAL {
+            return;
+        }
+        for archetype in self.archetypes.iter_mut() {
+            archetype.table.clamp_ticks(now);
+        }
+        for (_, set) in self.sparse.iter_mut() {
+            set.clamp_ticks(now);
+        }
+        self.last_check_tick = now;
+    }
+
+    // ----- crate-internal access for the query layer -------------------------
+
+    #[inline]
+    pub(crate) fn components(&self) -> &Components {
+        &self.components
+    }
+
+    #[inline]
+    pub(crate) fn components_mut(&mut self) -> &mut Components {
+        &mut self.components
+    }
+
+    #[inline]
+    pub(crate) fn archetype(&self, id: ArchetypeId) -> &Archetype {
+        self.archetypes.get(id)
+    }
+
+    #[inline]
+    pub(crate) fn sparse_sets(&self) -> &SparseSets {
+        &self.sparse
+    }
+
+    /// Where a live entity is, or `None` for a stale handle.
+    #[inline]
+    pub(crate) fn location(&self, entity: Entity) -> Option<EntityLocation> {
+        self.entities.get(entity)
+    }
+
+    /// Makes ids reserved through `&self` live (as empty entities).
+    fn flush(&mut self) {
+        if self.entities.needs_flush() {
+            let table: &mut Table = self.archetypes.table_mut(ArchetypeId::EMPTY);
+            let tick = self.change_tick.load(Ordering::Relaxed);
+            self.entities.flush(|entity| {
+                // SAFETY: the empty archetype's table has no columns, so a
+                // new row has nothing left to write.
+                let row = unsafe { table.push_uninit_row(entity, Tick::new(tick)) };
+                location(ArchetypeId::EMPTY, row)
+            });
+        }
+    }
+
+    /// Checks every internal invariant; panics with a message on violation.
+    /// For tests and fuzzers.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.spawn(());
+    /// world.check_invariants();
+    /// ```
+    pub fn check_invariants(&self) {
+        self.entities.check_invariants();
+        for archetype in self.archetypes.iter() {
+            archetype.table.check_invariants();
+            for (row, &e) in archetype.entities().iter().enumerate() {
+                assert_eq!(
+                    self.entities.get(e),
+                    Some(location(archetype.id(), row)),
+                    "entity {e:?} is not where its table says"
+                );
+            }
+        }
+        for (_, set) in self.sparse.iter() {
+            set.check_invariants();
+            for &e in set.entities() {
+                assert!(self.contains(e), "sparse set holds dead entity {e:?}");
+            }
+        }
+    }
+}
+
+fn location(archetype: ArchetypeId, row: usize) -> EntityLocation {
+    EntityLocation {
+        archetype,
+        row: row as u32,
+    }
+}
+
+fn missing<T>(entity: Entity) -> ComponentError {
+    ComponentError::MissingComponent {
+        entity,
+        component: short_type_name::<T>(),
+    }
+}
