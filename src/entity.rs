@@ -290,13 +290,12 @@ impl Entities {
         let meta = &mut self.meta[entity.index as usize];
         meta.location = EntityLocation::INVALID;
         self.len -= 1;
-        match meta.generation.checked_add(1) {
-            Some(next) => {
-                meta.generation = next;
-                self.free.push(entity.index);
-                *self.free_cursor.get_mut() = self.free.len() as i64;
-            }
-            None => {} // generation exhausted: the slot is retired for good
+        // On generation exhaustion the slot is retired for good: it never
+        // goes back on the free list.
+        if let Some(next) = meta.generation.checked_add(1) {
+            meta.generation = next;
+            self.free.push(entity.index);
+            *self.free_cursor.get_mut() = self.free.len() as i64;
         }
         Some(location)
     }
@@ -439,6 +438,7 @@ mod tests {
         e.free(a);
         let b = e.alloc();
         assert_ne!(b.index(), a.index(), "retired slot must not be reused");
+        e.set_location(b.index(), here());
         e.check_invariants();
     }
 }

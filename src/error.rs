@@ -33,7 +33,7 @@ pub enum EntityError {
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// #[derive(Component)] struct Health(u32);
+/// #[derive(Component, Debug)] struct Health(u32);
 /// let mut world = World::new();
 /// let e = world.spawn(());
 /// let err = world.get::<Health>(e).unwrap_err();
@@ -67,7 +67,7 @@ impl From<EntityError> for ComponentError {
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// #[derive(Component)] struct Health(u32);
+/// #[derive(Component, Debug)] struct Health(u32);
 /// let mut world = World::new();
 /// let e = world.spawn(());
 /// let mut q = world.query::<&Health>();

@@ -127,10 +127,10 @@ unsafe impl QueryData for Entity {
     }
 
     #[inline]
-    unsafe fn init_fetch<'w>(_world: &'w World, _state: &(), _ticks: TickRange) {}
+    unsafe fn init_fetch(_world: &World, _state: &(), _ticks: TickRange) {}
 
     #[inline]
-    unsafe fn set_archetype<'w>(_fetch: &mut (), _state: &(), _archetype: &'w Archetype) {}
+    unsafe fn set_archetype(_fetch: &mut (), _state: &(), _archetype: &Archetype) {}
 
     #[inline(always)]
     unsafe fn fetch<'w>(
@@ -239,9 +239,10 @@ unsafe impl<T: Component> QueryData for &T {
             // SAFETY: `row` is in bounds of the table whose `T` column
             // `set_archetype` stored (contract); the value is initialised.
             StorageType::Table => Some(unsafe { &*fetch.column.add(row) }),
-            // SAFETY: the pointer is to the entity's initialised value.
             StorageType::SparseSet => {
-                sparse_ptr::<T>(fetch.sparse, entity).map(|(_, p)| unsafe { &*p })
+                let (_, ptr) = sparse_ptr::<T>(fetch.sparse, entity)?;
+                // SAFETY: the pointer is to the entity's initialised value.
+                Some(unsafe { &*ptr })
             }
         }
     }
