@@ -153,9 +153,11 @@ impl World {
     /// ```
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
         self.flush();
-        let entity = self.entities.alloc();
         let tick = self.change_tick();
+        // Register first: a bundle naming a type twice panics here, before
+        // anything changed.
         let info = self.bundles.register::<B>(&mut self.components);
+        let entity = self.entities.alloc();
         let plan = self
             .archetypes
             .insert_plan(ArchetypeId::EMPTY, info, &self.components);

@@ -41,7 +41,8 @@ pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     matched: Vec<ArchetypeId>,
     matched_set: FixedBitSet,
     archetypes_seen: usize,
-    last_run: Tick,
+    /// The tick of the previous run; `None` before the first.
+    last_run: Option<Tick>,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryState<Q, F> {
@@ -90,9 +91,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             matched: Vec::new(),
             matched_set: FixedBitSet::new(),
             archetypes_seen: 0,
-            last_run: Tick::new(0),
+            last_run: None,
         };
-        state.last_run = Tick::never_before(world.change_tick());
         state.update_archetypes(world);
         state
     }
@@ -256,10 +256,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if !self.matched_set.contains(loc.archetype.index()) {
             return Err(no_match());
         }
-        let ticks = TickRange {
-            last_run: self.last_run,
-            this_run: world.change_tick(),
-        };
+        let ticks = self.tick_range(world.change_tick());
         let archetype = world.archetype(loc.archetype);
         let row = loc.row as usize;
         // SAFETY: the state belongs to `world` (validated); the archetype
@@ -282,10 +279,22 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         self.validate_world(world);
         self.update_archetypes(world);
         let this_run = world.increment_change_tick();
-        // A state idle for very long: make its last run look old, not new.
-        let mut last_run = self.last_run;
-        last_run.clamp_age(this_run);
-        self.last_run = this_run;
+        let ticks = self.tick_range(this_run);
+        self.last_run = Some(this_run);
+        ticks
+    }
+
+    /// The ticks a run at `this_run` compares against. Before the first run
+    /// every value is new; a state idle for very long has its last run
+    /// clamped like stored ticks, so it looks old rather than new.
+    fn tick_range(&self, this_run: Tick) -> TickRange {
+        let last_run = match self.last_run {
+            None => Tick::never_before(this_run),
+            Some(mut last_run) => {
+                last_run.clamp_age(this_run);
+                last_run
+            }
+        };
         TickRange { last_run, this_run }
     }
 
