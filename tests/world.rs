@@ -1,0 +1,1149 @@
+//! Integration tests for the `World` façade: spawning and despawning,
+//! inserting and removing components and bundles, reading them back, the
+//! errors each operation reports, exactly-once dropping of component values
+//! (table and sparse storage), zero-sized and over-aligned components,
+//! `spawn_batch` with dishonest size hints, archetype-graph edge reuse, and
+//! deterministic iteration order.
+
+use std::collections::HashMap;
+use std::error::Error;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use mosaic::prelude::*;
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct A(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct B(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct C(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+struct S(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct Plain(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct Marker;
+
+mod inner {
+    use mosaic::prelude::*;
+
+    #[derive(Component, Debug, PartialEq)]
+    pub struct Deep;
+
+    #[derive(Component, Debug, PartialEq)]
+    pub struct Wrapper<T: Send + Sync + 'static>(pub T);
+}
+
+// ----- basics -------------------------------------------------------------------
+
+#[test]
+fn spawn_len_is_empty_contains_clear() {
+    let mut world = World::new();
+    assert!(world.is_empty());
+    assert_eq!(world.len(), 0);
+
+    let a = world.spawn(A(1));
+    let b = world.spawn((A(2), B(3)));
+    let c = world.spawn(());
+    let d = world.spawn(S(4));
+    assert_eq!(world.len(), 4);
+    assert!(!world.is_empty());
+    for e in [a, b, c, d] {
+        assert!(world.contains(e));
+    }
+    assert_eq!(*world.get::<A>(a).unwrap(), A(1));
+    assert_eq!(*world.get::<B>(b).unwrap(), B(3));
+    assert_eq!(*world.get::<S>(d).unwrap(), S(4));
+
+    world.despawn(b).unwrap();
+    assert_eq!(world.len(), 3);
+    assert!(!world.contains(b));
+
+    world.clear();
+    assert!(world.is_empty());
+    assert_eq!(world.len(), 0);
+    for e in [a, b, c, d] {
+        assert!(!world.contains(e));
+    }
+    let mut q = world.query::<Entity>();
+    assert_eq!(q.iter(&world).count(), 0);
+    let mut qs = world.query::<&S>();
+    assert_eq!(qs.iter(&world).count(), 0);
+
+    // The world is fully usable after clear.
+    let e = world.spawn((A(5), S(6)));
+    assert_eq!(world.len(), 1);
+    assert_eq!(*world.get::<A>(e).unwrap(), A(5));
+    assert_eq!(*world.get::<S>(e).unwrap(), S(6));
+    assert_eq!(q.iter(&world).collect::<Vec<_>>(), [e]);
+    world.check_invariants();
+}
+
+#[test]
+fn insert_adds_and_replaces() {
+    let mut world = World::new();
+    let e = world.spawn(A(1));
+    let other = world.spawn((A(10), B(10)));
+
+    world.insert(e, (B(2), S(3))).unwrap();
+    assert_eq!(*world.get::<A>(e).unwrap(), A(1));
+    assert_eq!(*world.get::<B>(e).unwrap(), B(2));
+    assert_eq!(*world.get::<S>(e).unwrap(), S(3));
+
+    // Replace existing (table and sparse) and add a new one in one go.
+    world.insert(e, (A(4), S(5), C(6))).unwrap();
+    assert_eq!(*world.get::<A>(e).unwrap(), A(4));
+    assert_eq!(*world.get::<B>(e).unwrap(), B(2));
+    assert_eq!(*world.get::<C>(e).unwrap(), C(6));
+    assert_eq!(*world.get::<S>(e).unwrap(), S(5));
+
+    // Pure replace: no archetype change.
+    let archetypes = world.archetype_count();
+    world.insert(e, (B(7), A(8))).unwrap();
+    assert_eq!(world.archetype_count(), archetypes);
+    assert_eq!(*world.get::<A>(e).unwrap(), A(8));
+    assert_eq!(*world.get::<B>(e).unwrap(), B(7));
+
+    // The other entity was never touched.
+    assert_eq!(*world.get::<A>(other).unwrap(), A(10));
+    assert_eq!(*world.get::<B>(other).unwrap(), B(10));
+    assert!(!world.has::<C>(other));
+    assert!(!world.has::<S>(other));
+    world.check_invariants();
+}
+
+#[test]
+fn insert_one_adds_and_replaces() {
+    let mut world = World::new();
+    let e = world.spawn(());
+    world.insert_one(e, A(1)).unwrap();
+    world.insert_one(e, S(2)).unwrap();
+    world.insert_one(e, Marker).unwrap();
+    assert_eq!(*world.get::<A>(e).unwrap(), A(1));
+    assert_eq!(*world.get::<S>(e).unwrap(), S(2));
+    assert!(world.has::<Marker>(e));
+    world.insert_one(e, A(3)).unwrap();
+    world.insert_one(e, S(4)).unwrap();
+    assert_eq!(*world.get::<A>(e).unwrap(), A(3));
+    assert_eq!(*world.get::<S>(e).unwrap(), S(4));
+    world.check_invariants();
+}
+
+#[test]
+fn remove_returns_values() {
+    let mut world = World::new();
+    let e = world.spawn((A(1), B(2), C(3), S(4)));
+    let neighbour = world.spawn((A(11), B(12), C(13), S(14)));
+    assert_eq!(world.remove::<(A, S)>(e), Ok((A(1), S(4))));
+    assert!(!world.has::<A>(e));
+    assert!(!world.has::<S>(e));
+    assert_eq!(*world.get::<B>(e).unwrap(), B(2));
+    assert_eq!(*world.get::<C>(e).unwrap(), C(3));
+    assert_eq!(world.remove::<(C, B)>(e), Ok((C(3), B(2))));
+    assert!(
+        world.contains(e),
+        "removing every component keeps the entity"
+    );
+    assert_eq!(*world.get::<A>(neighbour).unwrap(), A(11));
+    assert_eq!(*world.get::<S>(neighbour).unwrap(), S(14));
+    world.check_invariants();
+}
+
+#[test]
+fn remove_one_returns_value() {
+    let mut world = World::new();
+    let e = world.spawn((A(1), S(2)));
+    assert_eq!(world.remove_one::<A>(e), Ok(A(1)));
+    assert_eq!(world.remove_one::<S>(e), Ok(S(2)));
+    assert_eq!(
+        world.remove_one::<A>(e),
+        Err(ComponentError::MissingComponent {
+            entity: e,
+            component: "A".to_owned()
+        })
+    );
+    assert_eq!(
+        world.remove_one::<S>(e),
+        Err(ComponentError::MissingComponent {
+            entity: e,
+            component: "S".to_owned()
+        })
+    );
+    assert!(world.contains(e));
+}
+
+#[test]
+fn remove_with_missing_component_names_it_and_changes_nothing() {
+    let mut world = World::new();
+    let e = world.spawn((A(1), S(2)));
+    let archetypes = world.archetype_count();
+
+    let err = world.remove::<(A, B)>(e).unwrap_err();
+    assert_eq!(
+        err,
+        ComponentError::MissingComponent {
+            entity: e,
+            component: "B".to_owned()
+        }
+    );
+    let text = err.to_string();
+    assert!(text.contains("`B`"), "message was: {text}");
+    assert!(text.contains(&format!("{e:?}")), "message was: {text}");
+    assert_eq!(*world.get::<A>(e).unwrap(), A(1));
+    assert_eq!(*world.get::<S>(e).unwrap(), S(2));
+
+    // The first missing one in bundle order is named.
+    let err = world.remove::<(A, C, S, B)>(e).unwrap_err();
+    assert_eq!(
+        err,
+        ComponentError::MissingComponent {
+            entity: e,
+            component: "C".to_owned()
+        }
+    );
+    assert!(err.to_string().contains("`C`"));
+
+    // A missing sparse component.
+    world.remove_one::<S>(e).unwrap();
+    let err = world.remove::<(A, S)>(e).unwrap_err();
+    assert_eq!(
+        err,
+        ComponentError::MissingComponent {
+            entity: e,
+            component: "S".to_owned()
+        }
+    );
+    assert_eq!(*world.get::<A>(e).unwrap(), A(1));
+    world.insert_one(e, S(2)).unwrap();
+
+    // Never-registered type.
+    let err = world.remove::<(S, inner::Deep)>(e).unwrap_err();
+    assert!(err.to_string().contains("`Deep`"), "{err}");
+    assert!(!err.to_string().contains("inner::"), "{err}");
+
+    assert_eq!(*world.get::<A>(e).unwrap(), A(1));
+    assert_eq!(*world.get::<S>(e).unwrap(), S(2));
+    assert_eq!(world.len(), 1);
+    assert_eq!(
+        world.archetype_count(),
+        archetypes,
+        "failed removes create no archetype"
+    );
+    world.check_invariants();
+}
+
+#[test]
+fn get_and_get_mut_errors() {
+    let mut world = World::new();
+    let e = world.spawn((A(1), S(2)));
+    let dead = world.spawn(A(3));
+    world.despawn(dead).unwrap();
+
+    assert_eq!(
+        world.get::<B>(e),
+        Err(ComponentError::MissingComponent {
+            entity: e,
+            component: "B".to_owned()
+        })
+    );
+    assert_eq!(
+        world.get::<A>(dead),
+        Err(ComponentError::NoSuchEntity(dead))
+    );
+    assert_eq!(
+        world.get_mut::<B>(e).map(|b| *b),
+        Err(ComponentError::MissingComponent {
+            entity: e,
+            component: "B".to_owned()
+        })
+    );
+    assert_eq!(
+        world.get_mut::<A>(dead).map(|a| *a),
+        Err(ComponentError::NoSuchEntity(dead))
+    );
+
+    // Registered but sparse and absent on this entity.
+    let other = world.spawn(A(4));
+    assert!(matches!(
+        world.get::<S>(other),
+        Err(ComponentError::MissingComponent { entity, ref component }) if entity == other && component == "S"
+    ));
+
+    // Never-registered type: a short name, generic arguments shortened too.
+    let err = world.get::<inner::Wrapper<inner::Deep>>(e).unwrap_err();
+    assert_eq!(
+        err,
+        ComponentError::MissingComponent {
+            entity: e,
+            component: "Wrapper<Deep>".to_owned()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!("entity {e:?} has no component `Wrapper<Deep>`")
+    );
+    assert_eq!(
+        world.get::<A>(dead).unwrap_err().to_string(),
+        format!("entity {dead:?} does not exist (despawned, or never spawned in this world)")
+    );
+
+    world.get_mut::<A>(e).unwrap().0 = 42;
+    world.get_mut::<S>(e).unwrap().0 = 43;
+    assert_eq!(*world.get::<A>(e).unwrap(), A(42));
+    assert_eq!(*world.get::<S>(e).unwrap(), S(43));
+    assert!(world.has::<A>(e) && world.has::<S>(e) && !world.has::<B>(e));
+}
+
+#[test]
+fn error_types_implement_std_error() {
+    fn as_error(err: &dyn Error) -> String {
+        err.to_string()
+    }
+    let mut world = World::new();
+    let e = world.spawn(A(1));
+    world.despawn(e).unwrap();
+    let entity_err = world.despawn(e).unwrap_err();
+    let component_err = world.get::<A>(e).unwrap_err();
+    let live = world.spawn(());
+    let missing_err = world.get::<A>(live).unwrap_err();
+    let mut q = world.query::<&A>();
+    let query_err = q.get(&world, live).unwrap_err();
+    let stale_query_err = q.get(&world, e).unwrap_err();
+
+    assert!(as_error(&entity_err).contains("does not exist"));
+    assert!(as_error(&component_err).contains("does not exist"));
+    assert!(as_error(&missing_err).contains("`A`"));
+    assert!(as_error(&query_err).contains("does not match query"));
+    assert!(as_error(&stale_query_err).contains("does not exist"));
+    let boxed: Box<dyn Error + Send + Sync> = Box::new(missing_err.clone());
+    assert_eq!(boxed.to_string(), missing_err.to_string());
+    let converted: ComponentError = entity_err.into();
+    assert_eq!(converted, ComponentError::NoSuchEntity(e));
+}
+
+// ----- drop counting ----------------------------------------------------------------
+
+/// A component that counts its drops in a counter private to one test.
+trait Tracked: Component + Sized {
+    fn new(value: u32, drops: &Arc<AtomicUsize>) -> Self;
+    fn value(&self) -> u32;
+}
+
+#[derive(Component)]
+struct TableTracked {
+    value: u32,
+    drops: Arc<AtomicUsize>,
+}
+
+#[derive(Component)]
+#[component(storage = "sparse")]
+struct SparseTracked {
+    value: u32,
+    drops: Arc<AtomicUsize>,
+}
+
+macro_rules! impl_tracked {
+    ($t:ident) => {
+        impl Tracked for $t {
+            fn new(value: u32, drops: &Arc<AtomicUsize>) -> Self {
+                $t {
+                    value,
+                    drops: Arc::clone(drops),
+                }
+            }
+            fn value(&self) -> u32 {
+                self.value
+            }
+        }
+        impl Drop for $t {
+            fn drop(&mut self) {
+                self.drops.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    };
+}
+impl_tracked!(TableTracked);
+impl_tracked!(SparseTracked);
+
+fn counter() -> Arc<AtomicUsize> {
+    Arc::new(AtomicUsize::new(0))
+}
+
+fn count(c: &Arc<AtomicUsize>) -> usize {
+    c.load(Ordering::SeqCst)
+}
+
+fn drops_spawn<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let mut es = Vec::new();
+    for i in 0..10 {
+        es.push(world.spawn(T::new(i, &drops)));
+        es.push(world.spawn((Plain(i), T::new(100 + i, &drops))));
+        es.push(world.spawn((T::new(200 + i, &drops), S(i), Marker)));
+    }
+    assert_eq!(count(&drops), 0, "spawning drops nothing");
+    for (k, e) in es.iter().enumerate() {
+        let i = (k / 3) as u32;
+        assert_eq!(
+            world.get::<T>(*e).unwrap().value(),
+            [i, 100 + i, 200 + i][k % 3]
+        );
+    }
+    world.check_invariants();
+    drop(world);
+    assert_eq!(count(&drops), 30);
+}
+
+fn drops_spawn_batch<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let a = world.spawn_batch((0..100).map(|i| T::new(i, &drops)));
+    let b = world.spawn_batch((0..100).map(|i| (Plain(i), T::new(1000 + i, &drops))));
+    assert_eq!(count(&drops), 0);
+    for (i, e) in a.iter().enumerate() {
+        assert_eq!(world.get::<T>(*e).unwrap().value(), i as u32);
+    }
+    for (i, e) in b.iter().enumerate() {
+        assert_eq!(world.get::<T>(*e).unwrap().value(), 1000 + i as u32);
+    }
+    world.check_invariants();
+    drop(world);
+    assert_eq!(count(&drops), 200);
+}
+
+fn drops_insert_replace<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let e = world.spawn((T::new(1, &drops), Plain(0)));
+    let other = world.spawn((T::new(99, &drops), Plain(1)));
+    world.insert_one(e, T::new(2, &drops)).unwrap();
+    assert_eq!(count(&drops), 1, "the old value is dropped once");
+    assert_eq!(world.get::<T>(e).unwrap().value(), 2);
+    // Replace while the entity moves to another archetype.
+    world.insert(e, (T::new(3, &drops), Marker)).unwrap();
+    assert_eq!(count(&drops), 2);
+    assert_eq!(world.get::<T>(e).unwrap().value(), 3);
+    // Replace inside a bigger bundle, with the replaced value not first.
+    world
+        .insert(e, (Plain(5), S(1), T::new(4, &drops)))
+        .unwrap();
+    assert_eq!(count(&drops), 3);
+    assert_eq!(world.get::<T>(e).unwrap().value(), 4);
+    assert_eq!(world.get::<T>(other).unwrap().value(), 99);
+    world.check_invariants();
+    drop(world);
+    assert_eq!(count(&drops), 5);
+}
+
+fn drops_remove<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..5)
+        .map(|i| world.spawn((T::new(i, &drops), Plain(i))))
+        .collect();
+    let (t, p) = world.remove::<(T, Plain)>(es[1]).unwrap();
+    assert_eq!((t.value(), p), (1, Plain(1)));
+    assert_eq!(count(&drops), 0, "a removed value belongs to the caller");
+    drop(t);
+    assert_eq!(count(&drops), 1);
+    let t = world.remove::<T>(es[3]).unwrap();
+    assert_eq!(t.value(), 3);
+    assert_eq!(count(&drops), 1);
+    drop(t);
+    assert_eq!(count(&drops), 2);
+    for (i, e) in es.iter().enumerate() {
+        if i == 1 || i == 3 {
+            assert!(!world.has::<T>(*e));
+        } else {
+            assert_eq!(world.get::<T>(*e).unwrap().value(), i as u32);
+        }
+    }
+    world.check_invariants();
+    drop(world);
+    assert_eq!(count(&drops), 5);
+}
+
+fn drops_remove_one<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..5)
+        .map(|i| world.spawn((T::new(i, &drops), Marker)))
+        .collect();
+    let t = world.remove_one::<T>(es[0]).unwrap();
+    assert_eq!(t.value(), 0);
+    assert_eq!(count(&drops), 0);
+    drop(t);
+    assert_eq!(count(&drops), 1);
+    assert!(world.remove_one::<T>(es[0]).is_err());
+    assert_eq!(count(&drops), 1);
+    for (i, e) in es.iter().enumerate().skip(1) {
+        assert_eq!(world.get::<T>(*e).unwrap().value(), i as u32);
+    }
+    drop(world);
+    assert_eq!(count(&drops), 5);
+}
+
+fn drops_despawn<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..10)
+        .map(|i| world.spawn((T::new(i, &drops), Plain(i))))
+        .collect();
+    for e in es.iter().step_by(2) {
+        world.despawn(*e).unwrap();
+    }
+    assert_eq!(count(&drops), 5);
+    for (i, e) in es.iter().enumerate() {
+        if i % 2 == 1 {
+            assert_eq!(world.get::<T>(*e).unwrap().value(), i as u32);
+        }
+    }
+    assert!(world.despawn(es[0]).is_err());
+    assert_eq!(count(&drops), 5);
+    for e in es.iter().skip(1).step_by(2) {
+        world.despawn(*e).unwrap();
+    }
+    assert_eq!(count(&drops), 10);
+    world.check_invariants();
+    drop(world);
+    assert_eq!(count(&drops), 10);
+}
+
+fn drops_clear<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    for i in 0..5 {
+        world.spawn(T::new(i, &drops));
+        world.spawn((T::new(i, &drops), Plain(i), S(i)));
+    }
+    world.clear();
+    assert_eq!(count(&drops), 10);
+    assert!(world.is_empty());
+    let e = world.spawn(T::new(7, &drops));
+    assert_eq!(world.get::<T>(e).unwrap().value(), 7);
+    world.clear();
+    assert_eq!(count(&drops), 11);
+    world.spawn(T::new(8, &drops));
+    drop(world);
+    assert_eq!(count(&drops), 12);
+}
+
+fn drops_drop_world<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let mut created = 0;
+    for i in 0..20u32 {
+        let e = world.spawn((T::new(i, &drops), Plain(i)));
+        created += 1;
+        if i % 3 == 0 {
+            world.insert_one(e, Marker).unwrap();
+        }
+        if i % 4 == 0 {
+            world.remove_one::<Plain>(e).unwrap();
+        }
+        if i % 5 == 0 {
+            world.insert_one(e, T::new(1000 + i, &drops)).unwrap();
+            created += 1;
+        }
+        if i % 7 == 0 {
+            world.despawn(e).unwrap();
+        }
+    }
+    let before = count(&drops);
+    let live = world.len();
+    drop(world);
+    assert_eq!(count(&drops), created);
+    assert_eq!(count(&drops) - before, live);
+}
+
+fn drops_nothing_when_moving<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..20).map(|i| world.spawn(T::new(i, &drops))).collect();
+    for (i, &e) in es.iter().enumerate() {
+        world.insert_one(e, Plain(i as u32)).unwrap();
+        world.insert(e, (Marker, S(1))).unwrap();
+        world.remove_one::<Plain>(e).unwrap();
+        if i % 2 == 0 {
+            world.remove::<(Marker, S)>(e).unwrap();
+        }
+    }
+    assert_eq!(count(&drops), 0, "moving between archetypes drops nothing");
+    for (i, &e) in es.iter().enumerate() {
+        assert_eq!(world.get::<T>(e).unwrap().value(), i as u32);
+    }
+    world.check_invariants();
+    drop(world);
+    assert_eq!(count(&drops), 20);
+}
+
+fn drops_rejected_insert_bundle<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let e = world.spawn(Plain(0));
+    world.despawn(e).unwrap();
+    assert_eq!(
+        world.insert(e, (T::new(1, &drops), Plain(1))),
+        Err(EntityError::NoSuchEntity(e))
+    );
+    assert_eq!(count(&drops), 1, "the refused bundle is dropped once");
+    assert_eq!(
+        world.insert_one(e, T::new(2, &drops)),
+        Err(EntityError::NoSuchEntity(e))
+    );
+    assert_eq!(count(&drops), 2);
+    drop(world);
+    assert_eq!(count(&drops), 2);
+}
+
+fn drops_nothing_on_failed_remove<T: Tracked>() {
+    let drops = counter();
+    let mut world = World::new();
+    let e = world.spawn((T::new(1, &drops), Plain(1)));
+    assert!(world.remove::<(T, Marker)>(e).is_err());
+    assert!(world.remove::<(Plain, T, B)>(e).is_err());
+    assert_eq!(count(&drops), 0);
+    assert_eq!(world.get::<T>(e).unwrap().value(), 1);
+    assert_eq!(*world.get::<Plain>(e).unwrap(), Plain(1));
+    drop(world);
+    assert_eq!(count(&drops), 1);
+}
+
+macro_rules! drop_tests {
+    ($module:ident, $t:ty) => {
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn spawn() {
+                drops_spawn::<$t>();
+            }
+            #[test]
+            fn spawn_batch() {
+                drops_spawn_batch::<$t>();
+            }
+            #[test]
+            fn insert_replace() {
+                drops_insert_replace::<$t>();
+            }
+            #[test]
+            fn remove() {
+                drops_remove::<$t>();
+            }
+            #[test]
+            fn remove_one() {
+                drops_remove_one::<$t>();
+            }
+            #[test]
+            fn despawn() {
+                drops_despawn::<$t>();
+            }
+            #[test]
+            fn clear() {
+                drops_clear::<$t>();
+            }
+            #[test]
+            fn drop_world() {
+                drops_drop_world::<$t>();
+            }
+            #[test]
+            fn move_between_archetypes() {
+                drops_nothing_when_moving::<$t>();
+            }
+            #[test]
+            fn rejected_insert_drops_bundle() {
+                drops_rejected_insert_bundle::<$t>();
+            }
+            #[test]
+            fn failed_remove() {
+                drops_nothing_on_failed_remove::<$t>();
+            }
+        }
+    };
+}
+
+drop_tests!(drop_table, TableTracked);
+drop_tests!(drop_sparse, SparseTracked);
+
+// ----- zero-sized and over-aligned components ----------------------------------------
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct Zst;
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+struct SparseZst;
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[repr(align(64))]
+struct Align64(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[repr(align(128))]
+struct Align128(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+#[repr(align(64))]
+struct SparseAlign64(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+#[repr(align(128))]
+struct SparseAlign128(u32);
+
+/// A zero-sized aligned type: size 0, align 64.
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[repr(align(64))]
+struct AlignedZst;
+
+fn addr<T>(r: &T) -> usize {
+    r as *const T as usize
+}
+
+#[test]
+fn zero_sized_components_table_and_sparse() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..500)
+        .map(|i| match i % 3 {
+            0 => world.spawn((Zst, Plain(i))),
+            1 => world.spawn((SparseZst, Plain(i))),
+            _ => world.spawn((Zst, SparseZst, AlignedZst, Plain(i))),
+        })
+        .collect();
+    // Move them around: add/remove other components.
+    for (i, &e) in es.iter().enumerate() {
+        if i % 2 == 0 {
+            world.insert_one(e, Marker).unwrap();
+        }
+        if i % 5 == 0 {
+            world.remove_one::<Plain>(e).unwrap();
+        }
+        if i % 7 == 0 {
+            world.insert(e, (Zst, SparseZst)).unwrap();
+        }
+    }
+    let mut expect_zst = 0;
+    let mut expect_sparse = 0;
+    for (i, &e) in es.iter().enumerate() {
+        let has_zst = i % 3 != 1 || i % 7 == 0;
+        let has_sparse = i % 3 != 0 || i % 7 == 0;
+        expect_zst += has_zst as usize;
+        expect_sparse += has_sparse as usize;
+        assert_eq!(
+            world.get::<Zst>(e).ok(),
+            has_zst.then_some(&Zst),
+            "entity {i}"
+        );
+        assert_eq!(
+            world.get::<SparseZst>(e).ok(),
+            has_sparse.then_some(&SparseZst)
+        );
+        if i % 3 == 2 {
+            let z = world.get::<AlignedZst>(e).unwrap();
+            assert_eq!(addr(z) % 64, 0);
+        }
+        if i % 5 != 0 {
+            assert_eq!(*world.get::<Plain>(e).unwrap(), Plain(i as u32));
+        }
+        assert_eq!(world.has::<Marker>(e), i % 2 == 0);
+    }
+    let mut q = world.query::<&Zst>();
+    assert_eq!(q.iter(&world).count(), expect_zst);
+    let mut qs = world.query::<(Entity, &SparseZst)>();
+    assert_eq!(qs.iter(&world).count(), expect_sparse);
+    let mut qa = world.query::<&AlignedZst>();
+    let mut n = 0;
+    for z in qa.iter(&world) {
+        assert_eq!(addr(z) % 64, 0);
+        n += 1;
+    }
+    assert_eq!(n, es.len() / 3);
+
+    for &e in &es[..250] {
+        world.despawn(e).unwrap();
+    }
+    assert_eq!(world.remove_one::<Zst>(es[252]), Ok(Zst));
+    assert_eq!(world.remove_one::<SparseZst>(es[251]), Ok(SparseZst));
+    world.check_invariants();
+}
+
+static ZST_DROPS: AtomicUsize = AtomicUsize::new(0);
+static SPARSE_ZST_DROPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Zero-sized, with a drop counter only `zero_sized_values_are_dropped_once`
+/// uses.
+#[derive(Component)]
+struct DropZst;
+impl Drop for DropZst {
+    fn drop(&mut self) {
+        ZST_DROPS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[derive(Component)]
+#[component(storage = "sparse")]
+struct SparseDropZst;
+impl Drop for SparseDropZst {
+    fn drop(&mut self) {
+        SPARSE_ZST_DROPS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn zero_sized_values_are_dropped_once() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..50)
+        .map(|i| world.spawn((DropZst, SparseDropZst, Plain(i))))
+        .collect();
+    let batch = world.spawn_batch((0..50).map(|_| (DropZst, SparseDropZst)));
+    assert_eq!(ZST_DROPS.load(Ordering::SeqCst), 0);
+    assert_eq!(SPARSE_ZST_DROPS.load(Ordering::SeqCst), 0);
+    assert!(batch.iter().all(|&e| world.has::<DropZst>(e)));
+    // Remove: the caller drops.
+    let (z, s) = world.remove::<(DropZst, SparseDropZst)>(es[0]).unwrap();
+    assert_eq!(ZST_DROPS.load(Ordering::SeqCst), 0);
+    drop((z, s));
+    assert_eq!(ZST_DROPS.load(Ordering::SeqCst), 1);
+    assert_eq!(SPARSE_ZST_DROPS.load(Ordering::SeqCst), 1);
+    // Replace.
+    world.insert(es[1], (DropZst, SparseDropZst)).unwrap();
+    assert_eq!(ZST_DROPS.load(Ordering::SeqCst), 2);
+    assert_eq!(SPARSE_ZST_DROPS.load(Ordering::SeqCst), 2);
+    // Move without drop.
+    world.insert_one(es[2], Marker).unwrap();
+    assert_eq!(ZST_DROPS.load(Ordering::SeqCst), 2);
+    // Despawn.
+    world.despawn(es[3]).unwrap();
+    assert_eq!(ZST_DROPS.load(Ordering::SeqCst), 3);
+    assert_eq!(SPARSE_ZST_DROPS.load(Ordering::SeqCst), 3);
+    // Clear: 101 values of each were made (100 spawned, 1 replacement) and 3
+    // dropped so far, so 98 were still alive.
+    world.clear();
+    assert_eq!(ZST_DROPS.load(Ordering::SeqCst), 3 + 98);
+    assert_eq!(SPARSE_ZST_DROPS.load(Ordering::SeqCst), 3 + 98);
+    // Dropping the world.
+    world.spawn_batch((0..10).map(|_| (DropZst, SparseDropZst)));
+    drop(world);
+    assert_eq!(ZST_DROPS.load(Ordering::SeqCst), 111);
+    assert_eq!(SPARSE_ZST_DROPS.load(Ordering::SeqCst), 111);
+    assert_eq!(batch.len(), 50);
+}
+
+#[test]
+fn over_aligned_components_stay_aligned_through_moves() {
+    let mut world = World::new();
+    let n = 300u32;
+    let es: Vec<Entity> = (0..n)
+        .map(|i| match i % 4 {
+            0 => world.spawn(Align64(i)),
+            1 => world.spawn((Plain(i), Align128(i), Align64(i))),
+            2 => world.spawn((SparseAlign64(i), Align64(i), SparseAlign128(i))),
+            _ => world.spawn((Align128(i), Align64(i), SparseAlign128(i), Zst)),
+        })
+        .collect();
+    let batch = world.spawn_batch((n..n + 100).map(|i| (Align64(i), Align128(i), Marker)));
+
+    // Shuffle entities through archetypes.
+    for (i, &e) in es.iter().enumerate() {
+        let i = i as u32;
+        if i % 3 == 0 {
+            world.insert_one(e, Plain(i)).unwrap();
+        }
+        if i % 5 == 0 {
+            world.insert(e, (Align128(i), SparseAlign64(i))).unwrap();
+        }
+        if i % 7 == 0 && world.has::<Align128>(e) {
+            assert_eq!(world.remove_one::<Align128>(e), Ok(Align128(i)));
+        }
+        if i % 11 == 0 {
+            world.insert_one(e, Marker).unwrap();
+            world.remove_one::<Marker>(e).unwrap();
+        }
+    }
+    for &e in es.iter().step_by(13) {
+        world.despawn(e).unwrap();
+    }
+
+    let mut expect: HashMap<Entity, u32> = HashMap::new();
+    for (i, &e) in es.iter().enumerate() {
+        if i % 13 != 0 {
+            expect.insert(e, i as u32);
+        }
+    }
+    for (k, &e) in batch.iter().enumerate() {
+        expect.insert(e, n + k as u32);
+    }
+
+    for (&e, &i) in &expect {
+        let a = world.get::<Align64>(e).unwrap();
+        assert_eq!(*a, Align64(i));
+        assert_eq!(addr(a) % 64, 0, "Align64 of {e:?} misaligned");
+        if let Ok(b) = world.get::<Align128>(e) {
+            assert_eq!(*b, Align128(i));
+            assert_eq!(addr(b) % 128, 0);
+        }
+        if let Ok(s) = world.get::<SparseAlign64>(e) {
+            assert_eq!(*s, SparseAlign64(i));
+            assert_eq!(addr(s) % 64, 0);
+        }
+        if let Ok(s) = world.get::<SparseAlign128>(e) {
+            assert_eq!(*s, SparseAlign128(i));
+            assert_eq!(addr(s) % 128, 0);
+        }
+        let m = world.get_mut::<Align64>(e).unwrap();
+        assert_eq!(addr(&*m) % 64, 0);
+    }
+
+    let mut q = world.query::<(
+        Entity,
+        &Align64,
+        Option<&Align128>,
+        Option<&SparseAlign64>,
+        Option<&SparseAlign128>,
+    )>();
+    let mut seen = 0;
+    for (e, a, b, s, t) in q.iter(&world) {
+        let i = expect[&e];
+        assert_eq!(*a, Align64(i));
+        assert_eq!(addr(a) % 64, 0);
+        if let Some(b) = b {
+            assert_eq!(*b, Align128(i));
+            assert_eq!(addr(b) % 128, 0);
+        }
+        if let Some(s) = s {
+            assert_eq!(*s, SparseAlign64(i));
+            assert_eq!(addr(s) % 64, 0);
+        }
+        if let Some(t) = t {
+            assert_eq!(*t, SparseAlign128(i));
+            assert_eq!(addr(t) % 128, 0);
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, expect.len());
+
+    let mut qm = world.query::<(&mut Align64, &mut Align128)>();
+    let mut seen_mut = 0;
+    qm.iter_mut(&mut world).for_each(|(a, b)| {
+        assert_eq!(addr(&*a) % 64, 0);
+        assert_eq!(addr(&*b) % 128, 0);
+        a.0 += 1;
+        seen_mut += 1;
+    });
+    assert!(seen_mut > 0);
+    world.check_invariants();
+}
+
+// ----- spawn_batch with dishonest size hints -------------------------------------------
+
+/// Yields `0..len` wrapped in `A`, reporting whatever size hint it is told to.
+struct Liar {
+    next: u32,
+    len: u32,
+    hint: (usize, Option<usize>),
+}
+
+impl Iterator for Liar {
+    type Item = A;
+    fn next(&mut self) -> Option<A> {
+        (self.next < self.len).then(|| {
+            self.next += 1;
+            A(self.next - 1)
+        })
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.hint
+    }
+}
+
+fn batch_with_hint(len: u32, hint: (usize, Option<usize>)) {
+    let mut world = World::new();
+    let before = world.spawn(A(u32::MAX));
+    let es = world.spawn_batch(Liar { next: 0, len, hint });
+    assert_eq!(es.len(), len as usize);
+    assert_eq!(world.len(), len as usize + 1);
+    for (i, &e) in es.iter().enumerate() {
+        assert_eq!(*world.get::<A>(e).unwrap(), A(i as u32));
+    }
+    let mut q = world.query::<&A>();
+    assert_eq!(q.iter(&world).count(), len as usize + 1);
+    assert_eq!(*world.get::<A>(before).unwrap(), A(u32::MAX));
+    let after = world.spawn(A(7));
+    assert_eq!(*world.get::<A>(after).unwrap(), A(7));
+    world.check_invariants();
+}
+
+#[test]
+fn spawn_batch_size_hint_too_low() {
+    batch_with_hint(1000, (0, None));
+    batch_with_hint(1000, (0, Some(0)));
+    batch_with_hint(1000, (10, Some(10)));
+}
+
+#[test]
+fn spawn_batch_size_hint_too_high() {
+    batch_with_hint(10, (usize::MAX, None));
+    batch_with_hint(10, (usize::MAX, Some(usize::MAX)));
+    batch_with_hint(0, (usize::MAX, None));
+    batch_with_hint(3, (1 << 40, Some(1 << 41)));
+}
+
+#[test]
+fn spawn_batch_of_sparse_and_mixed_bundles() {
+    let mut world = World::new();
+    let es = world.spawn_batch((0..100).map(|i| (A(i), S(i * 2))));
+    let empty = world.spawn_batch(std::iter::empty::<(A, S)>());
+    assert!(empty.is_empty());
+    assert_eq!(world.len(), 100);
+    for (i, &e) in es.iter().enumerate() {
+        assert_eq!(*world.get::<A>(e).unwrap(), A(i as u32));
+        assert_eq!(*world.get::<S>(e).unwrap(), S(i as u32 * 2));
+    }
+    world.check_invariants();
+}
+
+// ----- archetype graph ---------------------------------------------------------------
+
+#[test]
+fn archetype_edges_are_reused() {
+    let mut world = World::new();
+    assert_eq!(world.archetype_count(), 1, "just the empty archetype");
+    let e1 = world.spawn(A(1));
+    let e2 = world.spawn(A(2));
+    let e3 = world.spawn(A(3));
+    let base = world.archetype_count();
+    assert_eq!(base, 2);
+
+    world.insert_one(e1, B(1)).unwrap(); // {A} -> {A,B}: new archetype
+    assert_eq!(world.archetype_count(), base + 1);
+    world.insert_one(e2, B(2)).unwrap(); // same move: no new archetype
+    assert_eq!(world.archetype_count(), base + 1);
+    world.insert(e3, (B(3),)).unwrap(); // another bundle type, same target
+    assert_eq!(world.archetype_count(), base + 1);
+    world.remove_one::<B>(e1).unwrap(); // back to {A}
+    assert_eq!(world.archetype_count(), base + 1);
+    world.insert_one(e1, B(4)).unwrap();
+    assert_eq!(world.archetype_count(), base + 1);
+    // Sparse components never create archetypes.
+    world.insert_one(e1, S(1)).unwrap();
+    world.insert_one(e2, S(2)).unwrap();
+    assert_eq!(world.archetype_count(), base + 1);
+    // Spawning straight into {A,B}, in either order, reuses it too.
+    world.spawn((B(5), A(5)));
+    world.spawn((A(6), B(6), S(6)));
+    assert_eq!(world.archetype_count(), base + 1);
+
+    assert_eq!(*world.get::<B>(e1).unwrap(), B(4));
+    assert_eq!(*world.get::<B>(e2).unwrap(), B(2));
+    assert_eq!(*world.get::<B>(e3).unwrap(), B(3));
+    let sizes: Vec<usize> = world.archetypes().map(|a| a.len()).collect();
+    assert_eq!(sizes, [0, 0, 5]);
+    world.check_invariants();
+}
+
+// ----- determinism --------------------------------------------------------------------
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) as u32
+    }
+}
+
+/// Runs `ops` pseudo-random operations from `seed`, checking against a simple
+/// model as it goes, and returns the query order `(bits, value)`.
+fn run_ops(seed: u64, ops: usize) -> Vec<(u64, u32)> {
+    let mut rng = Lcg(seed);
+    let mut world = World::new();
+    let mut live: Vec<Entity> = Vec::new();
+    let mut model: HashMap<Entity, Option<u32>> = HashMap::new();
+    for step in 0..ops {
+        let r = rng.next();
+        let pick = |r: u32, live: &Vec<Entity>| live[(r as usize >> 4) % live.len()];
+        match r % 8 {
+            0 | 1 => {
+                let e = world.spawn(A(step as u32));
+                live.push(e);
+                model.insert(e, Some(step as u32));
+            }
+            2 => {
+                let e = world.spawn((A(step as u32), B(step as u32), S(0)));
+                live.push(e);
+                model.insert(e, Some(step as u32));
+            }
+            3 if !live.is_empty() => {
+                let e = pick(r, &live);
+                world.insert(e, (B(step as u32), C(1))).unwrap();
+            }
+            4 if !live.is_empty() => {
+                let e = pick(r, &live);
+                let had = world.has::<B>(e);
+                assert_eq!(world.remove_one::<B>(e).is_ok(), had);
+            }
+            5 if !live.is_empty() => {
+                let e = pick(r, &live);
+                world.despawn(e).unwrap();
+                live.retain(|&x| x != e);
+                model.remove(&e);
+            }
+            6 if !live.is_empty() => {
+                let e = pick(r, &live);
+                world.insert_one(e, A(step as u32 + 10_000)).unwrap();
+                model.insert(e, Some(step as u32 + 10_000));
+            }
+            7 if !live.is_empty() => {
+                let e = pick(r, &live);
+                let expected = model[&e].map(A);
+                assert_eq!(world.remove_one::<A>(e).ok(), expected);
+                model.insert(e, None);
+            }
+            _ => {
+                let e = world.spawn(());
+                live.push(e);
+                model.insert(e, None);
+            }
+        }
+    }
+    world.check_invariants();
+    assert_eq!(world.len(), live.len());
+
+    let mut q = world.query::<(Entity, &A)>();
+    let order: Vec<(u64, u32)> = q.iter(&world).map(|(e, a)| (e.to_bits(), a.0)).collect();
+
+    let mut from_query: Vec<(u64, u32)> = order.clone();
+    from_query.sort_unstable();
+    let mut from_model: Vec<(u64, u32)> = model
+        .iter()
+        .filter_map(|(e, v)| v.map(|v| (e.to_bits(), v)))
+        .collect();
+    from_model.sort_unstable();
+    assert_eq!(from_query, from_model, "query disagrees with the model");
+    order
+}
+
+#[test]
+fn same_operations_give_same_iteration_order() {
+    for seed in [1, 42, 0xDEAD_BEEF] {
+        let first = run_ops(seed, 200);
+        let second = run_ops(seed, 200);
+        assert!(!first.is_empty());
+        assert_eq!(first, second, "seed {seed}");
+    }
+    let long_a = run_ops(7, 2000);
+    let long_b = run_ops(7, 2000);
+    assert_eq!(long_a, long_b);
+}
