@@ -18,11 +18,14 @@
 //!
 //! # Cost
 //!
-//! Writing a "changed" tick on every `&mut T` access costs a store per
-//! entity. mosaic only pays it for component types that some `Changed<T>`
-//! filter watches: building such a filter switches tracking on for `T` in that
-//! world. A query built later still sees every value as changed on its first
-//! run, so nothing observable is lost. `World::get_mut` always records.
+//! Ticks cost 8 bytes per component value, a write per structural change and
+//! a store per `&mut T` access. mosaic only pays that for component types
+//! that some `Added<T>` or `Changed<T>` filter watches: building the first
+//! such filter switches tracking on for `T` in that world, and every `T`
+//! already present is stamped with the current tick. Nothing observable is
+//! lost, because the first run of any query state reports every value as
+//! added and changed anyway. Once on, tracking stays on, and
+//! `World::get_mut`, replacing inserts and `&mut T` query access all record.
 
 /// A point in a world's change history.
 ///
@@ -94,6 +97,26 @@ impl Tick {
     #[inline]
     pub(crate) fn never_before(this_run: Tick) -> Tick {
         Tick(this_run.0.wrapping_add(1))
+    }
+}
+
+/// The two ticks every component value carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ComponentTicks {
+    /// When the value was added to its entity.
+    pub added: Tick,
+    /// When the value was last mutably accessed (or added).
+    pub changed: Tick,
+}
+
+impl ComponentTicks {
+    /// Both ticks at `tick`: a fresh value.
+    #[inline]
+    pub(crate) fn new(tick: Tick) -> Self {
+        ComponentTicks {
+            added: tick,
+            changed: tick,
+        }
     }
 }
 

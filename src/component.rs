@@ -182,8 +182,9 @@ impl ComponentInfo {
         self.type_id
     }
 
-    /// True if `&mut` access through queries records change ticks (switched
-    /// on by the first `Changed<T>` filter built in this world).
+    /// True if this world records change ticks for the type (switched on by
+    /// the first `Added<T>` or `Changed<T>` filter built in this world; see
+    /// [`Tick`](crate::Tick) for the rules).
     ///
     /// # Example
     /// ```

@@ -28,7 +28,7 @@ use crate::component::{
 use crate::entity::{Entities, Entity, EntityLocation};
 use crate::error::{ComponentError, EntityError};
 use crate::query::{QueryData, QueryFilter, QueryState};
-use crate::storage::bundle_io::{self, WriteCtx};
+use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, SparseSets, Table};
 
 /// How many rows `spawn_batch` reserves up front at most: an iterator's
@@ -164,13 +164,13 @@ impl World {
         let target = plan.edge.target;
         let table = plan.dst.unwrap_or(plan.src);
         let mut panics = DeferredPanic::new();
-        let mut ctx = WriteCtx {
+        let ctx = WriteCtx {
             components: &self.components,
             sparse: &mut self.sparse,
             panics: &mut panics,
             tick,
         };
-        let row = bundle_io::push_new_row(table, entity, bundle, info, plan.edge, &mut ctx);
+        let row = NewRows::new(table, info, plan.edge, ctx).push(entity, bundle);
         self.entities
             .set_location(entity.index(), location(target, row));
         panics.resume();
@@ -209,15 +209,16 @@ impl World {
         self.entities.reserve_capacity(reserve);
         let mut spawned = Vec::with_capacity(reserve);
         let mut panics = DeferredPanic::new();
-        let mut ctx = WriteCtx {
+        let ctx = WriteCtx {
             components: &self.components,
             sparse: &mut self.sparse,
             panics: &mut panics,
             tick,
         };
+        let mut rows = NewRows::new(table, info, plan.edge, ctx);
         for bundle in bundles {
             let entity = self.entities.alloc();
-            let row = bundle_io::push_new_row(table, entity, bundle, info, plan.edge, &mut ctx);
+            let row = rows.push(entity, bundle);
             self.entities
                 .set_location(entity.index(), location(target, row));
             spawned.push(entity);
@@ -748,16 +749,30 @@ impl World {
         self.last_check_tick = now;
     }
 
+    /// Starts recording change ticks for component `id` (for `Added` and
+    /// `Changed` filters): existing values get the current tick, new ones
+    /// their own. Idempotent.
+    pub(crate) fn track_ticks(&mut self, id: ComponentId) {
+        if self.components.info(id).tracks_changes() {
+            return;
+        }
+        self.components.enable_change_tracking(id);
+        let now = self.change_tick();
+        for archetype in self.archetypes.iter_mut() {
+            if let Some(column) = archetype.table.column_mut(id) {
+                column.track_ticks(now);
+            }
+        }
+        if let Some(set) = self.sparse.get_mut(id) {
+            set.track_ticks(now);
+        }
+    }
+
     // ----- crate-internal access for the query layer -------------------------
 
     #[inline]
     pub(crate) fn components(&self) -> &Components {
         &self.components
-    }
-
-    #[inline]
-    pub(crate) fn components_mut(&mut self) -> &mut Components {
-        &mut self.components
     }
 
     #[inline]
@@ -780,13 +795,8 @@ impl World {
     fn flush(&mut self) {
         if self.entities.needs_flush() {
             let table: &mut Table = self.archetypes.table_mut(ArchetypeId::EMPTY);
-            let tick = self.change_tick.load(Ordering::Relaxed);
-            self.entities.flush(|entity| {
-                // SAFETY: the empty archetype's table has no columns, so a
-                // new row has nothing left to write.
-                let row = unsafe { table.push_uninit_row(entity, Tick::new(tick)) };
-                location(ArchetypeId::EMPTY, row)
-            });
+            self.entities
+                .flush(|entity| location(ArchetypeId::EMPTY, table.push_empty(entity)));
         }
     }
 

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use super::tuples::all_query_tuples;
 use super::{Access, TickRange};
 use crate::archetype::Archetype;
-use crate::change::Tick;
+use crate::change::{ComponentTicks, Tick};
 use crate::component::{Component, ComponentId, StorageType};
 use crate::entity::Entity;
 use crate::storage::SparseSet;
@@ -87,6 +87,15 @@ pub unsafe trait QueryData {
         entity: Entity,
         row: usize,
     ) -> Option<Self::Item<'w>>;
+
+    /// True if fetching writes change ticks in the current table. Iteration
+    /// runs a separate loop when this is false, so the untracked case pays
+    /// no per-row check.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn writes_ticks(_fetch: &Self::Fetch<'_>) -> bool {
+        false
+    }
 }
 
 /// Query data that only reads: `iter` and `get` with a shared world accept
@@ -258,7 +267,7 @@ unsafe impl<T: Component> ReadOnlyQueryData for &T {}
 #[doc(hidden)]
 pub struct WriteFetch<'w, T> {
     column: *mut T,
-    changed: *mut Tick,
+    changed: *mut ComponentTicks,
     sparse: Option<&'w SparseSet>,
     track: bool,
     tick: Tick,
@@ -311,9 +320,14 @@ unsafe impl<T: Component> QueryData for &mut T {
                     .table
                     .column(id)
                     .expect("a matched archetype has the column");
-                fetch.changed = column.changed_ptr();
+                fetch.changed = column.ticks_ptr();
             }
         }
+    }
+
+    #[inline(always)]
+    fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
+        !fetch.changed.is_null() || (T::STORAGE == StorageType::SparseSet && fetch.track)
     }
 
     #[inline(always)]
@@ -328,7 +342,7 @@ unsafe impl<T: Component> QueryData for &mut T {
                     // SAFETY: `row` is in bounds of the tick array of the
                     // column (same length as the values); the caller has
                     // exclusive access to T (contract), ticks included.
-                    unsafe { *fetch.changed.add(row) = fetch.tick };
+                    unsafe { (*fetch.changed.add(row)).changed = fetch.tick };
                 }
                 // SAFETY: `row` is in bounds; exclusive access to T and no
                 // other live item for this row (contract).
@@ -339,7 +353,7 @@ unsafe impl<T: Component> QueryData for &mut T {
                 let (dense, ptr) = sparse_ptr::<T>(Some(set), entity)?;
                 if fetch.track {
                     // SAFETY: `dense` < len; exclusive access to T's ticks.
-                    unsafe { *set.column().changed_ptr().add(dense) = fetch.tick };
+                    unsafe { (*set.column().ticks_ptr().add(dense)).changed = fetch.tick };
                 }
                 // SAFETY: the entity's initialised value; exclusive access.
                 Some(unsafe { &mut *ptr })
@@ -414,6 +428,11 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
         } else {
             Some(None)
         }
+    }
+
+    #[inline(always)]
+    fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
+        fetch.matched && Q::writes_ticks(&fetch.inner)
     }
 }
 
@@ -551,6 +570,12 @@ macro_rules! tuple_query_data {
                 let ($($f,)*) = fetch;
                 // SAFETY: forwarded contract.
                 Some(($(unsafe { $q::fetch($f, entity, row) }?,)*))
+            }
+
+            #[inline(always)]
+            fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
+                let ($($f,)*) = fetch;
+                false $(|| $q::writes_ticks($f))*
             }
         }
 

@@ -5,10 +5,10 @@ use std::marker::PhantomData;
 use super::tuples::all_query_tuples;
 use super::{Access, TickRange};
 use crate::archetype::Archetype;
-use crate::change::Tick;
+use crate::change::ComponentTicks;
 use crate::component::{short_type_name, Component, ComponentId, StorageType};
 use crate::entity::Entity;
-use crate::storage::{Column, SparseSet};
+use crate::storage::SparseSet;
 use crate::world::World;
 
 /// Narrows a query: [`With`], [`Without`], [`Or`], [`Added`], [`Changed`],
@@ -223,13 +223,13 @@ pub struct Changed<T>(PhantomData<fn() -> T>);
 /// `T`'s sparse set.
 #[doc(hidden)]
 pub struct TickFetch<'w> {
-    ticks: *const Tick,
+    ticks: *const ComponentTicks,
     sparse: Option<&'w SparseSet>,
     range: TickRange,
 }
 
 macro_rules! tick_filter {
-    ($name:ident, $ticks:ident, $track:literal) => {
+    ($name:ident, $ticks:ident) => {
         impl<T> std::fmt::Debug for $name<T> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 write!(f, "{}<{}>", stringify!($name), short_type_name::<T>())
@@ -244,9 +244,7 @@ macro_rules! tick_filter {
 
             fn init_state(world: &mut World) -> ComponentId {
                 let id = world.register_component::<T>();
-                if $track {
-                    world.components_mut().enable_change_tracking(id);
-                }
+                world.track_ticks(id);
                 id
             }
 
@@ -267,9 +265,14 @@ macro_rules! tick_filter {
                 &id: &ComponentId,
                 range: TickRange,
             ) -> TickFetch<'w> {
+                let sparse = sparse_set::<T>(world, id);
+                assert!(
+                    sparse.is_none_or(|s| s.column().is_tracked()),
+                    "change filter on an untracked sparse set"
+                );
                 TickFetch {
                     ticks: std::ptr::null(),
-                    sparse: sparse_set::<T>(world, id),
+                    sparse,
                     range,
                 }
             }
@@ -285,7 +288,8 @@ macro_rules! tick_filter {
                         .table
                         .column(id)
                         .expect("a matched archetype has the column");
-                    fetch.ticks = Column::$ticks(column);
+                    assert!(column.is_tracked(), "change filter on an untracked column");
+                    fetch.ticks = column.ticks_ptr();
                 }
             }
 
@@ -296,7 +300,7 @@ macro_rules! tick_filter {
                     // ticks (contract); writers of T's ticks never run while
                     // this query runs, or are this query's own row-by-row
                     // fetch (which touches this row only after the filter).
-                    StorageType::Table => unsafe { *fetch.ticks.add(row) },
+                    StorageType::Table => unsafe { (*fetch.ticks.add(row)).$ticks },
                     StorageType::SparseSet => {
                         let Some(set) = fetch.sparse else {
                             return false;
@@ -305,7 +309,7 @@ macro_rules! tick_filter {
                             return false;
                         };
                         // SAFETY: `dense` < len; as above.
-                        unsafe { *Column::$ticks(set.column()).add(dense) }
+                        unsafe { (*set.column().ticks_ptr().add(dense)).$ticks }
                     }
                 };
                 tick.is_newer_than(fetch.range.last_run, fetch.range.this_run)
@@ -314,8 +318,8 @@ macro_rules! tick_filter {
     };
 }
 
-tick_filter!(Added, added_ptr, false);
-tick_filter!(Changed, changed_ptr, true);
+tick_filter!(Added, added);
+tick_filter!(Changed, changed);
 
 // ----- Or ------------------------------------------------------------------------------
 

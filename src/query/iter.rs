@@ -114,6 +114,25 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     }
 }
 
+impl<'w, Q: QueryData, F: QueryFilter> QueryIter<'w, '_, Q, F> {
+    /// Folds `rows` of the current table (the caller has moved `self.row`
+    /// past them, so each row is fetched once).
+    #[inline(always)]
+    fn fold_rows<B, G>(&mut self, rows: std::ops::Range<usize>, mut acc: B, g: &mut G) -> B
+    where
+        G: FnMut(B, Q::Item<'w>) -> B,
+    {
+        for row in rows {
+            // SAFETY: rows lie within the current table, and the caller moved
+            // `self.row` past them, so each is fetched once.
+            if let Some(item) = unsafe { self.fetch_row(row) } {
+                acc = g(acc, item);
+            }
+        }
+        acc
+    }
+}
+
 impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     type Item = Q::Item<'w>;
 
@@ -151,15 +170,16 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     {
         let mut acc = init;
         loop {
-            let len = self.entities.len();
-            for row in self.row..len {
-                // SAFETY: row < len; each row once (the loop owns the rest of
-                // this table and `self` is consumed).
-                if let Some(item) = unsafe { self.fetch_row(row) } {
-                    acc = g(acc, item);
-                }
+            let rows = self.row..self.entities.len();
+            self.row = rows.end;
+            // Two copies of the loop: with no change ticks to write, the
+            // compiler drops the per-row tick check from the second one.
+            #[allow(clippy::if_same_then_else)]
+            if Q::writes_ticks(&self.data) {
+                acc = self.fold_rows(rows, acc, &mut g);
+            } else {
+                acc = self.fold_rows(rows, acc, &mut g);
             }
-            self.row = len;
             if !self.next_table() {
                 return acc;
             }

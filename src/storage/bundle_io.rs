@@ -38,21 +38,20 @@ impl ComponentWriter for Writer<'_> {
                 let (col, replace) = self.slots[self.next_slot];
                 self.next_slot += 1;
                 let column = self.table.column_at_mut(col as usize);
-                // SAFETY: the plan maps this bundle position to a column of
-                // `C`s in this table (module invariant), and `row` is in
-                // bounds (the row exists or was just pushed).
-                let ptr = unsafe { column.ptr_at(self.row) }.cast::<C>();
                 if replace {
+                    assert!(self.row < column.len(), "replaced row out of bounds");
                     column.set_changed(self.row, self.tick);
-                    // SAFETY: a replaced slot holds an initialised `C`.
-                    let old = unsafe { ptr.replace(value) };
+                    // SAFETY: the plan maps this bundle position to a column
+                    // of `C`s (module invariant); a replaced slot is in
+                    // bounds (asserted) and holds an initialised `C`.
+                    let old = unsafe { column.ptr_at(self.row).cast::<C>().replace(value) };
                     if std::mem::needs_drop::<C>() {
                         self.panics.run(|| drop(old));
                     }
                 } else {
-                    column.set_ticks(self.row, self.tick);
-                    // SAFETY: a fresh slot is unwritten; writing fills it.
-                    unsafe { ptr.write(value) };
+                    // SAFETY: the plan maps this bundle position to a column
+                    // of `C`s (module invariant).
+                    unsafe { column.push_value(value, self.tick) };
                 }
             }
             StorageType::SparseSet => {
@@ -75,9 +74,9 @@ impl ComponentWriter for Writer<'_> {
     }
 }
 
-/// Writes `bundle` into an existing `row` of `table`, the target of `edge`,
-/// whose non-bundle columns are already written. Fresh bundle slots must be
-/// exactly the ones `edge` marks as not replaced.
+/// Writes `bundle` into `row` of `table`, the target of `edge`: replaced
+/// components are overwritten in place, fresh ones pushed to their columns
+/// (which the caller left one value short for this row).
 fn write_row<B: Bundle>(
     table: &mut Table,
     row: usize,
@@ -112,27 +111,61 @@ pub(crate) struct WriteCtx<'a> {
     pub tick: Tick,
 }
 
-/// Appends a new row for `entity` holding `bundle`. `edge` must lead from the
-/// empty archetype to `table`'s archetype for this bundle.
-pub(crate) fn push_new_row<B: Bundle>(
-    table: &mut Table,
-    entity: Entity,
-    bundle: B,
-    info: &BundleInfo,
-    edge: &InsertEdge,
-    ctx: &mut WriteCtx<'_>,
-) -> usize {
-    assert_eq!(
-        edge.slots.len(),
-        table.component_ids().len(),
-        "insert plan does not cover the table"
-    );
-    // SAFETY: the plan covers every column (asserted above, and no column is
-    // named twice: bundles with duplicates are refused), so `write_row` fills
-    // every slot of the new row before anything can read it.
-    let row = unsafe { table.push_uninit_row(entity, ctx.tick) };
-    write_row(table, row, entity, bundle, info, edge, ctx);
-    row
+/// Appends new rows to one table, all for one bundle type: the plan is
+/// checked once, then each [`NewRows::push`] writes one row.
+pub(crate) struct NewRows<'t, 'c, B> {
+    table: &'t mut Table,
+    info: &'t BundleInfo,
+    edge: &'t InsertEdge,
+    ctx: WriteCtx<'c>,
+    bundle: std::marker::PhantomData<fn(B)>,
+}
+
+impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
+    /// `edge` must lead from the empty archetype to `table`'s archetype for
+    /// `B`, which `info` describes.
+    pub fn new(
+        table: &'t mut Table,
+        info: &'t BundleInfo,
+        edge: &'t InsertEdge,
+        ctx: WriteCtx<'c>,
+    ) -> Self {
+        assert_eq!(
+            edge.slots.len(),
+            table.component_ids().len(),
+            "insert plan does not cover the table"
+        );
+        assert!(
+            edge.slots.iter().all(|&(_, replace)| !replace),
+            "a new row replaces nothing"
+        );
+        NewRows {
+            table,
+            info,
+            edge,
+            ctx,
+            bundle: std::marker::PhantomData,
+        }
+    }
+
+    /// Appends a row for `entity` holding `bundle`; returns the row.
+    #[inline]
+    pub fn push(&mut self, entity: Entity, bundle: B) -> usize {
+        let row = self.table.len();
+        write_row(
+            self.table,
+            row,
+            entity,
+            bundle,
+            self.info,
+            self.edge,
+            &mut self.ctx,
+        );
+        // SAFETY: the plan names every column once (checked in `new`; bundles
+        // naming a type twice are refused), so `write_row` pushed one value to
+        // each.
+        unsafe { self.table.push_entity(entity) }
+    }
 }
 
 /// Moves `src_row` of `src` to a new row of `dst` (the target of `edge`) and
@@ -152,7 +185,7 @@ pub(crate) fn move_and_write<B: Bundle>(
     assert!(src_row < src.len(), "row out of bounds");
     // SAFETY: `dst` ⊇ `src` (an insert edge only adds), so nothing is
     // missing; the columns `dst` adds are exactly the bundle's fresh table
-    // components, which `write_row` fills right below.
+    // components, which `write_row` pushes right below.
     let (row, swapped) = unsafe { src.move_row(src_row, dst, false, ctx.panics) };
     write_row(dst, row, entity, bundle, info, edge, ctx);
     (row, swapped)

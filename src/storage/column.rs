@@ -7,7 +7,7 @@ use std::cell::UnsafeCell;
 use std::ptr::NonNull;
 
 use super::DeferredPanic;
-use crate::change::Tick;
+use crate::change::{ComponentTicks, Tick};
 use crate::component::ComponentInfo;
 
 /// A growable array of values of one (erased) type.
@@ -231,15 +231,21 @@ impl Drop for BlobVec {
     }
 }
 
-/// One component type's values plus their added/changed ticks.
+/// One component type's values plus, if the type is tracked, their change
+/// ticks.
 ///
-/// Invariant: `data.len() == added.len() == changed.len()`, except inside a
-/// structural change that writes all three before returning.
+/// Ticks cost memory and a write per structural change, so a column records
+/// them only once some `Added<T>`/`Changed<T>` filter exists for its type
+/// ([`Column::track_ticks`]).
+///
+/// Invariant: if `tracked`, `data.len() == ticks.len()`, else `ticks` is
+/// empty — except inside a structural change that restores it before
+/// returning (see [`Column::push_value`]).
 pub(crate) struct Column {
     type_id: Option<std::any::TypeId>,
     data: BlobVec,
-    added: Vec<UnsafeCell<Tick>>,
-    changed: Vec<UnsafeCell<Tick>>,
+    ticks: Vec<UnsafeCell<ComponentTicks>>,
+    tracked: bool,
 }
 
 // SAFETY: ticks are plain integers; concurrent access to them follows the same
@@ -251,8 +257,24 @@ impl Column {
         Column {
             type_id: info.type_id(),
             data: BlobVec::new(info.layout(), info.drop_fn()),
-            added: Vec::new(),
-            changed: Vec::new(),
+            ticks: Vec::new(),
+            tracked: info.tracks_changes(),
+        }
+    }
+
+    /// True if this column records change ticks.
+    #[inline]
+    pub fn is_tracked(&self) -> bool {
+        self.tracked
+    }
+
+    /// Starts recording ticks: every value present gets both ticks at `now`.
+    pub fn track_ticks(&mut self, now: Tick) {
+        if !self.tracked {
+            self.ticks = (0..self.len())
+                .map(|_| UnsafeCell::new(ComponentTicks::new(now)))
+                .collect();
+            self.tracked = true;
         }
     }
 
@@ -263,8 +285,9 @@ impl Column {
 
     pub fn reserve(&mut self, additional: usize) {
         self.data.reserve(additional);
-        self.added.reserve(additional);
-        self.changed.reserve(additional);
+        if self.tracked {
+            self.ticks.reserve(additional);
+        }
     }
 
     /// Pointer to the value in `row`.
@@ -283,29 +306,35 @@ impl Column {
         self.data.base_ptr()
     }
 
-    /// Base pointer of the "added" ticks.
+    /// Base pointer of the ticks, one [`ComponentTicks`] per value if the
+    /// column [is tracked](Column::is_tracked) (else the array is empty).
+    /// Writing through it is allowed (the ticks sit in `UnsafeCell`s) to a
+    /// holder of exclusive access to this component.
     #[inline]
-    pub fn added_ptr(&self) -> *mut Tick {
-        UnsafeCell::raw_get(self.added.as_ptr())
+    pub fn ticks_ptr(&self) -> *mut ComponentTicks {
+        UnsafeCell::raw_get(self.ticks.as_ptr())
     }
 
-    /// Base pointer of the "changed" ticks.
-    #[inline]
-    pub fn changed_ptr(&self) -> *mut Tick {
-        UnsafeCell::raw_get(self.changed.as_ptr())
-    }
-
-    /// Appends a slot whose value the caller writes right away; ticks set to
-    /// `tick`.
+    /// Appends `value` with both ticks set to `tick`.
+    ///
+    /// The column then holds one value more than its table has rows until
+    /// the caller pushes the row's entity; a caller writing a whole row pushes
+    /// every column of it before anything reads the table.
     ///
     /// # Safety
-    /// - as [`BlobVec::push_uninit`].
+    /// - `T` is this column's component type.
     #[inline]
-    pub unsafe fn push_uninit(&mut self, tick: Tick) -> *mut u8 {
-        self.added.push(UnsafeCell::new(tick));
-        self.changed.push(UnsafeCell::new(tick));
-        // SAFETY: forwarded contract.
-        unsafe { self.data.push_uninit() }
+    pub unsafe fn push_value<T: 'static>(&mut self, value: T, tick: Tick) {
+        debug_assert_eq!(
+            self.type_id,
+            Some(std::any::TypeId::of::<T>()),
+            "column type mismatch"
+        );
+        self.push_ticks(ComponentTicks::new(tick));
+        // SAFETY: the new slot is written right away, with a `T`, this
+        // column's type (contract), so its layout matches. A typed write (not
+        // a byte copy of runtime size) lets the compiler inline the store.
+        unsafe { self.data.push_uninit().cast::<T>().write(value) };
     }
 
     /// Appends the value at `src` (which the caller gives up) with both ticks
@@ -315,8 +344,7 @@ impl Column {
     /// - as [`BlobVec::push_from`].
     #[inline]
     pub unsafe fn push_from(&mut self, src: *const u8, tick: Tick) {
-        self.added.push(UnsafeCell::new(tick));
-        self.changed.push(UnsafeCell::new(tick));
+        self.push_ticks(ComponentTicks::new(tick));
         // SAFETY: forwarded contract.
         unsafe { self.data.push_from(src) };
     }
@@ -328,10 +356,9 @@ impl Column {
     /// - `row < len`; `dst` holds the same component type.
     #[inline]
     pub unsafe fn move_to(&self, row: usize, dst: &mut Column) {
-        dst.added
-            .push(UnsafeCell::new(*self.added[row].get_mut_shared()));
-        dst.changed
-            .push(UnsafeCell::new(*self.changed[row].get_mut_shared()));
+        if self.tracked {
+            dst.push_ticks(*self.ticks[row].get_shared());
+        }
         // SAFETY: row < len; same type, so same layout; the caller forgets the
         // source slot afterwards so the value is owned once.
         unsafe { dst.data.push_from(self.data.ptr_at(row)) };
@@ -343,8 +370,9 @@ impl Column {
     /// - as [`BlobVec::swap_remove_forget`].
     #[inline]
     pub unsafe fn swap_remove_forget(&mut self, row: usize) {
-        self.added.swap_remove(row);
-        self.changed.swap_remove(row);
+        if self.tracked {
+            self.ticks.swap_remove(row);
+        }
         // SAFETY: forwarded contract.
         unsafe { self.data.swap_remove_forget(row) };
     }
@@ -355,8 +383,9 @@ impl Column {
     /// - `row < len`.
     #[inline]
     pub unsafe fn swap_remove_drop(&mut self, row: usize, panics: &mut DeferredPanic) {
-        self.added.swap_remove(row);
-        self.changed.swap_remove(row);
+        if self.tracked {
+            self.ticks.swap_remove(row);
+        }
         // SAFETY: forwarded contract.
         unsafe { self.data.swap_remove_drop(row, panics) };
     }
@@ -373,7 +402,7 @@ impl Column {
         tick: Tick,
         panics: &mut DeferredPanic,
     ) {
-        *self.changed[row].get_mut() = tick;
+        self.set_changed(row, tick);
         // SAFETY: forwarded contract.
         unsafe { self.data.replace(row, src, panics) };
     }
@@ -401,42 +430,45 @@ impl Column {
         Some(unsafe { &mut *self.ptr_at(row).cast::<T>() })
     }
 
-    /// Marks `row` changed.
+    /// Marks `row` changed (if the column is tracked).
     #[inline]
     pub fn set_changed(&mut self, row: usize, tick: Tick) {
-        *self.changed[row].get_mut() = tick;
+        if self.tracked {
+            self.ticks[row].get_mut().changed = tick;
+        }
     }
 
-    /// Sets both ticks of `row` (used after writing a fresh value).
     #[inline]
-    pub fn set_ticks(&mut self, row: usize, tick: Tick) {
-        *self.added[row].get_mut() = tick;
-        *self.changed[row].get_mut() = tick;
+    fn push_ticks(&mut self, ticks: ComponentTicks) {
+        if self.tracked {
+            self.ticks.push(UnsafeCell::new(ticks));
+        }
     }
 
     pub fn clear(&mut self, panics: &mut DeferredPanic) {
-        self.added.clear();
-        self.changed.clear();
+        self.ticks.clear();
         self.data.clear(panics);
     }
 
     pub fn clamp_ticks(&mut self, now: Tick) {
-        for t in self.added.iter_mut().chain(self.changed.iter_mut()) {
-            t.get_mut().clamp_age(now);
+        for t in self.ticks.iter_mut() {
+            let t = t.get_mut();
+            t.added.clamp_age(now);
+            t.changed.clamp_age(now);
         }
     }
 }
 
-/// Reading a tick through `&self`: ticks are only written by a holder of
+/// Reading ticks through `&self`: ticks are only written by a holder of
 /// exclusive access to the component (query access rules), so a shared read
 /// here never races.
-trait SharedTick {
-    fn get_mut_shared(&self) -> &Tick;
+trait SharedTicks {
+    fn get_shared(&self) -> &ComponentTicks;
 }
 
-impl SharedTick for UnsafeCell<Tick> {
+impl SharedTicks for UnsafeCell<ComponentTicks> {
     #[inline]
-    fn get_mut_shared(&self) -> &Tick {
+    fn get_shared(&self) -> &ComponentTicks {
         // SAFETY: see the trait doc: no writer exists while `&Column` is used
         // outside a query that holds write access to this component.
         unsafe { &*self.get() }

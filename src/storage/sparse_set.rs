@@ -137,6 +137,11 @@ impl SparseSet {
         self.column.clear(panics);
     }
 
+    /// Starts recording change ticks; see [`Column::track_ticks`].
+    pub fn track_ticks(&mut self, now: Tick) {
+        self.column.track_ticks(now);
+    }
+
     pub fn clamp_ticks(&mut self, now: Tick) {
         self.column.clamp_ticks(now);
     }

@@ -73,26 +73,35 @@ impl Table {
         }
     }
 
-    /// Appends a row for `entity` whose values are all unwritten.
+    /// Appends `entity` to a table with no columns (the empty archetype's).
+    pub fn push_empty(&mut self, entity: Entity) -> usize {
+        assert!(
+            self.columns.is_empty(),
+            "push_empty on a table with columns"
+        );
+        // SAFETY: with no columns, the row has no values to push.
+        unsafe { self.push_entity(entity) }
+    }
+
+    /// Appends `entity` as the last row, whose values the caller has already
+    /// pushed to every column ([`Column::push_value`]). Returns the row.
     ///
     /// # Safety
-    /// - the caller writes every column of the new row (or moves values into
-    ///   it) before anything reads, drops or moves this table's values.
+    /// - every column holds exactly one value more than the table has rows.
     #[inline]
-    pub unsafe fn push_uninit_row(&mut self, entity: Entity, tick: Tick) -> usize {
-        let row = self.entities.len();
+    pub unsafe fn push_entity(&mut self, entity: Entity) -> usize {
+        debug_assert!(self
+            .columns
+            .iter()
+            .all(|c| c.len() == self.entities.len() + 1));
         self.entities.push(entity);
-        for c in self.columns.iter_mut() {
-            // SAFETY: forwarded to the caller.
-            unsafe { c.push_uninit(tick) };
-        }
-        row
+        self.entities.len() - 1
     }
 
     /// Moves row `row` to `dst`: values of components both tables have are
     /// moved; values `dst` lacks are dropped if `drop_missing`, else the
     /// caller has already moved them out. Columns `dst` has and `self` lacks
-    /// get unwritten slots the caller must fill.
+    /// are left one value short: the caller pushes those values.
     /// Returns the new row in `dst` and the entity that took `row`'s place
     /// here, if any.
     ///
@@ -100,8 +109,8 @@ impl Table {
     /// - `row < len`; `dst` is a different table;
     /// - if `!drop_missing`, values of `row` in columns `dst` lacks are
     ///   already moved out;
-    /// - the caller fills `dst`'s new row in columns `self` lacks before they
-    ///   are read.
+    /// - the caller pushes one value to each column of `dst` that `self`
+    ///   lacks before `dst` is read.
     pub unsafe fn move_row(
         &mut self,
         row: usize,
@@ -115,9 +124,7 @@ impl Table {
         let mut j = 0;
         for (i, &id) in self.ids.iter().enumerate() {
             while j < dst.ids.len() && dst.ids[j] < id {
-                // A column only dst has: leave an unwritten slot.
-                // SAFETY: the caller fills it (contract).
-                unsafe { dst.columns[j].push_uninit(Tick::default()) };
+                // A column only dst has: the caller pushes its value.
                 j += 1;
             }
             if j < dst.ids.len() && dst.ids[j] == id {
@@ -134,11 +141,6 @@ impl Table {
                 // SAFETY: the caller moved the value out (contract).
                 unsafe { self.columns[i].swap_remove_forget(row) };
             }
-        }
-        while j < dst.ids.len() {
-            // SAFETY: the caller fills it (contract).
-            unsafe { dst.columns[j].push_uninit(Tick::default()) };
-            j += 1;
         }
         self.entities.swap_remove(row);
         (dst_row, self.entities.get(row).copied())
