@@ -791,8 +791,10 @@ impl World {
         self.entities.get(entity)
     }
 
-    /// Makes ids reserved through `&self` live (as empty entities).
+    /// Opens a structural change: makes ids reserved through `&self` live
+    /// (as empty entities) and clamps old ticks when it is time to.
     fn flush(&mut self) {
+        self.check_change_ticks();
         if self.entities.needs_flush() {
             let table: &mut Table = self.archetypes.table_mut(ArchetypeId::EMPTY);
             self.entities
