@@ -154,6 +154,8 @@ macro_rules! all_tuples {
     };
 }
 
+pub(crate) use all_tuples;
+
 all_tuples!(tuple_bundle);
 
 /// Identifies a bundle type within one world.

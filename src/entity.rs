@@ -16,7 +16,8 @@
 
 use std::fmt;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::archetype::ArchetypeId;
 
@@ -149,7 +150,34 @@ struct EntityMeta {
     location: EntityLocation,
 }
 
-const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
+pub(crate) const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
+
+/// Hands out never-used entity indices. Shared (through an `Arc`) by a world
+/// and its command buffers, so a buffer can reserve ids that are valid at
+/// once without a lock and while the world is borrowed elsewhere.
+#[derive(Debug, Default)]
+pub(crate) struct FreshIndices(AtomicU64);
+
+impl FreshIndices {
+    /// The next never-used index. Panics once the index space is exhausted
+    /// (and keeps panicking: an index is never handed out twice).
+    #[inline]
+    pub fn next(&self) -> u32 {
+        let index = self.0.fetch_add(1, Ordering::Relaxed);
+        assert!(
+            index < u64::from(u32::MAX),
+            "entity index space exhausted: more than {} entities",
+            u32::MAX - 1
+        );
+        index as u32
+    }
+
+    /// How many indices were ever handed out.
+    #[inline]
+    fn handed_out(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
 
 /// The allocator: one [`EntityMeta`] per slot ever used, plus a free list.
 ///
@@ -158,19 +186,25 @@ const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
 ///   the one handed out for the current occupant;
 /// - every index in `free` is a dead slot whose generation is not yet
 ///   exhausted, and appears once;
-/// - `free_cursor` ≤ `free.len()`; entries `free[free_cursor..]` and indices
-///   `meta.len()..meta.len() + pending_new` are *reserved*: handed out by
-///   [`Entities::reserve`] but not yet made live by [`Entities::flush`].
+/// - `meta.len() <= fresh.handed_out()`;
+/// - *reserved* ids (handed out but not yet made live by
+///   [`Entities::flush`]) are: `free[max(free_cursor, 0)..]` (reserved
+///   through [`Entities::reserve`]), every index in `pending`, and every
+///   index in `meta.len()..fresh.handed_out()`.
 ///
 /// ```text
-///   free:   [ f0 f1 f2 | f3 f4 ]          meta: [ .. len )[ reserved new )
+///   free:   [ f0 f1 f2 | f3 f4 ]        meta: [ 0 .. len )[ reserved fresh )
 ///                      ^ free_cursor (f3, f4 reserved)
-///   cursor < 0  ⇒  free list exhausted, -cursor new indices reserved
+///   free_cursor < 0  ⇒  the free list is all reserved; later reservations
+///                        took fresh indices
 /// ```
 pub(crate) struct Entities {
     meta: Vec<EntityMeta>,
     free: Vec<u32>,
     free_cursor: AtomicI64,
+    fresh: Arc<FreshIndices>,
+    /// Fresh indices reserved elsewhere that `alloc` stepped over.
+    pending: Vec<u32>,
     len: u32,
 }
 
@@ -184,12 +218,19 @@ impl fmt::Debug for Entities {
     }
 }
 
+const DEAD: EntityMeta = EntityMeta {
+    generation: FIRST_GENERATION,
+    location: EntityLocation::INVALID,
+};
+
 impl Entities {
     pub fn new() -> Self {
         Entities {
             meta: Vec::new(),
             free: Vec::new(),
             free_cursor: AtomicI64::new(0),
+            fresh: Arc::default(),
+            pending: Vec::new(),
             len: 0,
         }
     }
@@ -200,21 +241,21 @@ impl Entities {
         self.len
     }
 
-    /// Reserves an id through a shared reference. The id is unique and becomes
-    /// a live (empty) entity at the next [`Entities::flush`].
+    /// The shared source of fresh indices, for command buffers.
+    pub fn fresh_indices(&self) -> Arc<FreshIndices> {
+        Arc::clone(&self.fresh)
+    }
+
+    /// Reserves an id through a shared reference, reusing a freed index when
+    /// one is left. The id is unique and becomes a live (empty) entity at the
+    /// next [`Entities::flush`].
     pub fn reserve(&self) -> Entity {
         let n = self.free_cursor.fetch_sub(1, Ordering::Relaxed);
         if n > 0 {
             let index = self.free[n as usize - 1];
             Entity::new(index, self.meta[index as usize].generation)
         } else {
-            let index = self.meta.len() as i64 - n;
-            assert!(
-                index < u32::MAX as i64,
-                "entity index space exhausted: more than {} entities",
-                u32::MAX - 1
-            );
-            Entity::new(index as u32, FIRST_GENERATION)
+            Entity::new(self.fresh.next(), FIRST_GENERATION)
         }
     }
 
@@ -222,57 +263,65 @@ impl Entities {
     #[inline]
     pub fn needs_flush(&self) -> bool {
         self.free_cursor.load(Ordering::Relaxed) != self.free.len() as i64
+            || !self.pending.is_empty()
+            || self.fresh.handed_out() != self.meta.len() as u64
     }
 
-    /// Makes every reserved id a live entity, calling `place` to put it
-    /// somewhere (the world puts it in the empty archetype).
+    /// Makes every reserved id a live entity, in reservation order for each
+    /// source, calling `place` to put it somewhere (the world puts it in the
+    /// empty archetype).
     pub fn flush(&mut self, mut place: impl FnMut(Entity) -> EntityLocation) {
         let cursor = *self.free_cursor.get_mut();
-        let new_from_free = if cursor >= 0 { cursor as usize } else { 0 };
-        let reserved_free: Vec<u32> = self.free.drain(new_from_free..).rev().collect();
-        for index in reserved_free {
-            let generation = self.meta[index as usize].generation;
-            let location = place(Entity::new(index, generation));
-            self.meta[index as usize].location = location;
-            self.len += 1;
+        let start = cursor.max(0) as usize;
+        // Reserved free entries were taken from the end, so the first one
+        // reserved is the last in the list.
+        for i in (start..self.free.len()).rev() {
+            let index = self.free[i];
+            self.make_live(index, &mut place);
         }
-        if cursor < 0 {
-            let start = self.meta.len();
-            for index in start..start + (-cursor) as usize {
-                let entity = Entity::new(index as u32, FIRST_GENERATION);
-                self.meta.push(EntityMeta {
-                    generation: FIRST_GENERATION,
-                    location: EntityLocation::INVALID,
-                });
-                let location = place(entity);
-                self.meta[index].location = location;
-                self.len += 1;
-            }
+        self.free.truncate(start);
+        for index in std::mem::take(&mut self.pending) {
+            self.make_live(index, &mut place);
+        }
+        let end = self.fresh.handed_out() as usize;
+        for index in self.meta.len()..end {
+            self.meta.push(DEAD);
+            self.make_live(index as u32, &mut place);
         }
         *self.free_cursor.get_mut() = self.free.len() as i64;
     }
 
-    /// Allocates a live id directly. Requires no pending reservations.
+    fn make_live(&mut self, index: u32, place: &mut impl FnMut(Entity) -> EntityLocation) {
+        let generation = self.meta[index as usize].generation;
+        let location = place(Entity::new(index, generation));
+        self.meta[index as usize].location = location;
+        self.len += 1;
+    }
+
+    /// Allocates a live id directly (its location set by the caller right
+    /// after). Requires no reservation through `&self` since the last flush;
+    /// reservations by command buffers may happen at any time.
     #[inline]
     pub fn alloc(&mut self) -> Entity {
-        debug_assert!(!self.needs_flush(), "alloc with pending reservations");
+        debug_assert_eq!(
+            *self.free_cursor.get_mut(),
+            self.free.len() as i64,
+            "alloc with pending reservations"
+        );
         self.len += 1;
         if let Some(index) = self.free.pop() {
             *self.free_cursor.get_mut() = self.free.len() as i64;
-            Entity::new(index, self.meta[index as usize].generation)
-        } else {
-            let index = self.meta.len();
-            assert!(
-                index < u32::MAX as usize,
-                "entity index space exhausted: more than {} entities",
-                u32::MAX - 1
-            );
-            self.meta.push(EntityMeta {
-                generation: FIRST_GENERATION,
-                location: EntityLocation::INVALID,
-            });
-            Entity::new(index as u32, FIRST_GENERATION)
+            return Entity::new(index, self.meta[index as usize].generation);
         }
+        let index = self.fresh.next();
+        while self.meta.len() < index as usize {
+            // A command buffer reserved this index in between: it becomes
+            // live at the next flush.
+            self.pending.push(self.meta.len() as u32);
+            self.meta.push(DEAD);
+        }
+        self.meta.push(DEAD);
+        Entity::new(index, FIRST_GENERATION)
     }
 
     /// Reserves room for `additional` more slots.
@@ -332,11 +381,13 @@ impl Entities {
     pub fn set_next_generation(&mut self, index: u32, generation: NonZeroU32) {
         debug_assert!(!self.needs_flush());
         while self.meta.len() <= index as usize {
-            let i = self.meta.len() as u32;
-            self.meta.push(EntityMeta {
-                generation: FIRST_GENERATION,
-                location: EntityLocation::INVALID,
-            });
+            let i = self.fresh.next();
+            assert_eq!(
+                i as usize,
+                self.meta.len(),
+                "set_next_generation raced a command buffer"
+            );
+            self.meta.push(DEAD);
             self.free.push(i);
         }
         let meta = &mut self.meta[index as usize];
@@ -363,6 +414,10 @@ impl Entities {
             .filter(|m| m.location != EntityLocation::INVALID)
             .count();
         assert_eq!(live, self.len as usize, "live count mismatch");
+        assert!(
+            self.meta.len() as u64 <= self.fresh.handed_out(),
+            "more slots than indices handed out"
+        );
         let mut seen = vec![false; self.meta.len()];
         for &i in &self.free {
             assert!(!seen[i as usize], "index {i} twice on the free list");

@@ -19,23 +19,36 @@ extern crate self as mosaic;
 mod archetype;
 mod bundle;
 mod change;
+mod commands;
 mod component;
 mod entity;
 mod error;
 mod query;
+mod resource;
 mod storage;
+mod system;
+mod time;
 mod world;
 
 pub use archetype::{Archetype, ArchetypeId};
 pub use bundle::Bundle;
 pub use change::Tick;
+pub use commands::{CommandBuffer, CommandError, CommandErrors, Commands};
 pub use component::{Component, ComponentId, ComponentInfo, StorageType};
 pub use entity::Entity;
 pub use error::{ComponentError, EntityError, QueryEntityError};
 pub use query::{
-    Added, Changed, Has, Or, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData,
-    With, Without,
+    Access, Added, Changed, Has, Or, Query, QueryCombinations, QueryData, QueryFilter, QueryIter,
+    QueryParIter, QuerySingleError, QueryState, ReadOnlyQueryData, With, Without,
 };
+pub use resource::{Res, ResMut};
+pub use storage::ResourceId;
+pub use system::{
+    ExecutorKind, IntoSystem, Local, Schedule, ScheduleError, SetConfig, System, SystemAccess,
+    SystemConfig, SystemMeta, SystemParam, SystemParamFunction, SystemParamItem, SystemTiming,
+    SystemTimings,
+};
+pub use time::Time;
 pub use world::{World, WorldId};
 
 /// Derive macros: `#[derive(Component)]` and `#[derive(Bundle)]`.
@@ -44,8 +57,9 @@ pub use mosaic_macros::{Bundle, Component};
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Added, Bundle, Changed, Component, ComponentError, Entity, EntityError, Has, Or,
-        QueryEntityError, QueryState, StorageType, With, Without, World,
+        Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, Entity,
+        EntityError, ExecutorKind, Has, Local, Or, Query, QueryEntityError, QuerySingleError,
+        QueryState, Res, ResMut, Schedule, ScheduleError, StorageType, Time, With, Without, World,
     };
 }
 

@@ -25,11 +25,12 @@ use crate::change::{Tick, CHECK_INTERVAL};
 use crate::component::{
     short_type_name, Component, ComponentId, ComponentInfo, Components, StorageType,
 };
+use crate::entity::FreshIndices;
 use crate::entity::{Entities, Entity, EntityLocation};
 use crate::error::{ComponentError, EntityError};
 use crate::query::{QueryData, QueryFilter, QueryState};
 use crate::storage::bundle_io::{self, NewRows, WriteCtx};
-use crate::storage::{DeferredPanic, SparseSets, Table};
+use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
 /// How many rows `spawn_batch` reserves up front at most: an iterator's
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
@@ -79,6 +80,7 @@ pub struct World {
     bundles: Bundles,
     archetypes: Archetypes,
     sparse: SparseSets,
+    resources: Resources,
     change_tick: AtomicU32,
     last_check_tick: Tick,
 }
@@ -118,6 +120,7 @@ impl World {
             bundles: Bundles::default(),
             archetypes,
             sparse: SparseSets::default(),
+            resources: Resources::default(),
             change_tick: AtomicU32::new(1),
             last_check_tick: Tick::new(1),
         }
@@ -773,6 +776,21 @@ impl World {
     #[inline]
     pub(crate) fn components(&self) -> &Components {
         &self.components
+    }
+
+    #[inline]
+    pub(crate) fn resources(&self) -> &Resources {
+        &self.resources
+    }
+
+    #[inline]
+    pub(crate) fn resources_mut(&mut self) -> &mut Resources {
+        &mut self.resources
+    }
+
+    /// The shared source of fresh entity indices (for command buffers).
+    pub(crate) fn fresh_indices(&self) -> std::sync::Arc<FreshIndices> {
+        self.entities.fresh_indices()
     }
 
     #[inline]

@@ -24,6 +24,10 @@ pub struct Access {
     reads: FixedBitSet,
     writes: FixedBitSet,
     filter_reads: FixedBitSet,
+    /// Components every matched entity has (`&T`, `&mut T`, `With<T>`).
+    required: FixedBitSet,
+    /// Components no matched entity has (`Without<T>`).
+    excluded: FixedBitSet,
     conflict: Option<ComponentId>,
 }
 
@@ -49,6 +53,54 @@ impl Access {
     /// query's own items.
     pub(crate) fn add_filter_read(&mut self, id: ComponentId) {
         grow_insert(&mut self.filter_reads, id);
+    }
+
+    /// Records that every matched entity has `id`.
+    pub(crate) fn add_required(&mut self, id: ComponentId) {
+        grow_insert(&mut self.required, id);
+    }
+
+    /// Records that no matched entity has `id`.
+    pub(crate) fn add_excluded(&mut self, id: ComponentId) {
+        grow_insert(&mut self.excluded, id);
+    }
+
+    /// Adds the data access of `other` (an optional part of this query, as
+    /// in `Option<Q>`): its reads and writes count, its requirements do not.
+    pub(crate) fn add_optional(&mut self, other: &Access) {
+        for id in other.reads.ones() {
+            self.add_read(ComponentId::new(id));
+        }
+        for id in other.writes.ones() {
+            self.add_write(ComponentId::new(id));
+        }
+        for id in other.filter_reads.ones() {
+            self.add_filter_read(ComponentId::new(id));
+        }
+        if let Some(id) = other.conflict {
+            self.conflict.get_or_insert(id);
+        }
+    }
+
+    /// A component this query and `other` could both touch with at least
+    /// one of them writing it, if any. Queries that can never match the same
+    /// entity (one requires what the other excludes) never conflict.
+    pub(crate) fn conflicts_with(&self, other: &Access) -> Option<ComponentId> {
+        if !self.required.is_disjoint(&other.excluded)
+            || !other.required.is_disjoint(&self.excluded)
+        {
+            return None;
+        }
+        let touches = |access: &Access, id: usize| {
+            access.reads.contains(id)
+                || access.writes.contains(id)
+                || access.filter_reads.contains(id)
+        };
+        self.writes
+            .ones()
+            .find(|&id| touches(other, id))
+            .or_else(|| other.writes.ones().find(|&id| touches(self, id)))
+            .map(ComponentId::new)
     }
 
     /// The first component the query aliases, if any.

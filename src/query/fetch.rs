@@ -209,6 +209,7 @@ unsafe impl<T: Component> QueryData for &T {
 
     fn update_access(&id: &ComponentId, access: &mut Access) {
         access.add_read(id);
+        access.add_required(id);
     }
 
     fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
@@ -286,6 +287,7 @@ unsafe impl<T: Component> QueryData for &mut T {
 
     fn update_access(&id: &ComponentId, access: &mut Access) {
         access.add_write(id);
+        access.add_required(id);
     }
 
     fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
@@ -383,7 +385,9 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     }
 
     fn update_access(state: &Q::State, access: &mut Access) {
-        Q::update_access(state, access);
+        let mut inner = Access::default();
+        Q::update_access(state, &mut inner);
+        access.add_optional(&inner);
     }
 
     fn matches_archetype(_state: &Q::State, _archetype: &Archetype) -> bool {

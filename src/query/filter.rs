@@ -138,7 +138,13 @@ macro_rules! presence_filter {
                 world.register_component::<T>()
             }
 
-            fn update_access(_state: &ComponentId, _access: &mut Access) {}
+            fn update_access(&id: &ComponentId, access: &mut Access) {
+                if $want {
+                    access.add_required(id);
+                } else {
+                    access.add_excluded(id);
+                }
+            }
 
             fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
                 match T::STORAGE {
@@ -360,8 +366,13 @@ macro_rules! or_filter {
             }
 
             fn update_access(state: &Self::State, access: &mut Access) {
+                // Any one branch may hold, so no branch's requirements do.
                 let ($($s,)*) = state;
-                $($q::update_access($s, access);)*
+                $(
+                    let mut branch = Access::default();
+                    $q::update_access($s, &mut branch);
+                    access.add_optional(&branch);
+                )*
             }
 
             fn matches_archetype(state: &Self::State, archetype: &Archetype) -> bool {

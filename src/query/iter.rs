@@ -3,7 +3,7 @@
 use std::fmt;
 
 use super::{QueryData, QueryFilter, TickRange};
-use crate::archetype::ArchetypeId;
+use crate::archetype::{Archetype, ArchetypeId};
 use crate::entity::Entity;
 use crate::world::World;
 
@@ -72,6 +72,27 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             entities: &[],
             row: 0,
         }
+    }
+
+    /// Restricts the iterator to `rows` of `archetype` (the caller's matched
+    /// archetype list must be empty).
+    ///
+    /// # Safety
+    /// - `archetype` is a matched archetype of the world `self` was made for.
+    pub(crate) unsafe fn with_rows(
+        mut self,
+        archetype: &'w Archetype,
+        rows: std::ops::Range<usize>,
+    ) -> Self {
+        let entities = &archetype.entities()[..rows.end];
+        // SAFETY: a matched archetype of this world (contract).
+        unsafe {
+            Q::set_archetype(&mut self.data, self.data_state, archetype);
+            F::set_archetype(&mut self.filter, self.filter_state, archetype);
+        }
+        self.entities = entities;
+        self.row = rows.start;
+        self
     }
 
     /// Moves to the next non-empty matched archetype; false when none is left.

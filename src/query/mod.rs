@@ -23,6 +23,7 @@ mod access;
 mod fetch;
 mod filter;
 mod iter;
+mod param;
 mod state;
 mod tuples;
 
@@ -30,6 +31,7 @@ pub use access::Access;
 pub use fetch::{Has, QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
 pub use iter::QueryIter;
+pub use param::{Query, QueryCombinations, QueryParIter, QuerySingleError};
 pub use state::QueryState;
 
 use crate::change::Tick;
@@ -41,4 +43,21 @@ use crate::change::Tick;
 pub struct TickRange {
     pub(crate) last_run: Tick,
     pub(crate) this_run: Tick,
+}
+
+impl TickRange {
+    /// The ticks a run at `this_run` compares against, for a query state or
+    /// system whose previous run was `last_run` (`None`: never ran, so every
+    /// value is new). A last run older than [`Tick::MAX_AGE`] is clamped like
+    /// stored ticks, so it looks old rather than new.
+    pub(crate) fn since(last_run: Option<Tick>, this_run: Tick) -> TickRange {
+        let last_run = match last_run {
+            None => Tick::never_before(this_run),
+            Some(mut last_run) => {
+                last_run.clamp_age(this_run);
+                last_run
+            }
+        };
+        TickRange { last_run, this_run }
+    }
 }

@@ -244,8 +244,25 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         world: &'w World,
         entity: Entity,
     ) -> Result<Q::Item<'w>, QueryEntityError> {
-        self.validate_world(world);
-        self.update_archetypes(world);
+        self.prepare(world);
+        let ticks = TickRange::since(self.last_run, world.change_tick());
+        // SAFETY: prepared for `world` just above; access forwarded.
+        unsafe { self.get_prepared(world, entity, ticks) }
+    }
+
+    /// The item for `entity`, for a state already [prepared](Self::prepare)
+    /// for `world`.
+    ///
+    /// # Safety
+    /// - `self.prepare(world)` ran since the world last changed structurally;
+    /// - if `Q` writes, the caller has exclusive access to the components it
+    ///   writes for `'w`, and no other item for `entity` is alive.
+    pub(crate) unsafe fn get_prepared<'w>(
+        &self,
+        world: &'w World,
+        entity: Entity,
+        ticks: TickRange,
+    ) -> Result<Q::Item<'w>, QueryEntityError> {
         let loc = world
             .location(entity)
             .ok_or(QueryEntityError::NoSuchEntity(entity))?;
@@ -256,10 +273,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         if !self.matched_set.contains(loc.archetype.index()) {
             return Err(no_match());
         }
-        let ticks = self.tick_range(world.change_tick());
         let archetype = world.archetype(loc.archetype);
         let row = loc.row as usize;
-        // SAFETY: the state belongs to `world` (validated); the archetype
+        // SAFETY: the state belongs to `world` (prepared); the archetype
         // matches (in `matched_set`); `row` holds `entity`; access forwarded
         // from the caller.
         unsafe {
@@ -274,28 +290,69 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         }
     }
 
-    /// Checks the world, catches up on new archetypes, and opens a run.
-    fn begin_run(&mut self, world: &World) -> TickRange {
-        self.validate_world(world);
-        self.update_archetypes(world);
-        let this_run = world.increment_change_tick();
-        let ticks = self.tick_range(this_run);
-        self.last_run = Some(this_run);
-        ticks
+    /// An iterator for a state already [prepared](Self::prepare) for
+    /// `world`, with the given ticks.
+    ///
+    /// # Safety
+    /// - `self.prepare(world)` ran since the world last changed structurally;
+    /// - if `Q` writes, the caller has exclusive access to the components it
+    ///   writes for `'w`.
+    pub(crate) unsafe fn iter_prepared<'w, 's>(
+        &'s self,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> QueryIter<'w, 's, Q, F> {
+        // SAFETY: forwarded contract; `matched` lists archetypes of `world`.
+        unsafe {
+            QueryIter::new(
+                world,
+                &self.matched,
+                &self.data_state,
+                &self.filter_state,
+                ticks,
+            )
+        }
     }
 
-    /// The ticks a run at `this_run` compares against. Before the first run
-    /// every value is new; a state idle for very long has its last run
-    /// clamped like stored ticks, so it looks old rather than new.
-    fn tick_range(&self, this_run: Tick) -> TickRange {
-        let last_run = match self.last_run {
-            None => Tick::never_before(this_run),
-            Some(mut last_run) => {
-                last_run.clamp_age(this_run);
-                last_run
-            }
-        };
-        TickRange { last_run, this_run }
+    /// An iterator over rows `rows` of matched archetype `archetype` only,
+    /// for a state already [prepared](Self::prepare) for `world`.
+    ///
+    /// # Safety
+    /// - as [`QueryState::iter_prepared`]; `archetype` is in `matched()`.
+    pub(crate) unsafe fn iter_rows_prepared<'w, 's>(
+        &'s self,
+        world: &'w World,
+        ticks: TickRange,
+        archetype: ArchetypeId,
+        rows: std::ops::Range<usize>,
+    ) -> QueryIter<'w, 's, Q, F> {
+        debug_assert!(self.matched_set.contains(archetype.index()));
+        // SAFETY: forwarded contract.
+        unsafe {
+            QueryIter::new(world, &[], &self.data_state, &self.filter_state, ticks)
+                .with_rows(world.archetype(archetype), rows)
+        }
+    }
+
+    /// The archetypes this state matched, in creation order.
+    pub(crate) fn matched(&self) -> &[ArchetypeId] {
+        &self.matched
+    }
+
+    /// Checks `world` is this state's and catches up on new archetypes.
+    /// Panics for another world.
+    pub(crate) fn prepare(&mut self, world: &World) {
+        self.validate_world(world);
+        self.update_archetypes(world);
+    }
+
+    /// Checks the world, catches up on new archetypes, and opens a run.
+    fn begin_run(&mut self, world: &World) -> TickRange {
+        self.prepare(world);
+        let this_run = world.increment_change_tick();
+        let ticks = TickRange::since(self.last_run, this_run);
+        self.last_run = Some(this_run);
+        ticks
     }
 
     fn validate_world(&self, world: &World) {

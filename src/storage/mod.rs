@@ -22,10 +22,13 @@
 
 pub(crate) mod bundle_io;
 pub(crate) mod column;
+pub(crate) mod resources;
 pub(crate) mod sparse_set;
 pub(crate) mod table;
 
 pub(crate) use column::Column;
+pub use resources::ResourceId;
+pub(crate) use resources::Resources;
 pub(crate) use sparse_set::{SparseSet, SparseSets};
 pub(crate) use table::Table;
 

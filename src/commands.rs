@@ -1,0 +1,534 @@
+//! Commands: structural changes recorded now and applied later.
+//!
+//! A system cannot spawn or despawn while other systems iterate the world, so
+//! it records the change in a buffer; the schedule applies buffers at its
+//! sync points, in the order the systems ran and the commands were issued.
+//! Outside systems, a [`CommandBuffer`] does the same for code that holds a
+//! query borrow (spawn inside a loop over `iter_mut`, apply after).
+//!
+//! Entity ids returned by `spawn` are valid at once: they can be stored in
+//! components and named by later commands. The entity comes to life (with no
+//! components) at the world's next structural change, and gets its bundle
+//! when the buffer is applied.
+//!
+//! A command whose entity is gone by the time it applies is skipped and
+//! reported ([`CommandErrors`], or a `log::warn!` inside a schedule); the
+//! commands after it still apply. A command that panics (a panicking
+//! `Drop`, a closure) does not stop the others either: the first panic is
+//! re-raised once the whole buffer has been applied.
+
+use std::fmt;
+use std::sync::Arc;
+
+use thiserror::Error;
+
+use crate::bundle::Bundle;
+use crate::entity::{Entity, FreshIndices};
+use crate::error::{ComponentError, EntityError};
+use crate::storage::DeferredPanic;
+use crate::world::{World, WorldId};
+
+type Command = Box<dyn FnOnce(&mut World) -> Result<(), CommandError> + Send>;
+
+/// A recorded list of structural changes for one world.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Health(u32);
+/// #[derive(Component)] struct Corpse;
+///
+/// let mut world = World::new();
+/// world.spawn_batch([Health(0), Health(5), Health(0)]);
+/// let mut commands = CommandBuffer::new(&world);
+/// let mut q = world.query::<(Entity, &Health)>();
+/// for (e, hp) in q.iter_mut(&mut world) {
+///     if hp.0 == 0 {
+///         commands.despawn(e);
+///         commands.spawn(Corpse);
+///     }
+/// }
+/// commands.apply(&mut world).unwrap();
+/// assert_eq!(world.len(), 3); // one survivor, two corpses
+/// ```
+pub struct CommandBuffer {
+    world: WorldId,
+    fresh: Arc<FreshIndices>,
+    commands: Vec<Command>,
+}
+
+impl fmt::Debug for CommandBuffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandBuffer")
+            .field("world", &self.world)
+            .field("commands", &self.commands.len())
+            .finish()
+    }
+}
+
+impl CommandBuffer {
+    /// An empty buffer for `world`. The world is needed now so that `spawn`
+    /// can hand out ids that are valid at once; the buffer holds no borrow of
+    /// it.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// let commands = mosaic::CommandBuffer::new(&world);
+    /// assert!(commands.is_empty());
+    /// ```
+    pub fn new(world: &World) -> Self {
+        CommandBuffer {
+            world: world.id(),
+            fresh: world.fresh_indices(),
+            commands: Vec::new(),
+        }
+    }
+
+    /// Number of recorded commands.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// let mut commands = mosaic::CommandBuffer::new(&world);
+    /// commands.spawn(());
+    /// assert_eq!(commands.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// True if nothing is recorded.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// assert!(mosaic::CommandBuffer::new(&world).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    /// Records spawning an entity with `bundle`; returns its id, valid at
+    /// once. (A standalone buffer takes never-used indices; systems'
+    /// [`Commands`] reuse freed ones.)
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Spark;
+    /// let mut world = World::new();
+    /// let mut commands = CommandBuffer::new(&world);
+    /// let e = commands.spawn(Spark);
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(world.has::<Spark>(e));
+    /// ```
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        let entity = Entity::new(self.fresh.next(), crate::entity::FIRST_GENERATION);
+        self.insert(entity, bundle);
+        entity
+    }
+
+    /// Records despawning `entity`.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// let mut commands = mosaic::CommandBuffer::new(&world);
+    /// commands.despawn(e);
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(!world.contains(e));
+    /// ```
+    pub fn despawn(&mut self, entity: Entity) {
+        self.push(move |world| Ok(world.despawn(entity)?));
+    }
+
+    /// Records inserting `bundle` into `entity`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Ghost;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// let mut commands = CommandBuffer::new(&world);
+    /// commands.insert(e, Ghost);
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(world.has::<Ghost>(e));
+    /// ```
+    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+        self.push(move |world| Ok(world.insert(entity, bundle)?));
+    }
+
+    /// Records removing bundle `B` from `entity` (the values are dropped).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Ghost;
+    /// let mut world = World::new();
+    /// let e = world.spawn(Ghost);
+    /// let mut commands = CommandBuffer::new(&world);
+    /// commands.remove::<Ghost>(e);
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(!world.has::<Ghost>(e));
+    /// ```
+    pub fn remove<B: Bundle>(&mut self, entity: Entity) {
+        self.push(move |world| {
+            world
+                .remove::<B>(entity)
+                .map(drop)
+                .map_err(CommandError::from)
+        });
+    }
+
+    /// Records inserting resource `value`.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let mut commands = mosaic::CommandBuffer::new(&world);
+    /// commands.insert_resource(3u32);
+    /// commands.apply(&mut world).unwrap();
+    /// assert_eq!(*world.resource::<u32>(), 3);
+    /// ```
+    pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) {
+        self.push(move |world| {
+            world.insert_resource(value);
+            Ok(())
+        });
+    }
+
+    /// Records removing resource `R` (dropping it).
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(3u32);
+    /// let mut commands = mosaic::CommandBuffer::new(&world);
+    /// commands.remove_resource::<u32>();
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(!world.contains_resource::<u32>());
+    /// ```
+    pub fn remove_resource<R: Send + Sync + 'static>(&mut self) {
+        self.push(move |world| {
+            world.remove_resource::<R>();
+            Ok(())
+        });
+    }
+
+    /// Records running `f` with the whole world.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let mut commands = mosaic::CommandBuffer::new(&world);
+    /// commands.run(|world| world.clear());
+    /// world.spawn(());
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn run(&mut self, f: impl FnOnce(&mut World) + Send + 'static) {
+        self.push(move |world| {
+            f(world);
+            Ok(())
+        });
+    }
+
+    /// Moves every command of `other` to the end of this buffer.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// let mut a = mosaic::CommandBuffer::new(&world);
+    /// let mut b = mosaic::CommandBuffer::new(&world);
+    /// b.spawn(());
+    /// a.append(&mut b);
+    /// assert_eq!((a.len(), b.len()), (1, 0));
+    /// ```
+    pub fn append(&mut self, other: &mut CommandBuffer) {
+        assert_eq!(
+            self.world, other.world,
+            "command buffers belong to different worlds"
+        );
+        self.commands.append(&mut other.commands);
+    }
+
+    fn push(
+        &mut self,
+        command: impl FnOnce(&mut World) -> Result<(), CommandError> + Send + 'static,
+    ) {
+        self.commands.push(Box::new(command));
+    }
+
+    /// Applies every command in the order recorded, leaving the buffer empty
+    /// and ready for reuse. Commands whose entity is gone are skipped and
+    /// reported together; the others still apply.
+    ///
+    /// Panics if `world` is not the world the buffer was made for. If a
+    /// command panics, the rest still apply and the first panic is re-raised
+    /// at the end.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let gone = world.spawn(());
+    /// world.despawn(gone).unwrap();
+    /// let mut commands = CommandBuffer::new(&world);
+    /// commands.insert(gone, A);     // fails: the entity is gone
+    /// let kept = commands.spawn(A); // still applies
+    /// let errors = commands.apply(&mut world).unwrap_err();
+    /// assert_eq!(errors.len(), 1);
+    /// assert!(world.has::<A>(kept));
+    /// ```
+    pub fn apply(&mut self, world: &mut World) -> Result<(), CommandErrors> {
+        assert!(
+            self.world == world.id(),
+            "command buffer made for world {:?} applied to world {:?}",
+            self.world,
+            world.id()
+        );
+        let mut errors = Vec::new();
+        let mut panics = DeferredPanic::new();
+        for (index, command) in self.commands.drain(..).enumerate() {
+            panics.run(|| {
+                if let Err(error) = command(world) {
+                    errors.push((index, error));
+                }
+            });
+        }
+        panics.resume();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(CommandErrors { errors })
+        }
+    }
+}
+
+/// Why one command could not apply.
+///
+/// # Example
+/// ```
+/// use mosaic::{CommandError, EntityError, World};
+/// let mut world = World::new();
+/// let e = world.spawn(());
+/// world.despawn(e).unwrap();
+/// let err = CommandError::from(EntityError::NoSuchEntity(e));
+/// assert!(err.to_string().contains("does not exist"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CommandError {
+    /// The command's entity was gone.
+    #[error(transparent)]
+    Entity(#[from] EntityError),
+    /// The entity lacked a component the command removes.
+    #[error(transparent)]
+    Component(#[from] ComponentError),
+}
+
+/// The commands of one buffer that could not apply, with their positions in
+/// the buffer.
+///
+/// # Example
+/// ```
+/// let mut world = mosaic::World::new();
+/// let e = world.spawn(());
+/// let mut commands = mosaic::CommandBuffer::new(&world);
+/// commands.despawn(e);
+/// commands.despawn(e); // the second one fails
+/// let errors = commands.apply(&mut world).unwrap_err();
+/// assert_eq!(errors.iter().next().unwrap().0, 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub struct CommandErrors {
+    errors: Vec<(usize, CommandError)>,
+}
+
+impl CommandErrors {
+    /// How many commands failed.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// let mut commands = mosaic::CommandBuffer::new(&world);
+    /// commands.despawn(e);
+    /// commands.despawn(e);
+    /// assert_eq!(commands.apply(&mut world).unwrap_err().len(), 1);
+    /// ```
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+
+    /// Each failed command's position in the buffer and its error.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// let mut commands = mosaic::CommandBuffer::new(&world);
+    /// commands.despawn(e);
+    /// commands.despawn(e);
+    /// let errors = commands.apply(&mut world).unwrap_err();
+    /// let (position, _error) = errors.iter().next().unwrap();
+    /// assert_eq!(*position, 1);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = &(usize, CommandError)> {
+        self.errors.iter()
+    }
+}
+
+impl fmt::Display for CommandErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} command(s) could not apply:", self.errors.len())?;
+        for (index, error) in &self.errors {
+            write!(f, " [command {index}] {error};")?;
+        }
+        Ok(())
+    }
+}
+
+/// Deferred structural changes from inside a system: the [`CommandBuffer`]
+/// of that system, applied at the schedule's next sync point (after the
+/// systems that ran with it).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Health(u32);
+/// #[derive(Component)] struct Ai;
+///
+/// // The classic "destroy every entity that has Health and AI" spell.
+/// fn smite(mut commands: Commands, q: Query<Entity, (With<Health>, With<Ai>)>) {
+///     for e in q.iter() {
+///         commands.despawn(e);
+///     }
+/// }
+/// let mut world = World::new();
+/// world.spawn((Health(3), Ai));
+/// let player = world.spawn(Health(10));
+/// world.run_system_once(smite);
+/// assert_eq!(world.len(), 1);
+/// assert!(world.contains(player));
+/// ```
+pub struct Commands<'w, 's> {
+    pub(crate) world: &'w World,
+    pub(crate) buffer: &'s mut CommandBuffer,
+}
+
+impl fmt::Debug for Commands<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Commands")
+            .field("buffer", &self.buffer)
+            .finish()
+    }
+}
+
+impl Commands<'_, '_> {
+    /// Records spawning an entity with `bundle`; returns its id, valid at
+    /// once (reusing a freed index when one is left).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Spark;
+    /// let mut world = World::new();
+    /// let e = world.run_system_once(|mut commands: Commands| commands.spawn(Spark));
+    /// assert!(world.has::<Spark>(e));
+    /// ```
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        let entity = self.world.reserve_entity();
+        self.buffer.insert(entity, bundle);
+        entity
+    }
+
+    /// Records despawning `entity`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// world.run_system_once(move |mut commands: Commands| commands.despawn(e));
+    /// assert!(!world.contains(e));
+    /// ```
+    pub fn despawn(&mut self, entity: Entity) {
+        self.buffer.despawn(entity);
+    }
+
+    /// Records inserting `bundle` into `entity`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Ghost;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// world.run_system_once(move |mut commands: Commands| commands.insert(e, Ghost));
+    /// assert!(world.has::<Ghost>(e));
+    /// ```
+    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+        self.buffer.insert(entity, bundle);
+    }
+
+    /// Records removing bundle `B` from `entity`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Ghost;
+    /// let mut world = World::new();
+    /// let e = world.spawn(Ghost);
+    /// world.run_system_once(move |mut commands: Commands| commands.remove::<Ghost>(e));
+    /// assert!(!world.has::<Ghost>(e));
+    /// ```
+    pub fn remove<B: Bundle>(&mut self, entity: Entity) {
+        self.buffer.remove::<B>(entity);
+    }
+
+    /// Records inserting resource `value`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.run_system_once(|mut commands: Commands| commands.insert_resource(5u8));
+    /// assert_eq!(*world.resource::<u8>(), 5);
+    /// ```
+    pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) {
+        self.buffer.insert_resource(value);
+    }
+
+    /// Records removing resource `R`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(5u8);
+    /// world.run_system_once(|mut commands: Commands| commands.remove_resource::<u8>());
+    /// assert!(!world.contains_resource::<u8>());
+    /// ```
+    pub fn remove_resource<R: Send + Sync + 'static>(&mut self) {
+        self.buffer.remove_resource::<R>();
+    }
+
+    /// Records running `f` with the whole world.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.spawn(());
+    /// world.run_system_once(|mut commands: Commands| commands.run(|w| w.clear()));
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn run(&mut self, f: impl FnOnce(&mut World) + Send + 'static) {
+        self.buffer.run(f);
+    }
+}

@@ -1,0 +1,592 @@
+//! `Query`: a query as a system parameter.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use super::{QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, TickRange};
+use crate::component::short_type_name;
+use crate::entity::Entity;
+use crate::error::QueryEntityError;
+use crate::system::{SystemMeta, SystemParam};
+use crate::world::World;
+
+/// The entities matching `Q` and `F`, as a system sees them for one run.
+///
+/// `Added`/`Changed` filters compare against the system's previous run.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Component)] struct Velocity(f32);
+///
+/// fn movement(mut q: Query<(&mut Position, &Velocity)>) {
+///     for (p, v) in q.iter_mut() {
+///         p.0 += v.0;
+///     }
+/// }
+/// let mut world = World::new();
+/// let e = world.spawn((Position(0.0), Velocity(2.0)));
+/// world.run_system_once(movement);
+/// assert_eq!(world.get::<Position>(e).unwrap().0, 2.0);
+/// ```
+pub struct Query<'w, 's, Q: QueryData, F: QueryFilter = ()> {
+    world: &'w World,
+    state: &'s QueryState<Q, F>,
+    ticks: TickRange,
+}
+
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for Query<'_, '_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Query")
+            .field("query", &short_type_name::<Q>())
+            .field("filter", &short_type_name::<F>())
+            .finish()
+    }
+}
+
+/// `single`/`get_single` found no matching entity, or more than one.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Player;
+/// let mut world = World::new();
+/// let err = world.run_system_once(|q: Query<Entity, With<Player>>| q.get_single().unwrap_err());
+/// assert!(matches!(err, QuerySingleError::NoEntities(_)));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum QuerySingleError {
+    /// No entity matches the query (named).
+    #[error("no entity matches query `{0}`, but exactly one was expected")]
+    NoEntities(String),
+    /// More than one entity matches the query (named).
+    #[error("more than one entity matches query `{0}`, but exactly one was expected")]
+    MultipleEntities(String),
+}
+
+impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
+    /// Iterates the matching entities (read-only queries).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// world.spawn_batch([Health(1), Health(2)]);
+    /// let total = world.run_system_once(|q: Query<&Health>| q.iter().map(|h| h.0).sum::<u32>());
+    /// assert_eq!(total, 3);
+    /// ```
+    pub fn iter(&self) -> QueryIter<'_, 's, Q, F>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        // SAFETY: read-only; the state was prepared when the param was made.
+        unsafe { self.state.iter_prepared(self.world, self.ticks) }
+    }
+
+    /// Iterates the matching entities with mutable access.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Health(1));
+    /// world.run_system_once(|mut q: Query<&mut Health>| q.iter_mut().for_each(|h| h.0 = 9));
+    /// assert_eq!(world.get::<Health>(e).unwrap().0, 9);
+    /// ```
+    pub fn iter_mut(&mut self) -> QueryIter<'_, 's, Q, F> {
+        // SAFETY: the scheduler gives this system exclusive access to what Q
+        // writes; `&mut self` allows one live iterator at a time.
+        unsafe { self.state.iter_prepared(self.world, self.ticks) }
+    }
+
+    /// The item for `entity` (read-only queries).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Health(4));
+    /// let hp = world.run_system_once(move |q: Query<&Health>| q.get(e).unwrap().0);
+    /// assert_eq!(hp, 4);
+    /// ```
+    pub fn get(&self, entity: Entity) -> Result<Q::Item<'_>, QueryEntityError>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        // SAFETY: read-only; prepared when the param was made.
+        unsafe { self.state.get_prepared(self.world, entity, self.ticks) }
+    }
+
+    /// The item for `entity`, with mutable access.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Health(4));
+    /// world.run_system_once(move |mut q: Query<&mut Health>| q.get_mut(e).unwrap().0 = 1);
+    /// assert_eq!(world.get::<Health>(e).unwrap().0, 1);
+    /// ```
+    pub fn get_mut(&mut self, entity: Entity) -> Result<Q::Item<'_>, QueryEntityError> {
+        // SAFETY: exclusive access to what Q writes (scheduler); `&mut self`
+        // allows one live item at a time.
+        unsafe { self.state.get_prepared(self.world, entity, self.ticks) }
+    }
+
+    /// True if `entity` matches the query.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player;
+    /// let mut world = World::new();
+    /// let p = world.spawn(Player);
+    /// assert!(world.run_system_once(move |q: Query<(), With<Player>>| q.contains(p)));
+    /// ```
+    pub fn contains(&self, entity: Entity) -> bool
+    where
+        Q: ReadOnlyQueryData,
+    {
+        self.get(entity).is_ok()
+    }
+
+    /// The only matching item (read-only queries). Panics, naming the query,
+    /// unless exactly one entity matches: use [`Query::get_single`] to
+    /// handle that case.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player(u32);
+    /// let mut world = World::new();
+    /// world.spawn(Player(7));
+    /// assert_eq!(world.run_system_once(|q: Query<&Player>| q.single().0), 7);
+    /// ```
+    #[track_caller]
+    pub fn single(&self) -> Q::Item<'_>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        self.get_single().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The only matching item, or an error if none or several match.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player(u32);
+    /// let mut world = World::new();
+    /// world.spawn(Player(1));
+    /// world.spawn(Player(2));
+    /// let err = world.run_system_once(|q: Query<&Player>| q.get_single().map(|p| p.0));
+    /// assert!(matches!(err, Err(QuerySingleError::MultipleEntities(_))));
+    /// ```
+    pub fn get_single(&self) -> Result<Q::Item<'_>, QuerySingleError>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        single_of(self.iter())
+    }
+
+    /// The only matching item, mutably. Panics unless exactly one matches.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Player(1));
+    /// world.run_system_once(|mut q: Query<&mut Player>| q.single_mut().0 = 5);
+    /// assert_eq!(world.get::<Player>(e).unwrap().0, 5);
+    /// ```
+    #[track_caller]
+    pub fn single_mut(&mut self) -> Q::Item<'_> {
+        self.get_single_mut().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The only matching item mutably, or an error if none or several
+    /// match.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player(u32);
+    /// let mut world = World::new();
+    /// let none = world.run_system_once(|mut q: Query<&mut Player>| q.get_single_mut().is_err());
+    /// assert!(none);
+    /// ```
+    pub fn get_single_mut(&mut self) -> Result<Q::Item<'_>, QuerySingleError> {
+        single_of(self.iter_mut())
+    }
+
+    /// Runs `f` on every matching item, spread over the thread pool. Each
+    /// item is visited once, by one thread.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Mass(f64);
+    /// let mut world = World::new();
+    /// world.spawn_batch((0..1000).map(|i| Mass(i as f64)));
+    /// world.run_system_once(|mut q: Query<&mut Mass>| q.par_iter_mut().for_each(|m| m.0 *= 2.0));
+    /// let total: f64 = world.run_system_once(|q: Query<&Mass>| q.iter().map(|m| m.0).sum());
+    /// assert_eq!(total, 999_000.0);
+    /// ```
+    pub fn par_iter_mut(&mut self) -> QueryParIter<'_, 's, Q, F> {
+        QueryParIter {
+            world: self.world,
+            state: self.state,
+            ticks: self.ticks,
+        }
+    }
+
+    /// Runs `f` on every matching item in parallel (read-only queries).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// #[derive(Component)] struct Mass(u64);
+    /// let mut world = World::new();
+    /// world.spawn_batch((1..=100).map(Mass));
+    /// let total = world.run_system_once(|q: Query<&Mass>| {
+    ///     let sum = AtomicU64::new(0);
+    ///     q.par_iter().for_each(|m| { sum.fetch_add(m.0, Ordering::Relaxed); });
+    ///     sum.into_inner()
+    /// });
+    /// assert_eq!(total, 5050);
+    /// ```
+    pub fn par_iter(&self) -> QueryParIter<'_, 's, Q, F>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        QueryParIter {
+            world: self.world,
+            state: self.state,
+            ticks: self.ticks,
+        }
+    }
+
+    /// Every unordered set of `K` distinct matching items (read-only): for
+    /// `K = 2`, each pair once. Order: by position in iteration order.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Id(u32);
+    /// let mut world = World::new();
+    /// world.spawn_batch((0..4).map(Id));
+    /// let pairs = world.run_system_once(|q: Query<&Id>| {
+    ///     q.iter_combinations::<2>().map(|[a, b]| (a.0, b.0)).collect::<Vec<_>>()
+    /// });
+    /// assert_eq!(pairs, [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]);
+    /// ```
+    pub fn iter_combinations<const K: usize>(&self) -> QueryCombinations<'_, 's, Q, F, K>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        QueryCombinations::new(self.world, self.state, self.ticks, self.entities())
+    }
+
+    /// Every unordered set of `K` distinct matching items, mutably: call
+    /// [`QueryCombinations::fetch_next`] in a `while let` loop (the items
+    /// of one set must be dropped before the next is fetched, so this is not
+    /// an `Iterator`). Every item visited counts as mutably accessed.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Pos(f32);
+    /// #[derive(Component, Default)] struct Contacts(u32);
+    /// let mut world = World::new();
+    /// world.spawn_batch([(Pos(0.0), Contacts(0)), (Pos(0.5), Contacts(0)), (Pos(9.0), Contacts(0))]);
+    /// world.run_system_once(|mut q: Query<(&Pos, &mut Contacts)>| {
+    ///     let mut pairs = q.iter_combinations_mut::<2>();
+    ///     while let Some([(pa, ca), (pb, cb)]) = pairs.fetch_next() {
+    ///         if (pa.0 - pb.0).abs() < 1.0 {
+    ///             ca.0 += 1;
+    ///             cb.0 += 1;
+    ///         }
+    ///     }
+    /// });
+    /// let hits = world.run_system_once(|q: Query<&Contacts>| q.iter().map(|c| c.0).collect::<Vec<_>>());
+    /// assert_eq!(hits, [1, 1, 0]);
+    /// ```
+    pub fn iter_combinations_mut<const K: usize>(&mut self) -> QueryCombinations<'_, 's, Q, F, K> {
+        let entities = self.entities();
+        QueryCombinations::new(self.world, self.state, self.ticks, entities)
+    }
+
+    /// The entities this query yields, in iteration order.
+    fn entities(&self) -> Vec<Entity> {
+        let mut out = Vec::new();
+        for &id in self.state.matched() {
+            for &entity in self.world.archetype(id).entities() {
+                // SAFETY: a probe under this system's access; the item (if
+                // any) is dropped at once, before any other is made.
+                if unsafe { self.state.get_prepared(self.world, entity, self.ticks) }.is_ok() {
+                    out.push(entity);
+                }
+            }
+        }
+        out
+    }
+}
+
+fn single_of<I: Iterator + IterName>(mut iter: I) -> Result<I::Item, QuerySingleError> {
+    let name = iter.query_name();
+    let first = iter
+        .next()
+        .ok_or_else(|| QuerySingleError::NoEntities(name.clone()))?;
+    if iter.next().is_some() {
+        return Err(QuerySingleError::MultipleEntities(name));
+    }
+    Ok(first)
+}
+
+/// The query's type name, for messages.
+trait IterName {
+    fn query_name(&self) -> String;
+}
+
+impl<Q: QueryData, F: QueryFilter> IterName for QueryIter<'_, '_, Q, F> {
+    fn query_name(&self) -> String {
+        short_type_name::<Q>()
+    }
+}
+
+/// Parallel iteration over a query; see [`Query::par_iter_mut`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Heat(f32);
+/// let mut world = World::new();
+/// world.spawn_batch((0..64).map(|_| Heat(1.0)));
+/// world.run_system_once(|mut q: Query<&mut Heat>| q.par_iter_mut().for_each(|h| h.0 *= 0.5));
+/// ```
+pub struct QueryParIter<'a, 's, Q: QueryData, F: QueryFilter> {
+    world: &'a World,
+    state: &'s QueryState<Q, F>,
+    ticks: TickRange,
+}
+
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryParIter<'_, '_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueryParIter")
+            .field("query", &short_type_name::<Q>())
+            .finish()
+    }
+}
+
+/// Below this many rows in all, parallel iteration runs on the calling
+/// thread: splitting costs more than it saves.
+const MIN_PARALLEL_ROWS: usize = 64;
+
+impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
+    /// Calls `f` on every item, on the thread pool. Rows are split into
+    /// batches (a few per thread); each batch is walked like a normal
+    /// iteration.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Heat(f32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Heat(1.0));
+    /// world.run_system_once(|mut q: Query<&mut Heat>| q.par_iter_mut().for_each(|h| h.0 = 0.0));
+    /// assert_eq!(world.get::<Heat>(e).unwrap().0, 0.0);
+    /// ```
+    pub fn for_each(self, f: impl Fn(Q::Item<'_>) + Send + Sync) {
+        let (world, state, ticks) = (self.world, self.state, self.ticks);
+        let total: usize = state
+            .matched()
+            .iter()
+            .map(|&id| world.archetype(id).len())
+            .sum();
+        let threads = rayon::current_num_threads();
+        if threads <= 1 || total < MIN_PARALLEL_ROWS {
+            // SAFETY: the caller's access (a `&mut Query` or a read-only one)
+            // covers this iteration.
+            unsafe { state.iter_prepared(world, ticks) }.for_each(f);
+            return;
+        }
+        let batch = total.div_ceil(threads * 4).max(1);
+        let f = &f;
+        rayon::scope(|scope| {
+            for &id in state.matched() {
+                let len = world.archetype(id).len();
+                let mut start = 0;
+                while start < len {
+                    let rows = start..(start + batch).min(len);
+                    start = rows.end;
+                    scope.spawn(move |_| {
+                        // SAFETY: batches cover disjoint rows, so no two
+                        // threads make items for one entity; the caller's
+                        // access covers the query.
+                        unsafe { state.iter_rows_prepared(world, ticks, id, rows) }.for_each(f);
+                    });
+                }
+            }
+        });
+    }
+}
+
+/// Sets of `K` distinct items of a query; see [`Query::iter_combinations`]
+/// and [`Query::iter_combinations_mut`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Id(u32);
+/// let mut world = World::new();
+/// world.spawn_batch((0..3).map(Id));
+/// let n = world.run_system_once(|q: Query<&Id>| q.iter_combinations::<3>().count());
+/// assert_eq!(n, 1);
+/// ```
+pub struct QueryCombinations<'a, 's, Q: QueryData, F: QueryFilter, const K: usize> {
+    world: &'a World,
+    state: &'s QueryState<Q, F>,
+    ticks: TickRange,
+    entities: Vec<Entity>,
+    /// Positions into `entities` of the next set; `None` when done.
+    next: Option<[usize; K]>,
+}
+
+impl<Q: QueryData, F: QueryFilter, const K: usize> fmt::Debug
+    for QueryCombinations<'_, '_, Q, F, K>
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueryCombinations")
+            .field("k", &K)
+            .field("entities", &self.entities.len())
+            .finish()
+    }
+}
+
+impl<'a, 's, Q: QueryData, F: QueryFilter, const K: usize> QueryCombinations<'a, 's, Q, F, K> {
+    fn new(
+        world: &'a World,
+        state: &'s QueryState<Q, F>,
+        ticks: TickRange,
+        entities: Vec<Entity>,
+    ) -> Self {
+        let next = (K > 0 && K <= entities.len()).then(|| std::array::from_fn(|i| i));
+        QueryCombinations {
+            world,
+            state,
+            ticks,
+            entities,
+            next,
+        }
+    }
+
+    /// Moves `next` to the following set of positions, in lexicographic
+    /// order; `None` after the last.
+    fn advance(&mut self) -> Option<[usize; K]> {
+        let current = self.next?;
+        let n = self.entities.len();
+        let mut following = current;
+        self.next = (0..K).rev().find(|&i| following[i] < n - K + i).map(|i| {
+            following[i] += 1;
+            for j in i + 1..K {
+                following[j] = following[j - 1] + 1;
+            }
+            following
+        });
+        Some(current)
+    }
+
+    /// The next set of `K` items, borrowed until the next call.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Id(u32);
+    /// let mut world = World::new();
+    /// world.spawn_batch((0..3).map(Id));
+    /// let sums = world.run_system_once(|mut q: Query<&mut Id>| {
+    ///     let mut sums = Vec::new();
+    ///     let mut pairs = q.iter_combinations_mut::<2>();
+    ///     while let Some([a, b]) = pairs.fetch_next() {
+    ///         sums.push(a.0 + b.0);
+    ///     }
+    ///     sums
+    /// });
+    /// assert_eq!(sums, [1, 2, 3]);
+    /// ```
+    pub fn fetch_next(&mut self) -> Option<[Q::Item<'_>; K]> {
+        let positions = self.advance()?;
+        // SAFETY: the positions are distinct, so the K items are of distinct
+        // entities (distinct rows, distinct sparse slots); they borrow
+        // `self` mutably, so no earlier set is still alive; the query's
+        // access covers them.
+        Some(positions.map(|p| unsafe { self.fetch(p) }))
+    }
+
+    /// # Safety
+    /// - no other live item is for the entity at `position`.
+    unsafe fn fetch<'i>(&self, position: usize) -> Q::Item<'i>
+    where
+        'a: 'i,
+    {
+        let entity = self.entities[position];
+        // SAFETY: forwarded; the entity matched when listed and the world
+        // cannot change structurally while it is borrowed.
+        unsafe { self.state.get_prepared(self.world, entity, self.ticks) }
+            .expect("listed entities match")
+    }
+}
+
+impl<'a, Q: ReadOnlyQueryData, F: QueryFilter, const K: usize> Iterator
+    for QueryCombinations<'a, '_, Q, F, K>
+{
+    type Item = [Q::Item<'a>; K];
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let positions = self.advance()?;
+        // SAFETY: read-only items may alias freely.
+        Some(positions.map(|p| unsafe { self.fetch(p) }))
+    }
+}
+
+// SAFETY: the access is the query state's, recorded in `init_state`; the
+// state is prepared (checked against the world, archetypes updated) before
+// each run.
+unsafe impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Query<'_, '_, Q, F> {
+    type State = QueryState<Q, F>;
+    type Item<'w, 's> = Query<'w, 's, Q, F>;
+
+    fn init_state(world: &mut World, meta: &mut SystemMeta) -> QueryState<Q, F> {
+        let state = QueryState::new(world);
+        let name = format!(
+            "Query<{}, {}>",
+            short_type_name::<Q>(),
+            short_type_name::<F>()
+        );
+        meta.access
+            .add_query(name.replace(", ()>", ">"), state.access().clone(), world);
+        state
+    }
+
+    unsafe fn get_param<'w, 's>(
+        state: &'s mut QueryState<Q, F>,
+        _meta: &SystemMeta,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> Query<'w, 's, Q, F> {
+        state.prepare(world);
+        Query {
+            world,
+            state,
+            ticks,
+        }
+    }
+}

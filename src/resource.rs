@@ -1,0 +1,220 @@
+//! Resources: typed singletons that belong to the world rather than to an
+//! entity (the frame's [`Time`](crate::Time), a score, a random generator).
+//!
+//! Any `Send + Sync + 'static` type is a resource; no derive is needed.
+//! Systems borrow them with [`Res`] and [`ResMut`]; the scheduler lets many
+//! readers or one writer of a resource run at once.
+
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+
+use crate::component::short_type_name;
+use crate::world::World;
+
+impl World {
+    /// Stores `value` as the world's `R`, replacing (and dropping) any `R`
+    /// it had.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(42u32);
+    /// assert_eq!(*world.resource::<u32>(), 42);
+    /// ```
+    pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) {
+        self.resources_mut().insert(value);
+    }
+
+    /// The world's `R`.
+    ///
+    /// Panics, naming `R`, if there is none: use [`World::get_resource`]
+    /// when it may be missing.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(String::from("level 1"));
+    /// assert_eq!(world.resource::<String>(), "level 1");
+    /// ```
+    pub fn resource<R: Send + Sync + 'static>(&self) -> &R {
+        self.get_resource::<R>()
+            .unwrap_or_else(|| missing_resource::<R>())
+    }
+
+    /// The world's `R`, mutably.
+    ///
+    /// Panics, naming `R`, if there is none: use
+    /// [`World::get_resource_mut`] when it may be missing.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(1u32);
+    /// *world.resource_mut::<u32>() += 1;
+    /// assert_eq!(*world.resource::<u32>(), 2);
+    /// ```
+    pub fn resource_mut<R: Send + Sync + 'static>(&mut self) -> &mut R {
+        self.get_resource_mut::<R>()
+            .unwrap_or_else(|| missing_resource::<R>())
+    }
+
+    /// The world's `R`, if it has one.
+    ///
+    /// # Example
+    /// ```
+    /// let world = mosaic::World::new();
+    /// assert!(world.get_resource::<u32>().is_none());
+    /// ```
+    pub fn get_resource<R: Send + Sync + 'static>(&self) -> Option<&R> {
+        self.resources().get::<R>()
+    }
+
+    /// The world's `R`, mutably, if it has one.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(1u32);
+    /// if let Some(n) = world.get_resource_mut::<u32>() {
+    ///     *n = 5;
+    /// }
+    /// assert_eq!(*world.resource::<u32>(), 5);
+    /// ```
+    pub fn get_resource_mut<R: Send + Sync + 'static>(&mut self) -> Option<&mut R> {
+        self.resources_mut().get_mut::<R>()
+    }
+
+    /// Takes the world's `R` out, if it has one.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(7u8);
+    /// assert_eq!(world.remove_resource::<u8>(), Some(7));
+    /// assert!(!world.contains_resource::<u8>());
+    /// ```
+    pub fn remove_resource<R: Send + Sync + 'static>(&mut self) -> Option<R> {
+        self.resources_mut().remove::<R>()
+    }
+
+    /// True if the world has an `R`.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(7u8);
+    /// assert!(world.contains_resource::<u8>());
+    /// ```
+    pub fn contains_resource<R: Send + Sync + 'static>(&self) -> bool {
+        self.resources().contains::<R>()
+    }
+
+    /// `R`'s id in this world, if the world has seen `R` (inserted, or named
+    /// by a system).
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// assert!(world.resource_id::<u8>().is_none());
+    /// world.insert_resource(1u8);
+    /// assert!(world.resource_id::<u8>().is_some());
+    /// ```
+    pub fn resource_id<R: Send + Sync + 'static>(&self) -> Option<crate::ResourceId> {
+        self.resources().id_of::<R>()
+    }
+
+    /// The world's `R`, inserting `R::default()` first if it has none.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// *world.resource_or_default::<u32>() += 3;
+    /// assert_eq!(*world.resource::<u32>(), 3);
+    /// ```
+    pub fn resource_or_default<R: Default + Send + Sync + 'static>(&mut self) -> &mut R {
+        if !self.contains_resource::<R>() {
+            self.insert_resource(R::default());
+        }
+        self.resource_mut::<R>()
+    }
+}
+
+#[cold]
+#[track_caller]
+pub(crate) fn missing_resource<R>() -> ! {
+    panic!(
+        "resource `{}` does not exist in this world; insert it with `World::insert_resource` \
+         (or read it with `get_resource` / `Option<Res<_>>` where it may be missing)",
+        short_type_name::<R>()
+    )
+}
+
+/// Shared access to resource `R` in a system.
+///
+/// A system with a `Res<R>` parameter panics (naming `R` and the system) if
+/// the world has no `R` when it runs; use `Option<Res<R>>` where it may be
+/// missing.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// struct Gravity(f32);
+/// let mut world = World::new();
+/// world.insert_resource(Gravity(9.8));
+/// let g = world.run_system_once(|g: Res<Gravity>| g.0);
+/// assert_eq!(g, 9.8);
+/// ```
+pub struct Res<'w, R> {
+    pub(crate) value: &'w R,
+}
+
+impl<R> Deref for Res<'_, R> {
+    type Target = R;
+    #[inline]
+    fn deref(&self) -> &R {
+        self.value
+    }
+}
+
+impl<R: fmt::Debug> fmt::Debug for Res<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Res").field(self.value).finish()
+    }
+}
+
+/// Exclusive access to resource `R` in a system.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Default)]
+/// struct Score(u32);
+/// let mut world = World::new();
+/// world.insert_resource(Score(0));
+/// world.run_system_once(|mut s: ResMut<Score>| s.0 += 10);
+/// assert_eq!(world.resource::<Score>().0, 10);
+/// ```
+pub struct ResMut<'w, R> {
+    pub(crate) value: &'w mut R,
+}
+
+impl<R> Deref for ResMut<'_, R> {
+    type Target = R;
+    #[inline]
+    fn deref(&self) -> &R {
+        self.value
+    }
+}
+
+impl<R> DerefMut for ResMut<'_, R> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut R {
+        self.value
+    }
+}
+
+impl<R: fmt::Debug> fmt::Debug for ResMut<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ResMut").field(&*self.value).finish()
+    }
+}

@@ -1,0 +1,179 @@
+//! What a system reads and writes, and when two systems may run at once.
+
+use fixedbitset::FixedBitSet;
+
+use crate::query::Access;
+use crate::storage::ResourceId;
+use crate::world::World;
+
+/// Everything a system's parameters borrow: per query, its component access;
+/// per resource, read or write; and whether it reads the whole world or is
+/// exclusive (`&mut World`).
+///
+/// Two systems conflict, and never run at the same time, if one writes what
+/// the other reads or writes. Queries whose filters make them disjoint (one
+/// `With<Player>`, the other `Without<Player>`) never conflict.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::{IntoSystem, System};
+/// #[derive(Component)] struct Position(f32);
+/// fn reader(_q: Query<&Position>) {}
+/// fn writer(_q: Query<&mut Position>) {}
+/// let mut world = World::new();
+/// let (mut a, mut b) = (reader.into_system(), writer.into_system());
+/// a.initialize(&mut world).unwrap();
+/// b.initialize(&mut world).unwrap();
+/// assert!(a.access().conflicts_with(b.access()));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SystemAccess {
+    queries: Vec<(String, Access)>,
+    resource_reads: FixedBitSet,
+    resource_writes: FixedBitSet,
+    reads_world: bool,
+    exclusive: bool,
+    conflict: Option<String>,
+}
+
+impl SystemAccess {
+    /// Adds a query parameter, recording a conflict with the system's other
+    /// parameters (named for the error message).
+    pub(crate) fn add_query(&mut self, name: String, access: Access, world: &World) {
+        let clash = self.queries.iter().find_map(|(other_name, other)| {
+            let id = access.conflicts_with(other)?;
+            Some(format!(
+                "`{name}` and `{other_name}` both access component `{}`, at least one mutably; \
+                 make them disjoint with `With`/`Without` filters or merge them into one query",
+                world.components().name(id)
+            ))
+        });
+        if let Some(message) = clash {
+            self.record_conflict(message);
+        }
+        if self.reads_world && !access.is_read_only() {
+            self.record_conflict(format!(
+                "`&World` reads every component, but `{name}` writes one"
+            ));
+        }
+        self.queries.push((name, access));
+    }
+
+    /// Adds a shared borrow of resource `id`.
+    pub(crate) fn add_resource_read(&mut self, id: ResourceId, world: &World) {
+        if self.resource_writes.contains(id.index()) {
+            self.record_conflict(format!(
+                "resource `{}` is borrowed both mutably and immutably",
+                world.resources().name(id)
+            ));
+        }
+        grow_insert(&mut self.resource_reads, id.index());
+    }
+
+    /// Adds an exclusive borrow of resource `id`.
+    pub(crate) fn add_resource_write(&mut self, id: ResourceId, world: &World) {
+        let name = world.resources().name(id);
+        if self.resource_writes.contains(id.index()) {
+            self.record_conflict(format!(
+                "resource `{name}` is borrowed mutably twice (`ResMut<{name}>` twice)"
+            ));
+        } else if self.resource_reads.contains(id.index()) {
+            self.record_conflict(format!(
+                "resource `{name}` is borrowed both mutably and immutably"
+            ));
+        }
+        if self.reads_world {
+            self.record_conflict(format!(
+                "`&World` reads every resource, but `ResMut<{name}>` writes one"
+            ));
+        }
+        grow_insert(&mut self.resource_writes, id.index());
+    }
+
+    /// Adds a `&World` parameter: a read of everything.
+    pub(crate) fn add_world_read(&mut self) {
+        if self.writes_anything() {
+            self.record_conflict(
+                "`&World` reads everything, but another parameter writes".to_owned(),
+            );
+        }
+        self.reads_world = true;
+    }
+
+    /// Marks the system exclusive (`&mut World`).
+    pub(crate) fn set_exclusive(&mut self) {
+        self.exclusive = true;
+    }
+
+    fn record_conflict(&mut self, message: String) {
+        self.conflict.get_or_insert(message);
+    }
+
+    /// The first conflict between the system's own parameters, described.
+    pub(crate) fn conflict(&self) -> Option<&str> {
+        self.conflict.as_deref()
+    }
+
+    fn writes_anything(&self) -> bool {
+        !self.resource_writes.is_clear() || self.queries.iter().any(|(_, a)| !a.is_read_only())
+    }
+
+    /// True if the system needs the whole world to itself.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::{IntoSystem, System, World};
+    /// let mut world = World::new();
+    /// let mut s = (|_w: &mut World| {}).into_system();
+    /// s.initialize(&mut world).unwrap();
+    /// assert!(s.access().is_exclusive());
+    /// ```
+    pub fn is_exclusive(&self) -> bool {
+        self.exclusive
+    }
+
+    /// True if a system with this access and one with `other` may not run at
+    /// the same time.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{IntoSystem, System};
+    /// #[derive(Component)] struct A;
+    /// #[derive(Component)] struct B;
+    /// let mut world = World::new();
+    /// let mut a = (|_q: Query<&mut A>| {}).into_system();
+    /// let mut b = (|_q: Query<&mut B>| {}).into_system();
+    /// a.initialize(&mut world).unwrap();
+    /// b.initialize(&mut world).unwrap();
+    /// assert!(!a.access().conflicts_with(b.access()));
+    /// ```
+    pub fn conflicts_with(&self, other: &SystemAccess) -> bool {
+        if self.exclusive || other.exclusive {
+            return true;
+        }
+        if (self.reads_world && other.writes_anything())
+            || (other.reads_world && self.writes_anything())
+        {
+            return true;
+        }
+        if !self.resource_writes.is_disjoint(&other.resource_writes)
+            || !self.resource_writes.is_disjoint(&other.resource_reads)
+            || !other.resource_writes.is_disjoint(&self.resource_reads)
+        {
+            return true;
+        }
+        self.queries.iter().any(|(_, a)| {
+            other
+                .queries
+                .iter()
+                .any(|(_, b)| a.conflicts_with(b).is_some())
+        })
+    }
+}
+
+fn grow_insert(set: &mut FixedBitSet, index: usize) {
+    set.grow(index + 1);
+    set.insert(index);
+}

@@ -1,0 +1,821 @@
+//! The schedule: named systems, their order, and the plan that runs them.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use thiserror::Error;
+
+use super::executor::{self, Block, ExecutorKind, Plan, SlotStats, Step};
+use super::timing::{SystemTiming, SystemTimings};
+use super::{IntoSystem, System};
+use crate::time::Time;
+use crate::world::{World, WorldId};
+
+/// Why a schedule cannot run. Every variant names the systems (and, for
+/// conflicts, the types) involved.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// let mut schedule = Schedule::new();
+/// schedule.add_system("a", || {}).after("b");
+/// schedule.add_system("b", || {}).after("a");
+/// let err = schedule.build(&mut World::new()).unwrap_err();
+/// assert!(matches!(err, ScheduleError::Cycle(_)));
+/// assert!(err.to_string().contains("`a`") && err.to_string().contains("`b`"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ScheduleError {
+    /// Two systems share a name.
+    #[error("two systems are named `{0}`; system names must be unique")]
+    DuplicateName(String),
+    /// A `before`/`after` names neither a system nor a set.
+    #[error(
+        "system or set `{from}` is ordered against `{target}`, which is neither a system nor a set"
+    )]
+    UnknownTarget {
+        /// The system or set that has the ordering.
+        from: String,
+        /// The name it orders against.
+        target: String,
+    },
+    /// The orderings form a cycle, through these systems.
+    #[error("the orderings form a cycle: {}", cycle_text(.0))]
+    Cycle(Vec<String>),
+    /// A system's own parameters conflict.
+    #[error("system `{system}` has conflicting parameters: {detail}")]
+    ParamConflict {
+        /// The system.
+        system: String,
+        /// Which parameters and types conflict.
+        detail: String,
+    },
+    /// No system has this name.
+    #[error("no system is named `{0}`")]
+    UnknownSystem(String),
+}
+
+fn cycle_text(names: &[String]) -> String {
+    let mut text: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    if let Some(first) = text.first().cloned() {
+        text.push(first);
+    }
+    text.join(" -> ")
+}
+
+/// One system in the schedule.
+pub(crate) struct SystemSlot {
+    pub name: String,
+    pub system: Mutex<Box<dyn System<Out = ()>>>,
+    pub enabled: bool,
+    pub stats: SlotStats,
+    before: Vec<String>,
+    after: Vec<String>,
+    sets: Vec<String>,
+}
+
+#[derive(Default)]
+struct SetSlot {
+    name: String,
+    before: Vec<String>,
+    after: Vec<String>,
+}
+
+/// Named systems, run in a valid order, in parallel where their access
+/// allows.
+///
+/// Names are unique. `before`/`after` name systems or sets; a set is a
+/// label systems join with `in_set`, orderable as a whole with
+/// [`Schedule::configure_set`]. Systems with no ordering between them run in
+/// the order they were added when their access conflicts, so results do not
+/// depend on the executor.
+///
+/// Commands issued by systems apply at sync points: at the end of the run,
+/// and before each exclusive (`&mut World`) system.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Default)] struct Log(Vec<&'static str>);
+/// let mut world = World::new();
+/// world.insert_resource(Log::default());
+/// let mut schedule = Schedule::new();
+/// schedule.add_system("render", |mut l: ResMut<Log>| l.0.push("render")).after("physics");
+/// schedule.add_system("input", |mut l: ResMut<Log>| l.0.push("input")).before("physics");
+/// schedule.add_system("physics", |mut l: ResMut<Log>| l.0.push("physics"));
+/// schedule.run(&mut world);
+/// assert_eq!(world.resource::<Log>().0, ["input", "physics", "render"]);
+/// assert_eq!(schedule.system_names(), ["input", "physics", "render"]);
+/// ```
+pub struct Schedule {
+    slots: Vec<SystemSlot>,
+    sets: Vec<SetSlot>,
+    executor: ExecutorKind,
+    plan: Option<Plan>,
+    world: Option<WorldId>,
+    timing: bool,
+    runs: u64,
+}
+
+impl fmt::Debug for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Schedule")
+            .field(
+                "systems",
+                &self.slots.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
+            .field("executor", &self.executor)
+            .field("built", &self.plan.is_some())
+            .finish()
+    }
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Schedule::new()
+    }
+}
+
+/// Orders a system just added; see [`Schedule::add_system`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// let mut schedule = Schedule::new();
+/// schedule.add_system("collide", || {}).in_set("physics").after("move");
+/// schedule.add_system("move", || {}).in_set("physics");
+/// assert_eq!(schedule.system_names(), ["move", "collide"]);
+/// ```
+pub struct SystemConfig<'a> {
+    schedule: &'a mut Schedule,
+    index: usize,
+}
+
+impl fmt::Debug for SystemConfig<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SystemConfig")
+            .field("system", &self.schedule.slots[self.index].name)
+            .finish()
+    }
+}
+
+impl SystemConfig<'_> {
+    /// Runs this system before the system or every system of the set named
+    /// `target`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("b", || {});
+    /// schedule.add_system("a", || {}).before("b");
+    /// assert_eq!(schedule.system_names(), ["a", "b"]);
+    /// ```
+    pub fn before(self, target: impl Into<String>) -> Self {
+        self.schedule.slots[self.index].before.push(target.into());
+        self
+    }
+
+    /// Runs this system after the system or every system of the set named
+    /// `target`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("b", || {}).after("a");
+    /// schedule.add_system("a", || {});
+    /// assert_eq!(schedule.system_names(), ["a", "b"]);
+    /// ```
+    pub fn after(self, target: impl Into<String>) -> Self {
+        self.schedule.slots[self.index].after.push(target.into());
+        self
+    }
+
+    /// Puts this system in set `set` (a system may join several).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("draw", || {}).in_set("render");
+    /// schedule.add_system("step", || {}).in_set("physics");
+    /// schedule.configure_set("physics").before("render");
+    /// assert_eq!(schedule.system_names(), ["step", "draw"]);
+    /// ```
+    pub fn in_set(self, set: impl Into<String>) -> Self {
+        self.schedule.slots[self.index].sets.push(set.into());
+        self
+    }
+}
+
+/// Orders a whole set; see [`Schedule::configure_set`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// let mut schedule = Schedule::new();
+/// schedule.configure_set("physics").after("input");
+/// schedule.add_system("step", || {}).in_set("physics");
+/// schedule.add_system("input", || {});
+/// assert_eq!(schedule.system_names(), ["input", "step"]);
+/// ```
+pub struct SetConfig<'a> {
+    set: &'a mut SetSlot,
+}
+
+impl fmt::Debug for SetConfig<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SetConfig")
+            .field("set", &self.set.name)
+            .finish()
+    }
+}
+
+impl SetConfig<'_> {
+    /// Runs every system of this set before `target` (a system or a set).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("draw", || {});
+    /// schedule.add_system("step", || {}).in_set("physics");
+    /// schedule.configure_set("physics").before("draw");
+    /// assert_eq!(schedule.system_names(), ["step", "draw"]);
+    /// ```
+    pub fn before(self, target: impl Into<String>) -> Self {
+        self.set.before.push(target.into());
+        self
+    }
+
+    /// Runs every system of this set after `target` (a system or a set).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("step", || {}).in_set("physics");
+    /// schedule.add_system("input", || {});
+    /// schedule.configure_set("physics").after("input");
+    /// assert_eq!(schedule.system_names(), ["input", "step"]);
+    /// ```
+    pub fn after(self, target: impl Into<String>) -> Self {
+        self.set.after.push(target.into());
+        self
+    }
+}
+
+impl Schedule {
+    /// An empty schedule with the parallel executor.
+    ///
+    /// # Example
+    /// ```
+    /// let schedule = mosaic::Schedule::new();
+    /// assert!(schedule.system_names().is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Schedule {
+            slots: Vec::new(),
+            sets: Vec::new(),
+            executor: ExecutorKind::default(),
+            plan: None,
+            world: None,
+            timing: false,
+            runs: 0,
+        }
+    }
+
+    /// Adds `system` under `name`; chain `.before(..)`, `.after(..)` and
+    /// `.in_set(..)` to order it. A duplicate name is reported by
+    /// [`Schedule::build`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("movement", || {});
+    /// assert!(schedule.contains("movement"));
+    /// ```
+    pub fn add_system<M, S>(&mut self, name: impl Into<String>, system: S) -> SystemConfig<'_>
+    where
+        S: IntoSystem<M>,
+        S::System: System<Out = ()>,
+    {
+        self.plan = None;
+        self.slots.push(SystemSlot {
+            name: name.into(),
+            system: Mutex::new(Box::new(system.into_system())),
+            enabled: true,
+            stats: SlotStats::default(),
+            before: Vec::new(),
+            after: Vec::new(),
+            sets: Vec::new(),
+        });
+        let index = self.slots.len() - 1;
+        SystemConfig {
+            schedule: self,
+            index,
+        }
+    }
+
+    /// Orders the set named `set` as a whole.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("a", || {}).in_set("late");
+    /// schedule.add_system("b", || {});
+    /// schedule.configure_set("late").after("b");
+    /// assert_eq!(schedule.system_names(), ["b", "a"]);
+    /// ```
+    pub fn configure_set(&mut self, set: impl Into<String>) -> SetConfig<'_> {
+        self.plan = None;
+        let set = set.into();
+        let index = match self.sets.iter().position(|s| s.name == set) {
+            Some(index) => index,
+            None => {
+                self.sets.push(SetSlot {
+                    name: set,
+                    ..SetSlot::default()
+                });
+                self.sets.len() - 1
+            }
+        };
+        SetConfig {
+            set: &mut self.sets[index],
+        }
+    }
+
+    /// Switches a system on or off; a disabled system is skipped (the
+    /// systems ordered around it still keep their order).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("count", |mut n: ResMut<u32>| *n += 1);
+    /// schedule.set_enabled("count", false).unwrap();
+    /// schedule.run(&mut world);
+    /// assert_eq!(*world.resource::<u32>(), 0);
+    /// assert!(schedule.set_enabled("nope", true).is_err());
+    /// ```
+    pub fn set_enabled(&mut self, name: &str, enabled: bool) -> Result<(), ScheduleError> {
+        self.slot_mut(name)?.enabled = enabled;
+        Ok(())
+    }
+
+    /// True if system `name` exists and is enabled.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("input", || {});
+    /// schedule.set_enabled("input", false).unwrap();
+    /// assert!(!schedule.is_enabled("input"));
+    /// ```
+    pub fn is_enabled(&self, name: &str) -> bool {
+        self.slots.iter().any(|s| s.name == name && s.enabled)
+    }
+
+    /// Removes system `name` (orderings against it are dropped with it).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("ghost", || {});
+    /// schedule.remove_system("ghost").unwrap();
+    /// assert!(!schedule.contains("ghost"));
+    /// ```
+    pub fn remove_system(&mut self, name: &str) -> Result<(), ScheduleError> {
+        let index = self.index_of(name)?;
+        self.slots.remove(index);
+        for slot in &mut self.slots {
+            slot.before.retain(|t| t != name);
+            slot.after.retain(|t| t != name);
+        }
+        for set in &mut self.sets {
+            set.before.retain(|t| t != name);
+            set.after.retain(|t| t != name);
+        }
+        self.plan = None;
+        Ok(())
+    }
+
+    /// True if a system is named `name`.
+    ///
+    /// # Example
+    /// ```
+    /// let schedule = mosaic::Schedule::new();
+    /// assert!(!schedule.contains("anything"));
+    /// ```
+    pub fn contains(&self, name: &str) -> bool {
+        self.slots.iter().any(|s| s.name == name)
+    }
+
+    /// The systems' names in run order (insertion order where the orderings
+    /// leave a choice, or if they are invalid).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("b", || {});
+    /// schedule.add_system("a", || {}).before("b");
+    /// assert_eq!(schedule.system_names(), ["a", "b"]);
+    /// ```
+    pub fn system_names(&self) -> Vec<&str> {
+        let order = self
+            .edges()
+            .ok()
+            .and_then(|edges| topological_order(self.slots.len(), &edges).ok())
+            .unwrap_or_else(|| (0..self.slots.len()).collect());
+        order
+            .into_iter()
+            .map(|i| self.slots[i].name.as_str())
+            .collect()
+    }
+
+    /// Chooses the executor: parallel (the default) or single-threaded.
+    /// Both give the same results for deterministic systems.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.set_executor(ExecutorKind::SingleThreaded);
+    /// assert_eq!(schedule.executor(), ExecutorKind::SingleThreaded);
+    /// ```
+    pub fn set_executor(&mut self, kind: ExecutorKind) {
+        self.executor = kind;
+    }
+
+    /// The executor in use.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// assert_eq!(Schedule::new().executor(), ExecutorKind::Parallel);
+    /// ```
+    pub fn executor(&self) -> ExecutorKind {
+        self.executor
+    }
+
+    /// Switches per-system timing on or off (off by default: no clock is
+    /// read for the table when off).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("idle", || {});
+    /// schedule.set_timing(true);
+    /// schedule.run(&mut world);
+    /// assert_eq!(schedule.timings().rows()[0].runs, 1);
+    /// ```
+    pub fn set_timing(&mut self, on: bool) {
+        self.timing = on;
+    }
+
+    /// The per-system timings collected while timing was on, in run order;
+    /// `Display` prints them as a table.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("idle", || {});
+    /// schedule.set_timing(true);
+    /// schedule.run_frames(&mut world, 3, std::time::Duration::from_millis(16));
+    /// let table = schedule.timings().to_string();
+    /// assert!(table.contains("idle"));
+    /// ```
+    pub fn timings(&self) -> SystemTimings {
+        let order = self
+            .plan
+            .as_ref()
+            .map(|p| p.order.clone())
+            .unwrap_or_else(|| (0..self.slots.len()).collect());
+        SystemTimings::new(
+            order
+                .into_iter()
+                .map(|i| {
+                    let slot = &self.slots[i];
+                    let (runs, total) = slot.stats.timing();
+                    SystemTiming {
+                        name: slot.name.clone(),
+                        runs,
+                        total,
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// Checks everything and plans the runs, before anything runs: names
+    /// unique, orderings name existing systems or sets and form no cycle,
+    /// no system's parameters conflict. Errors name the culprits.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("a", || {}).after("nowhere");
+    /// let err = schedule.build(&mut World::new()).unwrap_err();
+    /// assert_eq!(err, ScheduleError::UnknownTarget { from: "a".into(), target: "nowhere".into() });
+    /// ```
+    pub fn build(&mut self, world: &mut World) -> Result<(), ScheduleError> {
+        self.plan = None;
+        let mut seen = FxHashSet::default();
+        for slot in &self.slots {
+            if !seen.insert(slot.name.as_str()) {
+                return Err(ScheduleError::DuplicateName(slot.name.clone()));
+            }
+        }
+        for slot in &mut self.slots {
+            let system = slot.system.get_mut().unwrap_or_else(|p| p.into_inner());
+            system
+                .initialize(world)
+                .map_err(|detail| ScheduleError::ParamConflict {
+                    system: slot.name.clone(),
+                    detail,
+                })?;
+        }
+        let edges = self.edges()?;
+        let order = topological_order(self.slots.len(), &edges).map_err(|cycle| {
+            ScheduleError::Cycle(
+                cycle
+                    .into_iter()
+                    .map(|i| self.slots[i].name.clone())
+                    .collect(),
+            )
+        })?;
+        self.plan = Some(self.plan_steps(order, &edges));
+        self.world = Some(world.id());
+        Ok(())
+    }
+
+    /// Runs every enabled system once, building first if needed (panicking
+    /// with the [`ScheduleError`] message if the schedule is invalid). A
+    /// panic inside a system is re-raised as a `String` naming the system.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("count", |mut n: ResMut<u32>| *n += 1);
+    /// schedule.run(&mut world);
+    /// schedule.run(&mut world);
+    /// assert_eq!(*world.resource::<u32>(), 2);
+    /// ```
+    pub fn run(&mut self, world: &mut World) {
+        if self.plan.is_none() || self.world != Some(world.id()) {
+            if let Err(err) = self.build(world) {
+                panic!("{err}");
+            }
+        }
+        let plan = self.plan.as_mut().expect("built just above");
+        executor::run(
+            &self.slots,
+            plan,
+            self.executor,
+            self.timing,
+            self.runs,
+            world,
+        );
+        self.runs += 1;
+    }
+
+    /// Advances the world's [`Time`] by `delta` (inserting it if missing),
+    /// then runs the schedule: one frame of the classic `update(dt)` loop.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use std::time::Duration;
+    /// let mut world = World::new();
+    /// let mut schedule = Schedule::new();
+    /// schedule.run_frame(&mut world, Duration::from_millis(16));
+    /// assert_eq!(world.resource::<Time>().frame(), 1);
+    /// ```
+    pub fn run_frame(&mut self, world: &mut World, delta: Duration) {
+        world.resource_or_default::<Time>().advance(delta);
+        self.run(world);
+    }
+
+    /// Runs `frames` frames of length `delta` ([`Schedule::run_frame`] in a
+    /// loop).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use std::time::Duration;
+    /// let mut world = World::new();
+    /// let mut schedule = Schedule::new();
+    /// schedule.run_frames(&mut world, 10, Duration::from_millis(100));
+    /// assert_eq!(world.resource::<Time>().elapsed(), Duration::from_secs(1));
+    /// ```
+    pub fn run_frames(&mut self, world: &mut World, frames: u64, delta: Duration) {
+        for _ in 0..frames {
+            self.run_frame(world, delta);
+        }
+    }
+
+    fn index_of(&self, name: &str) -> Result<usize, ScheduleError> {
+        self.slots
+            .iter()
+            .position(|s| s.name == name)
+            .ok_or_else(|| ScheduleError::UnknownSystem(name.to_owned()))
+    }
+
+    fn slot_mut(&mut self, name: &str) -> Result<&mut SystemSlot, ScheduleError> {
+        let index = self.index_of(name)?;
+        Ok(&mut self.slots[index])
+    }
+
+    /// The systems a name stands for: the system of that name and every
+    /// member of the set of that name. `None` if it names neither.
+    fn resolve(&self, name: &str) -> Option<Vec<usize>> {
+        let members: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| self.slots[i].name == name || self.slots[i].sets.iter().any(|s| s == name))
+            .collect();
+        let known = !members.is_empty() || self.sets.iter().any(|s| s.name == name);
+        known.then_some(members)
+    }
+
+    /// Every ordering edge `(first, then)`, or the first unknown target.
+    fn edges(&self) -> Result<Vec<(usize, usize)>, ScheduleError> {
+        let mut edges = Vec::new();
+        let unknown = |from: &str, target: &str| ScheduleError::UnknownTarget {
+            from: from.to_owned(),
+            target: target.to_owned(),
+        };
+        for (i, slot) in self.slots.iter().enumerate() {
+            for target in &slot.before {
+                let targets = self
+                    .resolve(target)
+                    .ok_or_else(|| unknown(&slot.name, target))?;
+                edges.extend(targets.into_iter().map(|t| (i, t)));
+            }
+            for target in &slot.after {
+                let targets = self
+                    .resolve(target)
+                    .ok_or_else(|| unknown(&slot.name, target))?;
+                edges.extend(targets.into_iter().map(|t| (t, i)));
+            }
+        }
+        for set in &self.sets {
+            let members = self.resolve(&set.name).unwrap_or_default();
+            for target in &set.before {
+                let targets = self
+                    .resolve(target)
+                    .ok_or_else(|| unknown(&set.name, target))?;
+                edges.extend(
+                    members
+                        .iter()
+                        .flat_map(|&m| targets.iter().map(move |&t| (m, t))),
+                );
+            }
+            for target in &set.after {
+                let targets = self
+                    .resolve(target)
+                    .ok_or_else(|| unknown(&set.name, target))?;
+                edges.extend(
+                    members
+                        .iter()
+                        .flat_map(|&m| targets.iter().map(move |&t| (t, m))),
+                );
+            }
+        }
+        Ok(edges)
+    }
+
+    /// Splits the run order into blocks of systems that may overlap,
+    /// separated by exclusive systems. Within a block a system waits for its
+    /// explicit predecessors and for every earlier system it conflicts with.
+    fn plan_steps(&mut self, order: Vec<usize>, edges: &[(usize, usize)]) -> Plan {
+        let mut steps = Vec::new();
+        let mut current: Vec<usize> = Vec::new();
+        for &i in &order {
+            let exclusive = self.system_ref(i).access().is_exclusive();
+            if exclusive {
+                if !current.is_empty() {
+                    steps.push(Step::Block(self.block(std::mem::take(&mut current), edges)));
+                }
+                steps.push(Step::Exclusive(i));
+            } else {
+                current.push(i);
+            }
+        }
+        if !current.is_empty() {
+            steps.push(Step::Block(self.block(current, edges)));
+        }
+        Plan { order, steps }
+    }
+
+    fn block(&mut self, systems: Vec<usize>, edges: &[(usize, usize)]) -> Block {
+        let local: FxHashMap<usize, usize> =
+            systems.iter().enumerate().map(|(l, &g)| (g, l)).collect();
+        let mut dependents = vec![Vec::new(); systems.len()];
+        for &(a, b) in edges {
+            if let (Some(&la), Some(&lb)) = (local.get(&a), local.get(&b)) {
+                dependents[la].push(lb);
+            }
+        }
+        let access: Vec<_> = systems
+            .iter()
+            .map(|&i| self.system_ref(i).access().clone())
+            .collect();
+        for a in 0..systems.len() {
+            for b in a + 1..systems.len() {
+                if access[a].conflicts_with(&access[b]) {
+                    dependents[a].push(b);
+                }
+            }
+        }
+        Block::new(systems, dependents)
+    }
+
+    fn system_ref(&mut self, i: usize) -> &dyn System<Out = ()> {
+        &**self.slots[i]
+            .system
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A topological order of `n` nodes under `edges`, taking the lowest index
+/// whenever there is a choice (so insertion order decides ties); or, if the
+/// edges form a cycle, the nodes of one cycle in order.
+fn topological_order(n: usize, edges: &[(usize, usize)]) -> Result<Vec<usize>, Vec<usize>> {
+    let mut successors = vec![Vec::new(); n];
+    let mut indegree = vec![0usize; n];
+    for &(a, b) in edges {
+        successors[a].push(b);
+        indegree[b] += 1;
+    }
+    let mut ready: BinaryHeap<Reverse<usize>> =
+        (0..n).filter(|&i| indegree[i] == 0).map(Reverse).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse(i)) = ready.pop() {
+        order.push(i);
+        for &s in &successors[i] {
+            indegree[s] -= 1;
+            if indegree[s] == 0 {
+                ready.push(Reverse(s));
+            }
+        }
+    }
+    if order.len() == n {
+        return Ok(order);
+    }
+    Err(find_cycle(&successors, &indegree))
+}
+
+/// One cycle among the nodes a topological sort left behind (those still
+/// with incoming edges). Each of them has a left-behind predecessor, so
+/// walking predecessors must revisit a node; the walk from there is a
+/// cycle, reversed.
+fn find_cycle(successors: &[Vec<usize>], indegree: &[usize]) -> Vec<usize> {
+    let stuck = |i: usize| indegree[i] > 0;
+    let mut predecessors = vec![Vec::new(); successors.len()];
+    for (a, succ) in successors.iter().enumerate() {
+        for &b in succ {
+            predecessors[b].push(a);
+        }
+    }
+    let start = (0..successors.len())
+        .find(|&i| stuck(i))
+        .expect("a cycle exists");
+    let mut path = vec![start];
+    let mut position = FxHashMap::default();
+    position.insert(start, 0);
+    let mut node = start;
+    loop {
+        let prev = *predecessors[node]
+            .iter()
+            .find(|&&p| stuck(p))
+            .expect("a left-behind node has a left-behind predecessor");
+        if let Some(&p) = position.get(&prev) {
+            let mut cycle = path[p..].to_vec();
+            cycle.reverse();
+            return cycle;
+        }
+        position.insert(prev, path.len());
+        path.push(prev);
+        node = prev;
+    }
+}

@@ -1,0 +1,120 @@
+//! Frame time: the [`Time`] resource the frame runner advances.
+
+use std::time::Duration;
+
+/// How far the simulation has come: the last frame's step and the total.
+///
+/// [`Schedule::run_frames`](crate::Schedule::run_frames) and
+/// [`Schedule::run_frame`](crate::Schedule::run_frame) insert it if missing
+/// and advance it before each run, as the classic `update(dt)` loop does.
+/// Systems read it with `Res<Time>`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use std::time::Duration;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Component)] struct Velocity(f32);
+///
+/// fn movement(time: Res<Time>, mut q: Query<(&mut Position, &Velocity)>) {
+///     for (p, v) in q.iter_mut() {
+///         p.0 += v.0 * time.delta_seconds();
+///     }
+/// }
+/// let mut world = World::new();
+/// let e = world.spawn((Position(0.0), Velocity(2.0)));
+/// let mut schedule = Schedule::new();
+/// schedule.add_system("movement", movement);
+/// schedule.run_frames(&mut world, 4, Duration::from_millis(250));
+/// assert_eq!(world.get::<Position>(e).unwrap().0, 2.0);
+/// assert_eq!(world.resource::<Time>().frame(), 4);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Time {
+    delta: Duration,
+    elapsed: Duration,
+    frame: u64,
+}
+
+impl Time {
+    /// The last frame's step.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance(Duration::from_millis(16));
+    /// assert_eq!(time.delta(), Duration::from_millis(16));
+    /// ```
+    pub fn delta(&self) -> Duration {
+        self.delta
+    }
+
+    /// The last frame's step in seconds.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance(Duration::from_millis(500));
+    /// assert_eq!(time.delta_seconds(), 0.5);
+    /// ```
+    pub fn delta_seconds(&self) -> f32 {
+        self.delta.as_secs_f32()
+    }
+
+    /// Time since the first frame (the sum of all steps).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance(Duration::from_secs(1));
+    /// time.advance(Duration::from_secs(2));
+    /// assert_eq!(time.elapsed(), Duration::from_secs(3));
+    /// ```
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// Time since the first frame, in seconds.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance(Duration::from_millis(1500));
+    /// assert_eq!(time.elapsed_seconds(), 1.5);
+    /// ```
+    pub fn elapsed_seconds(&self) -> f64 {
+        self.elapsed.as_secs_f64()
+    }
+
+    /// How many frames have been advanced.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance(Duration::ZERO);
+    /// assert_eq!(time.frame(), 1);
+    /// ```
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// Starts a new frame of length `delta`.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance(Duration::from_millis(10));
+    /// assert_eq!((time.frame(), time.elapsed()), (1, Duration::from_millis(10)));
+    /// ```
+    pub fn advance(&mut self, delta: Duration) {
+        self.delta = delta;
+        self.elapsed += delta;
+        self.frame += 1;
+    }
+}
