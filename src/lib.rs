@@ -11,8 +11,8 @@
 //!   as column slices.
 //! - Change detection ([`Added`], [`Changed`]) by per-component ticks.
 //!
-//! `unsafe` code lives only in `storage/` and `query/`; every block names the
-//! invariant it relies on.
+//! `unsafe` code lives in `storage/` and `query/`, plus the scheduler's one
+//! contract in `system/`; every block names the invariant it relies on.
 
 extern crate self as mosaic;
 

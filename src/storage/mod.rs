@@ -8,7 +8,8 @@
 //!
 //! # Safety policy
 //!
-//! This module and `query/` are the only places with `unsafe` code. Raw
+//! This module and `query/` hold the `unsafe` code (plus the scheduler's
+//! single contract, `System::run_unsafe`, in `system/`). Raw
 //! layout arithmetic lives in [`column`] alone; tables and sparse sets talk to
 //! columns through typed rows. Every type here states its invariants on its
 //! doc and every `unsafe` block names the one it relies on.
