@@ -85,6 +85,15 @@ impl CommandBuffer {
         }
     }
 
+    /// An empty buffer for the same world.
+    pub(crate) fn empty_like(&self) -> CommandBuffer {
+        CommandBuffer {
+            world: self.world,
+            fresh: Arc::clone(&self.fresh),
+            commands: Vec::new(),
+        }
+    }
+
     /// Number of recorded commands.
     ///
     /// # Example

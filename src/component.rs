@@ -13,7 +13,12 @@ use std::alloc::Layout;
 use std::any::TypeId;
 use std::borrow::Cow;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::hooks::{
+    cycle_panic, requirement_path, ComponentHooks, RequiredComponents, Requirement,
+};
+use crate::observer::LifecycleTypes;
 
 /// Where a component type's values live.
 ///
@@ -49,6 +54,14 @@ pub enum StorageType {
 pub trait Component: Send + Sync + 'static {
     /// Where values of this type are stored.
     const STORAGE: StorageType = StorageType::Table;
+
+    /// Declares the type's hooks (`#[component(on_add = f)]`).
+    #[doc(hidden)]
+    fn register_hooks(_hooks: &mut ComponentHooks) {}
+
+    /// Declares the components the type requires (`#[require(A, B)]`).
+    #[doc(hidden)]
+    fn register_required(_required: &mut RequiredComponents<'_>) {}
 }
 
 /// A component type's number within one world.
@@ -109,6 +122,11 @@ pub struct ComponentInfo {
     storage: StorageType,
     type_id: Option<TypeId>,
     track_changes: bool,
+    hooks: ComponentHooks,
+    required: Vec<Requirement>,
+    /// Observers watch this type's lifecycle.
+    observed: bool,
+    lifecycle_types: Option<LifecycleTypes>,
 }
 
 impl ComponentInfo {
@@ -203,6 +221,25 @@ impl ComponentInfo {
     pub(crate) fn drop_fn(&self) -> Option<unsafe fn(*mut u8)> {
         self.drop
     }
+
+    pub(crate) fn hooks(&self) -> &ComponentHooks {
+        &self.hooks
+    }
+
+    pub(crate) fn lifecycle_types(&self) -> Option<&LifecycleTypes> {
+        self.lifecycle_types.as_ref()
+    }
+
+    pub(crate) fn required(&self) -> &[Requirement] {
+        &self.required
+    }
+
+    /// True if adding or removing this type runs anything (hooks,
+    /// requirements, observers).
+    #[inline]
+    pub(crate) fn has_lifecycle(&self) -> bool {
+        self.observed || !self.required.is_empty() || !self.hooks.is_empty()
+    }
 }
 
 /// Drops the `T` behind `ptr`.
@@ -239,6 +276,14 @@ pub(crate) fn short_type_name<T: ?Sized>() -> String {
 pub(crate) struct Components {
     infos: Vec<ComponentInfo>,
     by_type: FxHashMap<TypeId, ComponentId>,
+    /// Some type has hooks, requirements or observers: structural changes
+    /// must look. While false they skip all of it at the cost of one branch.
+    lifecycle_active: bool,
+    /// Observers watch every type's lifecycle (lifecycle events for systems).
+    observe_all: bool,
+    /// Event types some observer watches (to mark component types
+    /// registered later).
+    observed_events: FxHashSet<TypeId>,
 }
 
 impl Components {
@@ -261,9 +306,84 @@ impl Components {
             storage: T::STORAGE,
             type_id: Some(TypeId::of::<T>()),
             track_changes: false,
+            hooks: ComponentHooks::default(),
+            required: Vec::new(),
+            observed: false,
+            lifecycle_types: Some(LifecycleTypes::of::<T>()),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
+        let mut hooks = ComponentHooks::default();
+        T::register_hooks(&mut hooks);
+        let mut required = RequiredComponents::new(self);
+        T::register_required(&mut required);
+        let required = required.into_list();
+        for r in &required {
+            if let Some(path) = requirement_path(self, r.component, id) {
+                let names: Vec<&str> = std::iter::once(&id)
+                    .chain(path.iter())
+                    .map(|&c| self.name(c))
+                    .collect();
+                cycle_panic::<T>(&names.join(" -> "));
+            }
+        }
+        if !hooks.is_empty() || !required.is_empty() {
+            self.lifecycle_active = true;
+        }
+        let observed = self
+            .observed_events
+            .iter()
+            .any(|&t| LifecycleTypes::of::<T>().contains(t));
+        let info = &mut self.infos[id.index()];
+        info.hooks = hooks;
+        info.required = required;
+        info.observed = observed;
         id
+    }
+
+    /// Records that an observer watches `event_type`; marks the component
+    /// type whose lifecycle it is (now or when registered).
+    pub fn observe_event(&mut self, event_type: TypeId) {
+        self.observed_events.insert(event_type);
+        self.lifecycle_active = true;
+        for info in &mut self.infos {
+            if info.lifecycle_types.is_some_and(|t| t.contains(event_type)) {
+                info.observed = true;
+            }
+        }
+    }
+
+    /// True if every component's lifecycle is announced (for
+    /// `LifecycleEvent` readers).
+    #[inline]
+    pub fn observes_all(&self) -> bool {
+        self.observe_all
+    }
+
+    /// True if structural changes must run lifecycle work.
+    #[inline]
+    pub fn lifecycle_active(&self) -> bool {
+        self.lifecycle_active
+    }
+
+    /// True if the lifecycle of component `id` must be announced.
+    #[inline]
+    pub fn announces(&self, id: ComponentId) -> bool {
+        self.observe_all || self.infos[id.index()].has_lifecycle()
+    }
+
+    pub fn set_observe_all(&mut self) {
+        self.observe_all = true;
+        self.lifecycle_active = true;
+    }
+
+    pub fn hooks_mut(&mut self, id: ComponentId) -> &mut ComponentHooks {
+        self.lifecycle_active = true;
+        &mut self.infos[id.index()].hooks
+    }
+
+    pub fn add_requirement(&mut self, id: ComponentId, requirement: Requirement) {
+        self.lifecycle_active = true;
+        self.infos[id.index()].required.push(requirement);
     }
 
     #[inline]

@@ -23,6 +23,9 @@ mod commands;
 mod component;
 mod entity;
 mod error;
+mod event;
+mod hooks;
+mod observer;
 mod query;
 mod resource;
 mod storage;
@@ -37,6 +40,12 @@ pub use commands::{CommandBuffer, CommandError, CommandErrors, Commands};
 pub use component::{Component, ComponentId, ComponentInfo, StorageType};
 pub use entity::Entity;
 pub use error::{ComponentError, EntityError, QueryEntityError};
+pub use event::{EventCursor, EventReader, EventWriter, Events};
+pub use hooks::{ComponentHook, ComponentHooks, RequiredComponents, RequiredCycleError};
+pub use observer::{
+    DeferredWorld, LifecycleEvent, LifecycleKind, ObserverId, OnAdd, OnDespawn, OnInsert, OnRemove,
+    OnSpawn, Trigger, MAX_OBSERVER_ROUNDS,
+};
 pub use query::{
     Access, Added, Changed, Has, Or, Query, QueryCombinations, QueryData, QueryFilter, QueryIter,
     QueryParIter, QuerySingleError, QueryState, ReadOnlyQueryData, With, Without,
@@ -57,9 +66,10 @@ pub use mosaic_macros::{Bundle, Component};
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, Entity,
-        EntityError, ExecutorKind, Has, Local, Or, Query, QueryEntityError, QuerySingleError,
-        QueryState, Res, ResMut, Schedule, ScheduleError, StorageType, Time, With, Without, World,
+        Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
+        Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local, OnAdd, OnDespawn,
+        OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
+        Res, ResMut, Schedule, ScheduleError, StorageType, Time, Trigger, With, Without, World,
     };
 }
 

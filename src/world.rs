@@ -28,6 +28,7 @@ use crate::component::{
 use crate::entity::FreshIndices;
 use crate::entity::{Entities, Entity, EntityLocation};
 use crate::error::{ComponentError, EntityError};
+use crate::observer::Observers;
 use crate::query::{QueryData, QueryFilter, QueryState};
 use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
@@ -81,6 +82,7 @@ pub struct World {
     archetypes: Archetypes,
     sparse: SparseSets,
     resources: Resources,
+    observers: Observers,
     change_tick: AtomicU32,
     last_check_tick: Tick,
 }
@@ -121,6 +123,7 @@ impl World {
             archetypes,
             sparse: SparseSets::default(),
             resources: Resources::default(),
+            observers: Observers::default(),
             change_tick: AtomicU32::new(1),
             last_check_tick: Tick::new(1),
         }
@@ -177,6 +180,14 @@ impl World {
         self.entities
             .set_location(entity.index(), location(target, row));
         panics.resume();
+        if self.components.lifecycle_active() {
+            let added = self
+                .bundle_components::<B>()
+                .map(|id| (id, true))
+                .collect::<Vec<_>>();
+            self.announce_insert(entity, true, &added);
+            self.flush_observer_commands();
+        }
         entity
     }
 
@@ -227,6 +238,16 @@ impl World {
             spawned.push(entity);
         }
         panics.resume();
+        if self.components.lifecycle_active() {
+            let added = self
+                .bundle_components::<B>()
+                .map(|id| (id, true))
+                .collect::<Vec<_>>();
+            for &entity in &spawned {
+                self.announce_insert(entity, true, &added);
+            }
+            self.flush_observer_commands();
+        }
         spawned
     }
 
@@ -244,6 +265,15 @@ impl World {
     /// ```
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
         self.flush();
+        let announce = self.components.lifecycle_active();
+        if announce {
+            let loc = self
+                .entities
+                .get(entity)
+                .ok_or(EntityError::NoSuchEntity(entity))?;
+            let ids = self.components_of(entity, loc);
+            self.announce_remove(entity, true, &ids);
+        }
         let loc = self
             .entities
             .free(entity)
@@ -257,6 +287,9 @@ impl World {
             self.entities.set_location(moved.index(), loc);
         }
         panics.resume();
+        if announce {
+            self.flush_observer_commands();
+        }
         Ok(())
     }
 
@@ -338,6 +371,20 @@ impl World {
     /// ```
     pub fn clear(&mut self) {
         self.flush();
+        let announce = self.components.lifecycle_active();
+        if announce {
+            let live: Vec<Entity> = self
+                .archetypes
+                .iter()
+                .flat_map(|a| a.entities().iter().copied())
+                .collect();
+            for entity in live {
+                if let Some(loc) = self.entities.get(entity) {
+                    let ids = self.components_of(entity, loc);
+                    self.announce_remove(entity, true, &ids);
+                }
+            }
+        }
         self.entities.free_all();
         let mut panics = DeferredPanic::new();
         for archetype in self.archetypes.iter_mut() {
@@ -347,6 +394,9 @@ impl World {
             set.clear(&mut panics);
         }
         panics.resume();
+        if announce {
+            self.flush_observer_commands();
+        }
     }
 
     // ----- components -------------------------------------------------------
@@ -373,6 +423,12 @@ impl World {
             .entities
             .get(entity)
             .ok_or(EntityError::NoSuchEntity(entity))?;
+        let changes = self.components.lifecycle_active().then(|| {
+            let ids: Vec<ComponentId> = self.bundle_components::<B>().collect();
+            ids.into_iter()
+                .map(|id| (id, !self.has_id(entity, loc, id)))
+                .collect::<Vec<_>>()
+        });
         let tick = self.change_tick();
         let info = self.bundles.register::<B>(&mut self.components);
         let plan = self
@@ -402,6 +458,10 @@ impl World {
             }
         }
         panics.resume();
+        if let Some(changes) = changes {
+            self.announce_insert(entity, false, &changes);
+            self.flush_observer_commands();
+        }
         Ok(())
     }
 
@@ -461,6 +521,12 @@ impl World {
                 });
             }
         }
+        let announce = self.components.lifecycle_active();
+        if announce {
+            let ids: Vec<ComponentId> = info.components.iter().map(|&(id, _)| id).collect();
+            self.announce_remove(entity, false, &ids);
+        }
+        let info = self.bundles.register::<B>(&mut self.components);
         let (src, dst) = self
             .archetypes
             .remove_plan(loc.archetype, info, &self.components);
@@ -486,6 +552,9 @@ impl World {
             }
         }
         panics.resume();
+        if announce {
+            self.flush_observer_commands();
+        }
         Ok(bundle)
     }
 
@@ -622,6 +691,33 @@ impl World {
     /// ```
     pub fn query_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> QueryState<Q, F> {
         QueryState::new(self)
+    }
+
+    /// The components of bundle `B`, in bundle order.
+    fn bundle_components<B: Bundle>(&mut self) -> impl Iterator<Item = ComponentId> + '_ {
+        let info = self.bundles.register::<B>(&mut self.components);
+        info.components.iter().map(|&(id, _)| id)
+    }
+
+    /// True if the entity at `loc` has component `id`.
+    fn has_id(&self, entity: Entity, loc: EntityLocation, id: ComponentId) -> bool {
+        match self.components.info(id).storage() {
+            StorageType::Table => self.archetypes.get(loc.archetype).contains(id),
+            StorageType::SparseSet => self.sparse.get(id).is_some_and(|s| s.contains(entity)),
+        }
+    }
+
+    /// Every component of the entity at `loc`: table ones in id order, then
+    /// sparse ones in set-creation order.
+    fn components_of(&self, entity: Entity, loc: EntityLocation) -> Vec<ComponentId> {
+        let mut ids = self.archetypes.get(loc.archetype).components().to_vec();
+        ids.extend(
+            self.sparse
+                .iter()
+                .filter(|(_, s)| s.contains(entity))
+                .map(|(id, _)| id),
+        );
+        ids
     }
 
     // ----- registry and introspection ----------------------------------------
@@ -776,6 +872,16 @@ impl World {
     #[inline]
     pub(crate) fn components(&self) -> &Components {
         &self.components
+    }
+
+    #[inline]
+    pub(crate) fn components_mut(&mut self) -> &mut Components {
+        &mut self.components
+    }
+
+    #[inline]
+    pub(crate) fn observers_mut(&mut self) -> &mut Observers {
+        &mut self.observers
     }
 
     #[inline]

@@ -3,17 +3,22 @@
 //! Use them through `mosaic` (`use mosaic::prelude::*;`), not directly: the
 //! generated code names items as `::mosaic::…`.
 //!
-//! - `#[derive(Component)]`, with an optional
-//!   `#[component(storage = "sparse")]` (or `"table"`, the default);
+//! - `#[derive(Component)]`, with optional
+//!   `#[component(storage = "sparse", on_add = f, on_insert = g, on_remove = h)]`
+//!   (storage `"table"` is the default; hooks are `fn(DeferredWorld, Entity)`)
+//!   and `#[require(A, B)]` (required components, added with `Default`);
 //! - `#[derive(Bundle)]` on a struct whose every field is a bundle.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
+use syn::spanned::Spanned;
 use syn::{parse_macro_input, Data, DeriveInput, Fields, LitStr};
 
-/// Implements `mosaic::Component`. See the `Component` trait for the options.
-#[proc_macro_derive(Component, attributes(component))]
+/// Implements `mosaic::Component`. See the `Component` trait for the options:
+/// `#[component(storage = "sparse", on_add = f, on_insert = g, on_remove = h)]`
+/// and `#[require(A, B)]`.
+#[proc_macro_derive(Component, attributes(component, require))]
 pub fn derive_component(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     match component_impl(&input) {
@@ -22,44 +27,90 @@ pub fn derive_component(input: TokenStream) -> TokenStream {
     }
 }
 
+/// What `#[component(..)]` and `#[require(..)]` say.
+struct ComponentAttrs {
+    storage: TokenStream2,
+    hooks: Vec<(syn::Ident, syn::Path)>,
+    required: Vec<syn::Type>,
+}
+
 fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
-    let storage = storage_attr(input)?;
+    let attrs = component_attrs(input)?;
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let storage = &attrs.storage;
+    let hooks = (!attrs.hooks.is_empty()).then(|| {
+        let calls = attrs
+            .hooks
+            .iter()
+            .map(|(kind, path)| quote!(hooks.#kind(#path);));
+        quote! {
+            fn register_hooks(hooks: &mut ::mosaic::ComponentHooks) {
+                #(#calls)*
+            }
+        }
+    });
+    let required = (!attrs.required.is_empty()).then(|| {
+        let types = &attrs.required;
+        quote! {
+            fn register_required(required: &mut ::mosaic::RequiredComponents<'_>) {
+                #(required.require::<#types>();)*
+            }
+        }
+    });
     Ok(quote! {
         impl #impl_generics ::mosaic::Component for #name #ty_generics #where_clause {
             const STORAGE: ::mosaic::StorageType = #storage;
+            #hooks
+            #required
         }
     })
 }
 
-/// Reads `#[component(storage = "...")]`; table storage when absent.
-fn storage_attr(input: &DeriveInput) -> syn::Result<TokenStream2> {
-    let mut storage = quote!(::mosaic::StorageType::Table);
-    for attr in input
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("component"))
-    {
-        attr.parse_nested_meta(|meta| {
-            if !meta.path.is_ident("storage") {
-                return Err(meta.error("unknown component option; expected `storage = \"table\"` or `storage = \"sparse\"`"));
-            }
-            let value: LitStr = meta.value()?.parse()?;
-            storage = match value.value().as_str() {
-                "table" => quote!(::mosaic::StorageType::Table),
-                "sparse" => quote!(::mosaic::StorageType::SparseSet),
-                other => {
-                    return Err(syn::Error::new(
-                        value.span(),
-                        format!("unknown storage `{other}`; expected \"table\" or \"sparse\""),
-                    ))
+fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
+    let mut attrs = ComponentAttrs {
+        storage: quote!(::mosaic::StorageType::Table),
+        hooks: Vec::new(),
+        required: Vec::new(),
+    };
+    for attr in &input.attrs {
+        if attr.path().is_ident("require") {
+            let types = attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Type, syn::Token![,]>::parse_terminated,
+            )?;
+            attrs.required.extend(types);
+        } else if attr.path().is_ident("component") {
+            attr.parse_nested_meta(|meta| {
+                let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+                match key.as_str() {
+                    "storage" => {
+                        let value: LitStr = meta.value()?.parse()?;
+                        attrs.storage = match value.value().as_str() {
+                            "table" => quote!(::mosaic::StorageType::Table),
+                            "sparse" => quote!(::mosaic::StorageType::SparseSet),
+                            other => {
+                                return Err(syn::Error::new(
+                                    value.span(),
+                                    format!("unknown storage `{other}`; expected \"table\" or \"sparse\""),
+                                ))
+                            }
+                        };
+                    }
+                    "on_add" | "on_insert" | "on_remove" => {
+                        let path: syn::Path = meta.value()?.parse()?;
+                        attrs.hooks.push((syn::Ident::new(&key, meta.path.span()), path));
+                    }
+                    _ => {
+                        return Err(meta.error(
+                            "unknown component option; expected `storage`, `on_add`, `on_insert` or `on_remove`",
+                        ))
+                    }
                 }
-            };
-            Ok(())
-        })?;
+                Ok(())
+            })?;
+        }
     }
-    Ok(storage)
+    Ok(attrs)
 }
 
 /// Implements `mosaic::Bundle` for a struct whose fields are all bundles.

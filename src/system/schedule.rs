@@ -597,6 +597,7 @@ impl Schedule {
             world,
         );
         self.runs += 1;
+        world.update_events();
     }
 
     /// Advances the world's [`Time`] by `delta` (inserting it if missing),

@@ -1,0 +1,838 @@
+//! Observers: callbacks that run at once when an event is triggered, and the
+//! world's lifecycle announcements (spawn, despawn, add, insert, remove).
+//!
+//! `world.observe(|trigger: Trigger<E>, world: DeferredWorld| ..)` registers
+//! an observer of event type `E`; `world.trigger(e)` runs every observer of
+//! `E` at once, in registration order; `world.trigger_for(entity, e)` also
+//! runs those registered for that entity with `observe_entity`.
+//!
+//! The world triggers lifecycle events itself, inside the structural change,
+//! at a point where the world is consistent: [`OnSpawn`] after a spawn;
+//! [`OnAdd<T>`] (the entity lacked `T`) then [`OnInsert<T>`] (added or
+//! replaced) after an insert; [`OnRemove<T>`] *before* a removal, so the
+//! value is still readable; for a despawn, one `OnRemove` per component and
+//! then [`OnDespawn`], all before the entity goes. Component hooks (see
+//! [`ComponentHooks`](crate::ComponentHooks)) run just before the observers
+//! of the same event.
+//!
+//! # What observers may do
+//!
+//! An observer gets a [`DeferredWorld`]: it may read and write components
+//! and resources and send events, but not change the world's structure.
+//! Structural changes go through `DeferredWorld::commands`, applied right
+//! after the operation that triggered the observer finishes. Commands are
+//! applied in rounds, not recursively: observers triggered by those
+//! commands queue theirs for the next round. More than
+//! [`MAX_OBSERVER_ROUNDS`] rounds in a row means observers keep feeding
+//! each other forever, and panics with a message.
+//!
+//! # Cost
+//!
+//! While no type has hooks, requirements or observers (and nobody reads
+//! [`LifecycleEvent`]s), structural changes skip all of this at the cost of
+//! one branch.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use rustc_hash::FxHashMap;
+
+use crate::commands::CommandBuffer;
+use crate::component::{Component, ComponentId};
+use crate::entity::Entity;
+use crate::error::ComponentError;
+use crate::event::Events;
+use crate::world::World;
+
+/// Rounds of observer commands applied in a row before the world gives up:
+/// observers that keep triggering each other forever.
+pub const MAX_OBSERVER_ROUNDS: usize = 1024;
+
+/// An entity was spawned (triggered for the new entity).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::OnSpawn;
+/// #[derive(Default)] struct Born(u32);
+/// let mut world = World::new();
+/// world.insert_resource(Born::default());
+/// world.observe(|_: Trigger<OnSpawn>, mut w: DeferredWorld| w.resource_mut::<Born>().0 += 1);
+/// world.spawn(());
+/// assert_eq!(world.resource::<Born>().0, 1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OnSpawn;
+
+/// An entity is being despawned (after the `OnRemove` of each of its
+/// components, while it is still intact).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::OnDespawn;
+/// #[derive(Default)] struct Gone(Vec<Entity>);
+/// let mut world = World::new();
+/// world.insert_resource(Gone::default());
+/// world.observe(|t: Trigger<OnDespawn>, mut w: DeferredWorld| {
+///     let e = t.entity().unwrap();
+///     w.resource_mut::<Gone>().0.push(e);
+/// });
+/// let e = world.spawn(());
+/// world.despawn(e).unwrap();
+/// assert_eq!(world.resource::<Gone>().0, [e]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OnDespawn;
+
+macro_rules! lifecycle_marker {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        pub struct $name<T>(PhantomData<fn() -> T>);
+
+        impl<T> fmt::Debug for $name<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}<{}>", stringify!($name), crate::component::short_type_name::<T>())
+            }
+        }
+
+        impl<T> $name<T> {
+            /// The (zero-sized) value, for `'static` references to it.
+            const VALUE: Self = $name(PhantomData);
+        }
+    };
+}
+
+lifecycle_marker!(
+    /// Component `T` was added to an entity that lacked it.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::OnAdd;
+    /// #[derive(Component)] struct Ghost;
+    /// #[derive(Default)] struct Count(u32);
+    /// let mut world = World::new();
+    /// world.insert_resource(Count::default());
+    /// world.observe(|_: Trigger<OnAdd<Ghost>>, mut w: DeferredWorld| w.resource_mut::<Count>().0 += 1);
+    /// let e = world.spawn(Ghost);
+    /// world.insert_one(e, Ghost).unwrap(); // a replace: no OnAdd
+    /// assert_eq!(world.resource::<Count>().0, 1);
+    /// ```
+    OnAdd
+);
+lifecycle_marker!(
+    /// Component `T` was inserted into an entity: added or replaced.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::OnInsert;
+    /// #[derive(Component)] struct Ghost;
+    /// #[derive(Default)] struct Count(u32);
+    /// let mut world = World::new();
+    /// world.insert_resource(Count::default());
+    /// world.observe(|_: Trigger<OnInsert<Ghost>>, mut w: DeferredWorld| w.resource_mut::<Count>().0 += 1);
+    /// let e = world.spawn(Ghost);
+    /// world.insert_one(e, Ghost).unwrap();
+    /// assert_eq!(world.resource::<Count>().0, 2);
+    /// ```
+    OnInsert
+);
+lifecycle_marker!(
+    /// Component `T` is about to be removed (by `remove`, `despawn` or
+    /// `clear`); its value is still readable.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::OnRemove;
+    /// #[derive(Component)] struct Gold(u32);
+    /// #[derive(Default)] struct Dropped(u32);
+    /// let mut world = World::new();
+    /// world.insert_resource(Dropped::default());
+    /// world.observe(|t: Trigger<OnRemove<Gold>>, mut w: DeferredWorld| {
+    ///     let gold = w.get::<Gold>(t.entity().unwrap()).unwrap().0;
+    ///     w.resource_mut::<Dropped>().0 += gold;
+    /// });
+    /// let e = world.spawn(Gold(12));
+    /// world.despawn(e).unwrap();
+    /// assert_eq!(world.resource::<Dropped>().0, 12);
+    /// ```
+    OnRemove
+);
+
+/// What happened, in a [`LifecycleEvent`].
+///
+/// # Example
+/// ```
+/// use mosaic::LifecycleKind;
+/// assert_ne!(LifecycleKind::Add, LifecycleKind::Insert);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LifecycleKind {
+    /// An entity was spawned.
+    Spawn,
+    /// An entity is being despawned.
+    Despawn,
+    /// A component was added to an entity that lacked it.
+    Add,
+    /// A component was inserted (added or replaced).
+    Insert,
+    /// A component is being removed.
+    Remove,
+}
+
+/// The world's lifecycle announcements as an event that systems read with
+/// `EventReader<LifecycleEvent>` (the readable counterpart of the
+/// `On*` observer events). Sent only once some reader exists (or
+/// `world.add_event::<LifecycleEvent>()` was called), in the same order the
+/// observers see them.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::{LifecycleEvent, LifecycleKind};
+/// #[derive(Component)] struct A;
+/// let mut world = World::new();
+/// let mut cursor = world.event_cursor::<LifecycleEvent>();
+/// let e = world.spawn(A);
+/// world.despawn(e).unwrap();
+/// let kinds: Vec<_> = world.read_events(&mut cursor).map(|ev| ev.kind).collect();
+/// use LifecycleKind::*;
+/// assert_eq!(kinds, [Spawn, Add, Insert, Remove, Despawn]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LifecycleEvent {
+    /// What happened.
+    pub kind: LifecycleKind,
+    /// To which entity.
+    pub entity: Entity,
+    /// Which component (for `Add`, `Insert` and `Remove`).
+    pub component: Option<ComponentId>,
+}
+
+/// The event an observer receives, and the entity it targets (for
+/// lifecycle events and `trigger_for`).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// struct Explode { radius: f32 }
+/// #[derive(Default)] struct Blasts(Vec<f32>);
+/// let mut world = World::new();
+/// world.insert_resource(Blasts::default());
+/// world.observe(|t: Trigger<Explode>, mut w: DeferredWorld| {
+///     let r = t.event().radius;
+///     w.resource_mut::<Blasts>().0.push(r);
+/// });
+/// world.trigger(Explode { radius: 2.0 });
+/// assert_eq!(world.resource::<Blasts>().0, [2.0]);
+/// ```
+pub struct Trigger<'a, E> {
+    event: &'a E,
+    entity: Option<Entity>,
+}
+
+impl<E> fmt::Debug for Trigger<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Trigger")
+            .field("entity", &self.entity)
+            .finish()
+    }
+}
+
+impl<'a, E> Trigger<'a, E> {
+    /// The event.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.observe(|t: Trigger<u32>, _: DeferredWorld| assert_eq!(*t.event(), 7));
+    /// world.trigger(7u32);
+    /// ```
+    pub fn event(&self) -> &'a E {
+        self.event
+    }
+
+    /// The entity the event targets, if any.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// world.observe(move |t: Trigger<u32>, _: DeferredWorld| assert_eq!(t.entity(), Some(e)));
+    /// world.trigger_for(e, 7u32);
+    /// ```
+    pub fn entity(&self) -> Option<Entity> {
+        self.entity
+    }
+}
+
+/// The world as observers and hooks see it: components and resources
+/// readable and writable, no structural changes (use
+/// [`DeferredWorld::commands`], applied after the triggering operation).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::OnAdd;
+/// #[derive(Component)] struct Poisoned;
+/// #[derive(Component)] struct Health(u32);
+/// let mut world = World::new();
+/// world.observe(|t: Trigger<OnAdd<Poisoned>>, mut w: DeferredWorld| {
+///     let e = t.entity().unwrap();
+///     if let Ok(h) = w.get_mut::<Health>(e) {
+///         h.0 -= 1;
+///     }
+/// });
+/// let e = world.spawn((Health(10), Poisoned));
+/// assert_eq!(world.get::<Health>(e).unwrap().0, 9);
+/// ```
+pub struct DeferredWorld<'w> {
+    world: &'w mut World,
+}
+
+impl fmt::Debug for DeferredWorld<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DeferredWorld").field(&self.world).finish()
+    }
+}
+
+impl DeferredWorld<'_> {
+    /// The world, read-only.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.observe(|_: Trigger<u8>, w: DeferredWorld| assert_eq!(w.world().len(), 0));
+    /// world.trigger(0u8);
+    /// ```
+    pub fn world(&self) -> &World {
+        self.world
+    }
+
+    /// `entity`'s `T`; see [`World::get`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Name(&'static str);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Name("orc"));
+    /// world.observe(move |_: Trigger<u8>, w: DeferredWorld| assert_eq!(w.get::<Name>(e).unwrap().0, "orc"));
+    /// world.trigger(0u8);
+    /// ```
+    pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
+        self.world.get::<T>(entity)
+    }
+
+    /// `entity`'s `T`, mutably; see [`World::get_mut`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(3));
+    /// world.observe(move |_: Trigger<u8>, mut w: DeferredWorld| w.get_mut::<Hp>(e).unwrap().0 = 0);
+    /// world.trigger(0u8);
+    /// assert_eq!(world.get::<Hp>(e).unwrap().0, 0);
+    /// ```
+    pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
+        self.world.get_mut::<T>(entity)
+    }
+
+    /// The world's `R` (panics naming `R` if missing); see
+    /// [`World::resource`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(3u8);
+    /// world.observe(|_: Trigger<()>, w: DeferredWorld| assert_eq!(*w.resource::<u8>(), 3));
+    /// world.trigger(());
+    /// ```
+    pub fn resource<R: Send + Sync + 'static>(&self) -> &R {
+        self.world.resource::<R>()
+    }
+
+    /// The world's `R`, mutably (panics naming `R` if missing).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(3u8);
+    /// world.observe(|_: Trigger<()>, mut w: DeferredWorld| *w.resource_mut::<u8>() += 1);
+    /// world.trigger(());
+    /// assert_eq!(*world.resource::<u8>(), 4);
+    /// ```
+    pub fn resource_mut<R: Send + Sync + 'static>(&mut self) -> &mut R {
+        self.world.resource_mut::<R>()
+    }
+
+    /// The world's `R`, if any.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.observe(|_: Trigger<()>, w: DeferredWorld| assert!(w.get_resource::<u8>().is_none()));
+    /// world.trigger(());
+    /// ```
+    pub fn get_resource<R: Send + Sync + 'static>(&self) -> Option<&R> {
+        self.world.get_resource::<R>()
+    }
+
+    /// The world's `R` mutably, if any.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.observe(|_: Trigger<()>, mut w: DeferredWorld| assert!(w.get_resource_mut::<u8>().is_none()));
+    /// world.trigger(());
+    /// ```
+    pub fn get_resource_mut<R: Send + Sync + 'static>(&mut self) -> Option<&mut R> {
+        self.world.get_resource_mut::<R>()
+    }
+
+    /// Sends an event for systems to read.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.observe(|_: Trigger<()>, mut w: DeferredWorld| w.send_event(5u8));
+    /// world.trigger(());
+    /// assert_eq!(world.events::<u8>().unwrap().len(), 1);
+    /// ```
+    pub fn send_event<E: Send + Sync + 'static>(&mut self, event: E) {
+        self.world.send_event(event);
+    }
+
+    /// Structural changes to apply right after the triggering operation.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Spark;
+    /// let mut world = World::new();
+    /// world.observe(|_: Trigger<()>, mut w: DeferredWorld| { w.commands().spawn(Spark); });
+    /// world.trigger(());
+    /// assert_eq!(world.len(), 1);
+    /// ```
+    pub fn commands(&mut self) -> &mut CommandBuffer {
+        self.world.observers_mut().queue()
+    }
+}
+
+/// Identifies a registered observer, to remove it.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// let mut world = World::new();
+/// let id = world.observe(|_: Trigger<u8>, _: DeferredWorld| {});
+/// assert!(world.remove_observer(id));
+/// assert!(!world.remove_observer(id));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObserverId(u64);
+
+type Callback = Box<dyn FnMut(&dyn Any, Option<Entity>, DeferredWorld<'_>) + Send + Sync>;
+
+struct Observer {
+    id: ObserverId,
+    target: Option<Entity>,
+    callback: Callback,
+}
+
+/// Every observer of a world, by event type, in registration order.
+#[derive(Default)]
+pub(crate) struct Observers {
+    by_event: FxHashMap<TypeId, Vec<Observer>>,
+    next_id: u64,
+    /// Commands issued by observers and hooks, applied after the operation.
+    /// (In a `Mutex` only so the world stays `Sync`; reached through
+    /// `get_mut`, never locked.)
+    queue: Option<Mutex<CommandBuffer>>,
+    /// A flush is under way (commands it applies queue into the next round).
+    flushing: bool,
+}
+
+impl fmt::Debug for Observers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count: usize = self.by_event.values().map(Vec::len).sum();
+        f.debug_struct("Observers")
+            .field("observers", &count)
+            .finish()
+    }
+}
+
+impl Observers {
+    fn queue(&mut self) -> &mut CommandBuffer {
+        let queue = self
+            .queue
+            .as_mut()
+            .expect("the queue is made when the first observer or hook runs");
+        queue.get_mut().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn has_queued(&mut self) -> bool {
+        self.queue.is_some() && !self.queue().is_empty()
+    }
+}
+
+/// The lifecycle event types of a component type, for observers: each
+/// marker's type id and a `'static` value of it.
+#[derive(Clone, Copy)]
+pub(crate) struct LifecycleTypes {
+    add: (TypeId, &'static (dyn Any + Send + Sync)),
+    insert: (TypeId, &'static (dyn Any + Send + Sync)),
+    remove: (TypeId, &'static (dyn Any + Send + Sync)),
+}
+
+impl fmt::Debug for LifecycleTypes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("LifecycleTypes")
+    }
+}
+
+impl LifecycleTypes {
+    pub fn of<T: 'static>() -> Self {
+        LifecycleTypes {
+            add: (TypeId::of::<OnAdd<T>>(), &OnAdd::<T>::VALUE),
+            insert: (TypeId::of::<OnInsert<T>>(), &OnInsert::<T>::VALUE),
+            remove: (TypeId::of::<OnRemove<T>>(), &OnRemove::<T>::VALUE),
+        }
+    }
+
+    /// True if `event_type` is one of these.
+    pub fn contains(&self, event_type: TypeId) -> bool {
+        [self.add.0, self.insert.0, self.remove.0].contains(&event_type)
+    }
+
+    fn get(&self, kind: LifecycleKind) -> Option<(TypeId, &'static (dyn Any + Send + Sync))> {
+        match kind {
+            LifecycleKind::Add => Some(self.add),
+            LifecycleKind::Insert => Some(self.insert),
+            LifecycleKind::Remove => Some(self.remove),
+            LifecycleKind::Spawn | LifecycleKind::Despawn => None,
+        }
+    }
+}
+
+impl World {
+    /// Registers `observer` for events of type `E` (a user event, or a
+    /// lifecycle event such as `OnAdd<Position>`); it runs, in registration
+    /// order with the others, each time an `E` is triggered.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// struct LevelUp;
+    /// #[derive(Default)] struct Level(u32);
+    /// let mut world = World::new();
+    /// world.insert_resource(Level::default());
+    /// world.observe(|_: Trigger<LevelUp>, mut w: DeferredWorld| w.resource_mut::<Level>().0 += 1);
+    /// world.trigger(LevelUp);
+    /// world.trigger(LevelUp);
+    /// assert_eq!(world.resource::<Level>().0, 2);
+    /// ```
+    pub fn observe<E: 'static, F>(&mut self, observer: F) -> ObserverId
+    where
+        F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
+    {
+        self.add_observer(None, observer)
+    }
+
+    /// Registers `observer` for events of type `E` that target `entity`
+    /// (lifecycle events of that entity, or `trigger_for(entity, ..)`).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::OnDespawn;
+    /// #[derive(Default)] struct BossDead(bool);
+    /// let mut world = World::new();
+    /// world.insert_resource(BossDead::default());
+    /// let boss = world.spawn(());
+    /// let minion = world.spawn(());
+    /// world.observe_entity(boss, |_: Trigger<OnDespawn>, mut w: DeferredWorld| w.resource_mut::<BossDead>().0 = true);
+    /// world.despawn(minion).unwrap();
+    /// assert!(!world.resource::<BossDead>().0);
+    /// world.despawn(boss).unwrap();
+    /// assert!(world.resource::<BossDead>().0);
+    /// ```
+    pub fn observe_entity<E: 'static, F>(&mut self, entity: Entity, observer: F) -> ObserverId
+    where
+        F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
+    {
+        self.add_observer(Some(entity), observer)
+    }
+
+    fn add_observer<E: 'static, F>(&mut self, target: Option<Entity>, mut observer: F) -> ObserverId
+    where
+        F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
+    {
+        self.prepare_observers();
+        self.components_mut().observe_event(TypeId::of::<E>());
+        let observers = self.observers_mut();
+        let id = ObserverId(observers.next_id);
+        observers.next_id += 1;
+        let callback: Callback = Box::new(move |event: &dyn Any, entity, world| {
+            let event = event
+                .downcast_ref::<E>()
+                .expect("observers are keyed by event type");
+            observer(Trigger { event, entity }, world);
+        });
+        observers
+            .by_event
+            .entry(TypeId::of::<E>())
+            .or_default()
+            .push(Observer {
+                id,
+                target,
+                callback,
+            });
+        id
+    }
+
+    /// Removes an observer; false if it was already gone.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let id = world.observe(|_: Trigger<u8>, _: DeferredWorld| panic!("removed"));
+    /// world.remove_observer(id);
+    /// world.trigger(1u8); // nothing runs
+    /// ```
+    pub fn remove_observer(&mut self, id: ObserverId) -> bool {
+        for list in self.observers_mut().by_event.values_mut() {
+            if let Some(pos) = list.iter().position(|o| o.id == id) {
+                list.remove(pos);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Runs every observer of `E` (not those registered for one entity),
+    /// now, then applies the commands they issued.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.observe(|t: Trigger<&'static str>, mut w: DeferredWorld| w.send_event(t.event().len()));
+    /// world.trigger("hello");
+    /// assert_eq!(world.events::<usize>().unwrap().len(), 1);
+    /// ```
+    pub fn trigger<E: 'static>(&mut self, event: E) {
+        self.trigger_inner(&event, None);
+    }
+
+    /// Runs every observer of `E`, including those registered for `entity`,
+    /// now, then applies the commands they issued.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// struct Damage(u32);
+    /// #[derive(Component)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(10));
+    /// world.observe_entity(e, |t: Trigger<Damage>, mut w: DeferredWorld| {
+    ///     let target = t.entity().unwrap();
+    ///     w.get_mut::<Hp>(target).unwrap().0 -= t.event().0;
+    /// });
+    /// world.trigger_for(e, Damage(3));
+    /// assert_eq!(world.get::<Hp>(e).unwrap().0, 7);
+    /// ```
+    pub fn trigger_for<E: 'static>(&mut self, entity: Entity, event: E) {
+        self.trigger_inner(&event, Some(entity));
+    }
+
+    fn trigger_inner<E: 'static>(&mut self, event: &E, entity: Option<Entity>) {
+        self.prepare_observers();
+        run_observers(self, TypeId::of::<E>(), event, entity);
+        self.flush_observer_commands();
+    }
+
+    /// Makes the observer command queue (it needs the world's id space).
+    fn prepare_observers(&mut self) {
+        if self.observers_mut().queue.is_none() {
+            let queue = CommandBuffer::new(self);
+            self.observers_mut().queue = Some(Mutex::new(queue));
+        }
+    }
+
+    // ----- lifecycle announcements (called by structural changes) -----------
+
+    /// After `entity` was spawned or had components inserted: `OnSpawn`
+    /// (if `spawned`), then per component `on_add`/`OnAdd` for those it
+    /// lacked, then `on_insert`/`OnInsert` for all, then the requirements of
+    /// the added components. `changes` holds `(component, was added)`.
+    pub(crate) fn announce_insert(
+        &mut self,
+        entity: Entity,
+        spawned: bool,
+        changes: &[(ComponentId, bool)],
+    ) {
+        self.prepare_observers();
+        if spawned {
+            self.lifecycle(LifecycleKind::Spawn, entity, None);
+        }
+        for &(id, added) in changes {
+            if added && self.components().announces(id) {
+                self.lifecycle(LifecycleKind::Add, entity, Some(id));
+            }
+        }
+        for &(id, _) in changes {
+            if self.components().announces(id) {
+                self.lifecycle(LifecycleKind::Insert, entity, Some(id));
+            }
+        }
+        let added: Vec<ComponentId> = changes.iter().filter(|c| c.1).map(|c| c.0).collect();
+        self.add_required(entity, &added);
+    }
+
+    /// Before `ids` are removed from `entity` (and, if `despawn`, before it
+    /// goes): `on_remove`/`OnRemove` per component, then `OnDespawn`.
+    pub(crate) fn announce_remove(&mut self, entity: Entity, despawn: bool, ids: &[ComponentId]) {
+        self.prepare_observers();
+        for &id in ids {
+            if self.components().announces(id) {
+                self.lifecycle(LifecycleKind::Remove, entity, Some(id));
+            }
+        }
+        if despawn {
+            self.lifecycle(LifecycleKind::Despawn, entity, None);
+        }
+    }
+
+    /// One lifecycle announcement: the component's hook, its observers, and
+    /// the readable [`LifecycleEvent`].
+    fn lifecycle(&mut self, kind: LifecycleKind, entity: Entity, component: Option<ComponentId>) {
+        if let Some(id) = component {
+            let info = self.components().info(id);
+            let hook = match kind {
+                LifecycleKind::Add => info.hooks().on_add,
+                LifecycleKind::Insert => info.hooks().on_insert,
+                LifecycleKind::Remove => info.hooks().on_remove,
+                LifecycleKind::Spawn | LifecycleKind::Despawn => None,
+            };
+            if let Some(hook) = hook {
+                hook(DeferredWorld { world: self }, entity);
+            }
+        }
+        let event: Option<(TypeId, &'static (dyn Any + Send + Sync))> = match (kind, component) {
+            (LifecycleKind::Spawn, _) => Some((TypeId::of::<OnSpawn>(), &OnSpawn)),
+            (LifecycleKind::Despawn, _) => Some((TypeId::of::<OnDespawn>(), &OnDespawn)),
+            (_, Some(id)) => self
+                .components()
+                .info(id)
+                .lifecycle_types()
+                .and_then(|t| t.get(kind)),
+            (_, None) => None,
+        };
+        if let Some((event_type, value)) = event {
+            run_observers(self, event_type, value, Some(entity));
+        }
+        if self.components().observes_all() {
+            if let Some(events) = self.get_resource_mut::<Events<LifecycleEvent>>() {
+                events.send(LifecycleEvent {
+                    kind,
+                    entity,
+                    component,
+                });
+            }
+        }
+    }
+
+    /// Applies the commands observers and hooks issued, in rounds, until
+    /// none are left (see the module docs for the round limit).
+    pub(crate) fn flush_observer_commands(&mut self) {
+        if self.observers_mut().flushing || !self.observers_mut().has_queued() {
+            return;
+        }
+        self.observers_mut().flushing = true;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            for _ in 0..MAX_OBSERVER_ROUNDS {
+                let observers = self.observers_mut();
+                if !observers.has_queued() {
+                    return;
+                }
+                let queue = observers.queue();
+                let mut round = queue.empty_like();
+                std::mem::swap(queue, &mut round);
+                if let Err(errors) = round.apply(self) {
+                    log::warn!("commands issued by observers or hooks: {errors}");
+                }
+            }
+            panic!(
+                "observers and hooks kept issuing commands for {MAX_OBSERVER_ROUNDS} rounds in a row; \
+                 some observers trigger each other forever"
+            );
+        }));
+        self.observers_mut().flushing = false;
+        if let Err(payload) = result {
+            resume_unwind(payload);
+        }
+    }
+}
+
+/// Runs the observers of `event_type` (all untargeted ones, and those
+/// targeting `entity`), in registration order. Observers registered
+/// meanwhile are kept, after the others.
+fn run_observers(world: &mut World, event_type: TypeId, event: &dyn Any, entity: Option<Entity>) {
+    let Some(list) = world.observers_mut().by_event.get_mut(&event_type) else {
+        return;
+    };
+    if list.is_empty() {
+        return;
+    }
+    let list = std::mem::take(list);
+    let mut restore = Restore {
+        world,
+        event_type,
+        list,
+    };
+    let Restore { world, list, .. } = &mut restore;
+    for observer in list.iter_mut() {
+        if observer.target.is_none() || observer.target == entity {
+            (observer.callback)(event, entity, DeferredWorld { world });
+        }
+    }
+}
+
+/// Puts an observer list back after running it, even if an observer
+/// panicked.
+struct Restore<'a> {
+    world: &'a mut World,
+    event_type: TypeId,
+    list: Vec<Observer>,
+}
+
+impl Drop for Restore<'_> {
+    fn drop(&mut self) {
+        let slot = self
+            .world
+            .observers_mut()
+            .by_event
+            .entry(self.event_type)
+            .or_default();
+        let added = std::mem::replace(slot, std::mem::take(&mut self.list));
+        slot.extend(added);
+    }
+}
