@@ -335,8 +335,8 @@ impl<E: Send + Sync + 'static> EventWriter<'_, E> {
     }
 }
 
-// SAFETY: records a write of the `Events<E>` resource; borrows only it.
 #[allow(clippy::needless_lifetimes)] // the signature mirrors the trait's
+                                     // SAFETY: records a write of the `Events<E>` resource; borrows only it.
 unsafe impl<E: Send + Sync + 'static> SystemParam for EventWriter<'_, E> {
     type State = ResourceId;
     type Item<'w, 's> = EventWriter<'w, E>;
