@@ -250,13 +250,36 @@ impl AddRemove {
     }
 }
 
-struct SerializeState {
+/// The component-key type of a serialization registry.
+trait RegistryKey: ::legion::serialize::TypeKey {
+    fn keys() -> [Self; 4];
+}
+
+/// RON rows: string keys, as in legion's own serialization docs. (ron >= 0.9
+/// reads a map whose visitor "expects" a `struct ...` as a flattened struct
+/// and then only accepts string keys; legion's per-entity component map is
+/// such a visitor, so integer keys fail to deserialize with
+/// `ExpectedIdentifier`.)
+impl RegistryKey for String {
+    fn keys() -> [Self; 4] {
+        ["transform", "position", "rotation", "velocity"].map(String::from)
+    }
+}
+
+/// bincode rows: compact integer keys.
+impl RegistryKey for u8 {
+    fn keys() -> [Self; 4] {
+        [0, 1, 2, 3]
+    }
+}
+
+struct SerializeState<K: RegistryKey> {
     world: World,
-    registry: Registry<u8>,
+    registry: Registry<K>,
     canon: Canon,
 }
 
-impl SerializeState {
+impl<K: RegistryKey> SerializeState<K> {
     fn new() -> Self {
         let n = SERIALIZE_ENTITIES;
         let mut world = World::default();
@@ -269,11 +292,12 @@ impl SerializeState {
             )
                 .into_soa(),
         );
-        let mut registry = Registry::<u8>::default();
-        registry.register::<ser::Transform>(0);
-        registry.register::<ser::Position>(1);
-        registry.register::<ser::Rotation>(2);
-        registry.register::<ser::Velocity>(3);
+        let mut registry = Registry::<K>::default();
+        let [transform, position, rotation, velocity] = K::keys();
+        registry.register::<ser::Transform>(transform);
+        registry.register::<ser::Position>(position);
+        registry.register::<ser::Rotation>(rotation);
+        registry.register::<ser::Velocity>(velocity);
         Self {
             world,
             registry,
@@ -283,7 +307,7 @@ impl SerializeState {
 }
 
 /// Serialize 1000 entities to RON and deserialize into a new world.
-pub struct SerializeText(SerializeState);
+pub struct SerializeText(SerializeState<String>);
 
 impl SerializeText {
     pub fn new() -> Self {
@@ -309,7 +333,7 @@ impl SerializeText {
 }
 
 /// Serialize 1000 entities to bincode and deserialize into a new world.
-pub struct SerializeBinary(SerializeState);
+pub struct SerializeBinary(SerializeState<u8>);
 
 impl SerializeBinary {
     pub fn new() -> Self {

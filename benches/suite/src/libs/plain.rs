@@ -1,0 +1,78 @@
+//! Hand-written baselines: the same data in plain `Vec`s, no ECS.
+//!
+//! The floor an ECS can approach on the layout-bound workloads:
+//! simple_insert (four column `Vec`s, capacity reserved up front, as an
+//! archetype table with a known batch size), simple_iter (two columns
+//! zipped) and fragmented_iter (26 separate 20-element columns, one per
+//! archetype, so the per-chunk loop overhead is included).
+
+use std::hint::black_box;
+
+use cgmath::{Matrix4, Vector3};
+
+use crate::data::*;
+
+/// Spawn 10k four-component rows into fresh column `Vec`s.
+pub struct SimpleInsert;
+
+impl SimpleInsert {
+    pub fn new() -> Self {
+        Self
+    }
+
+    pub fn run(&mut self) {
+        let n = SIMPLE_ENTITIES;
+        let mut transforms: Vec<Matrix4<f32>> = Vec::with_capacity(n);
+        let mut positions: Vec<Vector3<f32>> = Vec::with_capacity(n);
+        let mut rotations: Vec<Vector3<f32>> = Vec::with_capacity(n);
+        let mut velocities: Vec<Vector3<f32>> = Vec::with_capacity(n);
+        for _ in 0..n {
+            transforms.push(transform());
+            positions.push(unit());
+            rotations.push(unit());
+            velocities.push(unit());
+        }
+        black_box((&transforms, &positions, &rotations, &velocities));
+    }
+}
+
+/// position += velocity over two 10k-element `Vec`s.
+pub struct SimpleIter {
+    positions: Vec<Vector3<f32>>,
+    velocities: Vec<Vector3<f32>>,
+}
+
+impl SimpleIter {
+    pub fn new() -> Self {
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    pub fn with_entities(n: usize) -> Self {
+        Self {
+            positions: vec![unit(); n],
+            velocities: vec![unit(); n],
+        }
+    }
+
+    pub fn run(&mut self) {
+        black_box(&mut self.positions)
+            .iter_mut()
+            .zip(black_box(&self.velocities))
+            .for_each(|(position, velocity)| integrate(position, velocity));
+    }
+}
+
+/// Double `Data` across 26 separate `Vec`s of 20 elements.
+pub struct FragIter(Vec<Vec<f32>>);
+
+impl FragIter {
+    pub fn new() -> Self {
+        Self(vec![vec![1.0; FRAG_ENTITIES_PER_TYPE]; 26])
+    }
+
+    pub fn run(&mut self) {
+        for column in black_box(&mut self.0).iter_mut() {
+            column.iter_mut().for_each(double);
+        }
+    }
+}
