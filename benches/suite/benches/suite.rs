@@ -74,6 +74,7 @@ fn fragmented_iter(c: &mut Criterion) {
 
 fn heavy_compute(c: &mut Criterion) {
     let mut g = c.benchmark_group("heavy_compute");
+    row!(g, "mosaic", libs::mosaic::HeavyCompute);
     row!(g, "bevy", libs::bevy::HeavyCompute);
     row!(g, "hecs", libs::hecs::HeavyCompute);
     row!(g, "legion", libs::legion::HeavyCompute);
@@ -85,6 +86,7 @@ fn heavy_compute(c: &mut Criterion) {
 
 fn schedule(c: &mut Criterion) {
     let mut g = c.benchmark_group("schedule");
+    row!(g, "mosaic", libs::mosaic::Schedule);
     row!(g, "bevy", libs::bevy::Schedule);
     row!(g, "legion", libs::legion::Schedule);
     row!(g, "shipyard", libs::shipyard::Schedule);

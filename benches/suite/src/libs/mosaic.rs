@@ -8,14 +8,16 @@
 //! components; `AddRemoveTable` is the same workload with table storage, for
 //! comparison with the archetype-moving peers).
 //!
-//! Rows present: simple_insert, simple_iter, fragmented_iter, add_remove.
-//! heavy_compute, schedule and serialize_* need the systems/scheduler and
-//! serialization APIs; add a struct per workload here and register it in
-//! `benches/suite.rs` when they exist.
+//! heavy_compute runs one system whose `Query::par_iter_mut` spreads the
+//! entities over rayon's pool; schedule runs three named systems in a
+//! `Schedule` with the default (parallel, adaptive) executor.
+//!
+//! Rows present: simple_insert, simple_iter, fragmented_iter, heavy_compute,
+//! schedule, add_remove. serialize_* need the scenes API.
 
 use std::hint::black_box;
 
-use ::mosaic::{Component, Entity, QueryState, World};
+use ::mosaic::{Component, Entity, Query, QueryState, Schedule as MosaicSchedule, World};
 use cgmath::{Matrix4, Vector3};
 
 use crate::data::*;
@@ -176,5 +178,96 @@ impl AddRemoveTable {
         for &entity in &self.entities {
             black_box(self.world.remove_one::<AddRemoveTableB>(entity).unwrap());
         }
+    }
+}
+
+/// heavy_compute's matrix (the suite's `Affine`).
+#[derive(Component, Clone, Copy)]
+struct Affine(Matrix4<f32>);
+
+fn heavy_system(mut query: Query<(&mut Position, &mut Affine)>) {
+    query
+        .par_iter_mut()
+        .for_each(|(position, affine)| heavy_kernel(&mut affine.0, &mut position.0));
+}
+
+/// Parallel: invert a matrix 100 times per entity over 1000 entities, in a
+/// system (as a mosaic program would).
+pub struct HeavyCompute {
+    world: World,
+    schedule: MosaicSchedule,
+}
+
+impl HeavyCompute {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        world.spawn_batch((0..HEAVY_ENTITIES).map(|_| {
+            (
+                Affine(heavy_matrix()),
+                Position(unit()),
+                Rotation(unit()),
+                Velocity(unit()),
+            )
+        }));
+        let mut schedule = MosaicSchedule::new();
+        schedule.add_system("heavy", heavy_system);
+        Self { world, schedule }
+    }
+
+    pub fn run(&mut self) {
+        self.schedule.run(&mut self.world);
+    }
+}
+
+mod sched {
+    use super::*;
+
+    #[derive(Component)]
+    pub struct A(pub f32);
+    #[derive(Component)]
+    pub struct B(pub f32);
+    #[derive(Component)]
+    pub struct C(pub f32);
+    #[derive(Component)]
+    pub struct D(pub f32);
+    #[derive(Component)]
+    pub struct E(pub f32);
+
+    pub fn ab(mut query: Query<(&mut A, &mut B)>) {
+        query.iter_mut().for_each(|(a, b)| std::mem::swap(&mut a.0, &mut b.0));
+    }
+
+    pub fn cd(mut query: Query<(&mut C, &mut D)>) {
+        query.iter_mut().for_each(|(c, d)| std::mem::swap(&mut c.0, &mut d.0));
+    }
+
+    pub fn ce(mut query: Query<(&mut C, &mut E)>) {
+        query.iter_mut().for_each(|(c, e)| std::mem::swap(&mut c.0, &mut e.0));
+    }
+}
+
+/// Three systems (ab, cd, ce) over 40k entities in four archetypes.
+pub struct Schedule {
+    world: World,
+    schedule: MosaicSchedule,
+}
+
+impl Schedule {
+    pub fn new() -> Self {
+        use sched::*;
+        let mut world = World::new();
+        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0))));
+        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0))));
+        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0), D(0.0))));
+        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0), E(0.0))));
+        let mut schedule = MosaicSchedule::new();
+        schedule.add_system("ab", ab);
+        schedule.add_system("cd", cd);
+        schedule.add_system("ce", ce);
+        Self { world, schedule }
+    }
+
+    pub fn run(&mut self) {
+        self.schedule.run(&mut self.world);
     }
 }
