@@ -15,47 +15,8 @@ use mosaic::prelude::*;
 
 // ----- test components ---------------------------------------------------------
 
-/// A component holding one number, so generic checks can build and read it.
-trait Val: Component + Sized {
-    fn new(v: u32) -> Self;
-    fn v(&self) -> u32;
-    fn set(&mut self, v: u32);
-}
-
-macro_rules! impl_val {
-    ($($name:ident),*) => {$(
-        impl Val for $name {
-            fn new(v: u32) -> Self {
-                $name(v)
-            }
-            fn v(&self) -> u32 {
-                self.0
-            }
-            fn set(&mut self, v: u32) {
-                self.0 = v;
-            }
-        }
-    )*};
-}
-
-#[derive(Component, Debug, PartialEq, Clone, Copy)]
-struct TA(u32);
-#[derive(Component, Debug, PartialEq, Clone, Copy)]
-struct TB(u32);
-#[derive(Component, Debug, PartialEq, Clone, Copy)]
-struct TC(u32);
-
-#[derive(Component, Debug, PartialEq, Clone, Copy)]
-#[component(storage = "sparse")]
-struct SA(u32);
-#[derive(Component, Debug, PartialEq, Clone, Copy)]
-#[component(storage = "sparse")]
-struct SB(u32);
-#[derive(Component, Debug, PartialEq, Clone, Copy)]
-#[component(storage = "sparse")]
-struct SC(u32);
-
-impl_val!(TA, TB, TC, SA, SB, SC);
+mod common;
+use common::{Val, SA, SB, SC, TA, TB, TC};
 
 /// A table marker: inserting or removing it always moves the entity to
 /// another archetype, whatever the storage of the watched component.

@@ -1,0 +1,48 @@
+//! Fixtures shared by the query and change-detection tests: three table and
+//! three sparse components that each hold one number.
+
+#![allow(dead_code)]
+
+use mosaic::prelude::*;
+
+/// A component holding one number, so generic checks can build and read it.
+pub trait Val: Component + Sized {
+    fn new(v: u32) -> Self;
+    fn v(&self) -> u32;
+    fn set(&mut self, v: u32);
+}
+
+macro_rules! impl_val {
+    ($($name:ident),*) => {$(
+        impl Val for $name {
+            fn new(v: u32) -> Self {
+                $name(v)
+            }
+            fn v(&self) -> u32 {
+                self.0
+            }
+            fn set(&mut self, v: u32) {
+                self.0 = v;
+            }
+        }
+    )*};
+}
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+pub struct TA(pub u32);
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+pub struct TB(pub u32);
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+pub struct TC(pub u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+pub struct SA(pub u32);
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+pub struct SB(pub u32);
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+pub struct SC(pub u32);
+
+impl_val!(TA, TB, TC, SA, SB, SC);
