@@ -199,6 +199,12 @@ impl Bundles {
         &self.infos[id.index()]
     }
 
+    /// The info of a registered bundle.
+    #[inline]
+    pub fn get(&self, id: BundleId) -> &BundleInfo {
+        &self.infos[id.index()]
+    }
+
     #[cold]
     fn register_new<B: Bundle>(&mut self, components: &mut Components) -> BundleId {
         let mut list = Vec::new();

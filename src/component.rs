@@ -284,6 +284,9 @@ pub(crate) struct Components {
     /// Event types some observer watches (to mark component types
     /// registered later).
     observed_events: FxHashSet<TypeId>,
+    /// Some observer watches `OnSpawn` / `OnDespawn`.
+    spawn_observed: bool,
+    despawn_observed: bool,
 }
 
 impl Components {
@@ -345,11 +348,25 @@ impl Components {
     pub fn observe_event(&mut self, event_type: TypeId) {
         self.observed_events.insert(event_type);
         self.lifecycle_active = true;
+        self.spawn_observed |= event_type == TypeId::of::<crate::observer::OnSpawn>();
+        self.despawn_observed |= event_type == TypeId::of::<crate::observer::OnDespawn>();
         for info in &mut self.infos {
             if info.lifecycle_types.is_some_and(|t| t.contains(event_type)) {
                 info.observed = true;
             }
         }
+    }
+
+    /// True if spawning must be announced even for unannounced components.
+    #[inline]
+    pub fn spawn_announced(&self) -> bool {
+        self.spawn_observed || self.observe_all
+    }
+
+    /// True if despawning must be announced even for unannounced components.
+    #[inline]
+    pub fn despawn_announced(&self) -> bool {
+        self.despawn_observed || self.observe_all
     }
 
     /// True if every component's lifecycle is announced (for

@@ -334,7 +334,13 @@ impl Entities {
     /// the generation is exhausted, in which case the slot is retired).
     /// Returns where the entity was, or `None` if the handle is stale.
     pub fn free(&mut self, entity: Entity) -> Option<EntityLocation> {
-        debug_assert!(!self.needs_flush(), "free with pending reservations");
+        // Freeing pushes onto the free list, so no `&self` reservation from
+        // it may be pending; command buffers' fresh reservations may be.
+        debug_assert_eq!(
+            *self.free_cursor.get_mut(),
+            self.free.len() as i64,
+            "free with pending reservations"
+        );
         let location = self.get(entity)?;
         let meta = &mut self.meta[entity.index as usize];
         meta.location = EntityLocation::INVALID;
@@ -351,7 +357,11 @@ impl Entities {
 
     /// Kills every live entity, in index order.
     pub fn free_all(&mut self) {
-        debug_assert!(!self.needs_flush(), "free_all with pending reservations");
+        debug_assert_eq!(
+            *self.free_cursor.get_mut(),
+            self.free.len() as i64,
+            "free_all with pending reservations"
+        );
         for index in 0..self.meta.len() {
             let meta = self.meta[index];
             if meta.location != EntityLocation::INVALID {

@@ -166,6 +166,16 @@ impl<E> fmt::Debug for EventCursor<E> {
 }
 
 impl<E> EventCursor<E> {
+    /// A cursor at the oldest event `events` still holds: it will read
+    /// those and everything sent later, and has missed nothing.
+    fn at_oldest(events: &Events<E>) -> Self {
+        EventCursor {
+            next: events.older_start,
+            missed: 0,
+            marker: PhantomData,
+        }
+    }
+
     /// The events this cursor has not seen yet, oldest first; moves the
     /// cursor past them.
     ///
@@ -277,7 +287,7 @@ unsafe impl<E: Send + Sync + 'static> SystemParam for EventReader<'_, '_, E> {
         world.add_event::<E>();
         (
             Res::<Events<E>>::init_state(world, meta),
-            EventCursor::default(),
+            EventCursor::at_oldest(world.resource::<Events<E>>()),
         )
     }
 
@@ -454,7 +464,7 @@ impl World {
     /// ```
     pub fn event_cursor<E: Send + Sync + 'static>(&mut self) -> EventCursor<E> {
         self.add_event::<E>();
-        EventCursor::default()
+        EventCursor::at_oldest(self.resource::<Events<E>>())
     }
 
     /// Moves every event type's buffers on: events older than the previous

@@ -140,7 +140,16 @@ fn requirement<B: Component>(
     Requirement {
         component: components.register::<B>(),
         insert: Arc::new(move |world: &mut World, entity: Entity| {
-            if world.contains(entity) && !world.has::<B>(entity) {
+            if !world.contains(entity) {
+                return;
+            }
+            if world.has::<B>(entity) {
+                // Kept as it is, but what `B` requires still applies
+                // (requirements are transitive).
+                if let Some(id) = world.component_id::<B>() {
+                    world.add_required(entity, &[id]);
+                }
+            } else {
                 world
                     .insert_one(entity, make())
                     .expect("the entity was checked alive just above");

@@ -704,7 +704,19 @@ impl World {
             }
         }
         let added: Vec<ComponentId> = changes.iter().filter(|c| c.1).map(|c| c.0).collect();
-        self.add_required(entity, &added);
+        if added
+            .iter()
+            .any(|&id| !self.components().info(id).required().is_empty())
+        {
+            // Required components are part of this operation: the commands
+            // observers queued wait until all of them are in.
+            let was = std::mem::replace(&mut self.observers_mut().flushing, true);
+            let result = catch_unwind(AssertUnwindSafe(|| self.add_required(entity, &added)));
+            self.observers_mut().flushing = was;
+            if let Err(payload) = result {
+                resume_unwind(payload);
+            }
+        }
     }
 
     /// Before `ids` are removed from `entity` (and, if `despawn`, before it

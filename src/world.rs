@@ -180,7 +180,9 @@ impl World {
         self.entities
             .set_location(entity.index(), location(target, row));
         panics.resume();
-        if self.components.lifecycle_active() {
+        if self.components.lifecycle_active()
+            && (self.components.spawn_announced() || self.bundle_announces::<B>())
+        {
             let added = self
                 .bundle_components::<B>()
                 .map(|id| (id, true))
@@ -238,7 +240,9 @@ impl World {
             spawned.push(entity);
         }
         panics.resume();
-        if self.components.lifecycle_active() {
+        if self.components.lifecycle_active()
+            && (self.components.spawn_announced() || self.bundle_announces::<B>())
+        {
             let added = self
                 .bundle_components::<B>()
                 .map(|id| (id, true))
@@ -265,14 +269,18 @@ impl World {
     /// ```
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
         self.flush();
-        let announce = self.components.lifecycle_active();
-        if announce {
+        let mut announce = false;
+        if self.components.lifecycle_active() {
             let loc = self
                 .entities
                 .get(entity)
                 .ok_or(EntityError::NoSuchEntity(entity))?;
             let ids = self.components_of(entity, loc);
-            self.announce_remove(entity, true, &ids);
+            announce = self.components.despawn_announced()
+                || ids.iter().any(|&id| self.components.announces(id));
+            if announce {
+                self.announce_remove(entity, true, &ids);
+            }
         }
         let loc = self
             .entities
@@ -423,14 +431,23 @@ impl World {
             .entities
             .get(entity)
             .ok_or(EntityError::NoSuchEntity(entity))?;
-        let changes = self.components.lifecycle_active().then(|| {
-            let ids: Vec<ComponentId> = self.bundle_components::<B>().collect();
-            ids.into_iter()
-                .map(|id| (id, !self.has_id(entity, loc, id)))
+        // Register first: a type's first registration may switch its
+        // lifecycle on (hooks, requirements declared on the type).
+        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
+        let info = self.bundles.get(bundle_id);
+        let changes = (self.components.lifecycle_active()
+            && info
+                .components
+                .iter()
+                .any(|&(id, _)| self.components.announces(id)))
+        .then(|| {
+            info.components
+                .iter()
+                .map(|&(id, _)| (id, !self.has_id(entity, loc, id)))
                 .collect::<Vec<_>>()
         });
         let tick = self.change_tick();
-        let info = self.bundles.register::<B>(&mut self.components);
+        let info = self.bundles.get(bundle_id);
         let plan = self
             .archetypes
             .insert_plan(loc.archetype, info, &self.components);
@@ -521,7 +538,11 @@ impl World {
                 });
             }
         }
-        let announce = self.components.lifecycle_active();
+        let announce = self.components.lifecycle_active()
+            && info
+                .components
+                .iter()
+                .any(|&(id, _)| self.components.announces(id));
         if announce {
             let ids: Vec<ComponentId> = info.components.iter().map(|&(id, _)| id).collect();
             self.announce_remove(entity, false, &ids);
@@ -697,6 +718,14 @@ impl World {
     fn bundle_components<B: Bundle>(&mut self) -> impl Iterator<Item = ComponentId> + '_ {
         let info = self.bundles.register::<B>(&mut self.components);
         info.components.iter().map(|&(id, _)| id)
+    }
+
+    /// True if some component of bundle `B` has its lifecycle announced.
+    fn bundle_announces<B: Bundle>(&mut self) -> bool {
+        let info = self.bundles.register::<B>(&mut self.components);
+        info.components
+            .iter()
+            .any(|&(id, _)| self.components.announces(id))
     }
 
     /// True if the entity at `loc` has component `id`.
@@ -920,9 +949,23 @@ impl World {
     fn flush(&mut self) {
         self.check_change_ticks();
         if self.entities.needs_flush() {
+            let announce = self.components.lifecycle_active() && self.components.spawn_announced();
+            let mut spawned = Vec::new();
             let table: &mut Table = self.archetypes.table_mut(ArchetypeId::EMPTY);
-            self.entities
-                .flush(|entity| location(ArchetypeId::EMPTY, table.push_empty(entity)));
+            self.entities.flush(|entity| {
+                if announce {
+                    spawned.push(entity);
+                }
+                location(ArchetypeId::EMPTY, table.push_empty(entity))
+            });
+            // Reserved ids (from commands) come to life here: announce them
+            // as spawned, before whatever the current operation adds.
+            for &entity in &spawned {
+                self.announce_insert(entity, true, &[]);
+            }
+            if !spawned.is_empty() {
+                self.flush_observer_commands();
+            }
         }
     }
 
