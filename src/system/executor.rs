@@ -7,13 +7,13 @@
 //! which one runs. After each block, its systems' commands apply in order.
 //!
 //! The parallel executor is adaptive. Waking worker threads costs more than
-//! a block of tiny systems takes, so it measures: a block runs on worker
-//! threads only when its systems take long enough
-//! ([`PARALLEL_MIN_NANOS`]) and its last parallel runs beat its serial cost.
-//! It re-tries parallel now and then ([`PROBE_EVERY`] runs) so a block that
-//! grows heavier moves back to the threads. Costs are sampled (every
-//! [`SAMPLE_EVERY`] serial runs), so a light schedule pays for almost no
-//! clock reads.
+//! a block of tiny systems takes, so it measures each block's wall time, run
+//! serially and run in parallel, and uses whichever has been faster: a
+//! block goes to the worker threads only when it takes long enough serially
+//! ([`PARALLEL_MIN_NANOS`]) and its parallel runs beat its serial ones by
+//! [`PARALLEL_GAIN`]. Every [`PROBE_EVERY`] runs it tries the other mode, so
+//! both measurements stay current as the workload changes. A light block
+//! reads the clock only every [`SAMPLE_EVERY`] runs.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -25,14 +25,14 @@ use super::schedule::SystemSlot;
 use super::{name_panic, run_named, System};
 use crate::world::World;
 
-/// A block whose systems take less than this in all runs serially.
+/// Below this serial wall time (ns) a block never goes parallel.
 const PARALLEL_MIN_NANOS: f64 = 40_000.0;
-/// A parallel block must beat this fraction of its serial cost to stay
-/// parallel.
+/// Parallel runs must take less than this fraction of the serial wall
+/// time for parallel to be preferred.
 const PARALLEL_GAIN: f64 = 0.95;
-/// Serial runs measure system costs once every this many runs.
+/// A light block's serial wall time is measured once every this many runs.
 const SAMPLE_EVERY: u64 = 16;
-/// A block that runs serially although heavy retries parallel this often.
+/// Every this many runs, a heavy block tries the mode it does not prefer.
 const PROBE_EVERY: u64 = 64;
 
 /// Which executor a [`Schedule`](crate::Schedule) uses.
@@ -54,36 +54,19 @@ pub enum ExecutorKind {
     SingleThreaded,
 }
 
-/// Per-system measurements: the cost estimate the executor decides with,
-/// and the timing table's totals.
+/// Per-system totals for the timing table (recorded only while timing is
+/// on).
 #[derive(Debug, Default)]
 pub(crate) struct SlotStats {
-    cost_nanos: AtomicU64,
     runs: AtomicU64,
     total_nanos: AtomicU64,
 }
 
 impl SlotStats {
-    fn record(&self, elapsed: Duration, timing: bool) {
+    fn record(&self, elapsed: Duration) {
         let nanos = elapsed.as_nanos().min(u64::MAX as u128) as u64;
-        let old = self.cost_nanos.load(Ordering::Relaxed);
-        let cost = if old == 0 {
-            nanos
-        } else {
-            (old * 3 + nanos) / 4
-        };
-        self.cost_nanos.store(cost.max(1), Ordering::Relaxed);
-        if timing {
-            self.runs.fetch_add(1, Ordering::Relaxed);
-            self.total_nanos.fetch_add(nanos, Ordering::Relaxed);
-        }
-    }
-
-    fn cost(&self) -> Option<f64> {
-        match self.cost_nanos.load(Ordering::Relaxed) {
-            0 => None,
-            n => Some(n as f64),
-        }
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        self.total_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 
     /// (runs, total time) while timing was on.
@@ -117,9 +100,12 @@ pub(crate) struct Block {
     waits: Vec<u32>,
     /// True if some two systems may overlap at all.
     has_parallelism: bool,
-    /// Smoothed wall time of parallel runs, if any.
+    /// Smoothed wall time of the block run serially / in parallel. The two
+    /// are compared as measured, whole block against whole block, so
+    /// neither side's estimate is skewed by the other's conditions.
+    serial_nanos: Option<f64>,
     parallel_nanos: Option<f64>,
-    /// The run at which parallel was last tried.
+    /// The run at which the mode not preferred was last tried.
     last_probe: u64,
 }
 
@@ -143,8 +129,42 @@ impl Block {
             dependents,
             waits,
             has_parallelism,
+            serial_nanos: None,
             parallel_nanos: None,
             last_probe: 0,
+        }
+    }
+
+    /// True to run in parallel this time: when the block is heavy enough to
+    /// be worth trying and parallel runs have measured faster than serial
+    /// ones; every [`PROBE_EVERY`] runs the other mode is tried, so both
+    /// measurements stay current.
+    fn choose_parallel(&mut self, run: u64) -> bool {
+        let Some(serial) = self.serial_nanos else {
+            return false; // measure serially first
+        };
+        if serial < PARALLEL_MIN_NANOS {
+            return false;
+        }
+        let Some(parallel) = self.parallel_nanos else {
+            self.last_probe = run;
+            return true;
+        };
+        let preferred = parallel < serial * PARALLEL_GAIN;
+        if run.saturating_sub(self.last_probe) >= PROBE_EVERY {
+            self.last_probe = run;
+            return !preferred;
+        }
+        preferred
+    }
+
+    /// True if a serial run should be timed: always while the block is
+    /// heavy (a clock read is nothing next to it, and the comparison needs
+    /// it), otherwise every [`SAMPLE_EVERY`] runs.
+    fn wants_serial_sample(&self, run: u64) -> bool {
+        match self.serial_nanos {
+            None => true,
+            Some(serial) => serial >= PARALLEL_MIN_NANOS || run % SAMPLE_EVERY == 0,
         }
     }
 }
@@ -180,7 +200,7 @@ pub(crate) fn run(
                     let start = timing.then(Instant::now);
                     run_named(&slot.name, || system.run(world));
                     if let Some(start) = start {
-                        slot.stats.record(start.elapsed(), timing);
+                        slot.stats.record(start.elapsed());
                     }
                 }
             }
@@ -196,54 +216,42 @@ fn run_block(
     run: u64,
     world: &World,
 ) {
-    let serial_cost: Option<f64> = block
-        .systems
-        .iter()
-        .filter(|&&i| slots[i].enabled)
-        .map(|&i| slots[i].stats.cost())
-        .sum();
-    let heavy = serial_cost.is_some_and(|c| c >= PARALLEL_MIN_NANOS);
-    let parallel = kind == ExecutorKind::Parallel
-        && block.has_parallelism
-        && heavy
-        && match block.parallel_nanos {
-            None => true,
-            Some(p) => {
-                p < serial_cost.unwrap_or(0.0) * PARALLEL_GAIN
-                    || run.saturating_sub(block.last_probe) >= PROBE_EVERY
-            }
-        };
+    let parallel =
+        kind == ExecutorKind::Parallel && block.has_parallelism && block.choose_parallel(run);
+    let start = Instant::now();
     if parallel {
-        block.last_probe = run;
-        let start = Instant::now();
         run_parallel(slots, block, timing, world);
-        let wall = start.elapsed().as_nanos() as f64;
-        block.parallel_nanos = Some(
-            block
-                .parallel_nanos
-                .map_or(wall, |p| (p * 3.0 + wall) / 4.0),
-        );
+        block.parallel_nanos = Some(smooth(block.parallel_nanos, start.elapsed()));
     } else {
-        let measure = timing || run % SAMPLE_EVERY == 0 || serial_cost.is_none();
-        run_serial(slots, block, timing, measure, world);
+        let measure = timing || block.wants_serial_sample(run);
+        run_serial(slots, block, timing, world);
+        if measure {
+            block.serial_nanos = Some(smooth(block.serial_nanos, start.elapsed()));
+        }
     }
 }
 
-fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, measure: bool, world: &World) {
+/// An exponential moving average of wall times, in nanoseconds.
+fn smooth(old: Option<f64>, sample: Duration) -> f64 {
+    let sample = sample.as_nanos() as f64;
+    old.map_or(sample, |old| (old * 3.0 + sample) / 4.0)
+}
+
+fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) {
     for &i in &block.systems {
         let slot = &slots[i];
         if !slot.enabled {
             continue;
         }
         let mut system = lock(slot);
-        let start = measure.then(Instant::now);
+        let start = timing.then(Instant::now);
         // SAFETY: one system at a time on this thread, and the caller holds
         // the world exclusively for the block; the schedule initialized every
         // system for this world when it was built, and blocks hold no
         // exclusive system.
         run_named(&slot.name, || unsafe { system.run_unsafe(world) });
         if let Some(start) = start {
-            slot.stats.record(start.elapsed(), timing);
+            slot.stats.record(start.elapsed());
         }
     }
 }
@@ -301,7 +309,7 @@ impl ParallelRun<'_> {
             return;
         }
         let mut system = lock(slot);
-        let start = Instant::now();
+        let start = self.timing.then(Instant::now);
         // SAFETY: a system starts only once every system it conflicts with
         // and that comes earlier in the block has finished, and later ones
         // wait for it: no two conflicting systems overlap. Blocks hold no
@@ -310,7 +318,9 @@ impl ParallelRun<'_> {
         let result = catch_unwind(AssertUnwindSafe(|| unsafe {
             system.run_unsafe(self.world)
         }));
-        slot.stats.record(start.elapsed(), self.timing);
+        if let Some(start) = start {
+            slot.stats.record(start.elapsed());
+        }
         if let Err(payload) = result {
             self.failed.store(true, Ordering::Relaxed);
             let mut first = self.panic.lock().unwrap_or_else(|p| p.into_inner());
