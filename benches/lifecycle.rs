@@ -1,0 +1,198 @@
+//! What lifecycle machinery (observers, hooks, required components) costs a
+//! component type that nobody observes.
+//!
+//! The requirement: "overhead when nobody observes a component type:
+//! insert/remove speed within 5% of before". The code from before the
+//! feature no longer exists, so the comparison is made side by side in one
+//! run, on the `add_remove` workload of `benches/core.rs` (insert `B` into
+//! each of 10,000 `(A,)` entities one at a time, then remove it again):
+//!
+//! - `add_remove/plain`: a world with no observers and no hooks at all, so
+//!   every structural change skips the lifecycle work at the cost of one
+//!   branch: this is "before";
+//! - `add_remove/unrelated_observer`: the same, in a world where an observer
+//!   and a hook exist on an *unrelated* component type `C`: the lifecycle
+//!   machinery is active, but `B` is unobserved. The ratio of this to
+//!   `plain` is the number that should stay within 1.05;
+//! - `add_remove/observed`: an observer on `B` itself (`OnAdd` and
+//!   `OnRemove`), for information: what observing really costs.
+//!
+//! After the criterion groups, a short interleaved run (plain, unrelated,
+//! observed, plain, unrelated, ... one batch each) prints the ratios again:
+//! interleaving cancels slow drifts of the machine (frequency, other load)
+//! that can bias groups measured one after the other.
+//!
+//! ```text
+//! cargo bench --bench lifecycle
+//! ```
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, Criterion};
+use mosaic::prelude::*;
+
+/// Entities that get `B` added and then removed.
+const ENTITIES: usize = 10_000;
+/// Batches (of one add_remove pass each) per variant in the interleaved run.
+const INTERLEAVED_ROUNDS: usize = 200;
+
+/// The always-present component.
+#[derive(Component, Clone, Copy)]
+struct A(#[allow(dead_code)] f32);
+
+/// The component inserted and removed again.
+#[derive(Component, Clone, Copy)]
+struct B(#[allow(dead_code)] f32);
+
+/// The unrelated component that has an observer and a hook.
+#[derive(Component, Clone, Copy)]
+struct C(#[allow(dead_code)] f32);
+
+/// Counts observer calls, so the observers do (minimal) real work.
+#[derive(Default)]
+struct Calls(u64);
+
+/// The three worlds being compared.
+#[derive(Clone, Copy, Debug)]
+enum Variant {
+    /// No observers or hooks anywhere.
+    Plain,
+    /// An observer and a hook on `C`; `B` unobserved.
+    UnrelatedObserver,
+    /// Observers on `B` itself.
+    Observed,
+}
+
+impl Variant {
+    const ALL: [Variant; 3] = [
+        Variant::Plain,
+        Variant::UnrelatedObserver,
+        Variant::Observed,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Plain => "plain",
+            Variant::UnrelatedObserver => "unrelated_observer",
+            Variant::Observed => "observed",
+        }
+    }
+}
+
+/// A world of `ENTITIES` `(A,)` entities, set up as `variant` says.
+fn setup(variant: Variant) -> (World, Vec<Entity>) {
+    let mut world = World::new();
+    world.insert_resource(Calls::default());
+    match variant {
+        Variant::Plain => {}
+        Variant::UnrelatedObserver => {
+            world.observe(|_: Trigger<OnAdd<C>>, mut w: DeferredWorld| {
+                w.resource_mut::<Calls>().0 += 1
+            });
+            world
+                .register_component_hooks::<C>()
+                .on_insert(|mut w, _| w.resource_mut::<Calls>().0 += 1);
+            // The type is in use, too.
+            world.spawn((A(0.0), C(0.0)));
+        }
+        Variant::Observed => {
+            world.observe(|_: Trigger<OnAdd<B>>, mut w: DeferredWorld| {
+                w.resource_mut::<Calls>().0 += 1
+            });
+            world.observe(|_: Trigger<OnRemove<B>>, mut w: DeferredWorld| {
+                w.resource_mut::<Calls>().0 += 1
+            });
+        }
+    }
+    let entities = world.spawn_batch((0..ENTITIES).map(|_| (A(0.0),)));
+    (world, entities)
+}
+
+/// One add_remove pass.
+fn add_remove_pass(world: &mut World, entities: &[Entity]) {
+    for &e in entities {
+        world.insert_one(e, B(0.0)).unwrap();
+    }
+    for &e in entities {
+        black_box(world.remove_one::<B>(e).unwrap());
+    }
+}
+
+fn add_remove(c: &mut Criterion) {
+    let mut group = c.benchmark_group("add_remove");
+    for variant in Variant::ALL {
+        group.bench_function(variant.name(), |b| {
+            let (mut world, entities) = setup(variant);
+            b.iter(|| add_remove_pass(&mut world, &entities));
+        });
+    }
+    group.finish();
+}
+
+/// Times the three variants interleaved and prints the median and the
+/// fastest pass time of each, with their ratios to `plain` (the fastest pass
+/// is the least disturbed by other load on the machine).
+fn interleaved_summary() {
+    let mut worlds: Vec<(World, Vec<Entity>)> = Variant::ALL.iter().map(|&v| setup(v)).collect();
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); worlds.len()];
+    for (world, entities) in &mut worlds {
+        add_remove_pass(world, entities); // warm up
+    }
+    for _ in 0..INTERLEAVED_ROUNDS {
+        for (i, (world, entities)) in worlds.iter_mut().enumerate() {
+            let start = Instant::now();
+            add_remove_pass(world, entities);
+            times[i].push(start.elapsed());
+        }
+    }
+    for t in &mut times {
+        t.sort();
+    }
+    let median = |i: usize| times[i][times[i].len() / 2].as_secs_f64();
+    let fastest = |i: usize| times[i][0].as_secs_f64();
+    println!("\ninterleaved add_remove ({INTERLEAVED_ROUNDS} passes each):");
+    println!(
+        "  {:<20} {:>10} {:>8} {:>10} {:>8}",
+        "variant", "median", "ratio", "fastest", "ratio"
+    );
+    for (i, variant) in Variant::ALL.iter().enumerate() {
+        println!(
+            "  {:<20} {:>8.1}us {:>7.3}x {:>8.1}us {:>7.3}x",
+            variant.name(),
+            median(i) * 1e6,
+            median(i) / median(0),
+            fastest(i) * 1e6,
+            fastest(i) / fastest(0),
+        );
+    }
+}
+
+/// Short warm-up and measurement: enough for a stable median here.
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4))
+        .sample_size(50)
+}
+
+/// The criterion group runner, kept in a private module so the `pub fn` that
+/// `criterion_group!` generates needs no doc comment of its own.
+mod runner {
+    use super::*;
+
+    criterion_group! {
+        name = benches;
+        config = config();
+        targets = add_remove
+    }
+}
+
+fn main() {
+    runner::benches();
+    // Only under `cargo bench` (not when `cargo test` runs benches once).
+    if std::env::args().any(|a| a == "--bench") {
+        interleaved_summary();
+    }
+    Criterion::default().configure_from_args().final_summary();
+}
