@@ -48,7 +48,13 @@ impl Table {
     /// Index of `id`'s column, if this table has one.
     #[inline]
     pub fn column_index(&self, id: ComponentId) -> Option<usize> {
-        self.ids.binary_search(&id).ok()
+        // Most tables have a handful of columns: a linear scan is cheaper
+        // than a binary search there, and its branch predicts well.
+        if self.ids.len() <= 8 {
+            self.ids.iter().position(|&c| c == id)
+        } else {
+            self.ids.binary_search(&id).ok()
+        }
     }
 
     #[inline]
