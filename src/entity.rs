@@ -334,13 +334,6 @@ impl Entities {
     /// the generation is exhausted, in which case the slot is retired).
     /// Returns where the entity was, or `None` if the handle is stale.
     pub fn free(&mut self, entity: Entity) -> Option<EntityLocation> {
-        // Freeing pushes onto the free list, so no `&self` reservation from
-        // it may be pending; command buffers' fresh reservations may be.
-        debug_assert_eq!(
-            *self.free_cursor.get_mut(),
-            self.free.len() as i64,
-            "free with pending reservations"
-        );
         let location = self.get(entity)?;
         let meta = &mut self.meta[entity.index as usize];
         meta.location = EntityLocation::INVALID;
@@ -349,19 +342,18 @@ impl Entities {
         // goes back on the free list.
         if let Some(next) = meta.generation.checked_add(1) {
             meta.generation = next;
-            self.free.push(entity.index);
-            *self.free_cursor.get_mut() = self.free.len() as i64;
+            // Ids reserved from the free list through `&self` are its tail
+            // (from the cursor on) and stay reserved: the freed index goes
+            // just before them, and is the next one `reserve` hands out.
+            let cursor = (*self.free_cursor.get_mut()).max(0) as usize;
+            self.free.insert(cursor, entity.index);
+            *self.free_cursor.get_mut() = cursor as i64 + 1;
         }
         Some(location)
     }
 
     /// Kills every live entity, in index order.
     pub fn free_all(&mut self) {
-        debug_assert_eq!(
-            *self.free_cursor.get_mut(),
-            self.free.len() as i64,
-            "free_all with pending reservations"
-        );
         for index in 0..self.meta.len() {
             let meta = self.meta[index];
             if meta.location != EntityLocation::INVALID {

@@ -17,6 +17,7 @@
 //! (lockstep networking and replays rely on this).
 
 use std::fmt;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::archetype::{Archetype, ArchetypeId, Archetypes};
@@ -179,17 +180,8 @@ impl World {
         let row = NewRows::new(table, info, plan.edge, ctx).push(entity, bundle);
         self.entities
             .set_location(entity.index(), location(target, row));
+        self.after_spawn::<B>(&[entity]);
         panics.resume();
-        if self.components.lifecycle_active()
-            && (self.components.spawn_announced() || self.bundle_announces::<B>())
-        {
-            let added = self
-                .bundle_components::<B>()
-                .map(|id| (id, true))
-                .collect::<Vec<_>>();
-            self.announce_insert(entity, true, &added);
-            self.flush_observer_commands();
-        }
         entity
     }
 
@@ -232,27 +224,41 @@ impl World {
             tick,
         };
         let mut rows = NewRows::new(table, info, plan.edge, ctx);
-        for bundle in bundles {
-            let entity = self.entities.alloc();
-            let row = rows.push(entity, bundle);
-            self.entities
-                .set_location(entity.index(), location(target, row));
-            spawned.push(entity);
+        let entities = &mut self.entities;
+        // The iterator is user code: if it panics, the entities spawned so
+        // far stay (each is complete) and are announced before the panic
+        // goes on.
+        let iterated = catch_unwind(AssertUnwindSafe(|| {
+            for bundle in bundles {
+                let entity = entities.alloc();
+                let row = rows.push(entity, bundle);
+                entities.set_location(entity.index(), location(target, row));
+                spawned.push(entity);
+            }
+        }));
+        self.after_spawn::<B>(&spawned);
+        if let Err(payload) = iterated {
+            resume_unwind(payload);
         }
         panics.resume();
-        if self.components.lifecycle_active()
-            && (self.components.spawn_announced() || self.bundle_announces::<B>())
-        {
-            let added = self
-                .bundle_components::<B>()
-                .map(|id| (id, true))
-                .collect::<Vec<_>>();
-            for &entity in &spawned {
-                self.announce_insert(entity, true, &added);
-            }
-            self.flush_observer_commands();
-        }
         spawned
+    }
+
+    /// Runs the lifecycle of `entities`, just spawned with bundle `B`:
+    /// announcements, hooks, observers and required components. The
+    /// entities are complete before any of it runs, and stay if it panics.
+    fn after_spawn<B: Bundle>(&mut self, entities: &[Entity]) {
+        if !self.components.lifecycle_active()
+            || !(self.components.spawn_announced() || self.bundle_announces::<B>())
+        {
+            return;
+        }
+        let added: Vec<(ComponentId, bool)> =
+            self.bundle_components::<B>().map(|id| (id, true)).collect();
+        for &entity in entities {
+            self.announce_insert(entity, true, &added);
+        }
+        self.flush_observer_commands();
     }
 
     /// Destroys `entity`, dropping each of its components exactly once.
@@ -282,6 +288,15 @@ impl World {
                 self.announce_remove(entity, true, &ids);
             }
         }
+        self.despawn_quietly(entity)?;
+        if announce {
+            self.flush_observer_commands();
+        }
+        Ok(())
+    }
+
+    /// Destroys `entity` without lifecycle announcements.
+    fn despawn_quietly(&mut self, entity: Entity) -> Result<(), EntityError> {
         let loc = self
             .entities
             .free(entity)
@@ -295,9 +310,6 @@ impl World {
             self.entities.set_location(moved.index(), loc);
         }
         panics.resume();
-        if announce {
-            self.flush_observer_commands();
-        }
         Ok(())
     }
 
@@ -474,11 +486,13 @@ impl World {
                 }
             }
         }
-        panics.resume();
+        // The insert is complete even if a replaced value's drop panicked:
+        // announce it, then let the panic go on.
         if let Some(changes) = changes {
             self.announce_insert(entity, false, &changes);
             self.flush_observer_commands();
         }
+        panics.resume();
         Ok(())
     }
 
@@ -944,13 +958,13 @@ impl World {
         self.entities.get(entity)
     }
 
-    /// Opens a structural change: makes ids reserved through `&self` live
-    /// (as empty entities) and clamps old ticks when it is time to.
-    fn flush(&mut self) {
-        self.check_change_ticks();
+    /// Makes ids reserved through `&self` or by command buffers live, as
+    /// empty entities; returns them if spawns are announced (for
+    /// [`World::announce_spawned`]).
+    fn make_reserved_live(&mut self) -> Vec<Entity> {
+        let mut spawned = Vec::new();
         if self.entities.needs_flush() {
             let announce = self.components.lifecycle_active() && self.components.spawn_announced();
-            let mut spawned = Vec::new();
             let table: &mut Table = self.archetypes.table_mut(ArchetypeId::EMPTY);
             self.entities.flush(|entity| {
                 if announce {
@@ -958,15 +972,28 @@ impl World {
                 }
                 location(ArchetypeId::EMPTY, table.push_empty(entity))
             });
-            // Reserved ids (from commands) come to life here: announce them
-            // as spawned, before whatever the current operation adds.
-            for &entity in &spawned {
-                self.announce_insert(entity, true, &[]);
-            }
-            if !spawned.is_empty() {
-                self.flush_observer_commands();
-            }
         }
+        spawned
+    }
+
+    /// Announces entities that came to life from reserved ids as spawned.
+    fn announce_spawned(&mut self, spawned: Vec<Entity>) {
+        for &entity in &spawned {
+            self.announce_insert(entity, true, &[]);
+        }
+        if !spawned.is_empty() {
+            self.flush_observer_commands();
+        }
+    }
+
+    /// Opens a structural change: makes ids reserved through `&self` live
+    /// (as empty entities) and clamps old ticks when it is time to.
+    fn flush(&mut self) {
+        self.check_change_ticks();
+        // Reserved ids (from commands) come to life here: announced as
+        // spawned, before whatever the current operation adds.
+        let spawned = self.make_reserved_live();
+        self.announce_spawned(spawned);
     }
 
     /// Checks every internal invariant; panics with a message on violation.

@@ -1,0 +1,879 @@
+//! Panic safety: user code that panics in the middle of a world operation.
+//!
+//! The policy under test (from `src/storage/mod.rs`, "Panics while
+//! dropping"): a component's `Drop` may panic. Storage never drops a value
+//! twice and never leaves an uninitialised value readable: it finishes the
+//! structural change it is in (catching the panic), then re-raises the first
+//! panic. Values not yet dropped when a *second* panic strikes may leak
+//! (leaking is allowed on panic; a double drop never is). `CommandBuffer::apply`
+//! runs every command even if one panics and re-raises the first panic at
+//! the end, leaving the buffer empty and reusable.
+//!
+//! Every test here injects one kind of panic — a `Drop`, a `Clone`, a
+//! `Default` used by a required component, a hook, an observer, a command
+//! closure, an iterator fed to `spawn_batch` — catches it with
+//! `catch_unwind`, then checks:
+//! - `world.check_invariants()`;
+//! - the entity concerned is fully there or fully gone (with exactly the
+//!   components the operation promised, or exactly those it had before);
+//! - no value was dropped twice or dropped without being built (every value
+//!   carries a [`Token`] registered in a per-test [`Tracker`]);
+//! - further operations on the same world (and buffer) work;
+//! - with a single panic, nothing leaks: once the world is dropped, every
+//!   value built was dropped exactly once.
+
+use std::collections::BTreeSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mosaic::prelude::*;
+use mosaic::DeferredWorld;
+
+// ----- drop tracking -----------------------------------------------------------------
+
+/// Which values of one test are alive, and any drop that should not happen.
+#[derive(Default)]
+struct Tracker {
+    next: AtomicU64,
+    created: AtomicUsize,
+    dropped: AtomicUsize,
+    alive: Mutex<BTreeSet<u64>>,
+    bad_drops: Mutex<Vec<u64>>,
+}
+
+impl Tracker {
+    fn new() -> Arc<Tracker> {
+        Arc::default()
+    }
+
+    fn alive(&self) -> usize {
+        self.alive.lock().unwrap().len()
+    }
+
+    /// No value was dropped twice (or dropped without being made).
+    fn assert_no_bad_drop(&self) {
+        let bad = self.bad_drops.lock().unwrap();
+        assert!(bad.is_empty(), "values dropped twice: {bad:?}");
+    }
+
+    /// Every value made was dropped exactly once.
+    fn assert_all_dropped_once(&self) {
+        self.assert_no_bad_drop();
+        let alive = self.alive.lock().unwrap();
+        assert!(alive.is_empty(), "values leaked: {alive:?}");
+        assert_eq!(
+            self.created.load(Ordering::SeqCst),
+            self.dropped.load(Ordering::SeqCst),
+            "constructions != drops"
+        );
+    }
+}
+
+/// One value's identity: registered on construction (`Clone` included),
+/// checked off on drop.
+struct Token {
+    id: u64,
+    tracker: Arc<Tracker>,
+}
+
+impl Token {
+    fn new(tracker: &Arc<Tracker>) -> Token {
+        let id = tracker.next.fetch_add(1, Ordering::SeqCst);
+        tracker.created.fetch_add(1, Ordering::SeqCst);
+        tracker.alive.lock().unwrap().insert(id);
+        Token {
+            id,
+            tracker: Arc::clone(tracker),
+        }
+    }
+}
+
+impl Drop for Token {
+    fn drop(&mut self) {
+        self.tracker.dropped.fetch_add(1, Ordering::SeqCst);
+        if !self.tracker.alive.lock().unwrap().remove(&self.id) {
+            self.tracker.bad_drops.lock().unwrap().push(self.id);
+        }
+    }
+}
+
+const BOOM: &str = "intentional panic in Drop";
+
+/// A table component whose `Drop` panics if asked to (after its token is
+/// checked off: fields are dropped even when `drop` panics).
+#[derive(Component)]
+struct Boom {
+    _token: Token,
+    panics: bool,
+}
+
+impl Drop for Boom {
+    fn drop(&mut self) {
+        if self.panics {
+            panic!("{BOOM}");
+        }
+    }
+}
+
+/// The sparse-set twin of [`Boom`].
+#[derive(Component)]
+#[component(storage = "sparse")]
+struct SparseBoom {
+    _token: Token,
+    panics: bool,
+}
+
+impl Drop for SparseBoom {
+    fn drop(&mut self) {
+        if self.panics {
+            panic!("{BOOM}");
+        }
+    }
+}
+
+/// A table component that never panics.
+#[derive(Component)]
+struct Plain(u32, #[allow(dead_code)] Token);
+
+/// A sparse component that never panics.
+#[derive(Component)]
+#[component(storage = "sparse")]
+struct SparsePlain(u32, #[allow(dead_code)] Token);
+
+/// A zero-sized table component.
+#[derive(Component, Clone, Copy)]
+struct Marker;
+
+fn boom(t: &Arc<Tracker>, panics: bool) -> Boom {
+    Boom {
+        _token: Token::new(t),
+        panics,
+    }
+}
+
+fn sparse_boom(t: &Arc<Tracker>, panics: bool) -> SparseBoom {
+    SparseBoom {
+        _token: Token::new(t),
+        panics,
+    }
+}
+
+fn plain(t: &Arc<Tracker>, v: u32) -> Plain {
+    Plain(v, Token::new(t))
+}
+
+fn sparse_plain(t: &Arc<Tracker>, v: u32) -> SparsePlain {
+    SparsePlain(v, Token::new(t))
+}
+
+/// Runs `f`, which must panic; returns the panic message.
+fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic"),
+        Err(payload) => payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+    }
+}
+
+fn check(world: &World, t: &Tracker) {
+    world.check_invariants();
+    t.assert_no_bad_drop();
+}
+
+/// Drops the world (which must not panic now) and checks nothing leaked.
+fn finish(world: World, t: &Tracker) {
+    check(&world, t);
+    drop(world);
+    t.assert_all_dropped_once();
+}
+
+/// Further operations still work: spawn, insert, query, remove, despawn.
+fn still_works(world: &mut World, t: &Arc<Tracker>) {
+    let before = world.len();
+    let e = world.spawn((plain(t, 77), sparse_plain(t, 78)));
+    world.insert(e, (Marker, boom(t, false))).unwrap();
+    assert_eq!(world.get::<Plain>(e).unwrap().0, 77);
+    let mut q = world.query::<(&Plain, &SparsePlain, &Marker)>();
+    assert!(q.iter(world).any(|(p, s, _)| p.0 == 77 && s.0 == 78));
+    let Plain(v, _) = world.remove::<Plain>(e).unwrap();
+    assert_eq!(v, 77);
+    world.despawn(e).unwrap();
+    assert_eq!(world.len(), before);
+    world.check_invariants();
+}
+
+// ----- Drop panics inside structural changes ---------------------------------------
+
+#[test]
+fn insert_replacing_a_table_value_whose_drop_panics() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let other = world.spawn((boom(&t, false), plain(&t, 1)));
+    let e = world.spawn((boom(&t, true), plain(&t, 2)));
+    let msg = expect_panic(|| world.insert(e, boom(&t, false)));
+    assert_eq!(msg, BOOM);
+    check(&world, &t);
+    // The replace finished: the new value is in, the old one dropped once.
+    assert!(!world.get::<Boom>(e).unwrap().panics);
+    assert_eq!(world.get::<Plain>(e).unwrap().0, 2);
+    assert_eq!(world.get::<Plain>(other).unwrap().0, 1);
+    assert_eq!(t.alive(), 4);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn insert_replacing_a_sparse_value_whose_drop_panics() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let e = world.spawn((sparse_boom(&t, true), plain(&t, 2)));
+    let msg = expect_panic(|| world.insert(e, sparse_boom(&t, false)));
+    assert_eq!(msg, BOOM);
+    check(&world, &t);
+    assert!(!world.get::<SparseBoom>(e).unwrap().panics);
+    assert_eq!(world.get::<Plain>(e).unwrap().0, 2);
+    assert_eq!(t.alive(), 2);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn insert_moving_archetype_while_a_replaced_value_panics() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    // Neighbours in the same table, so the move swaps rows around.
+    let before = world.spawn((boom(&t, false), sparse_boom(&t, false), plain(&t, 10)));
+    let e = world.spawn((boom(&t, true), sparse_boom(&t, true), plain(&t, 11)));
+    let after = world.spawn((boom(&t, false), sparse_boom(&t, false), plain(&t, 12)));
+
+    // Replaces Boom and SparseBoom (both old values panic) and adds Marker
+    // (a new table column: the entity moves to another archetype).
+    let msg = expect_panic(|| world.insert(e, (boom(&t, false), Marker, sparse_boom(&t, false))));
+    assert_eq!(msg, BOOM);
+    check(&world, &t);
+    assert!(world.has::<Marker>(e), "the move finished");
+    assert!(!world.get::<Boom>(e).unwrap().panics);
+    assert!(!world.get::<SparseBoom>(e).unwrap().panics);
+    assert_eq!(world.get::<Plain>(e).unwrap().0, 11);
+    assert_eq!(world.get::<Plain>(before).unwrap().0, 10);
+    assert_eq!(world.get::<Plain>(after).unwrap().0, 12);
+    assert!(!world.has::<Marker>(before) && !world.has::<Marker>(after));
+    // Both panicking old values were dropped (once): 9 made, 2 replaced.
+    assert_eq!(t.alive(), 9);
+    let mut q = world.query_filtered::<Entity, With<Marker>>();
+    assert_eq!(q.iter(&world).collect::<Vec<_>>(), [e]);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn removed_value_whose_drop_panics_outside_the_world() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let e = world.spawn((boom(&t, true), plain(&t, 1)));
+    let removed = world.remove::<Boom>(e).unwrap();
+    check(&world, &t);
+    assert!(!world.has::<Boom>(e));
+    assert_eq!(expect_panic(move || drop(removed)), BOOM);
+    check(&world, &t);
+    assert_eq!(world.get::<Plain>(e).unwrap().0, 1);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn despawn_with_panicking_drops() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let first = world.spawn((boom(&t, false), plain(&t, 1), sparse_plain(&t, 1)));
+    // Two panicking values (a table one and a sparse one): the first panic is
+    // re-raised, the second is caught and discarded, both are dropped.
+    let e = world.spawn((boom(&t, true), plain(&t, 2), sparse_boom(&t, true)));
+    let last = world.spawn((boom(&t, false), plain(&t, 3), sparse_plain(&t, 3)));
+    let msg = expect_panic(|| world.despawn(e));
+    assert_eq!(msg, BOOM);
+    check(&world, &t);
+    assert!(!world.contains(e), "the despawn finished");
+    assert_eq!(world.despawn(e), Err(EntityError::NoSuchEntity(e)));
+    assert!(world.get::<SparseBoom>(e).is_err());
+    // `last` took the freed row: its values and location are intact.
+    assert_eq!(world.get::<Plain>(last).unwrap().0, 3);
+    assert_eq!(world.get::<SparsePlain>(last).unwrap().0, 3);
+    assert_eq!(world.get::<Plain>(first).unwrap().0, 1);
+    assert_eq!(world.len(), 2);
+    assert_eq!(t.alive(), 6);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn clear_with_panicking_drops() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let mut all = Vec::new();
+    for i in 0..20u32 {
+        let panics = i % 7 == 3;
+        all.push(world.spawn((boom(&t, panics), plain(&t, i))));
+        all.push(world.spawn((sparse_boom(&t, panics), plain(&t, i), Marker)));
+    }
+    let msg = expect_panic(|| world.clear());
+    assert_eq!(msg, BOOM);
+    check(&world, &t);
+    assert!(world.is_empty());
+    assert!(all.iter().all(|&e| !world.contains(e)));
+    let mut q = world.query::<Entity>();
+    assert_eq!(q.iter(&world).count(), 0);
+    assert_eq!(t.alive(), 0, "every value dropped, panicking ones included");
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn dropping_the_world_with_panicking_drops() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    for i in 0..10u32 {
+        world.spawn((boom(&t, i == 4), plain(&t, i)));
+        world.spawn((sparse_boom(&t, i == 6), sparse_plain(&t, i)));
+    }
+    world.check_invariants();
+    let msg = expect_panic(move || drop(world));
+    assert_eq!(msg, BOOM);
+    // Two panicking values in different columns: one panic re-raised, the
+    // other swallowed while unwinding; every value dropped exactly once.
+    t.assert_all_dropped_once();
+}
+
+// ----- panics while building values ---------------------------------------------------
+
+#[test]
+fn spawn_batch_iterator_panics_midway() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let existing = world.spawn((plain(&t, 100), sparse_plain(&t, 100)));
+    let tt = Arc::clone(&t);
+    let msg = expect_panic(|| {
+        world.spawn_batch((0..10u32).map(move |i| {
+            assert!(i != 6, "intentional panic in the iterator");
+            (plain(&tt, i), sparse_plain(&tt, i), Marker)
+        }))
+    });
+    assert_eq!(msg, "intentional panic in the iterator");
+    check(&world, &t);
+    // Each bundle taken before the panic became one complete entity.
+    let mut q = world.query::<(Entity, &Plain, Option<&SparsePlain>, Option<&Marker>)>();
+    let mut spawned: Vec<u32> = Vec::new();
+    for (e, p, s, m) in q.iter(&world) {
+        if e == existing {
+            continue;
+        }
+        assert_eq!(s.map(|s| s.0), Some(p.0), "half-written entity");
+        assert!(m.is_some(), "half-written entity");
+        spawned.push(p.0);
+    }
+    spawned.sort_unstable();
+    assert_eq!(spawned, [0, 1, 2, 3, 4, 5]);
+    assert_eq!(world.len(), 7);
+    assert_eq!(t.alive(), 14);
+    // A later batch into the same table works.
+    let more =
+        world.spawn_batch((0..3u32).map(|i| (plain(&t, 50 + i), sparse_plain(&t, 0), Marker)));
+    assert_eq!(more.len(), 3);
+    check(&world, &t);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+/// A component whose `Clone` panics once its budget is spent.
+#[derive(Component)]
+struct Fussy {
+    _token: Token,
+    clones_left: Arc<AtomicUsize>,
+}
+
+impl Clone for Fussy {
+    fn clone(&self) -> Self {
+        let left = self.clones_left.load(Ordering::SeqCst);
+        assert!(left > 0, "intentional panic in Clone");
+        self.clones_left.store(left - 1, Ordering::SeqCst);
+        Fussy {
+            _token: Token::new(&self._token.tracker),
+            clones_left: Arc::clone(&self.clones_left),
+        }
+    }
+}
+
+#[test]
+fn spawn_batch_of_clones_panics_midway() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let proto = Fussy {
+        _token: Token::new(&t),
+        clones_left: Arc::new(AtomicUsize::new(4)),
+    };
+    let msg = expect_panic(|| world.spawn_batch(std::iter::repeat_n(&proto, 10).cloned()));
+    assert_eq!(msg, "intentional panic in Clone");
+    check(&world, &t);
+    assert_eq!(world.len(), 4);
+    let mut q = world.query::<&Fussy>();
+    assert_eq!(q.iter(&world).count(), 4);
+    assert_eq!(t.alive(), 5, "the prototype and four clones");
+    drop(proto);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+/// A component whose `Default` panics, required by [`NeedsFragile`].
+#[derive(Component)]
+struct Fragile;
+
+impl Default for Fragile {
+    fn default() -> Self {
+        panic!("intentional panic in Default");
+    }
+}
+
+#[derive(Component)]
+struct NeedsFragile(#[allow(dead_code)] Token);
+
+/// Entities that have `NeedsFragile` but not the `Fragile` it requires.
+fn unmet_requirements(world: &mut World) -> Vec<Entity> {
+    let mut q = world.query_filtered::<Entity, (With<NeedsFragile>, Without<Fragile>)>();
+    q.iter(world).collect()
+}
+
+/// The documented policy for lifecycle panics: the structural change is
+/// complete before hooks, observers and required components run, and stays
+/// when one of them panics. So a spawn whose required component's `Default`
+/// panics leaves a whole entity holding `NeedsFragile` but not `Fragile`
+/// (reachable by query), with storage consistent and nothing dropped twice.
+#[test]
+fn required_component_default_panics_on_spawn() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    world.register_required::<NeedsFragile, Fragile>().unwrap();
+    let msg = expect_panic(|| world.spawn((NeedsFragile(Token::new(&t)), plain(&t, 1))));
+    assert_eq!(msg, "intentional panic in Default");
+    check(&world, &t);
+    let unmet = unmet_requirements(&mut world);
+    assert_eq!(unmet.len(), 1, "the spawned entity stays, whole");
+    assert_eq!(world.len(), 1);
+    assert_eq!(world.get::<Plain>(unmet[0]).unwrap().0, 1);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+/// As above, for an insert: the inserted component stays, its panicking
+/// requirement is missing, the entity keeps everything else.
+#[test]
+fn required_component_default_panics_on_insert() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    world.register_required::<NeedsFragile, Fragile>().unwrap();
+    let e = world.spawn(plain(&t, 1));
+    let msg = expect_panic(|| world.insert(e, NeedsFragile(Token::new(&t))));
+    assert_eq!(msg, "intentional panic in Default");
+    check(&world, &t);
+    assert!(world.contains(e));
+    assert_eq!(world.get::<Plain>(e).unwrap().0, 1);
+    assert_eq!(unmet_requirements(&mut world), [e]);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+// ----- hooks --------------------------------------------------------------------------
+
+/// Which hooks of [`Hooked`] panic, and what the non-panicking ones counted.
+#[derive(Default)]
+struct HookState {
+    panic_add: bool,
+    panic_insert: bool,
+    panic_remove: bool,
+    /// Entities whose `on_add` ran and whose `on_remove` has not (an "index"
+    /// a hook would maintain).
+    index: BTreeSet<Entity>,
+}
+
+#[derive(Component)]
+#[component(on_add = hooked_add, on_insert = hooked_insert, on_remove = hooked_remove)]
+struct Hooked(u32);
+
+fn hooked_add(mut w: DeferredWorld, e: Entity) {
+    let s = w.resource_mut::<HookState>();
+    assert!(!s.panic_add, "intentional panic in on_add");
+    s.index.insert(e);
+}
+
+fn hooked_insert(w: DeferredWorld, _e: Entity) {
+    assert!(
+        !w.resource::<HookState>().panic_insert,
+        "intentional panic in on_insert"
+    );
+}
+
+fn hooked_remove(mut w: DeferredWorld, e: Entity) {
+    // The value is still readable while the hook runs.
+    assert!(w.get::<Hooked>(e).is_ok());
+    let s = w.resource_mut::<HookState>();
+    assert!(!s.panic_remove, "intentional panic in on_remove");
+    s.index.remove(&e);
+}
+
+fn hooks(world: &mut World) -> &mut HookState {
+    world.resource_mut::<HookState>()
+}
+
+fn hooked_world() -> World {
+    let mut world = World::new();
+    world.insert_resource(HookState::default());
+    world
+}
+
+#[test]
+fn on_add_hook_panics_during_spawn() {
+    let t = Tracker::new();
+    let mut world = hooked_world();
+    hooks(&mut world).panic_add = true;
+    let msg = expect_panic(|| world.spawn((Hooked(1), plain(&t, 1))));
+    assert_eq!(msg, "intentional panic in on_add");
+    check(&world, &t);
+    // The hook runs after the structural change: the entity is complete.
+    let mut q = world.query::<(&Hooked, &Plain)>();
+    assert_eq!(
+        q.iter(&world).map(|(h, p)| (h.0, p.0)).collect::<Vec<_>>(),
+        [(1, 1)]
+    );
+    hooks(&mut world).panic_add = false;
+    let e = world.spawn(Hooked(2));
+    assert!(hooks(&mut world).index.contains(&e));
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn on_insert_hook_panics_during_replace() {
+    let t = Tracker::new();
+    let mut world = hooked_world();
+    let e = world.spawn((Hooked(1), boom(&t, false)));
+    hooks(&mut world).panic_insert = true;
+    let msg = expect_panic(|| world.insert(e, (Hooked(2), boom(&t, false))));
+    assert_eq!(msg, "intentional panic in on_insert");
+    check(&world, &t);
+    assert_eq!(world.get::<Hooked>(e).unwrap().0, 2, "the replace finished");
+    assert_eq!(t.alive(), 1, "the replaced Boom was dropped");
+    hooks(&mut world).panic_insert = false;
+    world.insert(e, Hooked(3)).unwrap();
+    assert_eq!(world.get::<Hooked>(e).unwrap().0, 3);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn on_remove_hook_panics_during_remove_despawn_and_clear() {
+    let t = Tracker::new();
+    let mut world = hooked_world();
+    let a = world.spawn((Hooked(1), plain(&t, 1)));
+    let b = world.spawn((Hooked(2), sparse_plain(&t, 2)));
+    hooks(&mut world).panic_remove = true;
+
+    // The hook runs before the removal: a panic leaves the entity whole.
+    let msg = expect_panic(|| world.remove::<Hooked>(a));
+    assert_eq!(msg, "intentional panic in on_remove");
+    check(&world, &t);
+    assert_eq!(world.get::<Hooked>(a).unwrap().0, 1);
+    assert_eq!(world.get::<Plain>(a).unwrap().0, 1);
+
+    let msg = expect_panic(|| world.despawn(b));
+    assert_eq!(msg, "intentional panic in on_remove");
+    check(&world, &t);
+    assert!(world.contains(b));
+    assert_eq!(world.get::<SparsePlain>(b).unwrap().0, 2);
+
+    let msg = expect_panic(|| world.clear());
+    assert_eq!(msg, "intentional panic in on_remove");
+    check(&world, &t);
+    assert_eq!(world.len(), 2);
+
+    hooks(&mut world).panic_remove = false;
+    assert_eq!(world.remove::<Hooked>(a).unwrap().0, 1);
+    world.despawn(b).unwrap();
+    assert!(hooks(&mut world).index.is_empty());
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+/// Components whose on_add hook maintains an index, with a requirement.
+#[derive(Component, Default)]
+struct Required;
+
+fn hooks_index_matches(world: &mut World) -> (BTreeSet<Entity>, BTreeSet<Entity>) {
+    let mut with_hooked = world.query_filtered::<Entity, With<Hooked>>();
+    let live: BTreeSet<Entity> = with_hooked.iter(world).collect();
+    (hooks(world).index.clone(), live)
+}
+
+/// A batch interrupted by its iterator keeps the entities already spawned
+/// (see `spawn_batch_iterator_panics_midway`); those must have had their
+/// lifecycle run like any other spawn: hooks (which keep indexes) and
+/// required components. Otherwise the world holds entities that break the
+/// contracts their components declare.
+#[test]
+fn lifecycle_runs_for_entities_a_panicking_batch_kept() {
+    let t = Tracker::new();
+    let mut world = hooked_world();
+    world.register_required::<Hooked, Required>().unwrap();
+    let tt = Arc::clone(&t);
+    let _ = expect_panic(|| {
+        world.spawn_batch((0..5u32).map(move |i| {
+            assert!(i != 3, "intentional panic in the iterator");
+            (Hooked(i), plain(&tt, i))
+        }))
+    });
+    check(&world, &t);
+    assert_eq!(
+        world.len(),
+        3,
+        "three entities were spawned before the panic"
+    );
+    let mut missing = world.query_filtered::<Entity, (With<Hooked>, Without<Required>)>();
+    let missing: Vec<Entity> = missing.iter(&world).collect();
+    let (index, live) = hooks_index_matches(&mut world);
+    assert!(
+        index == live && missing.is_empty(),
+        "spawn_batch interrupted by its iterator: entities spawned before the \
+         panic have `Hooked`, but on_add ran for {index:?} (expected {live:?}) \
+         and {missing:?} lack the `Required` component `Hooked` requires"
+    );
+    finish(world, &t);
+}
+
+/// An insert whose replaced value panics on drop finishes the structural
+/// change (see `insert_moving_archetype_while_a_replaced_value_panics`);
+/// the components it added must get their hooks run too.
+#[test]
+fn hooks_run_when_a_replaced_value_panics_on_drop() {
+    let t = Tracker::new();
+    let mut world = hooked_world();
+    let e = world.spawn((boom(&t, true), plain(&t, 9)));
+    let msg = expect_panic(|| world.insert(e, (boom(&t, false), Hooked(9))));
+    assert_eq!(msg, BOOM);
+    check(&world, &t);
+    assert!(world.has::<Hooked>(e), "the insert finished");
+    let (index, live) = hooks_index_matches(&mut world);
+    assert_eq!(
+        index, live,
+        "insert whose replaced value panicked on drop: `Hooked` was added but \
+         its on_add hook never ran"
+    );
+    finish(world, &t);
+}
+
+// ----- observers -------------------------------------------------------------------------
+
+/// Spawning one makes an observer queue a command.
+#[derive(Component)]
+struct Spark;
+
+#[derive(Default)]
+struct ObserverSwitch {
+    panic: bool,
+    runs: u32,
+}
+
+#[test]
+fn observer_panics_during_spawn_and_despawn() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    world.insert_resource(ObserverSwitch::default());
+    world.observe(|_: Trigger<OnAdd<Plain>>, mut w: DeferredWorld| {
+        let s = w.resource_mut::<ObserverSwitch>();
+        s.runs += 1;
+        assert!(!s.panic, "intentional panic in an OnAdd observer");
+    });
+    world.observe(|_: Trigger<OnDespawn>, mut w: DeferredWorld| {
+        let s = w.resource_mut::<ObserverSwitch>();
+        assert!(!s.panic, "intentional panic in an OnDespawn observer");
+    });
+    world.resource_mut::<ObserverSwitch>().panic = true;
+
+    let msg = expect_panic(|| world.spawn((plain(&t, 1), sparse_plain(&t, 1))));
+    assert_eq!(msg, "intentional panic in an OnAdd observer");
+    check(&world, &t);
+    let mut q = world.query::<(Entity, &Plain, &SparsePlain)>();
+    let spawned: Vec<Entity> = q.iter(&world).map(|(e, _, _)| e).collect();
+    assert_eq!(spawned.len(), 1, "the spawn finished before observers ran");
+    let e = spawned[0];
+
+    let msg = expect_panic(|| world.despawn(e));
+    assert_eq!(msg, "intentional panic in an OnDespawn observer");
+    check(&world, &t);
+    assert!(world.contains(e), "observers run before the despawn");
+    assert_eq!(world.get::<SparsePlain>(e).unwrap().0, 1);
+
+    // The observers are still registered and run normally.
+    world.resource_mut::<ObserverSwitch>().panic = false;
+    let runs = world.resource::<ObserverSwitch>().runs;
+    world.spawn(plain(&t, 2));
+    assert_eq!(world.resource::<ObserverSwitch>().runs, runs + 1);
+    world.despawn(e).unwrap();
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn observer_commands_still_apply_after_a_panicking_round() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    world.insert_resource(ObserverSwitch::default());
+    // OnAdd<Spark> queues a command that inserts a `Plain`; OnAdd<Plain>
+    // panics when switched on: the panic happens inside the flush of
+    // observer commands.
+    let tt = Arc::clone(&t);
+    world.observe(
+        move |trigger: Trigger<OnAdd<Spark>>, mut w: DeferredWorld| {
+            let e = trigger.entity().unwrap();
+            let token = Token::new(&tt);
+            w.commands().insert(e, Plain(5, token));
+        },
+    );
+    world.observe(|_: Trigger<OnAdd<Plain>>, mut w: DeferredWorld| {
+        let s = w.resource_mut::<ObserverSwitch>();
+        s.runs += 1;
+        assert!(!s.panic, "intentional panic in a nested observer");
+    });
+    world.resource_mut::<ObserverSwitch>().panic = true;
+    let msg = expect_panic(|| world.spawn(Spark));
+    assert_eq!(msg, "intentional panic in a nested observer");
+    check(&world, &t);
+    let mut q = world.query::<(&Spark, &Plain)>();
+    assert_eq!(q.iter(&world).count(), 1, "the queued insert applied");
+
+    // The flush is not stuck: observer commands keep applying.
+    world.resource_mut::<ObserverSwitch>().panic = false;
+    let e = world.spawn(Spark);
+    assert_eq!(world.get::<Plain>(e).unwrap().0, 5);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+// ----- commands ---------------------------------------------------------------------------
+
+#[test]
+fn command_buffer_apply_with_a_panicking_command() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let doomed = world.spawn(plain(&t, 1));
+    let target = world.spawn(plain(&t, 2));
+    let mut buffer = CommandBuffer::new(&world);
+    let a = buffer.spawn(plain(&t, 10));
+    buffer.run(|_| panic!("intentional panic in a command"));
+    buffer.despawn(doomed);
+    buffer.insert(target, sparse_plain(&t, 20));
+    buffer.run(|_| panic!("second intentional panic in a command"));
+    let b = buffer.spawn(sparse_plain(&t, 30));
+
+    let msg = expect_panic(|| buffer.apply(&mut world));
+    assert_eq!(
+        msg, "intentional panic in a command",
+        "the first panic wins"
+    );
+    check(&world, &t);
+    assert!(buffer.is_empty(), "apply drained the buffer");
+    // Every other command applied, in order.
+    assert_eq!(world.get::<Plain>(a).unwrap().0, 10);
+    assert!(!world.contains(doomed));
+    assert_eq!(world.get::<SparsePlain>(target).unwrap().0, 20);
+    assert_eq!(world.get::<SparsePlain>(b).unwrap().0, 30);
+
+    // The buffer is reusable.
+    let c = buffer.spawn((plain(&t, 40), Marker));
+    buffer.despawn(a);
+    buffer.apply(&mut world).unwrap();
+    assert_eq!(world.get::<Plain>(c).unwrap().0, 40);
+    assert!(!world.contains(a));
+    still_works(&mut world, &t);
+    drop(buffer);
+    finish(world, &t);
+}
+
+#[test]
+fn command_buffer_apply_with_panicking_drops() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let e = world.spawn((boom(&t, true), plain(&t, 1)));
+    let gone = world.spawn(());
+    world.despawn(gone).unwrap();
+    let mut buffer = CommandBuffer::new(&world);
+    // Replaces a value whose drop panics.
+    buffer.insert(e, boom(&t, false));
+    // Removes (and drops) a value whose drop panics.
+    buffer.insert(e, sparse_boom(&t, true));
+    buffer.remove::<SparseBoom>(e);
+    // Inserts into a dead entity: the bundle is dropped, and its drop panics.
+    buffer.insert(gone, boom(&t, true));
+    let kept = buffer.spawn(plain(&t, 2));
+
+    let msg = expect_panic(|| buffer.apply(&mut world));
+    assert_eq!(msg, BOOM);
+    check(&world, &t);
+    assert!(buffer.is_empty());
+    assert!(!world.get::<Boom>(e).unwrap().panics);
+    assert!(!world.has::<SparseBoom>(e));
+    assert_eq!(world.get::<Plain>(kept).unwrap().0, 2);
+    assert!(!world.contains(gone));
+    assert_eq!(t.alive(), 3, "Boom, Plain(1), Plain(2)");
+
+    buffer.insert(kept, Marker);
+    buffer.apply(&mut world).unwrap();
+    assert!(world.has::<Marker>(kept));
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+#[test]
+fn dropping_a_buffer_holding_a_panicking_value() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    let e = world.spawn(plain(&t, 1));
+    let mut buffer = CommandBuffer::new(&world);
+    buffer.insert(e, boom(&t, true));
+    buffer.insert(e, sparse_plain(&t, 2));
+    let msg = expect_panic(move || drop(buffer));
+    assert_eq!(msg, BOOM);
+    check(&world, &t);
+    assert_eq!(t.alive(), 1, "every recorded value was dropped");
+    assert!(!world.has::<SparsePlain>(e));
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
+
+// ----- user code panicking mid-iteration ---------------------------------------------------
+
+#[test]
+fn panic_inside_a_mutable_query_loop() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    for i in 0..8u32 {
+        world.spawn((plain(&t, i), sparse_plain(&t, i)));
+    }
+    let mut q = world.query::<(&mut Plain, &mut SparsePlain)>();
+    let msg = expect_panic(|| {
+        q.iter_mut(&mut world).for_each(|(p, s)| {
+            assert!(p.0 != 5, "intentional panic in a query loop");
+            p.0 += 100;
+            s.0 += 100;
+        })
+    });
+    assert_eq!(msg, "intentional panic in a query loop");
+    check(&world, &t);
+    let mut values: Vec<u32> = q.iter_mut(&mut world).map(|(p, _)| p.0).collect();
+    values.sort_unstable();
+    assert_eq!(values.len(), 8);
+    assert_eq!(values.iter().filter(|&&v| v >= 100).count(), 5);
+    still_works(&mut world, &t);
+    finish(world, &t);
+}
