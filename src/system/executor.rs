@@ -11,9 +11,10 @@
 //! serially and run in parallel, and uses whichever has been faster: a
 //! block goes to the worker threads only when it takes long enough serially
 //! ([`PARALLEL_MIN_NANOS`]) and its parallel runs beat its serial ones by
-//! [`PARALLEL_GAIN`]. Every [`PROBE_EVERY`] runs it tries the other mode, so
-//! both measurements stay current as the workload changes. A light block
-//! reads the clock only every [`SAMPLE_EVERY`] runs.
+//! [`PARALLEL_GAIN`]. Now and then it tries the other mode (every
+//! [`PROBE_EVERY`] runs, backing off to [`PROBE_MAX`] while the choice keeps
+//! being confirmed), so both measurements stay current as the workload
+//! changes. A light block reads the clock only every [`SAMPLE_EVERY`] runs.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -32,8 +33,13 @@ const PARALLEL_MIN_NANOS: f64 = 40_000.0;
 const PARALLEL_GAIN: f64 = 0.95;
 /// A light block's serial wall time is measured once every this many runs.
 const SAMPLE_EVERY: u64 = 16;
-/// Every this many runs, a heavy block tries the mode it does not prefer.
+/// Every this many runs (at first), a heavy block tries the mode it does not
+/// prefer. Each probe that confirms the preference doubles the interval, up
+/// to [`PROBE_MAX`], so a clear choice costs almost nothing to keep checking;
+/// a probe that wins resets it.
 const PROBE_EVERY: u64 = 64;
+/// The longest interval between probes.
+const PROBE_MAX: u64 = 4096;
 
 /// Which executor a [`Schedule`](crate::Schedule) uses.
 ///
@@ -107,6 +113,10 @@ pub(crate) struct Block {
     parallel_nanos: Option<f64>,
     /// The run at which the mode not preferred was last tried.
     last_probe: u64,
+    /// Runs between probes (see [`PROBE_EVERY`]).
+    probe_interval: u64,
+    /// The mode the last decision preferred.
+    prefers_parallel: bool,
 }
 
 impl Block {
@@ -132,6 +142,8 @@ impl Block {
             serial_nanos: None,
             parallel_nanos: None,
             last_probe: 0,
+            probe_interval: PROBE_EVERY,
+            prefers_parallel: false,
         }
     }
 
@@ -151,8 +163,14 @@ impl Block {
             return true;
         };
         let preferred = parallel < serial * PARALLEL_GAIN;
-        if run.saturating_sub(self.last_probe) >= PROBE_EVERY {
+        if preferred != self.prefers_parallel {
+            // The last probe changed the preference: look again soon.
+            self.prefers_parallel = preferred;
+            self.probe_interval = PROBE_EVERY;
+        }
+        if run.saturating_sub(self.last_probe) >= self.probe_interval {
             self.last_probe = run;
+            self.probe_interval = (self.probe_interval * 2).min(PROBE_MAX);
             return !preferred;
         }
         preferred
@@ -231,10 +249,14 @@ fn run_block(
     }
 }
 
-/// An exponential moving average of wall times, in nanoseconds.
+/// An exponential moving average of wall times, in nanoseconds. A sample is
+/// first clamped to within a factor of two of the average, so one outlier
+/// (a preempted thread, a cold pool) cannot flip the executor's choice.
 fn smooth(old: Option<f64>, sample: Duration) -> f64 {
     let sample = sample.as_nanos() as f64;
-    old.map_or(sample, |old| (old * 3.0 + sample) / 4.0)
+    old.map_or(sample, |old| {
+        (old * 3.0 + sample.clamp(old / 2.0, old * 2.0)) / 4.0
+    })
 }
 
 fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) {
