@@ -390,9 +390,12 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryParIter<'_, '_, Q, F> {
 /// thread: splitting costs more than it saves.
 const MIN_PARALLEL_ROWS: usize = 64;
 
+/// How many batches `par_iter` cuts the rows into, per thread.
+const BATCHES_PER_THREAD: usize = 16;
+
 impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
     /// Calls `f` on every item, on the thread pool. Rows are split into
-    /// batches (a few per thread); each batch is walked like a normal
+    /// batches (sixteen per thread); each batch is walked like a normal
     /// iteration.
     ///
     /// # Example
@@ -418,7 +421,10 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
             unsafe { state.iter_prepared(world, ticks) }.for_each(f);
             return;
         }
-        let batch = total.div_ceil(threads * 4).max(1);
+        // Many small batches: rayon's work stealing evens out uneven items,
+        // and the last batch to finish leaves the other threads idle for
+        // less time.
+        let batch = total.div_ceil(threads * BATCHES_PER_THREAD).max(1);
         let f = &f;
         rayon::scope(|scope| {
             for &id in state.matched() {

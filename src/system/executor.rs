@@ -7,14 +7,16 @@
 //! which one runs. After each block, its systems' commands apply in order.
 //!
 //! The parallel executor is adaptive. Waking worker threads costs more than
-//! a block of tiny systems takes, so it measures each block's wall time, run
+//! a block of tiny systems takes, and a busy machine may not give the
+//! threads a second core, so it measures each block's wall time, run
 //! serially and run in parallel, and uses whichever has been faster: a
 //! block goes to the worker threads only when it takes long enough serially
-//! ([`PARALLEL_MIN_NANOS`]) and its parallel runs beat its serial ones by
-//! [`PARALLEL_GAIN`]. Now and then it tries the other mode (every
-//! [`PROBE_EVERY`] runs, backing off to [`PROBE_MAX`] while the choice keeps
-//! being confirmed), so both measurements stay current as the workload
-//! changes. A light block reads the clock only every [`SAMPLE_EVERY`] runs.
+//! ([`PARALLEL_MIN_NANOS`]) and its parallel runs took less than
+//! [`PARALLEL_GAIN`] of its serial ones. Now and then it probes the other
+//! mode with a short burst of [`PROBE_RUNS`] runs (every [`PROBE_EVERY`]
+//! runs, backing off to [`PROBE_MAX`] while the choice keeps being
+//! confirmed), so both figures stay current as the workload and the machine
+//! change. A light block reads the clock only every [`SAMPLE_EVERY`] runs.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -29,8 +31,11 @@ use crate::world::World;
 /// Below this serial wall time (ns) a block never goes parallel.
 const PARALLEL_MIN_NANOS: f64 = 40_000.0;
 /// Parallel runs must take less than this fraction of the serial wall
-/// time for parallel to be preferred.
-const PARALLEL_GAIN: f64 = 0.95;
+/// time for parallel to be preferred. A clear margin: parallel wall times
+/// have a heavy tail (a worker asleep, a preempted thread), so a marginal
+/// win on average is often a loss, and the executor must never be
+/// noticeably slower than running serially.
+const PARALLEL_GAIN: f64 = 0.8;
 /// A light block's serial wall time is measured once every this many runs.
 const SAMPLE_EVERY: u64 = 16;
 /// Every this many runs (at first), a heavy block tries the mode it does not
@@ -40,6 +45,8 @@ const SAMPLE_EVERY: u64 = 16;
 const PROBE_EVERY: u64 = 64;
 /// The longest interval between probes.
 const PROBE_MAX: u64 = 4096;
+/// Runs in one probe (the first one warms up and is not counted).
+const PROBE_RUNS: u32 = 4;
 
 /// Which executor a [`Schedule`](crate::Schedule) uses.
 ///
@@ -111,12 +118,25 @@ pub(crate) struct Block {
     /// neither side's estimate is skewed by the other's conditions.
     serial_nanos: Option<f64>,
     parallel_nanos: Option<f64>,
-    /// The run at which the mode not preferred was last tried.
-    last_probe: u64,
+    /// The run at which the next probe may start.
+    next_probe: u64,
     /// Runs between probes (see [`PROBE_EVERY`]).
     probe_interval: u64,
     /// The mode the last decision preferred.
     prefers_parallel: bool,
+    /// A probe under way: a short burst of runs in the mode not preferred.
+    probe: Option<Probe>,
+}
+
+/// A burst of [`PROBE_RUNS`] runs in one mode. Its first run is not counted
+/// (threads waking, caches cold); the mean of the rest replaces that mode's
+/// estimate, so one probe gives a fresh, representative figure.
+#[derive(Clone, Copy)]
+struct Probe {
+    parallel: bool,
+    runs_left: u32,
+    total_nanos: f64,
+    counted: u32,
 }
 
 impl Block {
@@ -141,9 +161,10 @@ impl Block {
             has_parallelism,
             serial_nanos: None,
             parallel_nanos: None,
-            last_probe: 0,
+            next_probe: 0,
             probe_interval: PROBE_EVERY,
             prefers_parallel: false,
+            probe: None,
         }
     }
 
@@ -152,6 +173,9 @@ impl Block {
     /// ones; every [`PROBE_EVERY`] runs the other mode is tried, so both
     /// measurements stay current.
     fn choose_parallel(&mut self, run: u64) -> bool {
+        if let Some(probe) = self.probe {
+            return probe.parallel;
+        }
         let Some(serial) = self.serial_nanos else {
             return false; // measure serially first
         };
@@ -159,8 +183,7 @@ impl Block {
             return false;
         }
         let Some(parallel) = self.parallel_nanos else {
-            self.last_probe = run;
-            return true;
+            return self.start_probe(true, run);
         };
         let preferred = parallel < serial * PARALLEL_GAIN;
         if preferred != self.prefers_parallel {
@@ -168,12 +191,51 @@ impl Block {
             self.prefers_parallel = preferred;
             self.probe_interval = PROBE_EVERY;
         }
-        if run.saturating_sub(self.last_probe) >= self.probe_interval {
-            self.last_probe = run;
+        if run >= self.next_probe {
             self.probe_interval = (self.probe_interval * 2).min(PROBE_MAX);
-            return !preferred;
+            return self.start_probe(!preferred, run);
         }
         preferred
+    }
+
+    fn start_probe(&mut self, parallel: bool, run: u64) -> bool {
+        self.probe = Some(Probe {
+            parallel,
+            runs_left: PROBE_RUNS,
+            total_nanos: 0.0,
+            counted: 0,
+        });
+        self.next_probe = run + self.probe_interval;
+        parallel
+    }
+
+    /// Records one run's wall time in `parallel` or serial mode.
+    fn record(&mut self, parallel: bool, elapsed: Duration) {
+        let nanos = elapsed.as_nanos() as f64;
+        if let Some(probe) = &mut self.probe {
+            probe.runs_left -= 1;
+            if probe.runs_left + 1 < PROBE_RUNS {
+                probe.total_nanos += nanos;
+                probe.counted += 1;
+            }
+            if probe.runs_left == 0 {
+                let mean = probe.total_nanos / f64::from(probe.counted.max(1));
+                let estimate = if parallel {
+                    &mut self.parallel_nanos
+                } else {
+                    &mut self.serial_nanos
+                };
+                *estimate = Some(mean);
+                self.probe = None;
+            }
+            return;
+        }
+        let estimate = if parallel {
+            &mut self.parallel_nanos
+        } else {
+            &mut self.serial_nanos
+        };
+        *estimate = Some(estimate.map_or(nanos, |old| (old * 7.0 + nanos) / 8.0));
     }
 
     /// True if a serial run should be timed: always while the block is
@@ -239,24 +301,14 @@ fn run_block(
     let start = Instant::now();
     if parallel {
         run_parallel(slots, block, timing, world);
-        block.parallel_nanos = Some(smooth(block.parallel_nanos, start.elapsed()));
+        block.record(true, start.elapsed());
     } else {
-        let measure = timing || block.wants_serial_sample(run);
+        let measure = timing || block.probe.is_some() || block.wants_serial_sample(run);
         run_serial(slots, block, timing, world);
         if measure {
-            block.serial_nanos = Some(smooth(block.serial_nanos, start.elapsed()));
+            block.record(false, start.elapsed());
         }
     }
-}
-
-/// An exponential moving average of wall times, in nanoseconds. A sample is
-/// first clamped to within a factor of two of the average, so one outlier
-/// (a preempted thread, a cold pool) cannot flip the executor's choice.
-fn smooth(old: Option<f64>, sample: Duration) -> f64 {
-    let sample = sample.as_nanos() as f64;
-    old.map_or(sample, |old| {
-        (old * 3.0 + sample.clamp(old / 2.0, old * 2.0)) / 4.0
-    })
 }
 
 fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) {
