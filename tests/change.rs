@@ -15,6 +15,7 @@ use mosaic::prelude::*;
 
 // ----- test components ---------------------------------------------------------
 
+#[macro_use]
 mod common;
 use common::{Val, SA, SB, SC, TA, TB, TC};
 
@@ -22,31 +23,6 @@ use common::{Val, SA, SB, SC, TA, TB, TC};
 /// another archetype, whatever the storage of the watched component.
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct Mover;
-
-/// Runs `$check::<A, B, C>` for the four storage mixes, one test each. `A`
-/// is the watched component; `B` and `C` are other components.
-macro_rules! storage_combos {
-    ($($module:ident => $check:ident;)*) => {$(
-        mod $module {
-            #[test]
-            fn all_table() {
-                super::$check::<super::TA, super::TB, super::TC>();
-            }
-            #[test]
-            fn all_sparse() {
-                super::$check::<super::SA, super::SB, super::SC>();
-            }
-            #[test]
-            fn table_a_sparse_bc() {
-                super::$check::<super::TA, super::SB, super::SC>();
-            }
-            #[test]
-            fn sparse_a_table_bc() {
-                super::$check::<super::SA, super::TB, super::TC>();
-            }
-        }
-    )*};
-}
 
 fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
     v.sort();

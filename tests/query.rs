@@ -19,6 +19,7 @@ use mosaic::QueryFilter;
 
 // ----- test components ---------------------------------------------------------
 
+#[macro_use]
 mod common;
 use common::{Val, SA, SB, SC, TA, TB, TC};
 
@@ -35,30 +36,6 @@ struct A(u32);
 #[derive(Component, Debug)]
 #[component(storage = "sparse")]
 struct SparseA(u32);
-
-/// Runs `$check::<A, B, C>` for the four storage mixes, one test each.
-macro_rules! storage_combos {
-    ($($module:ident => $check:ident;)*) => {$(
-        mod $module {
-            #[test]
-            fn all_table() {
-                super::$check::<super::TA, super::TB, super::TC>();
-            }
-            #[test]
-            fn all_sparse() {
-                super::$check::<super::SA, super::SB, super::SC>();
-            }
-            #[test]
-            fn table_a_sparse_bc() {
-                super::$check::<super::TA, super::SB, super::SC>();
-            }
-            #[test]
-            fn sparse_a_table_bc() {
-                super::$check::<super::SA, super::TB, super::TC>();
-            }
-        }
-    )*};
-}
 
 fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
     v.sort();

@@ -46,3 +46,29 @@ pub struct SB(pub u32);
 pub struct SC(pub u32);
 
 impl_val!(TA, TB, TC, SA, SB, SC);
+
+/// Runs `$check::<A, B, C>` for the four storage mixes (all table, all
+/// sparse, and the two mixed ones), one test each. `A` is the component the
+/// check watches; `B` and `C` are other components.
+macro_rules! storage_combos {
+    ($($module:ident => $check:ident;)*) => {$(
+        mod $module {
+            #[test]
+            fn all_table() {
+                super::$check::<super::TA, super::TB, super::TC>();
+            }
+            #[test]
+            fn all_sparse() {
+                super::$check::<super::SA, super::SB, super::SC>();
+            }
+            #[test]
+            fn table_a_sparse_bc() {
+                super::$check::<super::TA, super::SB, super::SC>();
+            }
+            #[test]
+            fn sparse_a_table_bc() {
+                super::$check::<super::SA, super::TB, super::TC>();
+            }
+        }
+    )*};
+}
