@@ -179,6 +179,13 @@ pub(crate) struct BundleInfo {
     pub table_ids: Box<[ComponentId]>,
 }
 
+impl BundleInfo {
+    /// Every component, in bundle order.
+    pub fn component_ids(&self) -> impl Iterator<Item = ComponentId> + '_ {
+        self.components.iter().map(|&(id, _)| id)
+    }
+}
+
 /// The registry of bundle types known to one world.
 #[derive(Debug, Default)]
 pub(crate) struct Bundles {

@@ -357,6 +357,12 @@ impl Components {
         }
     }
 
+    /// True if the lifecycle of any of `ids` must be announced.
+    #[inline]
+    pub fn announces_any(&self, ids: impl IntoIterator<Item = ComponentId>) -> bool {
+        ids.into_iter().any(|id| self.announces(id))
+    }
+
     /// True if spawning must be announced even for unannounced components.
     #[inline]
     pub fn spawn_announced(&self) -> bool {

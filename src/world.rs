@@ -283,7 +283,7 @@ impl World {
                 .ok_or(EntityError::NoSuchEntity(entity))?;
             let ids = self.components_of(entity, loc);
             announce = self.components.despawn_announced()
-                || ids.iter().any(|&id| self.components.announces(id));
+                || self.components.announces_any(ids.iter().copied());
             if announce {
                 self.announce_remove(entity, true, &ids);
             }
@@ -448,10 +448,7 @@ impl World {
         let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         let info = self.bundles.get(bundle_id);
         let changes = (self.components.lifecycle_active()
-            && info
-                .components
-                .iter()
-                .any(|&(id, _)| self.components.announces(id)))
+            && self.components.announces_any(info.component_ids()))
         .then(|| {
             info.components
                 .iter()
@@ -553,12 +550,9 @@ impl World {
             }
         }
         let announce = self.components.lifecycle_active()
-            && info
-                .components
-                .iter()
-                .any(|&(id, _)| self.components.announces(id));
+            && self.components.announces_any(info.component_ids());
         if announce {
-            let ids: Vec<ComponentId> = info.components.iter().map(|&(id, _)| id).collect();
+            let ids: Vec<ComponentId> = info.component_ids().collect();
             self.announce_remove(entity, false, &ids);
         }
         let info = self.bundles.register::<B>(&mut self.components);
@@ -731,15 +725,13 @@ impl World {
     /// The components of bundle `B`, in bundle order.
     fn bundle_components<B: Bundle>(&mut self) -> impl Iterator<Item = ComponentId> + '_ {
         let info = self.bundles.register::<B>(&mut self.components);
-        info.components.iter().map(|&(id, _)| id)
+        info.component_ids()
     }
 
     /// True if some component of bundle `B` has its lifecycle announced.
     fn bundle_announces<B: Bundle>(&mut self) -> bool {
         let info = self.bundles.register::<B>(&mut self.components);
-        info.components
-            .iter()
-            .any(|&(id, _)| self.components.announces(id))
+        self.components.announces_any(info.component_ids())
     }
 
     /// True if the entity at `loc` has component `id`.
