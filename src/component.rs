@@ -121,6 +121,11 @@ pub struct ComponentInfo {
     drop: Option<unsafe fn(*mut u8)>,
     storage: StorageType,
     type_id: Option<TypeId>,
+    /// The Rust type of the stored values (the component's own type, or
+    /// [`DynamicComponent`](crate::DynamicComponent) for a runtime-defined one).
+    value_type: TypeId,
+    /// The field schema of a runtime-defined component.
+    schema: Option<std::sync::Arc<crate::dynamic::ComponentSchema>>,
     track_changes: bool,
     hooks: ComponentHooks,
     required: Vec<Requirement>,
@@ -218,6 +223,33 @@ impl ComponentInfo {
         self.track_changes
     }
 
+    /// The field schema, for a runtime-defined component (one declared by
+    /// name, with no Rust type).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{ComponentSchema, FieldType};
+    /// let mut world = World::new();
+    /// let schema = ComponentSchema::new("Mana").field("current", FieldType::Int);
+    /// let id = world.register_dynamic_component(schema).unwrap();
+    /// let info = world.component_info(id).unwrap();
+    /// assert_eq!(info.schema().unwrap().name(), "Mana");
+    /// assert_eq!(info.type_id(), None);
+    /// ```
+    pub fn schema(&self) -> Option<&crate::dynamic::ComponentSchema> {
+        self.schema.as_deref()
+    }
+
+    #[allow(dead_code)]
+    pub(crate) fn schema_arc(&self) -> Option<&std::sync::Arc<crate::dynamic::ComponentSchema>> {
+        self.schema.as_ref()
+    }
+
+    pub(crate) fn value_type(&self) -> TypeId {
+        self.value_type
+    }
+
     pub(crate) fn drop_fn(&self) -> Option<unsafe fn(*mut u8)> {
         self.drop
     }
@@ -276,6 +308,8 @@ pub(crate) fn short_type_name<T: ?Sized>() -> String {
 pub(crate) struct Components {
     infos: Vec<ComponentInfo>,
     by_type: FxHashMap<TypeId, ComponentId>,
+    /// Runtime-defined components, by name.
+    by_name: FxHashMap<String, ComponentId>,
     /// Some type has hooks, requirements or observers: structural changes
     /// must look. While false they skip all of it at the cost of one branch.
     lifecycle_active: bool,
@@ -308,6 +342,8 @@ impl Components {
             drop: std::mem::needs_drop::<T>().then_some(drop_ptr::<T> as unsafe fn(*mut u8)),
             storage: T::STORAGE,
             type_id: Some(TypeId::of::<T>()),
+            value_type: TypeId::of::<T>(),
+            schema: None,
             track_changes: false,
             hooks: ComponentHooks::default(),
             required: Vec::new(),
@@ -341,6 +377,60 @@ impl Components {
         info.required = required;
         info.observed = observed;
         id
+    }
+
+    /// Registers a runtime-defined component (stored as
+    /// [`DynamicComponent`](crate::DynamicComponent) values in a sparse set).
+    /// Registering the same schema again returns the same id; a different
+    /// schema under a taken name is refused.
+    pub fn register_dynamic(
+        &mut self,
+        schema: crate::dynamic::ComponentSchema,
+    ) -> Result<ComponentId, crate::dynamic::SchemaError> {
+        use crate::dynamic::{DynamicComponent, SchemaError};
+        schema.validate()?;
+        if let Some(&id) = self.by_name.get(schema.name()) {
+            let existing = self.infos[id.index()].schema().expect("dynamic");
+            return if *existing == schema {
+                Ok(id)
+            } else {
+                Err(SchemaError::Conflict {
+                    name: schema.name().to_owned(),
+                })
+            };
+        }
+        let id = ComponentId::new(self.infos.len());
+        let name = schema.name().to_owned();
+        self.infos.push(ComponentInfo {
+            id,
+            name: Cow::Owned(name.clone()),
+            layout: Layout::new::<DynamicComponent>(),
+            drop: Some(drop_ptr::<DynamicComponent> as unsafe fn(*mut u8)),
+            storage: StorageType::SparseSet,
+            type_id: None,
+            value_type: TypeId::of::<DynamicComponent>(),
+            schema: Some(std::sync::Arc::new(schema)),
+            track_changes: false,
+            hooks: ComponentHooks::default(),
+            required: Vec::new(),
+            observed: false,
+            lifecycle_types: None,
+        });
+        self.by_name.insert(name, id);
+        Ok(id)
+    }
+
+    /// The runtime-defined component called `name`.
+    pub fn dynamic_id(&self, name: &str) -> Option<ComponentId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Every component (Rust or runtime-defined) whose name is `name`.
+    pub fn ids_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = ComponentId> + 'a {
+        self.infos
+            .iter()
+            .filter(move |i| i.name() == name)
+            .map(|i| i.id)
     }
 
     /// Records that an observer watches `event_type`; marks the component

@@ -21,13 +21,17 @@ mod bundle;
 mod change;
 mod commands;
 mod component;
+mod dynamic;
 mod entity;
 mod error;
 mod event;
 mod hooks;
+mod map_entities;
 mod observer;
 mod query;
 mod resource;
+#[cfg(feature = "serde")]
+pub mod scene;
 mod storage;
 mod system;
 mod time;
@@ -38,10 +42,12 @@ pub use bundle::Bundle;
 pub use change::Tick;
 pub use commands::{CommandBuffer, CommandError, CommandErrors, Commands};
 pub use component::{Component, ComponentId, ComponentInfo, StorageType};
+pub use dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue, SchemaError};
 pub use entity::Entity;
 pub use error::{ComponentError, EntityError, QueryEntityError};
 pub use event::{EventCursor, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHook, ComponentHooks, RequiredComponents, RequiredCycleError};
+pub use map_entities::{EntityMapper, MapEntities};
 pub use observer::{
     DeferredWorld, LifecycleEvent, LifecycleKind, ObserverId, OnAdd, OnDespawn, OnInsert, OnRemove,
     OnSpawn, Trigger, MAX_OBSERVER_ROUNDS,
@@ -58,18 +64,20 @@ pub use system::{
     SystemTimings,
 };
 pub use time::Time;
-pub use world::{World, WorldId};
+pub use world::{DynamicInsertError, DynamicMut, DynamicQueryError, World, WorldId};
 
-/// Derive macros: `#[derive(Component)]` and `#[derive(Bundle)]`.
-pub use mosaic_macros::{Bundle, Component};
+/// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]` and
+/// `#[derive(MapEntities)]`.
+pub use mosaic_macros::{Bundle, Component, MapEntities};
 
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
-        Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local, OnAdd, OnDespawn,
-        OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
-        Res, ResMut, Schedule, ScheduleError, StorageType, Time, Trigger, With, Without, World,
+        Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local, MapEntities,
+        OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
+        QuerySingleError, QueryState, Res, ResMut, Schedule, ScheduleError, StorageType, Time,
+        Trigger, With, Without, World,
     };
 }
 

@@ -172,3 +172,84 @@ fn bundle_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
         }
     })
 }
+
+/// Implements `mosaic::MapEntities`: every field marked `#[entities]` (an
+/// `Entity`, or an `Option`, `Vec`, array or `Box` of them, or any type that
+/// implements `MapEntities`) is remapped; other fields are left alone.
+/// Works on structs and enums.
+#[proc_macro_derive(MapEntities, attributes(entities))]
+pub fn derive_map_entities(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match map_entities_impl(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+/// The bindings of `fields` and the statements that map the `#[entities]` ones.
+fn map_fields(fields: &Fields) -> (TokenStream2, Vec<TokenStream2>) {
+    let marked = |f: &syn::Field| f.attrs.iter().any(|a| a.path().is_ident("entities"));
+    let mut calls = Vec::new();
+    let pattern = match fields {
+        Fields::Named(named) => {
+            let names: Vec<_> = named.named.iter().map(|f| f.ident.clone()).collect();
+            for f in named.named.iter().filter(|f| marked(f)) {
+                let ident = &f.ident;
+                calls.push(quote! { ::mosaic::MapEntities::map_entities(#ident, mapper); });
+            }
+            quote! { { #(#names,)* .. } }
+        }
+        Fields::Unnamed(unnamed) => {
+            let names: Vec<_> = (0..unnamed.unnamed.len())
+                .map(|i| syn::Ident::new(&format!("field_{i}"), proc_macro2::Span::call_site()))
+                .collect();
+            for (f, ident) in unnamed.unnamed.iter().zip(&names) {
+                if marked(f) {
+                    calls.push(quote! { ::mosaic::MapEntities::map_entities(#ident, mapper); });
+                }
+            }
+            quote! { ( #(#names,)* ) }
+        }
+        Fields::Unit => quote! {},
+    };
+    (pattern, calls)
+}
+
+fn map_entities_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let body = match &input.data {
+        Data::Struct(data) => {
+            let (pattern, calls) = map_fields(&data.fields);
+            quote! {
+                #[allow(unused_variables)]
+                let #name #pattern = self;
+                #(#calls)*
+            }
+        }
+        Data::Enum(data) => {
+            let arms = data.variants.iter().map(|v| {
+                let variant = &v.ident;
+                let (pattern, calls) = map_fields(&v.fields);
+                quote! { #name::#variant #pattern => { #(#calls)* } }
+            });
+            quote! {
+                #[allow(unused_variables)]
+                match self { #(#arms)* }
+            }
+        }
+        Data::Union(_) => {
+            return Err(syn::Error::new(
+                input.span(),
+                "MapEntities cannot be derived for unions",
+            ))
+        }
+    };
+    Ok(quote! {
+        impl #impl_generics ::mosaic::MapEntities for #name #ty_generics #where_clause {
+            fn map_entities(&mut self, mapper: &mut dyn ::mosaic::EntityMapper) {
+                #body
+            }
+        }
+    })
+}

@@ -265,7 +265,7 @@ unsafe impl Sync for Column {}
 impl Column {
     pub fn new(info: &ComponentInfo) -> Self {
         Column {
-            type_id: info.type_id(),
+            type_id: Some(info.value_type()),
             data: BlobVec::new(info.layout(), info.drop_fn()),
             ticks: Vec::new(),
             tracked: info.tracks_changes(),
@@ -415,6 +415,12 @@ impl Column {
         self.set_changed(row, tick);
         // SAFETY: forwarded contract.
         unsafe { self.data.replace(row, src, panics) };
+    }
+
+    /// True if this column holds values of type `T`.
+    #[inline]
+    pub fn holds<T: 'static>(&self) -> bool {
+        self.type_id == Some(std::any::TypeId::of::<T>())
     }
 
     /// The value in `row` as a `T`, if this column holds `T`s and `row` is in

@@ -84,6 +84,42 @@ impl SparseSet {
         false
     }
 
+    /// Stores `value` for `entity`, replacing (and dropping) any value it
+    /// had. Returns true if a value was replaced.
+    ///
+    /// Panics if this set does not hold `T`s.
+    pub fn insert_value<T: 'static>(
+        &mut self,
+        entity: Entity,
+        value: T,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) -> bool {
+        assert!(
+            self.column.holds::<T>(),
+            "sparse set type mismatch: not a set of `{}`",
+            std::any::type_name::<T>()
+        );
+        let value = std::mem::ManuallyDrop::new(value);
+        // SAFETY: the set holds `T`s (asserted); `value` is a valid `T` that
+        // is given up (ManuallyDrop) and now owned by the set.
+        unsafe { self.insert(entity, (&*value as *const T).cast(), tick, panics) }
+    }
+
+    /// Moves `entity`'s value out, if it has one and this set holds `T`s.
+    pub fn remove_value<T: 'static>(&mut self, entity: Entity) -> Option<T> {
+        if !self.column.holds::<T>() {
+            return None;
+        }
+        let mut out = None;
+        self.remove_with(entity, |ptr| {
+            // SAFETY: the set holds `T`s (checked above); `remove_with`
+            // forgets the slot after this closure moved the value out.
+            out = Some(unsafe { ptr.cast::<T>().read() })
+        });
+        out
+    }
+
     /// Removes `entity`'s value without dropping it, first letting `take`
     /// move it out. Returns false (and does nothing) if there is none.
     pub fn remove_with(&mut self, entity: Entity, take: impl FnOnce(*mut u8)) -> bool {

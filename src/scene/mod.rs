@@ -1,0 +1,267 @@
+//! Data-driven worlds: scene files, prefabs, save and load.
+//!
+//! A scene is a list of entities, each a map from component name to value,
+//! plus named prefabs (templates that entities instantiate, with overrides,
+//! and that may extend other prefabs), resources, and the schemas of
+//! runtime-defined components. Scenes are read from and written to RON,
+//! JSON and a compact binary form (postcard), and round-trip between a world
+//! and each of them.
+//!
+//! ```ron
+//! (
+//!     schemas: { "Mana": { "current": "int", "max": "int" } },
+//!     prefabs: {
+//!         "Tree": (components: { "Position": (x: 0.0, y: 0.0), "Appearance": (name: "tree") }),
+//!         "OldTree": (extends: "Tree", components: { "Appearance": (name: "old tree") }),
+//!     },
+//!     entities: [
+//!         (id: 1, prefab: "Tree", components: { "Position": (x: 3.0, y: 4.0) }),
+//!         (id: 2, components: { "Position": (x: 1.0, y: 1.0), "Target": (1), "Mana": { "current": 10, "max": 50 } }),
+//!     ],
+//! )
+//! ```
+//!
+//! - Component names are the names given to the [`TypeRegistry`] (by
+//!   default the type's short name) or the names of runtime-defined
+//!   components declared under `schemas` (field types: `bool`, `int`,
+//!   `float`, `string`, `entity`).
+//! - Values are the serde form of the Rust type in the file's format.
+//! - `id`s are scene-local: any distinct numbers. A component refers to
+//!   another entity by its id; types holding entities implement
+//!   [`MapEntities`](crate::MapEntities) and are registered with
+//!   [`Registration::map_entities`], and loading remaps them to the
+//!   entities spawned.
+//! - Every top-level section is optional.
+//!
+//! Loading ([`Scene::spawn_into`]) is all-or-nothing: every name, id,
+//! prefab and value is checked and decoded before the world changes, and on
+//! any error the world is unchanged. Saving ([`Scene::from_world`]) skips
+//! components whose types are not registered and lists them in
+//! [`Scene::skipped`].
+
+mod error;
+mod load;
+mod registry;
+mod save;
+mod text;
+mod value;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use error::{Location, SceneError, Where};
+pub use load::SceneSpawn;
+pub use registry::{AsComponent, AsResource, Registration, TypeRegistry};
+
+use crate::dynamic::ComponentSchema;
+use value::SceneValue;
+
+/// A scene: entities, prefabs, resources and runtime-defined component
+/// schemas, read from a file or saved from a world.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::scene::{Scene, TypeRegistry};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Component, Serialize, Deserialize, Debug, PartialEq)]
+/// struct Position { x: f32, y: f32 }
+///
+/// let mut registry = TypeRegistry::new();
+/// registry.register::<Position>();
+///
+/// let scene = Scene::from_ron_str(r#"(
+///     prefabs: { "Tree": (components: { "Position": (x: 0.0, y: 0.0) }) },
+///     entities: [
+///         (id: 1, prefab: "Tree"),
+///         (id: 2, prefab: "Tree", components: { "Position": (x: 5.0, y: 1.0) }),
+///     ],
+/// )"#).unwrap();
+/// let mut world = World::new();
+/// let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+/// assert_eq!(world.get::<Position>(spawned[2]).unwrap(), &Position { x: 5.0, y: 1.0 });
+///
+/// // Save it again, in any format.
+/// let saved = Scene::from_world(&world, &registry).unwrap();
+/// assert!(saved.to_ron_string().unwrap().contains("Position"));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Scene {
+    schemas: Vec<(ComponentSchema, Where)>,
+    resources: Vec<SceneComponent>,
+    prefabs: Vec<Prefab>,
+    entities: Vec<SceneEntity>,
+    skipped: BTreeMap<String, usize>,
+}
+
+/// One named value: a component or a resource.
+#[derive(Clone, Debug)]
+pub(crate) struct SceneComponent {
+    name: String,
+    value: SceneValue,
+}
+
+/// A named template.
+#[derive(Clone, Debug)]
+pub(crate) struct Prefab {
+    name: String,
+    extends: Option<String>,
+    components: Vec<SceneComponent>,
+    at: Where,
+}
+
+/// One entity of the scene.
+#[derive(Clone, Debug)]
+pub(crate) struct SceneEntity {
+    id: u64,
+    prefab: Option<String>,
+    components: Vec<SceneComponent>,
+    at: Where,
+}
+
+impl Scene {
+    /// An empty scene.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::scene::Scene::new().is_empty());
+    /// ```
+    pub fn new() -> Scene {
+        Scene::default()
+    }
+
+    /// Reads a RON scene. Only the document's shape is checked here; names
+    /// and values are checked against a registry when it is loaded.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::scene::{Scene, SceneError};
+    /// let scene = Scene::from_ron_str("(entities: [(id: 1), (id: 2)])").unwrap();
+    /// assert_eq!(scene.len(), 2);
+    /// let err = Scene::from_ron_str("(entities: [(id: 1,)").unwrap_err();
+    /// assert!(matches!(err, SceneError::Syntax { format: "RON", .. }));
+    /// ```
+    pub fn from_ron_str(text: &str) -> Result<Scene, SceneError> {
+        text::parse_ron(text)
+    }
+
+    /// Reads a JSON scene (the same shape as RON: `{"entities": [{"id": 1,
+    /// "components": {"Position": {"x": 1.0, "y": 2.0}}}]}`).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::scene::Scene;
+    /// let scene = Scene::from_json_str(r#"{"entities": [{"id": 7}]}"#).unwrap();
+    /// assert_eq!(scene.len(), 1);
+    /// ```
+    pub fn from_json_str(text: &str) -> Result<Scene, SceneError> {
+        text::parse_json(text)
+    }
+
+    /// Reads a binary scene (as written by [`Scene::to_binary`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::scene::Scene;
+    /// let bytes = Scene::new().to_binary().unwrap();
+    /// assert!(Scene::from_binary(&bytes).unwrap().is_empty());
+    /// assert!(Scene::from_binary(b"not a scene").is_err());
+    /// ```
+    pub fn from_binary(bytes: &[u8]) -> Result<Scene, SceneError> {
+        text::parse_binary(bytes)
+    }
+
+    /// Reads a scene file: `.ron`, `.json`, or anything else as binary.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::scene::{Scene, SceneError};
+    /// let err = Scene::from_path("no/such/file.ron").unwrap_err();
+    /// assert!(matches!(err, SceneError::Io { .. }));
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Scene, SceneError> {
+        let path = path.as_ref();
+        let io = |e: std::io::Error| SceneError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        };
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("ron") => Scene::from_ron_str(&std::fs::read_to_string(path).map_err(io)?),
+            Some("json") => Scene::from_json_str(&std::fs::read_to_string(path).map_err(io)?),
+            _ => Scene::from_binary(&std::fs::read(path).map_err(io)?),
+        }
+    }
+
+    /// Number of entities.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(mosaic::scene::Scene::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// True if the scene has no entities.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::scene::Scene::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// The scene ids of the entities, in order.
+    ///
+    /// # Example
+    /// ```
+    /// let scene = mosaic::scene::Scene::from_ron_str("(entities: [(id: 4), (id: 2)])").unwrap();
+    /// assert_eq!(scene.ids().collect::<Vec<_>>(), [4, 2]);
+    /// ```
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.entities.iter().map(|e| e.id)
+    }
+
+    /// The prefab names, in order.
+    ///
+    /// # Example
+    /// ```
+    /// let scene = mosaic::scene::Scene::from_ron_str("(prefabs: {\"Tree\": ()})").unwrap();
+    /// assert_eq!(scene.prefab_names().collect::<Vec<_>>(), ["Tree"]);
+    /// ```
+    pub fn prefab_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.prefabs.iter().map(|p| p.name.as_str())
+    }
+
+    /// The schemas of the runtime-defined components the scene declares.
+    ///
+    /// # Example
+    /// ```
+    /// let scene = mosaic::scene::Scene::from_ron_str(
+    ///     "(schemas: {\"Mana\": {\"max\": \"int\"}})").unwrap();
+    /// assert_eq!(scene.schemas().next().unwrap().name(), "Mana");
+    /// ```
+    pub fn schemas(&self) -> impl Iterator<Item = &ComponentSchema> + '_ {
+        self.schemas.iter().map(|(s, _)| s)
+    }
+
+    /// The report of a save: components left out because their types are
+    /// not registered, with how many values of each were skipped. Empty for
+    /// a scene read from a file.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// #[derive(Component)] struct Secret;
+    /// let mut world = World::new();
+    /// world.spawn(Secret);
+    /// let scene = Scene::from_world(&world, &TypeRegistry::new()).unwrap();
+    /// assert_eq!(scene.skipped().get("Secret"), Some(&1));
+    /// ```
+    pub fn skipped(&self) -> &BTreeMap<String, usize> {
+        &self.skipped
+    }
+}

@@ -1,0 +1,495 @@
+//! The type registry: which component and resource types scenes may hold,
+//! under which names, and how to read, write and remap each.
+
+use std::any::TypeId;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_content::Value as Content;
+
+use super::value::{entity_refs_decoded, to_content, DecodeError, SceneValue};
+use crate::component::{short_type_name, Component};
+use crate::entity::Entity;
+use crate::map_entities::{EntityMapper, MapEntities};
+use crate::world::World;
+
+/// A decoded value waiting to be put into a world.
+pub(crate) trait Pending: Send {
+    fn map_entities(&mut self, mapper: &mut dyn EntityMapper);
+    fn insert(self: Box<Self>, world: &mut World, entity: Entity);
+    fn insert_resource(self: Box<Self>, world: &mut World);
+}
+
+/// A component value waiting for its entity.
+struct PendingComponent<T> {
+    value: T,
+    map: Option<fn(&mut T, &mut dyn EntityMapper)>,
+}
+
+impl<T: Component> Pending for PendingComponent<T> {
+    fn map_entities(&mut self, mapper: &mut dyn EntityMapper) {
+        if let Some(map) = self.map {
+            map(&mut self.value, mapper);
+        }
+    }
+
+    fn insert(self: Box<Self>, world: &mut World, entity: Entity) {
+        // The loader spawned `entity` just before; it cannot be stale.
+        if world.insert_one(entity, self.value).is_err() {
+            unreachable!("scene entities are spawned before their components");
+        }
+    }
+
+    fn insert_resource(self: Box<Self>, _: &mut World) {
+        unreachable!("a component registration is never inserted as a resource")
+    }
+}
+
+/// A resource value waiting to be inserted.
+struct PendingResource<T> {
+    value: T,
+    map: Option<fn(&mut T, &mut dyn EntityMapper)>,
+}
+
+impl<T: Send + Sync + 'static> Pending for PendingResource<T> {
+    fn map_entities(&mut self, mapper: &mut dyn EntityMapper) {
+        if let Some(map) = self.map {
+            map(&mut self.value, mapper);
+        }
+    }
+
+    fn insert(self: Box<Self>, _: &mut World, _: Entity) {
+        unreachable!("a resource registration is never inserted as a component")
+    }
+
+    fn insert_resource(self: Box<Self>, world: &mut World) {
+        world.insert_resource(self.value);
+    }
+}
+
+fn map_with<T: MapEntities>(value: &mut T, mapper: &mut dyn EntityMapper) {
+    value.map_entities(mapper);
+}
+
+fn transcode<T: Serialize + DeserializeOwned>(
+    value: &SceneValue,
+) -> Result<Content<'static>, DecodeError> {
+    let decoded: T = value.decode(PhantomData::<T>)?;
+    to_content(&decoded).map_err(|message| DecodeError {
+        message,
+        path: String::new(),
+        at: value.at(),
+    })
+}
+
+fn decode_component<T: Component + DeserializeOwned>(
+    value: &SceneValue,
+    map: Option<fn(&mut T, &mut dyn EntityMapper)>,
+) -> Result<Box<dyn Pending>, DecodeError> {
+    let value: T = value.decode(PhantomData::<T>)?;
+    Ok(Box::new(PendingComponent { value, map }))
+}
+
+fn decode_resource<T: Send + Sync + 'static + DeserializeOwned>(
+    value: &SceneValue,
+    map: Option<fn(&mut T, &mut dyn EntityMapper)>,
+) -> Result<Box<dyn Pending>, DecodeError> {
+    let value: T = value.decode(PhantomData::<T>)?;
+    Ok(Box::new(PendingResource { value, map }))
+}
+
+/// Component or resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Component,
+    Resource,
+}
+
+type DecodeFn = fn(&SceneValue) -> Result<Box<dyn Pending>, DecodeError>;
+type TranscodeFn = fn(&SceneValue) -> Result<Content<'static>, DecodeError>;
+type EncodeFn = fn(&World, Option<Entity>) -> Option<Result<Content<'static>, String>>;
+
+/// What the registry knows about one type.
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub name: String,
+    pub type_id: TypeId,
+    pub kind: Kind,
+    pub maps_entities: bool,
+    decode: DecodeFn,
+    transcode: TranscodeFn,
+    encode: EncodeFn,
+}
+
+impl fmt::Debug for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entry")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("maps_entities", &self.maps_entities)
+            .finish()
+    }
+}
+
+impl Entry {
+    /// Decodes a value; refuses entity references if the type does not map
+    /// them.
+    pub fn decode(&self, value: &SceneValue) -> Result<Box<dyn Pending>, DecodeError> {
+        let before = entity_refs_decoded();
+        let pending = (self.decode)(value)?;
+        if !self.maps_entities && entity_refs_decoded() != before {
+            return Err(DecodeError {
+                message: String::new(),
+                path: UNMAPPED.to_owned(),
+                at: value.at(),
+            });
+        }
+        Ok(pending)
+    }
+
+    /// The value decoded with its type and put in the serde data model.
+    pub fn to_content(&self, value: &SceneValue) -> Result<Content<'static>, DecodeError> {
+        (self.transcode)(value)
+    }
+
+    /// The value of this type on `entity` (or the resource), if present.
+    pub fn encode(
+        &self,
+        world: &World,
+        entity: Option<Entity>,
+    ) -> Option<Result<Content<'static>, String>> {
+        (self.encode)(world, entity)
+    }
+}
+
+/// Marks a decode error as "holds unmapped entity references".
+pub(crate) const UNMAPPED: &str = "\u{0}unmapped";
+
+#[derive(Clone, Debug, Default)]
+struct Inner {
+    entries: Vec<Entry>,
+    by_name: FxHashMap<String, usize>,
+    by_type: FxHashMap<(TypeId, bool), usize>,
+}
+
+/// The component and resource types scenes may hold, by name.
+///
+/// Register every type a scene file names, or a world you save holds.
+/// Names default to the type's short name (`Position`); choose another with
+/// [`TypeRegistry::register_as`]. Cloning a registry is cheap (shared until
+/// changed).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::scene::TypeRegistry;
+/// use serde::{Deserialize, Serialize};
+/// #[derive(Component, Serialize, Deserialize)]
+/// struct Position { x: f32, y: f32 }
+/// #[derive(Serialize, Deserialize)]
+/// struct Gravity(f32);
+///
+/// let mut registry = TypeRegistry::new();
+/// registry.register::<Position>();
+/// registry.register_resource::<Gravity>();
+/// assert!(registry.contains("Position"));
+/// assert_eq!(registry.names().collect::<Vec<_>>(), ["Position", "Gravity"]);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct TypeRegistry {
+    inner: Arc<Inner>,
+}
+
+/// Options of one registration, returned by [`TypeRegistry::register`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::scene::TypeRegistry;
+/// use serde::{Deserialize, Serialize};
+/// #[derive(Component, MapEntities, Serialize, Deserialize)]
+/// struct Target(#[entities] Entity);
+/// let mut registry = TypeRegistry::new();
+/// registry.register::<Target>().map_entities();
+/// ```
+#[derive(Debug)]
+#[must_use = "a registration does nothing more unless an option is called on it"]
+pub struct Registration<'r, T, K = AsComponent> {
+    registry: &'r mut TypeRegistry,
+    index: usize,
+    marker: PhantomData<fn(T, K)>,
+}
+
+/// Marks a [`Registration`] of a component type.
+#[derive(Debug)]
+pub enum AsComponent {}
+
+/// Marks a [`Registration`] of a resource type.
+#[derive(Debug)]
+pub enum AsResource {}
+
+impl<T: Component + DeserializeOwned + MapEntities> Registration<'_, T, AsComponent> {
+    /// Remaps the entity references in `T` when scenes are loaded (see
+    /// [`MapEntities`]). Without it, loading a `T` that holds entities is
+    /// refused.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::scene::TypeRegistry;
+    /// use serde::{Deserialize, Serialize};
+    /// #[derive(Component, MapEntities, Serialize, Deserialize)]
+    /// struct Parent(#[entities] Entity);
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register::<Parent>().map_entities();
+    /// ```
+    pub fn map_entities(self) -> Self {
+        let inner = Arc::make_mut(&mut self.registry.inner);
+        let entry = &mut inner.entries[self.index];
+        entry.maps_entities = true;
+        entry.decode = |value| decode_component::<T>(value, Some(map_with::<T>));
+        self
+    }
+}
+
+impl<T: Send + Sync + 'static + DeserializeOwned + MapEntities> Registration<'_, T, AsResource> {
+    /// Remaps the entity references in resource `T` when scenes are loaded.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::scene::TypeRegistry;
+    /// use serde::{Deserialize, Serialize};
+    /// #[derive(MapEntities, Serialize, Deserialize)]
+    /// struct Camera { #[entities] follows: Option<Entity> }
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register_resource::<Camera>().map_entities();
+    /// ```
+    pub fn map_entities(self) -> Self {
+        let inner = Arc::make_mut(&mut self.registry.inner);
+        let entry = &mut inner.entries[self.index];
+        entry.maps_entities = true;
+        entry.decode = |value| decode_resource::<T>(value, Some(map_with::<T>));
+        self
+    }
+}
+
+impl TypeRegistry {
+    /// An empty registry.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::scene::TypeRegistry::new().is_empty());
+    /// ```
+    pub fn new() -> TypeRegistry {
+        TypeRegistry::default()
+    }
+
+    /// Registers component `T` under its short type name.
+    ///
+    /// Panics if another type is registered under that name (use
+    /// [`TypeRegistry::register_as`] to pick another).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::scene::TypeRegistry;
+    /// #[derive(Component, serde::Serialize, serde::Deserialize)]
+    /// struct Health(u32);
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register::<Health>();
+    /// assert!(registry.contains("Health"));
+    /// ```
+    pub fn register<T>(&mut self) -> Registration<'_, T>
+    where
+        T: Component + Serialize + DeserializeOwned,
+    {
+        self.register_as::<T>(&short_type_name::<T>())
+    }
+
+    /// Registers component `T` under `name`.
+    ///
+    /// Panics if `name` is taken by another type.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::scene::TypeRegistry;
+    /// #[derive(Component, serde::Serialize, serde::Deserialize)]
+    /// struct Hp(u32);
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register_as::<Hp>("Health");
+    /// assert!(registry.contains("Health"));
+    /// ```
+    pub fn register_as<T>(&mut self, name: &str) -> Registration<'_, T>
+    where
+        T: Component + Serialize + DeserializeOwned,
+    {
+        fn encode<T: Component + Serialize>(
+            world: &World,
+            entity: Option<Entity>,
+        ) -> Option<Result<Content<'static>, String>> {
+            let value = world.get::<T>(entity?).ok()?;
+            Some(to_content(value))
+        }
+        self.add(Entry {
+            name: name.to_owned(),
+            type_id: TypeId::of::<T>(),
+            kind: Kind::Component,
+            maps_entities: false,
+            decode: |value| decode_component::<T>(value, None),
+            transcode: transcode::<T>,
+            encode: encode::<T>,
+        })
+    }
+
+    /// Registers resource `R` under its short type name.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::scene::TypeRegistry;
+    /// #[derive(serde::Serialize, serde::Deserialize)]
+    /// struct Score(u64);
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register_resource::<Score>();
+    /// assert!(registry.contains("Score"));
+    /// ```
+    pub fn register_resource<R>(&mut self) -> Registration<'_, R, AsResource>
+    where
+        R: Send + Sync + 'static + Serialize + DeserializeOwned,
+    {
+        self.register_resource_as::<R>(&short_type_name::<R>())
+    }
+
+    /// Registers resource `R` under `name`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::scene::TypeRegistry;
+    /// #[derive(serde::Serialize, serde::Deserialize)]
+    /// struct Score(u64);
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register_resource_as::<Score>("Points");
+    /// assert!(registry.contains("Points"));
+    /// ```
+    pub fn register_resource_as<R>(&mut self, name: &str) -> Registration<'_, R, AsResource>
+    where
+        R: Send + Sync + 'static + Serialize + DeserializeOwned,
+    {
+        fn encode<R: Send + Sync + 'static + Serialize>(
+            world: &World,
+            _: Option<Entity>,
+        ) -> Option<Result<Content<'static>, String>> {
+            let value = world.get_resource::<R>()?;
+            Some(to_content(value))
+        }
+        self.add(Entry {
+            name: name.to_owned(),
+            type_id: TypeId::of::<R>(),
+            kind: Kind::Resource,
+            maps_entities: false,
+            decode: |value| decode_resource::<R>(value, None),
+            transcode: transcode::<R>,
+            encode: encode::<R>,
+        })
+    }
+
+    fn add<T, K>(&mut self, entry: Entry) -> Registration<'_, T, K> {
+        let key = (entry.type_id, entry.kind == Kind::Resource);
+        let inner = Arc::make_mut(&mut self.inner);
+        if let Some(&i) = inner.by_name.get(&entry.name) {
+            assert!(
+                inner.entries[i].type_id == entry.type_id && inner.entries[i].kind == entry.kind,
+                "scene name `{}` is already registered for another type; use `register_as` to choose another name",
+                entry.name
+            );
+            return Registration {
+                registry: self,
+                index: i,
+                marker: PhantomData,
+            };
+        }
+        if let Some(&i) = inner.by_type.get(&key) {
+            // The same type under a second name: the new name replaces it.
+            let old = std::mem::replace(&mut inner.entries[i].name, entry.name.clone());
+            inner.by_name.remove(&old);
+            inner.by_name.insert(entry.name, i);
+            return Registration {
+                registry: self,
+                index: i,
+                marker: PhantomData,
+            };
+        }
+        let index = inner.entries.len();
+        inner.by_name.insert(entry.name.clone(), index);
+        inner.by_type.insert(key, index);
+        inner.entries.push(entry);
+        Registration {
+            registry: self,
+            index,
+            marker: PhantomData,
+        }
+    }
+
+    /// True if a component or resource is registered under `name`.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!mosaic::scene::TypeRegistry::new().contains("Position"));
+    /// ```
+    pub fn contains(&self, name: &str) -> bool {
+        self.inner.by_name.contains_key(name)
+    }
+
+    /// The registered names, in registration order.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(mosaic::scene::TypeRegistry::new().names().count(), 0);
+    /// ```
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.inner.entries.iter().map(|e| e.name.as_str())
+    }
+
+    /// Number of registered types.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(mosaic::scene::TypeRegistry::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.inner.entries.len()
+    }
+
+    /// True if nothing is registered.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::scene::TypeRegistry::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.inner.entries.is_empty()
+    }
+
+    pub(crate) fn get(&self, name: &str, kind: Kind) -> Option<&Entry> {
+        let e = &self.inner.entries[*self.inner.by_name.get(name)?];
+        (e.kind == kind).then_some(e)
+    }
+
+    pub(crate) fn by_type(&self, type_id: TypeId, kind: Kind) -> Option<&Entry> {
+        let i = *self.inner.by_type.get(&(type_id, kind == Kind::Resource))?;
+        Some(&self.inner.entries[i])
+    }
+
+    pub(crate) fn entries(&self, kind: Kind) -> impl Iterator<Item = &Entry> + '_ {
+        self.inner.entries.iter().filter(move |e| e.kind == kind)
+    }
+
+    pub(crate) fn names_of(&self, kind: Kind) -> impl Iterator<Item = &str> + '_ {
+        self.entries(kind).map(|e| e.name.as_str())
+    }
+}

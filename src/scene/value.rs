@@ -1,0 +1,450 @@
+//! One component value of a scene, in whichever form it was read or saved,
+//! and the serde forms of [`Entity`] and [`DynamicComponent`].
+
+use std::cell::Cell;
+use std::fmt;
+use std::num::NonZeroU32;
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_content::Value as Content;
+
+use super::error::{Location, SceneError, Where};
+use crate::dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue};
+use crate::entity::Entity;
+
+/// Where a text scene's source lives, with its line table (for locations).
+#[derive(Debug)]
+pub(crate) struct Source {
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl Source {
+    pub fn new(text: &str) -> Arc<Source> {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Arc::new(Source {
+            text: text.to_owned(),
+            line_starts,
+        })
+    }
+
+    /// The 1-based line and column of byte `offset`.
+    pub fn location(&self, offset: usize) -> Location {
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(1, |s| s.chars().count() + 1);
+        Location {
+            line: line + 1,
+            column,
+        }
+    }
+
+    /// The location of `inner` (1-based, relative to the slice at `offset`)
+    /// in the whole file.
+    pub fn relative(&self, offset: usize, inner: Location) -> Location {
+        let base = self.location(offset);
+        if inner.line <= 1 {
+            Location {
+                line: base.line,
+                column: base.column + inner.column.saturating_sub(1),
+            }
+        } else {
+            Location {
+                line: base.line + inner.line - 1,
+                column: inner.column,
+            }
+        }
+    }
+
+    /// The byte range of `slice`, which must point into this source.
+    pub fn span_of(&self, slice: &str) -> Range<usize> {
+        let start = (slice.as_ptr() as usize).wrapping_sub(self.text.as_ptr() as usize);
+        assert!(
+            start <= self.text.len() && start + slice.len() <= self.text.len(),
+            "slice is not part of the scene source"
+        );
+        start..start + slice.len()
+    }
+}
+
+/// The formats a scene is read from and written to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    Ron,
+    Json,
+    Binary,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Ron => "RON",
+            Format::Json => "JSON",
+            Format::Binary => "binary",
+        }
+    }
+}
+
+/// One serialised value (a component's or a resource's).
+#[derive(Clone, Debug)]
+pub(crate) enum SceneValue {
+    /// Text of a RON or JSON file: decoded with its type when loaded, so
+    /// errors point into the file.
+    Text {
+        format: Format,
+        source: Arc<Source>,
+        span: Range<usize>,
+    },
+    /// The postcard bytes of the value (binary scenes).
+    Binary(Vec<u8>),
+    /// The value in the serde data model (saved from a world, or resolved).
+    Content(Content<'static>),
+}
+
+/// A value failed to decode: the serde message, the field path and the
+/// location inside the value's own text.
+pub(crate) struct DecodeError {
+    pub message: String,
+    pub path: String,
+    pub at: Where,
+}
+
+thread_local! {
+    /// Entity references decoded on this thread so far (to catch types that
+    /// hold entities but were registered without `map_entities`).
+    static ENTITY_REFS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many entity references this thread has decoded.
+pub(crate) fn entity_refs_decoded() -> u64 {
+    ENTITY_REFS.with(Cell::get)
+}
+
+/// The entity a scene id stands for until it is mapped: the handle with
+/// those bits, or for bits no handle has (generation 0: plain small
+/// numbers, as hand-written files use) a placeholder handle.
+pub(crate) fn scene_key(id: u64) -> Entity {
+    Entity::from_bits(id).unwrap_or_else(|| Entity::new(id as u32, NonZeroU32::MAX))
+}
+
+/// The scene id a placeholder or real handle came from.
+pub(crate) fn scene_id(key: Entity) -> u64 {
+    if key.generation() == u32::MAX {
+        key.index() as u64
+    } else {
+        key.to_bits()
+    }
+}
+
+impl SceneValue {
+    pub fn at(&self) -> Where {
+        match self {
+            SceneValue::Text { source, span, .. } => Where::Text(source.location(span.start)),
+            _ => Where::Unknown,
+        }
+    }
+
+    /// Decodes the value with `seed`.
+    pub fn decode<S, V>(&self, seed: S) -> Result<V, DecodeError>
+    where
+        S: for<'de> DeserializeSeed<'de, Value = V>,
+    {
+        let mut track = serde_path_to_error::Track::new();
+        match self {
+            SceneValue::Text {
+                format: Format::Ron,
+                source,
+                span,
+            } => {
+                let text = &source.text[span.clone()];
+                let spanned = |e: ron::error::SpannedError| {
+                    Where::Text(source.relative(span.start, loc(e.span.start)))
+                };
+                let mut de =
+                    ron::Deserializer::from_str_with_options(text, &super::text::ron_options())
+                        .map_err(|e| DecodeError {
+                            message: e.code.to_string(),
+                            path: String::new(),
+                            at: spanned(e),
+                        })?;
+                let result =
+                    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+                let result = result.and_then(|v| de.end().map(|()| v));
+                result.map_err(|e| {
+                    let e = de.span_error(e);
+                    DecodeError {
+                        message: e.code.to_string(),
+                        path: track.path().to_string(),
+                        at: spanned(e),
+                    }
+                })
+            }
+            SceneValue::Text {
+                format: _,
+                source,
+                span,
+            } => {
+                let text = &source.text[span.clone()];
+                let mut de = serde_json::Deserializer::from_str(text);
+                let result =
+                    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+                let result = result.and_then(|v| de.end().map(|()| v));
+                result.map_err(|e| DecodeError {
+                    message: strip_json_position(&e),
+                    path: track.path().to_string(),
+                    at: Where::Text(source.relative(
+                        span.start,
+                        Location {
+                            line: e.line(),
+                            column: e.column(),
+                        },
+                    )),
+                })
+            }
+            SceneValue::Binary(bytes) => {
+                let mut de = postcard::Deserializer::from_bytes(bytes);
+                let value = seed
+                    .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
+                    .map_err(|e| DecodeError {
+                        message: e.to_string(),
+                        path: track.path().to_string(),
+                        at: Where::Unknown,
+                    })?;
+                match de.finalize() {
+                    Ok([]) => Ok(value),
+                    Ok(rest) => Err(DecodeError {
+                        message: format!("{} bytes left over after the value", rest.len()),
+                        path: String::new(),
+                        at: Where::Unknown,
+                    }),
+                    Err(e) => Err(DecodeError {
+                        message: e.to_string(),
+                        path: String::new(),
+                        at: Where::Unknown,
+                    }),
+                }
+            }
+            SceneValue::Content(content) => {
+                let de = serde_content::Deserializer::new(content.clone());
+                seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
+                    .map_err(|e| DecodeError {
+                        message: e.to_string(),
+                        path: track.path().to_string(),
+                        at: Where::Unknown,
+                    })
+            }
+        }
+    }
+
+    /// The value in the serde data model, decoded through its type with
+    /// `resolve` (identity for a value that already is one).
+    pub fn format(&self) -> Option<Format> {
+        match self {
+            SceneValue::Text { format, .. } => Some(*format),
+            SceneValue::Binary(_) => Some(Format::Binary),
+            SceneValue::Content(_) => None,
+        }
+    }
+
+    /// A serialisable view of the value for writing it as `format`.
+    pub fn writer<'a>(
+        &'a self,
+        component: &'a str,
+        format: Format,
+    ) -> Result<ValueWriter<'a>, SceneError> {
+        match (self, format) {
+            (SceneValue::Content(c), _) => Ok(ValueWriter::Content(c)),
+            (
+                SceneValue::Text {
+                    format: Format::Ron,
+                    source,
+                    span,
+                },
+                Format::Ron,
+            ) => Ok(ValueWriter::Ron(&source.text[span.clone()])),
+            (
+                SceneValue::Text {
+                    format: Format::Json,
+                    source,
+                    span,
+                },
+                Format::Json,
+            ) => Ok(ValueWriter::Json(&source.text[span.clone()])),
+            (SceneValue::Binary(bytes), Format::Binary) => Ok(ValueWriter::Bytes(bytes)),
+            (value, to) => Err(SceneError::Unresolved {
+                component: component.to_owned(),
+                from: value.format().map_or("memory", Format::name),
+                to: to.name(),
+            }),
+        }
+    }
+}
+
+/// A value ready to write in one format.
+pub(crate) enum ValueWriter<'a> {
+    Content(&'a Content<'static>),
+    Ron(&'a str),
+    Json(&'a str),
+    Bytes(&'a [u8]),
+}
+
+impl ValueWriter<'_> {
+    /// The value's postcard bytes (binary scenes store each value as its
+    /// own byte string, so an unknown component can be skipped).
+    pub fn to_bytes(&self, component: &str) -> Result<Vec<u8>, SceneError> {
+        match self {
+            ValueWriter::Content(c) => postcard::to_allocvec(c).map_err(|e| SceneError::Encode {
+                component: component.to_owned(),
+                message: e.to_string(),
+            }),
+            ValueWriter::Bytes(b) => Ok(b.to_vec()),
+            ValueWriter::Ron(_) | ValueWriter::Json(_) => unreachable!("checked by `writer`"),
+        }
+    }
+}
+
+impl Serialize for ValueWriter<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ValueWriter::Content(c) => c.serialize(serializer),
+            ValueWriter::Ron(text) => ron::value::RawValue::from_ron(text)
+                .map_err(serde::ser::Error::custom)?
+                .serialize(serializer),
+            ValueWriter::Json(text) => serde_json::value::RawValue::from_string((*text).to_owned())
+                .map_err(serde::ser::Error::custom)?
+                .serialize(serializer),
+            ValueWriter::Bytes(b) => serializer.serialize_bytes(b),
+        }
+    }
+}
+
+fn loc(p: ron::error::Position) -> Location {
+    Location {
+        line: p.line,
+        column: p.col,
+    }
+}
+
+/// serde_json's message without its own " at line L column C" suffix (the
+/// scene error gives the position in the whole file instead).
+fn strip_json_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message,
+    }
+}
+
+/// Serialises `value` into the serde data model.
+pub(crate) fn to_content<T: Serialize + ?Sized>(value: &T) -> Result<Content<'static>, String> {
+    serde_content::Serializer::new()
+        .serialize(value)
+        .map(Content::into_owned)
+        .map_err(|e| e.to_string())
+}
+
+// ----- Entity ---------------------------------------------------------------
+
+/// An entity serialises as its [`to_bits`](Entity::to_bits). Deserialising
+/// accepts any `u64`: bits no handle can have (generation 0, such as the
+/// small ids of a hand-written scene) become placeholder handles, which
+/// only a scene's id map resolves.
+impl Serialize for Entity {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.to_bits())
+    }
+}
+
+impl<'de> Deserialize<'de> for Entity {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entity, D::Error> {
+        let bits = u64::deserialize(deserializer)?;
+        ENTITY_REFS.with(|c| c.set(c.get() + 1));
+        Ok(scene_key(bits))
+    }
+}
+
+// ----- DynamicComponent -------------------------------------------------------
+
+/// A runtime-defined component serialises as a map from field name to value.
+impl Serialize for DynamicComponent {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.fields().len()))?;
+        for (name, value) in self.fields() {
+            match value {
+                FieldValue::Bool(v) => map.serialize_entry(name, v)?,
+                FieldValue::Int(v) => map.serialize_entry(name, v)?,
+                FieldValue::Float(v) => map.serialize_entry(name, v)?,
+                FieldValue::Str(v) => map.serialize_entry(name, v)?,
+                FieldValue::Entity(v) => map.serialize_entry(name, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// Reads a [`DynamicComponent`] of one schema: a map of its fields.
+pub(crate) struct DynamicSeed<'a>(pub &'a ComponentSchema);
+
+impl<'de> DeserializeSeed<'de> for DynamicSeed<'_> {
+    type Value = DynamicComponent;
+
+    fn deserialize<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<DynamicComponent, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DynamicSeed<'_> {
+    type Value = DynamicComponent;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a map of the fields of `{}`", self.0.name())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DynamicComponent, A::Error> {
+        let schema = self.0;
+        let mut values: Vec<(String, FieldValue)> = Vec::new();
+        while let Some(name) = map.next_key::<String>()? {
+            let Some(ty) = schema.field_type(&name) else {
+                let expected: Vec<&str> = schema.fields().iter().map(|(n, _)| n.as_str()).collect();
+                return Err(de::Error::custom(format_args!(
+                    "unknown field `{name}`, expected one of: {}",
+                    expected.join(", ")
+                )));
+            };
+            let value = map.next_value_seed(FieldSeed(ty))?;
+            values.push((name, value));
+        }
+        schema
+            .instantiate(values.iter().map(|(n, v)| (n.as_str(), v.clone())))
+            .map_err(de::Error::custom)
+    }
+}
+
+/// Reads one field value of a known type.
+struct FieldSeed(FieldType);
+
+impl<'de> DeserializeSeed<'de> for FieldSeed {
+    type Value = FieldValue;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FieldValue, D::Error> {
+        Ok(match self.0 {
+            FieldType::Bool => FieldValue::Bool(bool::deserialize(d)?),
+            FieldType::Int => FieldValue::Int(i64::deserialize(d)?),
+            FieldType::Float => FieldValue::Float(f64::deserialize(d)?),
+            FieldType::Str => FieldValue::Str(String::deserialize(d)?),
+            FieldType::Entity => FieldValue::Entity(Entity::deserialize(d)?),
+        })
+    }
+}
