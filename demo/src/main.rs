@@ -1,109 +1,304 @@
-//! The mosaic showcase. Until the full showcase lands (scenes, systems,
-//! pictures), it plays a short tour of the core: spawning, querying, a
-//! power-up added and removed at run time, despawning, and change detection.
+//! `cargo run --release`: the mosaic showcase.
+//!
+//! Plays the built-in scene (or `--scene FILE`) for `--frames` fixed steps
+//! and prints what the scene holds, the story of the run, a per-system
+//! timing table, the frame rate and the archetypes at the end; draws the
+//! last frame to `out/last_frame.png` and the run to `out/run.gif`.
+//!
+//! ```text
+//! cargo run --release
+//! cargo run --release -- --entities 1000000 --no-render --parallel
+//! ```
 
-use mosaic::prelude::*;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-/// Where an entity is.
-#[derive(Component, Clone, Copy, Debug, PartialEq)]
-struct Position {
-    x: f32,
-    y: f32,
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mosaic_demo::render::{write_png, Canvas, GifRecorder, Hud, Renderer};
+use mosaic_demo::{archetype_table, Census, Settings, Sim, Stats, FPS, FRAME, VIEW};
+
+/// Most particles `--entities` accepts (about 1.3 GB of world).
+const MAX_PARTICLES: u64 = 20_000_000;
+
+/// GIF frames at most; longer runs are sampled more sparsely.
+const MAX_GIF_FRAMES: u64 = 150;
+
+/// The mosaic showcase: trees, glowing particles, monsters with AI, a
+/// ghost power-up, a spell and a stretch without input, played at a fixed
+/// 50 frames a second with seeded randomness.
+#[derive(Parser, Debug)]
+#[command(name = "mosaic-demo", version)]
+struct Args {
+    /// Scene file (RON, the format of demo/assets/default.ron) to play
+    /// instead of the built-in scene.
+    #[arg(long, value_name = "FILE")]
+    scene: Option<PathBuf>,
+    /// Frames to simulate (50 a second).
+    #[arg(long, value_name = "N", default_value_t = 400,
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    frames: u64,
+    /// Seed for every random choice: the same seed plays the same run.
+    #[arg(long, value_name = "S", default_value_t = 7)]
+    seed: u64,
+    /// Particles to add to the scene.
+    #[arg(long, value_name = "N", default_value_t = 500,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_PARTICLES))]
+    entities: u64,
+    /// Use threads: the parallel executor and parallel queries.
+    #[arg(long)]
+    parallel: bool,
+    /// Skip the pictures.
+    #[arg(long)]
+    no_render: bool,
+    /// Directory for the pictures.
+    #[arg(long, value_name = "DIR", default_value = "out")]
+    out: PathBuf,
 }
 
-/// How fast it moves, per frame.
-#[derive(Component, Clone, Copy, Debug)]
-struct Velocity {
-    x: f32,
-    y: f32,
-}
-
-/// Hit points; monsters and the player have them.
-#[derive(Component, Debug)]
-struct Health(u32);
-
-/// Marks the monsters.
-#[derive(Component)]
-struct Monster;
-
-/// A power-up that lasts a few frames. Sparse: added and removed often,
-/// and adding it moves no other data.
-#[derive(Component)]
-#[component(storage = "sparse")]
-struct Ghost {
-    frames_left: u32,
-}
-
-fn main() {
-    let mut world = World::new();
-    let player = world.spawn((
-        Position { x: 0.0, y: 0.0 },
-        Velocity { x: 1.0, y: 0.5 },
-        Health(10),
-    ));
-    let monsters = world.spawn_batch((0..5).map(|i| {
-        let x = 10.0 + i as f32;
-        (
-            Position { x, y: 0.0 },
-            Velocity { x: -0.5, y: 0.0 },
-            Health(3),
-            Monster,
-        )
-    }));
-    world.spawn_batch((0..3).map(|i| Position {
-        x: i as f32 * 4.0,
-        y: 8.0,
-    })); // trees
-    println!(
-        "mosaic tour: {} entities in {} archetypes",
-        world.len(),
-        world.archetype_count()
-    );
-
-    let mut movement = world.query::<(&mut Position, &Velocity)>();
-    let mut ghosts = world.query::<(Entity, &mut Ghost)>();
-    let mut moved = world.query_filtered::<Entity, Changed<Position>>();
-    moved.iter(&world).for_each(drop); // first run sees everything; start fresh
-
-    for frame in 1..=6 {
-        movement.iter_mut(&mut world).for_each(|(p, v)| {
-            p.x += v.x;
-            p.y += v.y;
-        });
-        if frame == 2 {
-            world
-                .insert_one(player, Ghost { frames_left: 3 })
-                .expect("player lives");
-            println!("frame {frame}: the player picks up a ghost power-up");
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
         }
-        let mut expired = Vec::new();
-        for (e, ghost) in ghosts.iter_mut(&mut world) {
-            ghost.frames_left -= 1;
-            if ghost.frames_left == 0 {
-                expired.push(e);
-            }
-        }
-        for e in expired {
-            world.remove_one::<Ghost>(e).expect("it had a ghost");
-            println!("frame {frame}: the ghost power-up wears off");
-        }
-        if frame == 4 {
-            world.despawn(monsters[0]).expect("monster lives");
-            println!("frame {frame}: a monster is destroyed");
-        }
-        println!(
-            "frame {frame}: {} entities moved",
-            moved.iter(&world).count()
-        );
     }
-    let p = world.get::<Position>(player).expect("player lives");
-    println!("the player ends at ({:.1}, {:.1})", p.x, p.y);
-    let mut monsters_left = world.query_filtered::<&Health, With<Monster>>();
-    let hp: u32 = monsters_left.iter(&world).map(|h| h.0).sum();
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let scene = match &args.scene {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read scene file {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    let settings = Settings {
+        seed: args.seed,
+        particles: args.entities as usize,
+        parallel: args.parallel,
+        scene,
+    };
+    let mut sim = Sim::new(&settings).map_err(|e| match &args.scene {
+        Some(path) => format!("cannot load scene {}: {e}", path.display()),
+        None => e,
+    })?;
+    sim.schedule.set_timing(true);
+
     println!(
-        "{} monsters remain, with {hp} hit points in all",
-        monsters_left.iter(&world).count()
+        "mosaic showcase: seed {}, {} frames at {FPS} fps ({:.1} s of game time), {} executor",
+        args.seed,
+        args.frames,
+        args.frames as f64 * FRAME.as_secs_f64(),
+        if args.parallel {
+            "parallel"
+        } else {
+            "single-threaded"
+        },
     );
-    let stale = world.get::<Position>(monsters[0]);
-    println!("a stale handle is refused: {}", stale.unwrap_err());
+    let source = match &args.scene {
+        Some(path) => path.display().to_string(),
+        None => "built-in, demo/assets/default.ron".to_owned(),
+    };
+    println!("\nThe scene ({source}):");
+    print_census(&mut sim);
+
+    let mut pictures = if args.no_render {
+        None
+    } else {
+        Some(Pictures::start(&mut sim, args)?)
+    };
+
+    let progress = ProgressBar::with_draw_target(Some(args.frames), ProgressDrawTarget::hidden());
+    progress.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {per_sec}, eta {eta}")
+            .map_err(|e| e.to_string())?,
+    );
+    let started = Instant::now();
+    let mut shown = false;
+    let mut simulating = Duration::ZERO;
+    for _ in 0..args.frames {
+        let step = Instant::now();
+        sim.step();
+        simulating += step.elapsed();
+        if let Some(pictures) = &mut pictures {
+            pictures.after_step(&mut sim)?;
+        }
+        progress.inc(1);
+        if !shown && started.elapsed() > Duration::from_secs(1) {
+            progress.set_draw_target(ProgressDrawTarget::stderr());
+            shown = true;
+        }
+    }
+    progress.finish_and_clear();
+
+    println!("\nThe story:");
+    let story = &sim.story().lines;
+    if story.is_empty() {
+        println!("  (nothing notable happened)");
+    }
+    for line in story {
+        println!("  {line}");
+    }
+    let stats = *sim.world.resource::<Stats>();
+    println!(
+        "  -- {} collision events, {} sparks, {} hits on the player",
+        stats.collisions, stats.sparks, stats.hits
+    );
+
+    println!("\nSystems (time per system over the run):");
+    for line in sim.schedule.timings().to_string().lines() {
+        println!("  {line}");
+    }
+    let fps = args.frames as f64 / simulating.as_secs_f64();
+    println!(
+        "  simulation: {} frames in {:.3} s = {fps:.1} frames/s ({:.3} ms a frame{})",
+        args.frames,
+        simulating.as_secs_f64(),
+        simulating.as_secs_f64() * 1000.0 / args.frames as f64,
+        if pictures.is_some() {
+            "; drawing not counted"
+        } else {
+            ""
+        },
+    );
+
+    println!("\nThe scene at the end:");
+    print_census(&mut sim);
+    println!("\nArchetypes at the end (entities: components):");
+    for row in archetype_table(&sim.world) {
+        println!("  {:>9}: {}", row.entities, row.components.join(" + "));
+    }
+
+    if let Some(pictures) = pictures {
+        let written = pictures.finish(&mut sim)?;
+        println!("\nPictures:");
+        for line in written {
+            println!("  {line}");
+        }
+    }
+    Ok(())
+}
+
+fn print_census(sim: &mut Sim) {
+    let census = Census::of(&mut sim.world);
+    let scenery: Vec<String> = census
+        .scenery
+        .iter()
+        .map(|(name, n)| plural(*n, name))
+        .collect();
+    let rows = [
+        (
+            if scenery.is_empty() {
+                "no scenery".to_owned()
+            } else {
+                scenery.join(", ")
+            },
+            "standing still: Position + Appearance",
+        ),
+        (
+            plural(census.particles, "particle"),
+            "glowing, flying: Position + Velocity + Light",
+        ),
+        (
+            plural(census.monsters, "monster"),
+            "Health + Sprite + AI, falling (Gravity)",
+        ),
+        (
+            plural(census.wisps, "wisp"),
+            "AI but no Health: the spell spares them",
+        ),
+        (plural(census.players, "player"), "Health + Sprite + Player"),
+        (
+            plural(census.powerups, "power-up"),
+            "PowerUp: touch it to become a ghost",
+        ),
+    ];
+    for (what, how) in rows {
+        println!("  {what:<22} {how}");
+    }
+    println!(
+        "  = {} entities in {} archetypes",
+        census.total,
+        sim.world.archetypes().filter(|a| !a.is_empty()).count()
+    );
+}
+
+/// `n` and `word`, with an `s` unless `n` is 1.
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The pictures being made: a GIF frame every few steps, the PNG at the
+/// end.
+struct Pictures {
+    renderer: Renderer,
+    canvas: Canvas,
+    gif: GifRecorder,
+    every: u64,
+    png: PathBuf,
+    gif_path: PathBuf,
+}
+
+impl Pictures {
+    fn start(sim: &mut Sim, args: &Args) -> Result<Pictures, String> {
+        std::fs::create_dir_all(&args.out)
+            .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;
+        let (w, h) = (VIEW.0 as usize, VIEW.1 as usize);
+        // Every 4th frame (12.5 a second) for short runs; sparser for long
+        // ones, so the GIF stays small.
+        let every = 4.max(args.frames.div_ceil(MAX_GIF_FRAMES));
+        let delay = (every * 100 / FPS).clamp(2, 100) as u16;
+        let gif_path = args.out.join("run.gif");
+        Ok(Pictures {
+            renderer: Renderer::new(&mut sim.world),
+            canvas: Canvas::new(w, h),
+            gif: GifRecorder::create(&gif_path, w, h, delay)?,
+            every,
+            png: args.out.join("last_frame.png"),
+            gif_path,
+        })
+    }
+
+    fn draw(&mut self, sim: &Sim) {
+        let hud = Hud {
+            frame: sim.frame(),
+            input_on: sim.input_enabled(),
+        };
+        self.renderer.draw(&sim.world, hud, &mut self.canvas);
+    }
+
+    fn after_step(&mut self, sim: &mut Sim) -> Result<(), String> {
+        if sim.frame() % self.every == 0 {
+            self.draw(sim);
+            self.gif.add(&self.canvas)?;
+        }
+        Ok(())
+    }
+
+    /// Draws the last frame, closes the files; returns what was written.
+    fn finish(mut self, sim: &mut Sim) -> Result<Vec<String>, String> {
+        self.draw(sim);
+        if sim.frame() % self.every != 0 {
+            self.gif.add(&self.canvas)?;
+        }
+        write_png(&self.png, &self.canvas)?;
+        let frames = self.gif.finish()?;
+        Ok(vec![
+            format!(
+                "{}  (the last frame, {}x{})",
+                self.png.display(),
+                self.canvas.width(),
+                self.canvas.height()
+            ),
+            format!(
+                "{}  (the run, {frames} frames, one every {} steps)",
+                self.gif_path.display(),
+                self.every
+            ),
+        ])
+    }
 }

@@ -1,0 +1,354 @@
+//! The mosaic showcase: the classic ECS scenarios, played headless.
+//!
+//! A small side-view level (`assets/default.ron`): trees that stand still,
+//! particles that glow and fly, monsters and wisps with AI, a player, and a
+//! ghost power-up. Each behaviour is one named system in [`systems`]; a
+//! [`Schedule`] orders them; a [`Director`] switches systems on and off at
+//! fixed frames (input off for two seconds, the spell for one frame). The
+//! simulation steps at a fixed [`FRAME`] with seeded randomness, so a seed
+//! replays the same story on either executor.
+//!
+//! The binary (`cargo run --release`) prints the scene, the story, a timing
+//! table and the archetypes, and draws pictures with [`render`]; the tests
+//! in `tests/` drive the same [`Sim`] headless.
+//!
+//! ```
+//! use mosaic_demo::{Settings, Sim};
+//! let mut sim = Sim::new(&Settings { particles: 50, ..Settings::default() }).unwrap();
+//! sim.run(60);
+//! assert_eq!(sim.frame(), 60);
+//! assert!(sim.story().lines.iter().any(|l| l.text.contains("ghost power-up")));
+//! ```
+
+pub mod components;
+pub mod grid;
+pub mod render;
+pub mod resources;
+pub mod scene;
+pub mod systems;
+
+use std::time::Duration;
+
+use mosaic::prelude::*;
+
+pub use components::*;
+pub use resources::*;
+pub use scene::{load_scene_text, spawn_default_scene, spawn_particles, DEFAULT_SCENE};
+
+/// The fixed time step: 50 frames a second.
+pub const FRAME: Duration = Duration::from_millis(20);
+
+/// Frames in a second, at [`FRAME`].
+pub const FPS: u64 = 50;
+
+/// How a run is set up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Seeds every random choice.
+    pub seed: u64,
+    /// Particles added on top of the scene.
+    pub particles: usize,
+    /// Parallel executor and `par_iter` (`--parallel`); the default is the
+    /// single-threaded executor.
+    pub parallel: bool,
+    /// Scene text (RON) to play; `None` for the built-in scene.
+    pub scene: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            seed: 7,
+            particles: 500,
+            parallel: false,
+            scene: None,
+        }
+    }
+}
+
+/// Something the [`Director`] does at a given frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Action {
+    /// Switch the `input` system off.
+    InputOff,
+    /// Switch the `input` system back on.
+    InputOn,
+    /// Run the `spell` system in this frame only.
+    CastSpell,
+}
+
+/// The run's script: which [`Action`] happens at which frame.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Director {
+    /// `(frame, action)`, in any order.
+    pub cues: Vec<(u64, Action)>,
+}
+
+impl Director {
+    /// The showcase's script: input off at 5 s for two seconds, the spell
+    /// at 6 s.
+    pub fn showcase() -> Director {
+        Director {
+            cues: vec![
+                (5 * FPS, Action::InputOff),
+                (6 * FPS, Action::CastSpell),
+                (7 * FPS, Action::InputOn),
+            ],
+        }
+    }
+}
+
+/// The keys the showcase's player presses: walk right to the power-up and
+/// on through the monsters, pause, turn back left; then (while input is
+/// off) right and jump, which nobody hears until input is back on.
+pub fn showcase_keys() -> KeyScript {
+    KeyScript {
+        steps: vec![
+            (1, Keys::RIGHT),
+            (76, Keys::NONE),
+            (111, Keys::RIGHT),
+            (201, Keys::LEFT),
+            (5 * FPS - 10, Keys::NONE),
+            (5 * FPS + 20, Keys::RIGHT.and_jump()),
+        ],
+    }
+}
+
+/// A world with the resources and observers the systems need, and no
+/// entities yet.
+pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
+    let mut world = World::new();
+    world.insert_resource(arena);
+    world.insert_resource(SimRng::new(seed));
+    world.insert_resource(Threading { parallel });
+    world.insert_resource(Input::default());
+    world.insert_resource(showcase_keys());
+    world.insert_resource(Story::default());
+    world.insert_resource(Stats::default());
+    world.insert_resource(Time::default());
+    world.add_event::<Collision>();
+    // The ghost removes itself (`ghost_timer`); this observer tells the
+    // story, whoever removes it.
+    world.observe(|_: Trigger<OnRemove<Ghost>>, mut w: DeferredWorld| {
+        let frame = w.resource::<Time>().frame();
+        w.resource_mut::<Story>()
+            .tell(frame, "the ghost wears off: monsters are solid again");
+    });
+    world
+}
+
+/// The showcase's schedule: every system by name, in order. `spell` starts
+/// switched off. `parallel` picks the executor.
+pub fn build_schedule(parallel: bool) -> Schedule {
+    use systems::*;
+    let mut schedule = Schedule::new();
+    schedule.set_executor(if parallel {
+        ExecutorKind::Parallel
+    } else {
+        ExecutorKind::SingleThreaded
+    });
+    schedule.add_system("keyboard", keyboard);
+    schedule.add_system("input", input).after("keyboard");
+    schedule.add_system("ai", ai).after("input");
+    schedule.configure_set("physics").after("ai");
+    schedule.add_system("movement", movement).in_set("physics");
+    schedule
+        .add_system("collision", collision)
+        .in_set("physics")
+        .after("movement");
+    schedule.add_system("pickup", pickup).after("physics");
+    schedule.add_system("contact", contact).after("physics");
+    schedule.add_system("sparks", sparks).after("physics");
+    schedule.add_system("glow", glow).after("sparks");
+    schedule
+        .add_system("ghost_timer", ghost_timer)
+        .after("pickup");
+    schedule.add_system("spell", spell).after("contact");
+    schedule
+        .set_enabled("spell", false)
+        .expect("the spell was just added");
+    schedule
+}
+
+/// A running showcase: the world, its schedule and the director's script.
+pub struct Sim {
+    /// The world.
+    pub world: World,
+    /// The systems.
+    pub schedule: Schedule,
+    /// What happens when.
+    pub director: Director,
+}
+
+impl Sim {
+    /// Builds the world (scene plus particles) and the schedule. Fails with
+    /// a message if the scene text cannot be loaded.
+    pub fn new(settings: &Settings) -> Result<Sim, String> {
+        let arena = Arena::for_particles(settings.particles);
+        let mut world = build_world(settings.seed, settings.parallel, arena);
+        load_scene_text(
+            &mut world,
+            settings.scene.as_deref().unwrap_or(DEFAULT_SCENE),
+        )?;
+        // A stream of its own, so the particle count does not change the
+        // AI's random choices.
+        spawn_particles(
+            &mut world,
+            settings.particles,
+            settings.seed ^ 0x9E37_79B9_7F4A_7C15,
+            arena,
+        );
+        let mut schedule = build_schedule(settings.parallel);
+        schedule
+            .build(&mut world)
+            .map_err(|e| format!("the showcase's schedule is invalid: {e}"))?;
+        Ok(Sim {
+            world,
+            schedule,
+            director: Director::showcase(),
+        })
+    }
+
+    /// Frames run so far.
+    pub fn frame(&self) -> u64 {
+        self.world.resource::<Time>().frame()
+    }
+
+    /// The story so far.
+    pub fn story(&self) -> &Story {
+        self.world.resource::<Story>()
+    }
+
+    /// Whether the `input` system is on.
+    pub fn input_enabled(&self) -> bool {
+        self.schedule.is_enabled("input")
+    }
+
+    /// Runs one frame: the director's cues for it, then the schedule.
+    pub fn step(&mut self) {
+        let frame = self.frame() + 1;
+        let mut spell = false;
+        let cues: Vec<Action> = self
+            .director
+            .cues
+            .iter()
+            .filter(|(at, _)| *at == frame)
+            .map(|&(_, action)| action)
+            .collect();
+        for action in cues {
+            let (system, on, text) = match action {
+                Action::InputOff => (
+                    "input",
+                    false,
+                    "input switched off: the keyboard keeps sending, nobody listens",
+                ),
+                Action::InputOn => ("input", true, "input switched back on"),
+                Action::CastSpell => {
+                    spell = true;
+                    ("spell", true, "the director casts the spell")
+                }
+            };
+            self.schedule
+                .set_enabled(system, on)
+                .expect("the showcase's systems are in its schedule");
+            if action != Action::CastSpell {
+                self.world.resource_mut::<Story>().tell(frame, text);
+            }
+        }
+        self.schedule.run_frame(&mut self.world, FRAME);
+        if spell {
+            self.schedule
+                .set_enabled("spell", false)
+                .expect("the spell is in the schedule");
+        }
+    }
+
+    /// Runs `frames` frames.
+    pub fn run(&mut self, frames: u64) {
+        for _ in 0..frames {
+            self.step();
+        }
+    }
+}
+
+/// How many entities play each role: the scene at a glance.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    /// `Position + Appearance`, by appearance name (sorted).
+    pub scenery: Vec<(String, usize)>,
+    /// `Position + Velocity + Light`, no `Sprite`.
+    pub particles: usize,
+    /// `Health + AI`: what the spell destroys.
+    pub monsters: usize,
+    /// `AI` without `Health`.
+    pub wisps: usize,
+    /// `Player`.
+    pub players: usize,
+    /// `PowerUp`.
+    pub powerups: usize,
+    /// Every entity.
+    pub total: usize,
+}
+
+impl Census {
+    /// Counts `world`'s entities by role.
+    pub fn of(world: &mut World) -> Census {
+        let mut scenery: Vec<(String, usize)> = Vec::new();
+        let mut looks = world.query::<&Appearance>();
+        for look in looks.iter(world) {
+            match scenery.iter_mut().find(|(name, _)| *name == look.name) {
+                Some((_, n)) => *n += 1,
+                None => scenery.push((look.name.clone(), 1)),
+            }
+        }
+        scenery.sort();
+        Census {
+            scenery,
+            particles: count::<(With<Light>, With<Velocity>, Without<Sprite>)>(world),
+            monsters: count::<(With<Health>, With<AI>)>(world),
+            wisps: count::<(With<AI>, Without<Health>)>(world),
+            players: count::<With<Player>>(world),
+            powerups: count::<With<PowerUp>>(world),
+            total: world.len(),
+        }
+    }
+}
+
+fn count<F: mosaic::QueryFilter>(world: &mut World) -> usize {
+    world.query_filtered::<(), F>().iter(world).count()
+}
+
+/// One line of the archetype table: how many entities have exactly these
+/// components.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchetypeRow {
+    /// Component names, in the archetype's order.
+    pub components: Vec<String>,
+    /// Entities in it.
+    pub entities: usize,
+}
+
+/// The world's non-empty archetypes, in creation order.
+pub fn archetype_table(world: &World) -> Vec<ArchetypeRow> {
+    world
+        .archetypes()
+        .filter(|a| !a.is_empty())
+        .map(|a| ArchetypeRow {
+            components: a
+                .components()
+                .iter()
+                .map(|&id| {
+                    world
+                        .component_info(id)
+                        .map_or_else(|| format!("{id:?}"), |info| short(info.name()))
+                })
+                .collect(),
+            entities: a.len(),
+        })
+        .collect()
+}
+
+/// The last path segment of a type name.
+fn short(name: &str) -> String {
+    name.rsplit("::").next().unwrap_or(name).to_owned()
+}

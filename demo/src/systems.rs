@@ -1,0 +1,389 @@
+//! The systems: one scenario each, plain functions whose parameters say
+//! what they touch. [`crate::build_schedule`] names and orders them.
+
+use std::time::Duration;
+
+use mosaic::prelude::*;
+use rand::RngExt;
+
+use crate::components::*;
+use crate::grid::SpatialGrid;
+use crate::resources::*;
+
+/// Downward pull, in units per second squared.
+pub const GRAVITY: f32 = 420.0;
+/// The player's walking speed.
+pub const WALK_SPEED: f32 = 70.0;
+/// The player's take-off speed.
+pub const JUMP_SPEED: f32 = 170.0;
+/// How fast standing walkers slow down (fraction of speed per second).
+pub const FRICTION: f32 = 6.0;
+/// How far a monster sees the player.
+pub const SIGHT: f32 = 110.0;
+/// A monster's speed when chasing.
+pub const CHASE_SPEED: f32 = 32.0;
+/// A monster's speed when wandering.
+pub const WANDER_SPEED: f32 = 18.0;
+/// A wisp's top speed.
+pub const WISP_SPEED: f32 = 28.0;
+/// Damage of one monster hit.
+pub const HIT_DAMAGE: i32 = 10;
+/// After a hit the player cannot be hit again for this long.
+pub const INVULNERABLE: Duration = Duration::from_secs(1);
+/// How much of a flare is left after one second.
+pub const FLARE_KEEP_PER_SECOND: f32 = 0.002;
+
+/// **Input, part one: the keyboard.** Copies this frame's keys from the
+/// [`KeyScript`] (the headless stand-in for a person) into [`Input`]. It
+/// always runs, like real hardware; it is the [`input`] system that gets
+/// switched off.
+pub fn keyboard(time: Res<Time>, script: Res<KeyScript>, mut input: ResMut<Input>) {
+    input.keys = script.keys_at(time.frame());
+}
+
+/// **Input, part two: control.** Steers the player from the keys: left or
+/// right sets the walking speed, jump takes off when standing. The director
+/// switches this system off for two seconds with `Schedule::set_enabled`:
+/// the keys keep coming but nothing listens, so the player coasts to a
+/// halt.
+pub fn input(
+    input: Res<Input>,
+    mut player: Query<(&Position, &mut Velocity, Option<&Collider>), With<Player>>,
+) {
+    let keys = input.keys;
+    for (pos, vel, collider) in player.iter_mut() {
+        match (keys.left, keys.right) {
+            (true, false) => vel.x = -WALK_SPEED,
+            (false, true) => vel.x = WALK_SPEED,
+            _ => {}
+        }
+        if keys.jump && standing(pos, collider) {
+            vel.y = JUMP_SPEED;
+        }
+    }
+}
+
+/// **NPCs and monsters: AI.** Everything with [`AI`] decides where to go.
+/// Walkers (with [`Gravity`]) chase a player they can see, and wander
+/// otherwise; a ghost is invisible to them. Fliers (the wisps) drift at
+/// random. Randomness comes from the seeded [`SimRng`], drawn in query
+/// order, so a seed replays the same moves.
+pub fn ai(
+    mut rng: ResMut<SimRng>,
+    player: Query<(&Position, Has<Ghost>), With<Player>>,
+    mut npcs: Query<(&Position, &mut Velocity, Has<Gravity>), With<AI>>,
+) {
+    let target = player
+        .get_single()
+        .ok()
+        .filter(|(_, ghost)| !ghost)
+        .map(|(pos, _)| *pos);
+    let rng = &mut rng.0;
+    for (pos, vel, walks) in npcs.iter_mut() {
+        if walks {
+            match target {
+                Some(t) if (t.x - pos.x).abs() < SIGHT => {
+                    vel.x = (t.x - pos.x).signum() * CHASE_SPEED;
+                }
+                _ => {
+                    if rng.random_bool(1.0 / 40.0) {
+                        vel.x = [-WANDER_SPEED, 0.0, WANDER_SPEED][rng.random_range(0..3)];
+                    }
+                }
+            }
+        } else {
+            vel.x += rng.random_range(-4.0..4.0);
+            vel.y += rng.random_range(-4.0..4.0);
+            let speed = (vel.x * vel.x + vel.y * vel.y).sqrt();
+            if speed > WISP_SPEED {
+                vel.x *= WISP_SPEED / speed;
+                vel.y *= WISP_SPEED / speed;
+            }
+        }
+    }
+}
+
+/// **Movement with gravity.** Everything with a [`Velocity`] moves; what has
+/// [`Gravity`] falls, stands on the ground and slows down there (friction);
+/// everything else bounces off the ground. All bounce off the arena's
+/// walls. With `--parallel` the work is split over threads with
+/// `par_iter_mut` (each entity is independent, so the result is the same).
+pub fn movement(
+    time: Res<Time>,
+    arena: Res<Arena>,
+    threading: Res<Threading>,
+    mut movers: Query<(
+        &mut Position,
+        &mut Velocity,
+        Option<&Gravity>,
+        Option<&Collider>,
+    )>,
+) {
+    let (dt, arena) = (time.delta_seconds(), *arena);
+    if threading.parallel {
+        movers
+            .par_iter_mut()
+            .for_each(|(p, v, g, c)| move_one(p, v, g, c, dt, &arena));
+    } else {
+        for (p, v, g, c) in movers.iter_mut() {
+            move_one(p, v, g, c, dt, &arena);
+        }
+    }
+}
+
+/// One entity's step of [`movement`].
+#[inline]
+fn move_one(
+    p: &mut Position,
+    v: &mut Velocity,
+    gravity: Option<&Gravity>,
+    collider: Option<&Collider>,
+    dt: f32,
+    arena: &Arena,
+) {
+    if let Some(g) = gravity {
+        v.y -= GRAVITY * g.scale * dt;
+    }
+    p.x += v.x * dt;
+    p.y += v.y * dt;
+    let r = collider.map_or(0.0, |c| c.radius);
+    if p.x < r {
+        p.x = r;
+        v.x = v.x.abs();
+    } else if p.x > arena.width - r {
+        p.x = arena.width - r;
+        v.x = -v.x.abs();
+    }
+    if p.y > arena.height - r {
+        p.y = arena.height - r;
+        v.y = -v.y.abs();
+    }
+    let floor = GROUND + r;
+    if p.y <= floor {
+        p.y = floor;
+        if gravity.is_some() {
+            v.y = v.y.max(0.0);
+            v.x -= v.x * (FRICTION * dt).min(1.0);
+        } else {
+            v.y = v.y.abs();
+        }
+    }
+}
+
+/// True if an entity stands on the ground.
+fn standing(pos: &Position, collider: Option<&Collider>) -> bool {
+    pos.y <= GROUND + collider.map_or(0.0, |c| c.radius) + 0.01
+}
+
+/// **Collision: a spatial hash grid, not all pairs.** Buckets every
+/// [`Collider`] into a flat grid by counting sort (the buffers live in a
+/// `Local`, so no frame after the first allocates), then compares each body
+/// only with its neighbours' cells, and sends one [`Collision`] event per
+/// overlapping pair. The readers ([`pickup`], [`contact`], [`sparks`]) each
+/// see every event once.
+pub fn collision(
+    arena: Res<Arena>,
+    threading: Res<Threading>,
+    colliders: Query<(Entity, &Position, &Collider)>,
+    mut grid: Local<SpatialGrid>,
+    mut hits: EventWriter<Collision>,
+    mut stats: ResMut<Stats>,
+) {
+    grid.clear(arena.width, arena.height);
+    for (e, p, c) in colliders.iter() {
+        grid.insert(e, p.x, p.y, c.radius);
+    }
+    grid.sort();
+    let mut sent = 0;
+    grid.for_each_pair(threading.parallel, |a, b| {
+        hits.send(Collision { a, b });
+        sent += 1;
+    });
+    stats.collisions += sent;
+}
+
+/// **The ghost power-up, part one: pick it up.** A player touching a
+/// [`PowerUp`] gets a [`Ghost`] component for the power-up's time, and the
+/// power-up is gone. Both are structural changes, so they go through
+/// `Commands` and apply at the end of the frame.
+pub fn pickup(
+    time: Res<Time>,
+    mut hits: EventReader<Collision>,
+    player: Query<Entity, With<Player>>,
+    powerups: Query<&PowerUp>,
+    mut commands: Commands,
+    mut story: ResMut<Story>,
+    mut taken: Local<Vec<Entity>>,
+) {
+    taken.clear();
+    let Ok(player) = player.get_single() else {
+        return;
+    };
+    for hit in hits.read() {
+        let Some(other) = hit.other(player) else {
+            continue;
+        };
+        let Ok(powerup) = powerups.get(other) else {
+            continue;
+        };
+        if taken.contains(&other) {
+            continue;
+        }
+        taken.push(other);
+        let remaining = Duration::from_secs_f32(powerup.ghost_seconds);
+        commands.insert(player, Ghost { remaining });
+        commands.despawn(other);
+        story.tell(
+            time.frame(),
+            format!(
+                "the player picks up the ghost power-up: passes through monsters for {:.1} s",
+                powerup.ghost_seconds
+            ),
+        );
+    }
+}
+
+/// What [`contact`] remembers between frames (a `Local`).
+#[derive(Debug, Default)]
+pub struct ContactMemory {
+    /// When the player was last hit.
+    last_hit: Option<Duration>,
+    /// Monsters the current ghost has passed through already.
+    passed: Vec<Entity>,
+}
+
+/// **Monsters hurt, ghosts pass through.** A monster (an entity with
+/// [`Health`] and [`AI`]) touching the player takes [`HIT_DAMAGE`] and
+/// knocks them back, at most once per [`INVULNERABLE`]. A ghost takes
+/// nothing and walks on through; the story says so once per monster and
+/// ghost. What it must remember between frames lives in a `Local`.
+#[allow(clippy::type_complexity)] // a system's parameters are its documentation
+pub fn contact(
+    time: Res<Time>,
+    mut hits: EventReader<Collision>,
+    mut player: Query<(Entity, &Position, &mut Velocity, &mut Health, Has<Ghost>), With<Player>>,
+    monsters: Query<&Position, (With<Health>, With<AI>, Without<Player>)>,
+    mut story: ResMut<Story>,
+    mut stats: ResMut<Stats>,
+    mut memory: Local<ContactMemory>,
+) {
+    let Ok((me, pos, vel, health, ghost)) = player.get_single_mut() else {
+        return;
+    };
+    if !ghost {
+        memory.passed.clear();
+    }
+    let now = time.elapsed();
+    for hit in hits.read() {
+        let Some(other) = hit.other(me) else {
+            continue;
+        };
+        let Ok(monster) = monsters.get(other) else {
+            continue;
+        };
+        if ghost {
+            if !memory.passed.contains(&other) {
+                memory.passed.push(other);
+                story.tell(
+                    time.frame(),
+                    format!("the ghost passes through monster {other}"),
+                );
+            }
+            continue;
+        }
+        if memory.last_hit.is_some_and(|t| now < t + INVULNERABLE) {
+            continue;
+        }
+        memory.last_hit = Some(now);
+        let before = health.hp;
+        health.hp -= HIT_DAMAGE;
+        stats.hits += 1;
+        let away = if pos.x < monster.x { -1.0 } else { 1.0 };
+        vel.x = away * 1.6 * WALK_SPEED;
+        vel.y = 0.7 * JUMP_SPEED;
+        story.tell(
+            time.frame(),
+            format!(
+                "monster {other} hits the player: hp {before} -> {}",
+                health.hp
+            ),
+        );
+    }
+}
+
+/// **Particles glow: sparks.** A light (particle, wisp, power-up) that
+/// collides with anything flares up; [`glow`] fades it again.
+pub fn sparks(
+    mut hits: EventReader<Collision>,
+    mut lights: Query<&mut Light>,
+    mut stats: ResMut<Stats>,
+) {
+    for hit in hits.read() {
+        let mut lit = false;
+        for e in [hit.a, hit.b] {
+            if let Ok(light) = lights.get_mut(e) {
+                light.flare = 1.0;
+                lit = true;
+            }
+        }
+        stats.sparks += u64::from(lit);
+    }
+}
+
+/// **Particles glow: fading.** Flares die down (exponentially, the same at
+/// any frame rate). Runs in parallel with `--parallel`.
+pub fn glow(time: Res<Time>, threading: Res<Threading>, mut lights: Query<&mut Light>) {
+    let keep = FLARE_KEEP_PER_SECOND.powf(time.delta_seconds());
+    let fade = |light: &mut Light| {
+        if light.flare > 0.0 {
+            light.flare = if light.flare > 0.01 {
+                light.flare * keep
+            } else {
+                0.0
+            };
+        }
+    };
+    if threading.parallel {
+        lights.par_iter_mut().for_each(fade);
+    } else {
+        lights.iter_mut().for_each(fade);
+    }
+}
+
+/// **The ghost power-up, part two: it wears off by itself.** Counts every
+/// [`Ghost`] down and removes the component when the time is up (through
+/// `Commands`). The story line comes from an observer of
+/// `OnRemove<Ghost>`, registered in [`crate::build_world`].
+pub fn ghost_timer(
+    time: Res<Time>,
+    mut ghosts: Query<(Entity, &mut Ghost)>,
+    mut commands: Commands,
+) {
+    for (e, ghost) in ghosts.iter_mut() {
+        ghost.remaining = ghost.remaining.saturating_sub(time.delta());
+        if ghost.remaining.is_zero() {
+            commands.remove::<Ghost>(e);
+        }
+    }
+}
+
+/// **The spell: destroy every entity that has Health and AI.** Added to the
+/// schedule switched off; the director switches it on for exactly one frame
+/// (`Schedule::set_enabled`). Everything else (the player, who has Health
+/// but no AI; the wisps, which have AI but no Health) is left alone.
+pub fn spell(
+    time: Res<Time>,
+    doomed: Query<Entity, (With<Health>, With<AI>)>,
+    mut commands: Commands,
+    mut story: ResMut<Story>,
+) {
+    let mut count = 0;
+    for e in doomed.iter() {
+        commands.despawn(e);
+        count += 1;
+    }
+    story.tell(
+        time.frame(),
+        format!("the spell is cast: {count} monsters destroyed"),
+    );
+}
