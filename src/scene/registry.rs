@@ -217,7 +217,6 @@ pub struct TypeRegistry {
 /// registry.register::<Target>().map_entities();
 /// ```
 #[derive(Debug)]
-#[must_use = "a registration does nothing more unless an option is called on it"]
 pub struct Registration<'r, T, K = AsComponent> {
     registry: &'r mut TypeRegistry,
     index: usize,
