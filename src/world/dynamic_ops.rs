@@ -395,3 +395,48 @@ impl DynamicMut<'_> {
         self.value.set(name, value)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::dynamic::{ComponentSchema, FieldType, FieldValue};
+    use crate::World;
+
+    /// Runtime-defined values go through the sparse set's typed insert,
+    /// replace and remove (the storage layer's `unsafe`): run under Miri
+    /// with the library tests. Strings make every value own heap memory,
+    /// so a double drop or a leak would show.
+    #[test]
+    fn dynamic_values_insert_replace_remove_despawn() {
+        let mut world = World::new();
+        let tag = ComponentSchema::new("Tag").field("label", FieldType::Str);
+        world.register_dynamic_component(tag.clone()).unwrap();
+        let value = |s: &str| tag.instantiate([("label", FieldValue::from(s))]).unwrap();
+        let a = world.spawn(());
+        let b = world.spawn(());
+        world.insert_dynamic(a, value("first")).unwrap();
+        world.insert_dynamic(b, value("other")).unwrap();
+        world.insert_dynamic(a, value("second")).unwrap(); // replaces, drops "first"
+        assert_eq!(
+            world.get_dynamic(a, "Tag").unwrap().get("label"),
+            Some(&FieldValue::from("second"))
+        );
+        world
+            .get_dynamic_mut(b, "Tag")
+            .unwrap()
+            .set("label", "changed")
+            .unwrap();
+        let removed = world.remove_dynamic(a, "Tag").unwrap();
+        assert_eq!(
+            removed.get("label").and_then(|v| v.as_str()),
+            Some("second")
+        );
+        assert!(world.get_dynamic(a, "Tag").is_err());
+        assert_eq!(world.query_dynamic(&["Tag"]).unwrap(), vec![b]);
+        world.despawn(b).unwrap(); // drops "changed" with the entity
+        assert!(world.query_dynamic(&["Tag"]).unwrap().is_empty());
+        let c = world.spawn(());
+        world.insert_dynamic(c, value("kept")).unwrap();
+        world.clear();
+        assert!(world.is_empty());
+    }
+}
