@@ -189,31 +189,41 @@ pub const PARTICLE_RADIUS: f32 = 0.5;
 
 /// Adds `count` particles (`Position + Velocity + Light + Collider`),
 /// scattered over `arena` and flying in random directions, from a generator
-/// seeded with `seed`. One `spawn_batch`: a million takes a fraction of a
-/// second.
+/// seeded with `seed`, and returns them.
+///
+/// They are spawned in one `spawn_batch`, ordered by where they start
+/// (row by row of the collision grid's cells), so the table's order starts
+/// out close to the grid's: the collision step then reads and writes memory
+/// nearly in sequence instead of at random, which at a million particles is
+/// several times faster. As they fly about the order decays, gracefully.
 pub fn spawn_particles(world: &mut World, count: usize, seed: u64, arena: Arena) -> Vec<Entity> {
     let mut rng = Pcg32::seed_from_u64(seed);
     let (lo_y, hi_y) = (GROUND + 1.0, arena.height - 1.0);
-    world.spawn_batch((0..count).map(|_| {
-        let angle = rng.random_range(0.0..std::f32::consts::TAU);
-        let speed = rng.random_range(8.0..30.0);
-        (
-            Position {
-                x: rng.random_range(1.0..arena.width - 1.0),
-                y: rng.random_range(lo_y..hi_y),
-            },
-            Velocity {
-                x: angle.cos() * speed,
-                y: angle.sin() * speed,
-            },
-            Light {
-                color: PARTICLE_COLORS[rng.random_range(0..PARTICLE_COLORS.len())],
-                radius: rng.random_range(1.5..2.5),
-                flare: 0.0,
-            },
-            Collider {
-                radius: PARTICLE_RADIUS,
-            },
-        )
-    }))
+    let mut particles: Vec<_> = (0..count)
+        .map(|_| {
+            let angle = rng.random_range(0.0..std::f32::consts::TAU);
+            let speed = rng.random_range(8.0..30.0);
+            (
+                Position {
+                    x: rng.random_range(1.0..arena.width - 1.0),
+                    y: rng.random_range(lo_y..hi_y),
+                },
+                Velocity {
+                    x: angle.cos() * speed,
+                    y: angle.sin() * speed,
+                },
+                Light {
+                    color: PARTICLE_COLORS[rng.random_range(0..PARTICLE_COLORS.len())],
+                    radius: rng.random_range(1.5..2.5),
+                    flare: 0.0,
+                },
+                Collider {
+                    radius: PARTICLE_RADIUS,
+                },
+            )
+        })
+        .collect();
+    let cell = crate::grid::CELL;
+    particles.sort_by_key(|(p, ..)| ((p.y / cell) as u32, (p.x / cell) as u32));
+    world.spawn_batch(particles)
 }

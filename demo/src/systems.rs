@@ -177,9 +177,9 @@ fn standing(pos: &Position, collider: Option<&Collider>) -> bool {
 
 /// **Collision: a spatial hash grid, not all pairs.** Buckets every
 /// [`Collider`] into a flat grid by counting sort (the buffers live in a
-/// `Local`, so no frame after the first allocates), then compares each body
-/// only with its neighbours' cells, and sends one [`Collision`] event per
-/// overlapping pair. The readers ([`pickup`], [`contact`], [`sparks`]) each
+/// `Local`, so no frame after the first allocates them again), then compares
+/// each body only with its neighbours' cells, and sends one [`Collision`]
+/// event per overlapping pair. The readers ([`pickup`], [`contact`], [`sparks`]) each
 /// see every event once.
 pub fn collision(
     arena: Res<Arena>,
@@ -189,11 +189,9 @@ pub fn collision(
     mut hits: EventWriter<Collision>,
     mut stats: ResMut<Stats>,
 ) {
-    grid.clear(arena.width, arena.height);
-    for (e, p, c) in colliders.iter() {
-        grid.insert(e, p.x, p.y, c.radius);
-    }
-    grid.sort();
+    grid.rebuild(arena.width, arena.height, threading.parallel, || {
+        colliders.iter().map(|(e, p, c)| (e, p.x, p.y, c.radius))
+    });
     let mut sent = 0;
     grid.for_each_pair(threading.parallel, |a, b| {
         hits.send(Collision { a, b });

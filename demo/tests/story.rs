@@ -1,0 +1,302 @@
+//! The showcase's story, checked headless: the demo's own systems and
+//! schedule, run frame by frame.
+
+use mosaic::prelude::*;
+use mosaic_demo::systems::{FRICTION, WALK_SPEED};
+use mosaic_demo::*;
+
+/// A default showcase with few particles (quick in debug builds).
+fn showcase(seed: u64, parallel: bool) -> Sim {
+    Sim::new(&Settings {
+        seed,
+        particles: 120,
+        parallel,
+        scene: None,
+    })
+    .expect("the built-in scene loads")
+}
+
+/// The frame of the first story line containing `text`.
+fn frame_of(sim: &Sim, text: &str) -> Option<u64> {
+    sim.story()
+        .lines
+        .iter()
+        .find(|line| line.text.contains(text))
+        .map(|line| line.frame)
+}
+
+fn player(sim: &mut Sim) -> Entity {
+    let mut players = sim.world.query_filtered::<Entity, With<Player>>();
+    let found: Vec<Entity> = players.iter(&sim.world).collect();
+    assert_eq!(found.len(), 1, "one player");
+    found[0]
+}
+
+/// Every entity, in iteration order.
+fn entities(world: &mut World) -> Vec<Entity> {
+    world.query::<Entity>().iter(world).collect()
+}
+
+/// Every position, as bits (exact comparison).
+fn positions(world: &mut World) -> Vec<(u64, u32, u32)> {
+    world
+        .query::<(Entity, &Position)>()
+        .iter(world)
+        .map(|(e, p)| (e.to_bits(), p.x.to_bits(), p.y.to_bits()))
+        .collect()
+}
+
+#[test]
+fn ghost_power_up_expires_on_time() {
+    let mut sim = showcase(7, false);
+    let me = player(&mut sim);
+    while frame_of(&sim, "picks up the ghost").is_none() {
+        assert!(sim.frame() < 200, "the player reaches the power-up");
+        sim.step();
+    }
+    let picked = sim.frame();
+    // Commands apply at the end of the frame: the ghost is there now...
+    assert!(sim.world.has::<Ghost>(me));
+    assert_eq!(sim.world.query::<&PowerUp>().iter(&sim.world).count(), 0);
+    // ...for exactly three seconds' worth of frames.
+    let lasts = 3 * FPS;
+    while sim.frame() < picked + lasts - 1 {
+        sim.step();
+        assert!(
+            sim.world.has::<Ghost>(me),
+            "still a ghost at {}",
+            sim.frame()
+        );
+    }
+    sim.step();
+    assert_eq!(sim.frame(), picked + lasts);
+    assert!(!sim.world.has::<Ghost>(me), "the ghost removed itself");
+    assert_eq!(frame_of(&sim, "ghost wears off"), Some(picked + lasts));
+    // While it lasted, monsters were passed through, never hit.
+    let hits_before_end = sim
+        .story()
+        .lines
+        .iter()
+        .filter(|l| l.text.contains("hits the player") && l.frame < picked + lasts)
+        .count();
+    assert_eq!(hits_before_end, 0);
+    assert!(frame_of(&sim, "passes through monster").is_some());
+}
+
+#[test]
+fn spell_destroys_exactly_health_and_ai() {
+    let mut sim = showcase(7, false);
+    let cast_at = Director::showcase()
+        .cues
+        .iter()
+        .find(|(_, action)| *action == Action::CastSpell)
+        .map(|&(frame, _)| frame)
+        .expect("the showcase casts the spell");
+    sim.run(cast_at - 1);
+    let before = entities(&mut sim.world);
+    let monsters: Vec<Entity> = sim
+        .world
+        .query_filtered::<Entity, (With<Health>, With<AI>)>()
+        .iter(&sim.world)
+        .collect();
+    assert_eq!(monsters.len(), 7);
+    // Things the spell must spare: Health without AI, AI without Health.
+    let spared = sim
+        .world
+        .query_filtered::<(), Or<(With<Health>, With<AI>)>>()
+        .iter(&sim.world)
+        .count()
+        - monsters.len();
+    assert_eq!(spared, 1 + 3, "the player and the wisps");
+
+    sim.step();
+    let after = entities(&mut sim.world);
+    let mut expected: Vec<Entity> = before
+        .iter()
+        .copied()
+        .filter(|e| !monsters.contains(e))
+        .collect();
+    expected.sort();
+    let mut got = after.clone();
+    got.sort();
+    assert_eq!(got, expected, "exactly the monsters are gone");
+    assert!(monsters.iter().all(|&m| !sim.world.contains(m)));
+    assert_eq!(
+        frame_of(&sim, "the spell is cast"),
+        Some(cast_at),
+        "story: {:?}",
+        sim.story().lines
+    );
+    assert!(sim
+        .story()
+        .lines
+        .iter()
+        .any(|l| l.text == "the spell is cast: 7 monsters destroyed"));
+    // The spell ran once and is off again.
+    assert!(!sim.schedule.is_enabled("spell"));
+    sim.step();
+    assert_eq!(
+        sim.story()
+            .lines
+            .iter()
+            .filter(|l| l.text.contains("spell is cast"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn input_is_ignored_while_off() {
+    // A world of one player: right until frame 20, then left; input off
+    // from frame 10 to 39.
+    let mut world = build_world(1, false, Arena::default());
+    world.insert_resource(KeyScript {
+        steps: vec![(1, Keys::RIGHT), (20, Keys::LEFT)],
+    });
+    let me = world.spawn((
+        Position { x: 100.0, y: 22.0 },
+        Velocity::default(),
+        Health { hp: 100 },
+        Player,
+        Collider { radius: 6.0 },
+        Gravity { scale: 1.0 },
+    ));
+    let mut sim = Sim {
+        world,
+        schedule: build_schedule(false),
+        director: Director {
+            cues: vec![(10, Action::InputOff), (40, Action::InputOn)],
+        },
+    };
+    let vx = |sim: &Sim| sim.world.get::<Velocity>(me).expect("player").x;
+    let walking = WALK_SPEED * (1.0 - FRICTION * FRAME.as_secs_f32());
+
+    sim.run(9);
+    assert!((vx(&sim) - walking).abs() < 1e-3, "walking right");
+    let mut last = vx(&sim);
+    for frame in 10..40 {
+        sim.step();
+        assert_eq!(sim.frame(), frame);
+        assert!(!sim.input_enabled());
+        let keys = sim.world.resource::<Input>().keys;
+        assert_eq!(keys, if frame < 20 { Keys::RIGHT } else { Keys::LEFT });
+        let now = vx(&sim);
+        assert!(now >= 0.0 && now < last, "coasting at frame {frame}: {now}");
+        last = now;
+    }
+    sim.step();
+    assert!(sim.input_enabled());
+    assert!(
+        (vx(&sim) + walking).abs() < 1e-3,
+        "listening again: walks left"
+    );
+    let story: Vec<(u64, &str)> = sim
+        .story()
+        .lines
+        .iter()
+        .map(|l| (l.frame, l.text.as_str()))
+        .collect();
+    assert!(story[0].0 == 10 && story[0].1.starts_with("input switched off"));
+    assert_eq!(story[1], (40, "input switched back on"));
+}
+
+#[test]
+fn counts_add_up() {
+    let mut sim = showcase(7, false);
+    let start = Census::of(&mut sim.world);
+    assert_eq!(
+        start.scenery,
+        [("rock".to_owned(), 2), ("tree".to_owned(), 6)]
+    );
+    assert_eq!(
+        (
+            start.particles,
+            start.monsters,
+            start.wisps,
+            start.players,
+            start.powerups
+        ),
+        (120, 7, 3, 1, 1)
+    );
+    assert_eq!(start.total, 8 + 120 + 7 + 3 + 1 + 1);
+    let table: usize = archetype_table(&sim.world).iter().map(|r| r.entities).sum();
+    assert_eq!(table, start.total);
+
+    sim.run(8 * FPS);
+    let end = Census::of(&mut sim.world);
+    // The power-up was picked up and the spell took the monsters.
+    assert_eq!((end.monsters, end.powerups), (0, 0));
+    assert_eq!(end.total, start.total - 7 - 1);
+    assert_eq!(
+        (end.particles, end.wisps, end.players, end.scenery),
+        (
+            start.particles,
+            start.wisps,
+            start.players,
+            start.scenery.clone()
+        )
+    );
+    let rows = archetype_table(&sim.world);
+    assert_eq!(rows.iter().map(|r| r.entities).sum::<usize>(), end.total);
+    let particles = rows
+        .iter()
+        .find(|r| r.entities == 120)
+        .expect("the particles' archetype");
+    let mut names = particles.components.clone();
+    names.sort();
+    assert_eq!(names, ["Collider", "Light", "Position", "Velocity"]);
+    let stats = *sim.world.resource::<Stats>();
+    assert!(stats.collisions > 0 && stats.sparks <= stats.collisions);
+    let hits = sim
+        .story()
+        .lines
+        .iter()
+        .filter(|l| l.text.contains("hits the player"))
+        .count() as u64;
+    assert_eq!(hits, stats.hits);
+    let me = player(&mut sim);
+    assert_eq!(
+        sim.world.get::<Health>(me).expect("player").hp,
+        100 - 10 * hits as i32
+    );
+}
+
+#[test]
+fn same_seed_same_story_on_either_executor() {
+    let run = |seed: u64, parallel: bool| {
+        let mut sim = showcase(seed, parallel);
+        sim.run(8 * FPS);
+        (sim.story().clone(), positions(&mut sim.world))
+    };
+    let (story, end) = run(7, false);
+    assert!(story.lines.len() >= 6, "{story:?}");
+    assert_eq!(run(7, false), (story.clone(), end.clone()));
+    assert_eq!(run(7, true), (story, end.clone()), "parallel");
+    assert_ne!(run(8, false).1, end, "another seed, another run");
+}
+
+#[test]
+fn timing_table_names_every_system() {
+    let mut sim = showcase(1, false);
+    sim.schedule.set_timing(true);
+    sim.run(3);
+    let timings = sim.schedule.timings();
+    let names: Vec<&str> = timings.rows().iter().map(|r| r.name.as_str()).collect();
+    for system in [
+        "keyboard",
+        "input",
+        "ai",
+        "movement",
+        "collision",
+        "pickup",
+        "contact",
+        "sparks",
+        "glow",
+        "ghost_timer",
+        "spell",
+    ] {
+        assert!(names.contains(&system), "{system} in {names:?}");
+    }
+    let spell = timings.rows().iter().find(|r| r.name == "spell").unwrap();
+    assert_eq!(spell.runs, 0, "the spell waits for its frame");
+}
