@@ -1,0 +1,1873 @@
+//! Scenes: save and load in RON, JSON and binary, prefabs, runtime-defined
+//! components, and every load error (with the world unchanged after it).
+//!
+//! A world "round-trips to an equal world" when the copy has as many
+//! entities, each original entity's copy (found through the [`SceneSpawn`]
+//! map: a saved scene id is the original's `Entity::to_bits`) has the same
+//! components with the same values, entity references point at the copies
+//! of the entities they pointed at, and the resources and runtime-defined
+//! schemas are the same. [`snapshot`] builds that comparable form.
+
+use std::collections::{BTreeMap, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use mosaic::prelude::*;
+use mosaic::scene::{Location, Scene, SceneError, SceneSpawn, TypeRegistry, Where};
+use mosaic::{ComponentSchema, DynamicComponent, EntityMapper, FieldType, FieldValue, SchemaError};
+use serde::{Deserialize, Serialize};
+
+// ----- types -------------------------------------------------------------------------
+
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Position {
+    x: f32,
+    y: f32,
+}
+
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Health(u32);
+
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[component(storage = "sparse")]
+struct Label {
+    name: String,
+}
+
+/// A sparse tag (unit struct).
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[component(storage = "sparse")]
+struct Frozen;
+
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Mood {
+    Calm,
+    Angry(u8),
+    Scared { level: u8, of: String },
+}
+
+/// Table component with every kind of entity field.
+#[derive(Component, MapEntities, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Links {
+    #[entities]
+    target: Entity,
+    #[entities]
+    parent: Option<Entity>,
+    #[entities]
+    children: Vec<Entity>,
+    weight: f32,
+}
+
+/// Sparse component with an entity reference.
+#[derive(Component, MapEntities, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[component(storage = "sparse")]
+struct Follow(#[entities] Option<Entity>);
+
+/// Holds an entity but is registered without `.map_entities()`.
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Unmapped(Entity);
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Gravity(f32);
+
+/// A resource with an entity reference.
+#[derive(MapEntities, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Camera {
+    #[entities]
+    follows: Option<Entity>,
+    zoom: f32,
+}
+
+fn registry() -> TypeRegistry {
+    let mut registry = TypeRegistry::new();
+    registry.register::<Position>();
+    registry.register::<Health>();
+    registry.register::<Label>();
+    registry.register::<Frozen>();
+    registry.register::<Mood>();
+    registry.register::<Links>().map_entities();
+    registry.register::<Follow>().map_entities();
+    registry.register::<Unmapped>();
+    registry.register_resource::<Gravity>();
+    registry.register_resource::<Camera>().map_entities();
+    registry
+}
+
+fn mana() -> ComponentSchema {
+    ComponentSchema::new("Mana")
+        .field("current", FieldType::Int)
+        .field("max", FieldType::Float)
+}
+
+fn owner() -> ComponentSchema {
+    ComponentSchema::new("Owner")
+        .field("who", FieldType::Entity)
+        .field("note", FieldType::Str)
+        .field("loyal", FieldType::Bool)
+}
+
+fn mana_value(current: i64, max: f64) -> DynamicComponent {
+    mana()
+        .instantiate([("current", current.into()), ("max", max.into())])
+        .unwrap()
+}
+
+fn owner_value(who: Entity, note: &str, loyal: bool) -> DynamicComponent {
+    owner()
+        .instantiate([
+            ("who", who.into()),
+            ("note", note.into()),
+            ("loyal", loyal.into()),
+        ])
+        .unwrap()
+}
+
+// ----- comparing worlds ----------------------------------------------------------------
+
+/// One component value, entity references already translated.
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Position(Position),
+    Health(Health),
+    Label(Label),
+    Frozen(Frozen),
+    Mood(Mood),
+    Links(Links),
+    Follow(Follow),
+    Unmapped(Unmapped),
+    Dynamic(DynamicComponent),
+}
+
+struct Translate<'a>(&'a dyn Fn(Entity) -> Entity);
+
+impl EntityMapper for Translate<'_> {
+    fn map(&mut self, entity: Entity) -> Entity {
+        (self.0)(entity)
+    }
+}
+
+/// The comparable form of (part of) a world.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    entities: BTreeMap<Entity, Vec<Value>>,
+    gravity: Option<Gravity>,
+    camera: Option<Camera>,
+    schemas: Vec<ComponentSchema>,
+}
+
+fn all_entities(world: &World) -> Vec<Entity> {
+    world
+        .archetypes()
+        .flat_map(|a| a.entities().iter().copied())
+        .collect()
+}
+
+/// `entities` of `world` with their components, keyed and with every
+/// entity reference translated by `canon`.
+fn snapshot(
+    world: &World,
+    entities: impl IntoIterator<Item = Entity>,
+    canon: &dyn Fn(Entity) -> Entity,
+) -> Snapshot {
+    let mut out = BTreeMap::new();
+    for e in entities {
+        assert!(world.contains(e), "{e:?} is not alive");
+        let mut values = Vec::new();
+        macro_rules! plain {
+            ($($t:ident),*) => {$(
+                if let Ok(v) = world.get::<$t>(e) {
+                    values.push(Value::$t(v.clone()));
+                }
+            )*};
+        }
+        plain!(Position, Health, Label, Frozen, Mood, Unmapped);
+        if let Ok(v) = world.get::<Links>(e) {
+            let mut v = v.clone();
+            v.map_entities(&mut Translate(canon));
+            values.push(Value::Links(v));
+        }
+        if let Ok(v) = world.get::<Follow>(e) {
+            let mut v = v.clone();
+            v.map_entities(&mut Translate(canon));
+            values.push(Value::Follow(v));
+        }
+        for schema in world.dynamic_schemas() {
+            if let Ok(v) = world.get_dynamic(e, schema.name()) {
+                let mut v = v.clone();
+                v.map_entities(&mut Translate(canon));
+                values.push(Value::Dynamic(v));
+            }
+        }
+        assert!(out.insert(canon(e), values).is_none(), "{e:?} twice");
+    }
+    let mut schemas: Vec<ComponentSchema> = world.dynamic_schemas().cloned().collect();
+    schemas.sort_by(|a, b| a.name().cmp(b.name()));
+    Snapshot {
+        entities: out,
+        gravity: world.get_resource::<Gravity>().cloned(),
+        camera: world.get_resource::<Camera>().map(|c| {
+            let mut c = c.clone();
+            c.map_entities(&mut Translate(canon));
+            c
+        }),
+        schemas,
+    }
+}
+
+/// The whole world, references as they are.
+fn snapshot_all(world: &World) -> Snapshot {
+    snapshot(world, all_entities(world), &|e| e)
+}
+
+/// The copy's entities, translated back to the originals they were saved
+/// from (scene id = original `to_bits`).
+fn snapshot_copy(copy: &World, spawned: &SceneSpawn) -> Snapshot {
+    let back: HashMap<Entity, Entity> = spawned
+        .iter()
+        .map(|(id, e)| (e, Entity::from_bits(id).expect("saved ids are entity bits")))
+        .collect();
+    snapshot(copy, spawned.entities(), &|e| {
+        *back
+            .get(&e)
+            .unwrap_or_else(|| panic!("reference to {e:?}, which the scene did not spawn"))
+    })
+}
+
+/// `copy` (through `spawned`) equals `original`.
+fn assert_equal_world(original: &World, copy: &World, spawned: &SceneSpawn) {
+    assert_eq!(spawned.len(), original.len(), "entity count");
+    assert!(spawned.entities().all(|e| copy.contains(e)));
+    assert_eq!(snapshot_copy(copy, spawned), snapshot_all(original));
+}
+
+// ----- formats -----------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Format {
+    Ron,
+    Json,
+    Binary,
+}
+
+const FORMATS: [Format; 3] = [Format::Ron, Format::Json, Format::Binary];
+
+fn write(scene: &Scene, format: Format) -> Vec<u8> {
+    match format {
+        Format::Ron => scene.to_ron_string().unwrap().into_bytes(),
+        Format::Json => scene.to_json_string().unwrap().into_bytes(),
+        Format::Binary => scene.to_binary().unwrap(),
+    }
+}
+
+fn read(bytes: &[u8], format: Format) -> Result<Scene, SceneError> {
+    match format {
+        Format::Ron => Scene::from_ron_str(std::str::from_utf8(bytes).unwrap()),
+        Format::Json => Scene::from_json_str(std::str::from_utf8(bytes).unwrap()),
+        Format::Binary => Scene::from_binary(bytes),
+    }
+}
+
+/// Saves `world`, writes and reads it back as `format`, loads it into `into`.
+fn round_trip(
+    world: &World,
+    registry: &TypeRegistry,
+    format: Format,
+    into: &mut World,
+) -> SceneSpawn {
+    let scene = Scene::from_world(world, registry).unwrap();
+    assert!(scene.skipped().is_empty(), "skipped {:?}", scene.skipped());
+    assert_eq!(scene.len(), world.len());
+    let bytes = write(&scene, format);
+    let scene = read(&bytes, format).unwrap_or_else(|e| {
+        panic!(
+            "{format:?} scene does not read back: {e}\n{}",
+            String::from_utf8_lossy(&bytes)
+        )
+    });
+    scene
+        .spawn_into(into, registry)
+        .unwrap_or_else(|e| panic!("{format:?} scene does not load: {e}"))
+}
+
+// ----- a hand-built world ---------------------------------------------------------------
+
+/// A world with every kind of component, entity references of each shape,
+/// runtime-defined components, resources, an empty entity, and recycled
+/// slots (generations above 1).
+fn sample_world() -> World {
+    let mut world = World::new();
+    let junk: Vec<Entity> = (0..4).map(|i| world.spawn(Health(i))).collect();
+    for e in junk {
+        world.despawn(e).unwrap();
+    }
+    world.register_dynamic_component(mana()).unwrap();
+    world.register_dynamic_component(owner()).unwrap();
+    // Declared, never used: still saved and loaded.
+    world
+        .register_dynamic_component(ComponentSchema::new("Cursed"))
+        .unwrap();
+    let root = world.spawn((
+        Position { x: 0.0, y: 0.0 },
+        Label {
+            name: "root".into(),
+        },
+    ));
+    let a = world.spawn((Position { x: 1.5, y: -2.25 }, Health(10), Mood::Angry(3)));
+    let b = world.spawn((
+        Label {
+            name: "b \"quoted\" ünïcödé\n\ttab \\ slash".into(),
+        },
+        Frozen,
+        Mood::Scared {
+            level: 2,
+            of: "the dark".into(),
+        },
+    ));
+    let c = world.spawn(());
+    let d = world.spawn((Health(7), Follow(Some(a)), Mood::Calm));
+    world
+        .insert(
+            a,
+            Links {
+                target: b,
+                parent: Some(root),
+                children: vec![b, c, d],
+                weight: 0.5,
+            },
+        )
+        .unwrap();
+    world
+        .insert(
+            root,
+            (
+                Links {
+                    target: root,
+                    parent: None,
+                    children: vec![],
+                    weight: 1e-7,
+                },
+                Follow(None),
+            ),
+        )
+        .unwrap();
+    world.insert_dynamic(a, mana_value(5, 12.5)).unwrap();
+    world.insert_dynamic(c, mana_value(-3, 0.1)).unwrap();
+    world
+        .insert_dynamic(d, owner_value(root, "mine, \"all\" mine", true))
+        .unwrap();
+    world.insert_resource(Gravity(-9.81));
+    world.insert_resource(Camera {
+        follows: Some(b),
+        zoom: 2.0,
+    });
+    assert!(all_entities(&world).iter().any(|e| e.generation() > 1));
+    world
+}
+
+#[test]
+fn sample_world_round_trips_in_every_format() {
+    let registry = registry();
+    let world = sample_world();
+    for format in FORMATS {
+        let mut copy = World::new();
+        let spawned = round_trip(&world, &registry, format, &mut copy);
+        assert_equal_world(&world, &copy, &spawned);
+        assert_eq!(copy.len(), world.len());
+        // Runtime-defined components are found by name in the copy.
+        let with_mana = copy.query_dynamic(&["Mana"]).unwrap();
+        assert_eq!(with_mana.len(), 2, "{format:?}");
+        assert!(copy.dynamic_schema("Cursed").is_some());
+        // Storage of the loaded components is as declared.
+        let label = copy.component_named("Label").unwrap();
+        assert_eq!(
+            copy.component_info(label).unwrap().storage(),
+            StorageType::SparseSet
+        );
+    }
+}
+
+#[test]
+fn round_trip_into_a_world_that_already_has_entities() {
+    let registry = registry();
+    let world = sample_world();
+    for format in FORMATS {
+        let mut copy = World::new();
+        let mine: Vec<Entity> = (0..5)
+            .map(|i| copy.spawn((Health(100 + i), Position { x: 9.0, y: 9.0 })))
+            .collect();
+        copy.register_dynamic_component(mana()).unwrap();
+        copy.insert_dynamic(mine[0], mana_value(1, 1.0)).unwrap();
+        let spawned = round_trip(&world, &registry, format, &mut copy);
+        assert_eq!(copy.len(), world.len() + mine.len());
+        assert!(spawned.entities().all(|e| !mine.contains(&e)));
+        assert_equal_world(&world, &copy, &spawned);
+        for (i, &e) in mine.iter().enumerate() {
+            assert_eq!(copy.get::<Health>(e), Ok(&Health(100 + i as u32)));
+        }
+        assert_eq!(copy.get_dynamic(mine[0], "Mana"), Ok(&mana_value(1, 1.0)));
+    }
+}
+
+#[test]
+fn saving_a_subset_with_from_entities() {
+    let registry = registry();
+    let mut world = World::new();
+    let a = world.spawn((Health(1), Follow(None)));
+    let b = world.spawn(Health(2));
+    world.spawn(Health(3));
+    world.insert_one(a, Follow(Some(b))).unwrap();
+    let scene = Scene::from_entities(&world, &registry, [b, a]).unwrap();
+    assert_eq!(scene.ids().collect::<Vec<_>>(), [b.to_bits(), a.to_bits()]);
+    for format in FORMATS {
+        let mut copy = World::new();
+        let spawned = read(&write(&scene, format), format)
+            .unwrap()
+            .spawn_into(&mut copy, &registry)
+            .unwrap();
+        assert_eq!(copy.len(), 2);
+        let (a2, b2) = (spawned[a.to_bits()], spawned[b.to_bits()]);
+        assert_eq!(copy.get::<Follow>(a2), Ok(&Follow(Some(b2))));
+        assert_eq!(copy.get::<Health>(b2), Ok(&Health(2)));
+    }
+    // Leaving out an entity that is referred to: the reference dangles.
+    let scene = Scene::from_entities(&world, &registry, [a]).unwrap();
+    let err = scene.spawn_into(&mut World::new(), &registry).unwrap_err();
+    assert!(
+        matches!(&err, SceneError::DanglingReference { component, id, .. } if component == "Follow" && *id == b.to_bits()),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn unregistered_components_are_skipped_and_counted() {
+    #[derive(Component)]
+    struct Secret;
+    let registry = registry();
+    let mut world = World::new();
+    world.spawn((Secret, Health(1)));
+    world.spawn(Secret);
+    let scene = Scene::from_world(&world, &registry).unwrap();
+    assert_eq!(scene.skipped().get("Secret"), Some(&2));
+    assert_eq!(scene.len(), 2);
+    let mut copy = World::new();
+    let spawned = scene.spawn_into(&mut copy, &registry).unwrap();
+    assert_eq!(copy.len(), 2);
+    assert_eq!(
+        spawned
+            .entities()
+            .filter(|&e| copy.get::<Health>(e).is_ok())
+            .count(),
+        1
+    );
+}
+
+/// Reading a file and writing it again in the same format changes nothing.
+#[test]
+fn read_then_write_is_identity_in_each_format() {
+    let registry = registry();
+    let scene = Scene::from_world(&sample_world(), &registry).unwrap();
+    for format in FORMATS {
+        let bytes = write(&scene, format);
+        let again = write(&read(&bytes, format).unwrap(), format);
+        assert_eq!(
+            String::from_utf8_lossy(&bytes),
+            String::from_utf8_lossy(&again),
+            "{format:?}"
+        );
+    }
+}
+
+/// A scene read from one format is written in another once resolved.
+#[test]
+fn resolve_converts_between_formats() {
+    let registry = registry();
+    let world = sample_world();
+    let saved = Scene::from_world(&world, &registry).unwrap();
+    for from in FORMATS {
+        let mut scene = read(&write(&saved, from), from).unwrap();
+        for to in FORMATS {
+            if to != from {
+                assert!(
+                    matches!(
+                        scene
+                            .to_ron_string()
+                            .and(scene.to_json_string())
+                            .and(scene.to_binary()),
+                        Err(SceneError::Unresolved { .. })
+                    ),
+                    "{from:?} -> {to:?} without resolve"
+                );
+            }
+        }
+        scene.resolve(&registry).unwrap();
+        for to in FORMATS {
+            let mut copy = World::new();
+            let spawned = read(&write(&scene, to), to)
+                .unwrap()
+                .spawn_into(&mut copy, &registry)
+                .unwrap();
+            assert_equal_world(&world, &copy, &spawned);
+        }
+    }
+}
+
+#[test]
+fn from_path_reads_each_format_by_extension() {
+    let registry = registry();
+    let world = sample_world();
+    let scene = Scene::from_world(&world, &registry).unwrap();
+    let dir = std::env::temp_dir().join(format!("mosaic-scene-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (format, name) in [
+        (Format::Ron, "w.ron"),
+        (Format::Json, "w.json"),
+        (Format::Binary, "w.scene"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, write(&scene, format)).unwrap();
+        let mut copy = World::new();
+        let spawned = Scene::from_path(&path)
+            .unwrap()
+            .spawn_into(&mut copy, &registry)
+            .unwrap();
+        assert_equal_world(&world, &copy, &spawned);
+    }
+    let err = Scene::from_path(dir.join("missing.ron")).unwrap_err();
+    assert!(matches!(err, SceneError::Io { .. }), "{err:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ----- runtime-defined components -----------------------------------------------------------
+
+const DYNAMIC_SCENE: &str = r#"(
+    schemas: {
+        "Mana": { "current": "int", "max": "float" },
+        "Owner": { "who": "entity", "note": "string", "loyal": "bool" },
+        "Cursed": {},
+    },
+    entities: [
+        (id: 1, components: { "Mana": { "current": 3, "max": 10 }, "Cursed": {} }),
+        (id: 2, components: { "Owner": { "who": 1 }, "Health": (4) }),
+        (id: 3, components: { "Owner": { "loyal": true, "note": "x", "who": 3 }, "Mana": { "max": 0.5 } }),
+    ],
+)"#;
+
+#[test]
+fn runtime_defined_components_declared_in_the_scene() {
+    let registry = registry();
+    let mut world = World::new();
+    let spawned = Scene::from_ron_str(DYNAMIC_SCENE)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap();
+    assert_eq!(world.dynamic_schema("Mana"), Some(&mana()));
+    assert_eq!(world.dynamic_schema("Owner"), Some(&owner()));
+    assert_eq!(world.dynamic_schemas().count(), 3);
+    let (one, two, three) = (spawned[1], spawned[2], spawned[3]);
+    // An int is widened for a float field; missing fields take zero.
+    assert_eq!(world.get_dynamic(one, "Mana"), Ok(&mana_value(3, 10.0)));
+    assert_eq!(world.get_dynamic(three, "Mana"), Ok(&mana_value(0, 0.5)));
+    assert_eq!(
+        world.get_dynamic(two, "Owner"),
+        Ok(&owner_value(one, "", false))
+    );
+    // Fields given in another order are stored in schema order.
+    assert_eq!(
+        world.get_dynamic(three, "Owner"),
+        Ok(&owner_value(three, "x", true))
+    );
+    assert!(world.get_dynamic(one, "Cursed").is_ok());
+    let mut mana_holders = world.query_dynamic(&["Mana"]).unwrap();
+    mana_holders.sort();
+    let mut expected = vec![one, three];
+    expected.sort();
+    assert_eq!(mana_holders, expected);
+    assert_eq!(world.query_dynamic(&["Owner", "Health"]).unwrap(), [two]);
+
+    // And the world round-trips, schemas and all.
+    for format in FORMATS {
+        let mut copy = World::new();
+        let again = round_trip(&world, &registry, format, &mut copy);
+        assert_equal_world(&world, &copy, &again);
+    }
+}
+
+#[test]
+fn runtime_defined_components_declared_at_run_time() {
+    let registry = registry();
+    let mut world = World::new();
+    world.register_dynamic_component(mana()).unwrap();
+    world.register_dynamic_component(owner()).unwrap();
+    let a = world.spawn(Health(1));
+    let b = world.spawn(());
+    world
+        .insert_dynamic(a, mana_value(i64::MIN, -1.5e300))
+        .unwrap();
+    world
+        .insert_dynamic(b, mana_value(i64::MAX, 5e-324))
+        .unwrap();
+    world.insert_dynamic(b, owner_value(a, "", false)).unwrap();
+    world
+        .get_dynamic_mut(a, "Mana")
+        .unwrap()
+        .set("max", 7)
+        .unwrap();
+    for format in FORMATS {
+        let mut copy = World::new();
+        let spawned = round_trip(&world, &registry, format, &mut copy);
+        assert_equal_world(&world, &copy, &spawned);
+        assert_eq!(
+            copy.get_dynamic(spawned[b.to_bits()], "Owner")
+                .unwrap()
+                .get("who"),
+            Some(&FieldValue::Entity(spawned[a.to_bits()]))
+        );
+    }
+    // A scene that declares the same schema again loads into this world.
+    let mut same = World::new();
+    same.register_dynamic_component(mana()).unwrap();
+    let spawned = Scene::from_ron_str(DYNAMIC_SCENE)
+        .unwrap()
+        .spawn_into(&mut same, &registry)
+        .unwrap();
+    assert_eq!(same.dynamic_schemas().count(), 3);
+    assert!(same.get_dynamic(spawned[1], "Mana").is_ok());
+    // A scene that only uses a schema the world declared need not repeat it.
+    let scene =
+        Scene::from_ron_str(r#"(entities: [(id: 1, components: {"Mana": {"current": 2}})])"#)
+            .unwrap();
+    let spawned = scene.spawn_into(&mut same, &registry).unwrap();
+    assert_eq!(
+        same.get_dynamic(spawned[1], "Mana"),
+        Ok(&mana_value(2, 0.0))
+    );
+}
+
+// ----- prefabs -------------------------------------------------------------------------
+
+const PREFAB_SCENE: &str = r#"(
+    schemas: { "Mana": { "current": "int", "max": "float" } },
+    resources: {
+        "Gravity": (-9.8),
+        "Camera": (follows: Some(1), zoom: 1.0),
+    },
+    prefabs: {
+        // Extends a prefab declared further down.
+        "Early": (extends: "Tree", components: { "Frozen": () }),
+        "Base": (components: { "Position": (x: 0.0, y: 0.0), "Health": (10) }),
+        "Tree": (extends: "Base", components: { "Label": (name: "tree"), "Health": (50) }),
+        "OldTree": (extends: "Tree", components: {
+            "Label": (name: "old tree"),
+            "Mana": { "current": 1, "max": 2.0 },
+        }),
+        "Guard": (components: {
+            "Links": (target: 1, parent: None, children: [1, 2], weight: 0.0),
+            "Mood": Calm,
+        }),
+    },
+    entities: [
+        (id: 1, prefab: "OldTree", components: { "Position": (x: 3.0, y: 4.0) }),
+        (id: 2, prefab: "Tree"),
+        (id: 3, prefab: "Guard", components: { "Health": (5), "Mood": Angry(9) }),
+        (id: 4, components: { "Follow": (Some(3)) }),
+        (id: 5, prefab: "Early"),
+    ],
+)"#;
+
+/// Checks what `PREFAB_SCENE` spawned.
+fn check_prefab_world(world: &World, spawned: &SceneSpawn) {
+    let (one, two, three, four, five) =
+        (spawned[1], spawned[2], spawned[3], spawned[4], spawned[5]);
+    assert_eq!(world.len(), 5);
+    // 1: OldTree -> Tree -> Base, own Position overrides.
+    assert_eq!(world.get::<Position>(one), Ok(&Position { x: 3.0, y: 4.0 }));
+    assert_eq!(world.get::<Health>(one), Ok(&Health(50)));
+    assert_eq!(
+        world.get::<Label>(one),
+        Ok(&Label {
+            name: "old tree".into()
+        })
+    );
+    assert_eq!(world.get_dynamic(one, "Mana"), Ok(&mana_value(1, 2.0)));
+    assert!(!world.has::<Frozen>(one));
+    // 2: Tree -> Base.
+    assert_eq!(world.get::<Position>(two), Ok(&Position { x: 0.0, y: 0.0 }));
+    assert_eq!(world.get::<Health>(two), Ok(&Health(50)));
+    assert_eq!(
+        world.get::<Label>(two),
+        Ok(&Label {
+            name: "tree".into()
+        })
+    );
+    assert!(world.get_dynamic(two, "Mana").is_err());
+    // 3: Guard's references resolve to the spawned entities.
+    assert_eq!(
+        world.get::<Links>(three),
+        Ok(&Links {
+            target: one,
+            parent: None,
+            children: vec![one, two],
+            weight: 0.0
+        })
+    );
+    assert_eq!(world.get::<Health>(three), Ok(&Health(5)));
+    assert_eq!(world.get::<Mood>(three), Ok(&Mood::Angry(9)));
+    assert!(!world.has::<Position>(three));
+    // 4: plain.
+    assert_eq!(world.get::<Follow>(four), Ok(&Follow(Some(three))));
+    // 5: Early -> Tree -> Base (forward reference).
+    assert!(world.has::<Frozen>(five));
+    assert_eq!(world.get::<Health>(five), Ok(&Health(50)));
+    assert_eq!(
+        world.get::<Label>(five),
+        Ok(&Label {
+            name: "tree".into()
+        })
+    );
+    // Resources, with their references.
+    assert_eq!(world.get_resource::<Gravity>(), Some(&Gravity(-9.8)));
+    assert_eq!(
+        world.get_resource::<Camera>(),
+        Some(&Camera {
+            follows: Some(one),
+            zoom: 1.0
+        })
+    );
+}
+
+#[test]
+fn prefabs_with_overrides_and_extends_chains() {
+    let registry = registry();
+    let scene = Scene::from_ron_str(PREFAB_SCENE).unwrap();
+    assert_eq!(
+        scene.prefab_names().collect::<Vec<_>>(),
+        ["Early", "Base", "Tree", "OldTree", "Guard"]
+    );
+    assert_eq!(scene.ids().collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+    let mut world = World::new();
+    let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+    check_prefab_world(&world, &spawned);
+}
+
+/// Prefabs (with `extends`) survive conversion to every format, and load the
+/// same from each.
+#[test]
+fn prefab_scenes_round_trip_in_every_format() {
+    let registry = registry();
+    let mut scene = Scene::from_ron_str(PREFAB_SCENE).unwrap();
+    scene.resolve(&registry).unwrap();
+    for format in FORMATS {
+        let bytes = write(&scene, format);
+        let again = read(&bytes, format).unwrap();
+        assert_eq!(
+            again.prefab_names().collect::<Vec<_>>(),
+            ["Early", "Base", "Tree", "OldTree", "Guard"]
+        );
+        // Written again in the same format: the same bytes.
+        assert_eq!(write(&again, format), bytes, "{format:?}");
+        let mut world = World::new();
+        let spawned = again.spawn_into(&mut world, &registry).unwrap();
+        check_prefab_world(&world, &spawned);
+        // And the prefabs work at run time from every format.
+        let tree = world.spawn_prefab("OldTree", ()).unwrap();
+        assert_eq!(world.get::<Health>(tree), Ok(&Health(50)));
+        assert_eq!(world.get_dynamic(tree, "Mana"), Ok(&mana_value(1, 2.0)));
+    }
+    // A world built from prefabs saves as plain entities and round-trips.
+    let mut world = World::new();
+    Scene::from_ron_str(PREFAB_SCENE)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap();
+    for format in FORMATS {
+        let mut copy = World::new();
+        let spawned = round_trip(&world, &registry, format, &mut copy);
+        assert_equal_world(&world, &copy, &spawned);
+    }
+}
+
+#[test]
+fn spawn_prefab_at_run_time() {
+    let registry = registry();
+    let mut world = World::new();
+    let spawned = Scene::from_ron_str(PREFAB_SCENE)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap();
+
+    // Overrides replace the prefab's components and add others.
+    let tree = world
+        .spawn_prefab("OldTree", (Position { x: 9.0, y: -1.0 }, Health(1), Frozen))
+        .unwrap();
+    assert_eq!(
+        world.get::<Position>(tree),
+        Ok(&Position { x: 9.0, y: -1.0 })
+    );
+    assert_eq!(world.get::<Health>(tree), Ok(&Health(1)));
+    assert!(world.has::<Frozen>(tree));
+    assert_eq!(
+        world.get::<Label>(tree),
+        Ok(&Label {
+            name: "old tree".into()
+        })
+    );
+    assert_eq!(world.get_dynamic(tree, "Mana"), Ok(&mana_value(1, 2.0)));
+
+    // A prefab referring to scene entities refers to the spawned ones.
+    let guard = world.spawn_prefab("Guard", ()).unwrap();
+    assert_eq!(
+        world.get::<Links>(guard),
+        Ok(&Links {
+            target: spawned[1],
+            parent: None,
+            children: vec![spawned[1], spawned[2]],
+            weight: 0.0
+        })
+    );
+    assert_eq!(world.get::<Mood>(guard), Ok(&Mood::Calm));
+    assert_eq!(world.len(), 7);
+
+    // Unknown prefab: an error with a suggestion, nothing spawned.
+    let before = world.len();
+    let archetypes = world.archetype_count();
+    let err = world.spawn_prefab("OldTre", Health(3)).unwrap_err();
+    assert_eq!(
+        err,
+        SceneError::UnknownPrefab {
+            name: "OldTre".into(),
+            suggestion: Some("OldTree".into()),
+            at: Where::Unknown,
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "unknown prefab `OldTre`; did you mean `OldTree`?"
+    );
+    let err = world.spawn_prefab("Dragon", ()).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            SceneError::UnknownPrefab {
+                suggestion: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(world.len(), before);
+    assert_eq!(world.archetype_count(), archetypes);
+
+    // No scene loaded at all.
+    let mut empty = World::new();
+    assert!(matches!(
+        empty.spawn_prefab("Tree", ()),
+        Err(SceneError::UnknownPrefab {
+            suggestion: None,
+            ..
+        })
+    ));
+    assert!(empty.is_empty());
+
+    // A later scene's prefab of the same name replaces the earlier one;
+    // the others stay.
+    Scene::from_ron_str(r#"(prefabs: { "Tree": (components: { "Health": (77) }) })"#)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap();
+    let tree = world.spawn_prefab("Tree", ()).unwrap();
+    assert_eq!(world.get::<Health>(tree), Ok(&Health(77)));
+    assert!(!world.has::<Label>(tree));
+    let old = world.spawn_prefab("OldTree", ()).unwrap();
+    assert_eq!(world.get::<Health>(old), Ok(&Health(50)));
+}
+
+// ----- errors --------------------------------------------------------------------------
+
+/// The parts of a world a failed load must leave alone.
+#[derive(Debug, PartialEq)]
+struct State {
+    len: usize,
+    archetypes: usize,
+    snapshot: Snapshot,
+    schemas_in_order: Vec<ComponentSchema>,
+}
+
+fn state(world: &World) -> State {
+    State {
+        len: world.len(),
+        archetypes: world.archetype_count(),
+        snapshot: snapshot_all(world),
+        schemas_in_order: world.dynamic_schemas().cloned().collect(),
+    }
+}
+
+/// A world with entities, a resource, a runtime-defined component and a
+/// prefab loaded from an earlier scene.
+fn populated_world(registry: &TypeRegistry) -> World {
+    let mut world = World::new();
+    world.register_dynamic_component(mana()).unwrap();
+    let e = world.spawn((
+        Position { x: 1.0, y: 1.0 },
+        Health(3),
+        Label {
+            name: "keep".into(),
+        },
+    ));
+    world
+        .insert_one(
+            e,
+            Links {
+                target: e,
+                parent: Some(e),
+                children: vec![e],
+                weight: 2.0,
+            },
+        )
+        .unwrap();
+    world.insert_dynamic(e, mana_value(4, 8.0)).unwrap();
+    world.insert_resource(Gravity(1.5));
+    Scene::from_ron_str(r#"(prefabs: { "Known": (components: { "Health": (1) }) })"#)
+        .unwrap()
+        .spawn_into(&mut world, registry)
+        .unwrap();
+    world
+}
+
+/// Loads `bytes` as `format` into a populated world; returns the error and
+/// checks that the world did not change.
+fn load_error(bytes: &[u8], format: Format) -> SceneError {
+    let registry = registry();
+    let mut world = populated_world(&registry);
+    let before = state(&world);
+    let result = read(bytes, format).and_then(|scene| scene.spawn_into(&mut world, &registry));
+    let err = match result {
+        Ok(spawned) => panic!(
+            "{format:?} scene loaded ({} entities) but should not:\n{}",
+            spawned.len(),
+            String::from_utf8_lossy(bytes)
+        ),
+        Err(err) => err,
+    };
+    assert_eq!(state(&world), before, "the world changed after: {err}");
+    // The earlier scene's prefab is still there; nothing new is.
+    let known = world.spawn_prefab("Known", ()).unwrap();
+    assert_eq!(world.get::<Health>(known), Ok(&Health(1)));
+    err
+}
+
+fn ron_error(text: &str) -> SceneError {
+    load_error(text.as_bytes(), Format::Ron)
+}
+
+fn json_error(text: &str) -> SceneError {
+    load_error(text.as_bytes(), Format::Json)
+}
+
+/// The error loading RON `text`, and (when its values are valid, so it can
+/// be resolved and converted) the errors loading the same scene as JSON and
+/// binary.
+fn errors_in_every_format(text: &str) -> Vec<SceneError> {
+    let mut errors = vec![ron_error(text)];
+    let mut scene = Scene::from_ron_str(text).unwrap();
+    scene.resolve(&registry()).unwrap();
+    for format in [Format::Json, Format::Binary] {
+        errors.push(load_error(&write(&scene, format), format));
+    }
+    errors
+}
+
+fn text_at(line: usize, column: usize) -> Where {
+    Where::Text(Location { line, column })
+}
+
+/// 1-based line and column of the first `needle` in `text`.
+fn find(text: &str, needle: &str) -> Location {
+    let offset = text.find(needle).expect("needle");
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    Location {
+        line: text[..offset].matches('\n').count() + 1,
+        column: text[line_start..offset].chars().count() + 1,
+    }
+}
+
+#[test]
+fn ron_syntax_error() {
+    let text = "(\n    entities: [\n        (id: 1, components: {\"Health\": (1)}\n    ],\n)";
+    let err = ron_error(text);
+    let SceneError::Syntax {
+        format: "RON",
+        at: Where::Text(at),
+        ..
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(at.line, 4, "{err}");
+    assert!(
+        err.to_string().starts_with("RON syntax error at line 4"),
+        "{err}"
+    );
+    // A section the scene format does not have.
+    let err = ron_error("(entitys: [])");
+    assert!(
+        matches!(err, SceneError::Syntax { format: "RON", .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("entitys"), "{err}");
+    // An entity without an id.
+    let err = ron_error("(entities: [(components: {})])");
+    assert!(
+        matches!(err, SceneError::Syntax { format: "RON", .. }),
+        "{err:?}"
+    );
+    // An id that is not a number.
+    let err = ron_error("(entities: [(id: \"one\")])");
+    assert!(
+        matches!(&err, SceneError::Syntax { format: "RON", message, .. } if message.contains("entity id")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn json_syntax_error() {
+    let text = "{\n  \"entities\": [\n    {\"id\": 1,}\n  ]\n}";
+    let err = json_error(text);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Syntax { format: "JSON", at: Where::Text(at), .. } if at.line == 3
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("JSON syntax error at line 3, column "),
+        "{err}"
+    );
+    // The message does not repeat serde_json's own position.
+    assert_eq!(err.to_string().matches(" line ").count(), 1, "{err}");
+    let err = json_error("[1, 2]");
+    assert!(
+        matches!(err, SceneError::Syntax { format: "JSON", .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn garbage_binary() {
+    let registry = registry();
+    let good = Scene::from_world(&sample_world(), &registry)
+        .unwrap()
+        .to_binary()
+        .unwrap();
+    let err = load_error(b"definitely not a scene", Format::Binary);
+    assert_eq!(
+        err.to_string(),
+        "binary syntax error: not a mosaic binary scene (wrong header)"
+    );
+    let err = load_error(&good[..good.len() / 2], Format::Binary);
+    assert!(
+        matches!(
+            err,
+            SceneError::Syntax {
+                format: "binary",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let mut long = good.clone();
+    long.extend_from_slice(b"extra");
+    let err = load_error(&long, Format::Binary);
+    assert_eq!(
+        err.to_string(),
+        "binary syntax error: 5 bytes left over after the scene"
+    );
+    let mut wrong = b"mosaic-scene\x01".to_vec();
+    wrong.extend_from_slice(&[0xff; 40]);
+    let err = load_error(&wrong, Format::Binary);
+    assert!(
+        matches!(
+            err,
+            SceneError::Syntax {
+                format: "binary",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn unknown_component_with_suggestion() {
+    let text = "(entities: [(id: 1, components: {\"Postion\": (x: 1.0, y: 2.0)})])";
+    let err = ron_error(text);
+    let at = find(text, "(x:");
+    assert_eq!(
+        err,
+        SceneError::UnknownComponent {
+            kind: "component",
+            name: "Postion".into(),
+            suggestion: Some("Position".into()),
+            at: Where::Text(at),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "unknown component `Postion` at line 1, column {}; did you mean `Position`?",
+            at.column
+        )
+    );
+    // Runtime-defined names are suggested too (the world declares Mana).
+    let err = ron_error("(entities: [(id: 1, components: {\"Mna\": {}})])");
+    assert!(
+        matches!(&err, SceneError::UnknownComponent { suggestion: Some(s), .. } if s == "Mana"),
+        "{err:?}"
+    );
+    // Nothing close: no suggestion.
+    let err = json_error(r#"{"entities": [{"id": 1, "components": {"Spaceship": null}}]}"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::UnknownComponent {
+                suggestion: None,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!err.to_string().contains("did you mean"), "{err}");
+    // In a prefab no entity uses: still checked.
+    let err = ron_error("(prefabs: {\"P\": (components: {\"Helth\": (1)})})");
+    assert!(
+        matches!(&err, SceneError::UnknownComponent { suggestion: Some(s), .. } if s == "Health"),
+        "{err:?}"
+    );
+    // A resource name used as a component, and the other way round.
+    let err = ron_error("(entities: [(id: 1, components: {\"Gravity\": (1.0)})])");
+    assert!(
+        matches!(
+            &err,
+            SceneError::UnknownComponent {
+                kind: "component",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn value_of_the_wrong_shape() {
+    // RON: the bad field is on line 4.
+    let text = r#"(
+    entities: [
+        (id: 1, components: {
+            "Position": (x: 1.0, y: "high"),
+        }),
+    ],
+)"#;
+    let err = ron_error(text);
+    let SceneError::WrongShape {
+        component,
+        path,
+        message,
+        at: Where::Text(at),
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(component, "Position");
+    assert_eq!(path, "y");
+    assert_eq!(message, "Expected float");
+    // RON points at the value or the blank just before it.
+    let field = find(text, "y: \"high\"");
+    let token = find(text, "\"high\"");
+    assert_eq!(at.line, 4, "{err}");
+    assert!(
+        (field.column..=token.column + "\"high\"".len()).contains(&at.column),
+        "column {} is not at the field (columns {} to {}): {err}",
+        at.column,
+        field.column,
+        token.column
+    );
+    let shown = err.to_string();
+    assert!(
+        shown.starts_with(&format!(
+            "component `Position`, field `y` at line 4, column {}: ",
+            at.column
+        )),
+        "{shown}"
+    );
+
+    // JSON: a nested field path, on line 4.
+    let text = r#"{
+  "entities": [
+    {"id": 1, "components": {
+      "Links": {"target": 1, "parent": null, "children": [1, "two"], "weight": 0}
+    }}
+  ]
+}"#;
+    let err = json_error(text);
+    let SceneError::WrongShape {
+        component,
+        path,
+        at: Where::Text(at),
+        ..
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(component, "Links");
+    assert_eq!(path, "children[1]");
+    let token = find(text, "\"two\"");
+    assert_eq!(at.line, 4, "{err}");
+    assert!(
+        (token.column..=token.column + "\"two\"".len()).contains(&at.column),
+        "column {} is not at the token (column {}): {err}",
+        at.column,
+        token.column
+    );
+
+    // A value spread over several lines in RON.
+    let text = "(entities: [(id: 1, components: {\n  \"Links\": (\n    target: 1,\n    parent: None,\n    children: [1, 1],\n    weight: \"heavy\",\n  ),\n})])";
+    let err = ron_error(text);
+    let token = find(text, "\"heavy\"");
+    assert!(
+        matches!(
+            &err,
+            SceneError::WrongShape { path, at: Where::Text(at), .. }
+                if path == "weight" && at.line == token.line
+        ),
+        "{err:?} (token at {token})"
+    );
+
+    // A missing field, a whole value of the wrong kind, an unknown variant.
+    let err = ron_error("(entities: [(id: 1, components: {\"Position\": (x: 1.0)})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, message, .. } if component == "Position" && message.contains("y")),
+        "{err:?}"
+    );
+    let err = ron_error("(entities: [(id: 1, components: {\"Health\": \"full\"})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, .. } if component == "Health"),
+        "{err:?}"
+    );
+    let err = ron_error("(entities: [(id: 1, components: {\"Mood\": Bored})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, .. } if component == "Mood"),
+        "{err:?}"
+    );
+    // A resource of the wrong shape.
+    let err = ron_error("(resources: {\"Gravity\": (x: 1)})");
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, .. } if component == "Gravity"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn duplicate_scene_id() {
+    let text =
+        "(entities: [\n  (id: 7),\n  (id: 8),\n  (id: 7, components: {\"Health\": (1)}),\n])";
+    let errors = errors_in_every_format(text);
+    for err in &errors {
+        assert!(
+            matches!(err, SceneError::DuplicateId { id: 7, .. }),
+            "{err:?}"
+        );
+    }
+    assert_eq!(
+        errors[0].to_string(),
+        "duplicate scene id 7 at line 4, column 8"
+    );
+    assert_eq!(errors[2].to_string(), "duplicate scene id 7 in entity 7");
+}
+
+#[test]
+fn dangling_scene_id() {
+    let text = "(entities: [\n  (id: 1),\n  (id: 2, components: {\"Follow\": (Some(99))}),\n])";
+    let errors = errors_in_every_format(text);
+    for err in &errors {
+        assert!(
+            matches!(err, SceneError::DanglingReference { component, id: 99, .. } if component == "Follow"),
+            "{err:?}"
+        );
+    }
+    let at = find(text, "(Some(99))");
+    assert_eq!(at.line, 3);
+    assert_eq!(
+        errors[0].to_string(),
+        format!(
+            "component `Follow` at line 3, column {} refers to entity 99, which is not in the scene",
+            at.column
+        )
+    );
+    // In a Vec field, in a runtime-defined entity field, in a prefab, in a
+    // resource.
+    let text = "(entities: [(id: 1, components: {\"Links\": (target: 1, parent: None, children: [1, 5], weight: 0.0)})])";
+    assert!(matches!(
+        ron_error(text),
+        SceneError::DanglingReference { id: 5, .. }
+    ));
+    let text = "(schemas: {\"Owner\": {\"who\": \"entity\"}}, entities: [(id: 1, components: {\"Owner\": {\"who\": 6}})])";
+    assert!(matches!(
+        ron_error(text),
+        SceneError::DanglingReference { id: 6, .. }
+    ));
+    let text = "(prefabs: {\"P\": (components: {\"Follow\": (Some(3))})}, entities: [(id: 1)])";
+    assert!(matches!(
+        ron_error(text),
+        SceneError::DanglingReference { id: 3, .. }
+    ));
+    let text = "(resources: {\"Camera\": (follows: Some(4), zoom: 1.0)}, entities: [(id: 1)])";
+    assert!(
+        matches!(ron_error(text), SceneError::DanglingReference { component, id: 4, .. } if component == "Camera")
+    );
+}
+
+#[test]
+fn unmapped_entity_references() {
+    let text = "(entities: [(id: 1), (id: 2, components: {\"Unmapped\": (1)})])";
+    let errors = errors_in_every_format(text);
+    for err in &errors {
+        assert!(
+            matches!(err, SceneError::UnmappedEntities { component, .. } if component == "Unmapped"),
+            "{err:?}"
+        );
+    }
+    assert_eq!(
+        errors[0].to_string(),
+        "component `Unmapped` at line 1, column 55 holds entity references, but its registration does not map them (call `.map_entities()` when registering it)"
+    );
+    // Saving a world that holds one, then loading it, reports the same.
+    let registry = registry();
+    let mut world = World::new();
+    let a = world.spawn(());
+    world.spawn(Unmapped(a));
+    for format in FORMATS {
+        let bytes = write(&Scene::from_world(&world, &registry).unwrap(), format);
+        let err = read(&bytes, format)
+            .unwrap()
+            .spawn_into(&mut World::new(), &registry)
+            .unwrap_err();
+        assert!(
+            matches!(err, SceneError::UnmappedEntities { .. }),
+            "{err:?}"
+        );
+    }
+}
+
+#[test]
+fn prefab_cycle() {
+    let text = r#"(
+        prefabs: {
+            "A": (extends: "B", components: { "Health": (1) }),
+            "B": (extends: "A"),
+        },
+        entities: [(id: 1)],
+    )"#;
+    let errors = errors_in_every_format(text);
+    for err in &errors {
+        assert_eq!(
+            err,
+            &SceneError::PrefabCycle {
+                chain: vec!["A".into(), "B".into(), "A".into()]
+            }
+        );
+    }
+    assert_eq!(errors[0].to_string(), "prefab cycle: A -> B -> A");
+    // A prefab that extends itself; a cycle reached through a chain.
+    let err = ron_error(r#"(prefabs: {"S": (extends: "S")})"#);
+    assert_eq!(err.to_string(), "prefab cycle: S -> S");
+    let err =
+        ron_error(r#"(prefabs: {"X": (extends: "Y"), "Y": (extends: "Z"), "Z": (extends: "Y")})"#);
+    assert_eq!(err.to_string(), "prefab cycle: Y -> Z -> Y");
+}
+
+#[test]
+fn unknown_prefab() {
+    // For an entity.
+    let text = "(\n  prefabs: {\"Tree\": ()},\n  entities: [(id: 1), (id: 2, prefab: \"Tre\")],\n)";
+    let errors = errors_in_every_format(text);
+    for err in &errors {
+        assert!(
+            matches!(err, SceneError::UnknownPrefab { name, suggestion: Some(s), .. } if name == "Tre" && s == "Tree"),
+            "{err:?}"
+        );
+    }
+    // Located at the entity (its id).
+    let at = find(text, "2, prefab");
+    assert_eq!(
+        errors[0].to_string(),
+        format!(
+            "unknown prefab `Tre` at line 3, column {}; did you mean `Tree`?",
+            at.column
+        )
+    );
+    assert_eq!(
+        errors[2].to_string(),
+        "unknown prefab `Tre` in entity 2; did you mean `Tree`?"
+    );
+    // For `extends`.
+    let text = r#"(prefabs: {"Base": (), "Tree": (extends: "Bas")})"#;
+    let errors = errors_in_every_format(text);
+    for err in &errors {
+        assert!(
+            matches!(err, SceneError::UnknownPrefab { name, suggestion: Some(s), .. } if name == "Bas" && s == "Base"),
+            "{err:?}"
+        );
+    }
+    assert_eq!(
+        errors[2].to_string(),
+        "unknown prefab `Bas` in prefab `Tree`; did you mean `Base`?"
+    );
+    // A prefab another scene loaded earlier is not visible to this one.
+    let err = ron_error("(entities: [(id: 1, prefab: \"Known\")])");
+    assert!(matches!(err, SceneError::UnknownPrefab { .. }), "{err:?}");
+}
+
+#[test]
+fn duplicate_names() {
+    // A component twice in one entity.
+    let text = "(entities: [(id: 1, components: {\n  \"Health\": (1),\n  \"Health\": (2),\n})])";
+    let err = ron_error(text);
+    assert_eq!(
+        err,
+        SceneError::Duplicate {
+            what: "component",
+            name: "Health".into(),
+            at: text_at(3, 13),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "component `Health` is given twice at line 3, column 13"
+    );
+    let err = json_error(r#"{"entities": [{"id": 1, "components": {"Health": 1, "Health": 2}}]}"#);
+    assert!(
+        matches!(&err, SceneError::Duplicate { what: "component", name, .. } if name == "Health"),
+        "{err:?}"
+    );
+    // In a prefab.
+    let err = ron_error(r#"(prefabs: {"P": (components: {"Frozen": (), "Frozen": ()})})"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Duplicate {
+                what: "component",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // A prefab, a resource, a schema.
+    let err = ron_error(r#"(prefabs: {"P": (), "P": ()})"#);
+    assert!(
+        matches!(&err, SceneError::Duplicate { what: "prefab", .. }),
+        "{err:?}"
+    );
+    let err = ron_error(r#"(resources: {"Gravity": (1.0), "Gravity": (2.0)})"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Duplicate {
+                what: "resource",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = ron_error(r#"(schemas: {"Stamina": {}, "Stamina": {}})"#);
+    assert!(
+        matches!(&err, SceneError::Duplicate { what: "schema", .. }),
+        "{err:?}"
+    );
+    // An override of a prefab's component is not a duplicate.
+    let registry = registry();
+    let mut world = World::new();
+    let spawned = Scene::from_ron_str(
+        r#"(prefabs: {"P": (components: {"Health": (1)})}, entities: [(id: 1, prefab: "P", components: {"Health": (2)})])"#,
+    )
+    .unwrap()
+    .spawn_into(&mut world, &registry)
+    .unwrap();
+    assert_eq!(world.get::<Health>(spawned[1]), Ok(&Health(2)));
+}
+
+#[test]
+fn schema_errors() {
+    // The world declares Mana { current: int, max: float }.
+    let err = ron_error(r#"(schemas: {"Mana": {"current": "float"}})"#);
+    assert_eq!(
+        err,
+        SceneError::Schema {
+            component: "Mana".into(),
+            error: SchemaError::Conflict {
+                name: "Mana".into()
+            },
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "schema of `Mana`: component `Mana` is already declared with a different schema"
+    );
+    // The same fields in another order are another schema.
+    let err = ron_error(r#"(schemas: {"Mana": {"max": "float", "current": "int"}})"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Schema {
+                error: SchemaError::Conflict { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // The name of a Rust component (registered, or in the world).
+    let err = ron_error(r#"(schemas: {"Position": {"x": "float"}})"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Schema {
+                error: SchemaError::TakenByRustType { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = ron_error(r#"(schemas: {"Frozen": {}})"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Schema {
+                error: SchemaError::TakenByRustType { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // An unknown field type (refused when the file is read).
+    let err = ron_error(r#"(schemas: {"Stamina": {"left": "integer"}})"#);
+    assert_eq!(
+        err.to_string(),
+        "schema of `Stamina`: unknown field type `integer` (expected bool, int, float, string or entity)"
+    );
+    let err = json_error(r#"{"schemas": {"Stamina": {"left": "long"}}}"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Schema {
+                error: SchemaError::UnknownFieldType { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // A field twice, an empty name.
+    let err = ron_error(r#"(schemas: {"Stamina": {"left": "int", "left": "int"}})"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Schema {
+                error: SchemaError::DuplicateField { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = ron_error(r#"(schemas: {" ": {}})"#);
+    assert!(
+        matches!(
+            &err,
+            SceneError::Schema {
+                error: SchemaError::EmptyName,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn wrong_dynamic_field_type() {
+    let text = "(entities: [(id: 1, components: {\n  \"Mana\": { \"current\": \"lots\", \"max\": 1.0 },\n})])";
+    let err = ron_error(text);
+    let token = find(text, "\"lots\"");
+    let SceneError::WrongShape {
+        component,
+        path,
+        at: Where::Text(at),
+        ..
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!((component.as_str(), path.as_str()), ("Mana", "current"));
+    assert_eq!(at.line, token.line, "{err}");
+    // JSON and a scene-declared schema.
+    let err = json_error(
+        r#"{"schemas": {"Owner": {"who": "entity", "loyal": "bool"}},
+            "entities": [{"id": 1, "components": {"Owner": {"who": 1, "loyal": "yes"}}}]}"#,
+    );
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, path, at: Where::Text(at), .. }
+            if component == "Owner" && path == "loyal" && at.line == 2),
+        "{err:?}"
+    );
+    // An unknown field, a missing entity field, a value that is not a map.
+    let err = ron_error("(entities: [(id: 1, components: {\"Mana\": {\"curent\": 1}})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, message, .. }
+            if component == "Mana" && message.contains("unknown field `curent`")),
+        "{err:?}"
+    );
+    let err = ron_error(
+        "(schemas: {\"Owner\": {\"who\": \"entity\"}}, entities: [(id: 1, components: {\"Owner\": {}})])",
+    );
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, message, .. }
+            if component == "Owner" && message.contains("missing")),
+        "{err:?}"
+    );
+    let err = ron_error("(entities: [(id: 1, components: {\"Mana\": 5})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, .. } if component == "Mana"),
+        "{err:?}"
+    );
+    // A float where an int is declared is refused (no silent truncation).
+    // RON reads the `1` and then trips over `.5`, so the path is the next
+    // key's (`?`); JSON names the field.
+    let err = ron_error("(entities: [(id: 1, components: {\"Mana\": {\"current\": 1.5}})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, .. } if component == "Mana"),
+        "{err:?}"
+    );
+    let err = json_error(r#"{"entities": [{"id": 1, "components": {"Mana": {"current": 1.5}}}]}"#);
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, path, .. } if component == "Mana" && path == "current"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn unknown_resource() {
+    let text = "(resources: {\"Gravty\": (9.8)}, entities: [(id: 1)])";
+    let err = ron_error(text);
+    assert_eq!(
+        err,
+        SceneError::UnknownComponent {
+            kind: "resource",
+            name: "Gravty".into(),
+            suggestion: Some("Gravity".into()),
+            at: Where::Text(find(text, "(9.8)")),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "unknown resource `Gravty` at line 1, column 24; did you mean `Gravity`?"
+    );
+    // A component name used as a resource.
+    let err = ron_error("(resources: {\"Health\": (1)})");
+    assert!(
+        matches!(
+            &err,
+            SceneError::UnknownComponent {
+                kind: "resource",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // Runtime-defined components are never resources.
+    let err = ron_error("(resources: {\"Mana\": {}})");
+    assert!(
+        matches!(
+            &err,
+            SceneError::UnknownComponent {
+                kind: "resource",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+/// The last check fails after everything else was checked (a new schema,
+/// entities, prefabs, resources before it): still nothing changes.
+#[test]
+fn an_error_at_the_very_end_changes_nothing() {
+    let text = r#"(
+        schemas: { "Stamina": { "left": "int" } },
+        prefabs: { "Fresh": (components: { "Health": (1) }) },
+        entities: [
+            (id: 1, prefab: "Fresh", components: { "Stamina": { "left": 3 } }),
+            (id: 2, components: { "Follow": (Some(1)), "Mana": { "current": 1 } }),
+        ],
+        resources: { "Gravity": (2.0), "Camera": (follows: Some(2), zoom: 1.0), "Weather": () },
+    )"#;
+    let err = ron_error(text);
+    assert!(
+        matches!(&err, SceneError::UnknownComponent { kind: "resource", name, .. } if name == "Weather"),
+        "{err:?}"
+    );
+    let registry = registry();
+    let mut world = populated_world(&registry);
+    let _ = Scene::from_ron_str(text)
+        .unwrap()
+        .spawn_into(&mut world, &registry);
+    assert!(world.dynamic_schema("Stamina").is_none());
+    assert!(matches!(
+        world.spawn_prefab("Fresh", ()),
+        Err(SceneError::UnknownPrefab { .. })
+    ));
+    assert_eq!(world.get_resource::<Gravity>(), Some(&Gravity(1.5)));
+    assert!(world.get_resource::<Camera>().is_none());
+}
+
+#[test]
+fn unresolved_and_io_errors_read_well() {
+    let scene =
+        Scene::from_ron_str(r#"(entities: [(id: 1, components: {"Health": (1)})])"#).unwrap();
+    let err = scene.to_json_string().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "component `Health` was read from RON; call `scene.resolve(&registry)` before writing it as JSON"
+    );
+    let err = Scene::from_path("/no/such/dir/scene.json").unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("could not read scene file `/no/such/dir/scene.json`: "),
+        "{err}"
+    );
+}
+
+// ----- loading never panics -------------------------------------------------------------
+
+/// Reads and loads `bytes` (and writes what it read back out); any result
+/// but a panic is fine.
+fn load_any(bytes: &[u8], format: Format, registry: &TypeRegistry) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let scene = match format {
+            Format::Ron | Format::Json => match std::str::from_utf8(bytes) {
+                Ok(_) => read(bytes, format),
+                Err(_) => return,
+            },
+            Format::Binary => read(bytes, format),
+        };
+        let Ok(mut scene) = scene else { return };
+        let mut world = World::new();
+        let _ = scene.spawn_into(&mut world, registry);
+        let _ = world.spawn_prefab("Tree", ());
+        // Again, into a world that now has entities, schemas and prefabs.
+        let _ = scene.spawn_into(&mut world, registry);
+        if scene.resolve(registry).is_ok() {
+            for format in FORMATS {
+                let _ = write(&scene, format);
+            }
+        }
+    }));
+    if outcome.is_err() {
+        panic!(
+            "loading this {format:?} scene panicked:\n{}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+}
+
+/// A small scene with a bit of everything.
+fn small_scene() -> Scene {
+    Scene::from_ron_str(
+        r#"(
+    schemas: { "Mana": { "current": "int", "max": "float" }, "Owner": { "who": "entity" } },
+    resources: { "Gravity": (-9.8), "Camera": (follows: Some(1), zoom: 1.0) },
+    prefabs: {
+        "Base": (components: { "Position": (x: 0.0, y: 0.0) }),
+        "Tree": (extends: "Base", components: { "Label": (name: "t") }),
+    },
+    entities: [
+        (id: 1, prefab: "Tree", components: { "Mana": { "current": 1 }, "Mood": Scared(level: 1, of: "x") }),
+        (id: 2, components: { "Links": (target: 1, parent: Some(2), children: [1], weight: 1.0), "Owner": { "who": 1 }, "Frozen": () }),
+    ],
+)"#,
+    )
+    .unwrap()
+}
+
+/// Every prefix of the scene as `format`, every deletion of one character
+/// and replacements of one with characters that matter to the syntax
+/// (blanks are left alone: changing them changes nothing).
+fn mutated_text_never_panics(format: Format) {
+    let registry = registry();
+    let mut scene = small_scene();
+    scene.resolve(&registry).unwrap();
+    let text = String::from_utf8(write(&scene, format)).unwrap();
+    // The whole scene loads.
+    read(text.as_bytes(), format)
+        .unwrap()
+        .spawn_into(&mut World::new(), &registry)
+        .unwrap();
+    let boundaries: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    for &end in &boundaries {
+        load_any(&text.as_bytes()[..end], format, &registry);
+    }
+    for w in boundaries.windows(2) {
+        let (start, end) = (w[0], w[1]);
+        if text[start..end].trim().is_empty() {
+            continue;
+        }
+        let mut deleted = text[..start].to_owned();
+        deleted.push_str(&text[end..]);
+        load_any(deleted.as_bytes(), format, &registry);
+        for c in ["\"", ")", "}", "9", "-"] {
+            let mut replaced = text[..start].to_owned();
+            replaced.push_str(c);
+            replaced.push_str(&text[end..]);
+            load_any(replaced.as_bytes(), format, &registry);
+        }
+    }
+}
+
+#[test]
+fn truncated_and_mutated_ron_scenes_never_panic() {
+    mutated_text_never_panics(Format::Ron);
+}
+
+#[test]
+fn truncated_and_mutated_json_scenes_never_panic() {
+    mutated_text_never_panics(Format::Json);
+}
+
+#[test]
+fn truncated_and_mutated_binary_scenes_never_panic() {
+    let registry = registry();
+    let mut scene = small_scene();
+    scene.resolve(&registry).unwrap();
+    let bytes = scene.to_binary().unwrap();
+    Scene::from_binary(&bytes)
+        .unwrap()
+        .spawn_into(&mut World::new(), &registry)
+        .unwrap();
+    for end in 0..=bytes.len() {
+        load_any(&bytes[..end], Format::Binary, &registry);
+    }
+    for i in 0..bytes.len() {
+        for change in [0x01u8, 0x02, 0x10, 0x80, 0xff] {
+            let mut mutated = bytes.clone();
+            mutated[i] ^= change;
+            load_any(&mutated, Format::Binary, &registry);
+        }
+        for value in [0x00u8, 0x7f] {
+            let mut mutated = bytes.clone();
+            mutated[i] = value;
+            load_any(&mutated, Format::Binary, &registry);
+        }
+        let mut deleted = bytes.clone();
+        deleted.remove(i);
+        load_any(&deleted, Format::Binary, &registry);
+    }
+}
