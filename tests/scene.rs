@@ -1589,6 +1589,42 @@ fn schema_errors() {
     );
 }
 
+/// Two Rust types with the same short name make the name ambiguous; a
+/// scene schema of that name is still refused, not half-loaded.
+#[test]
+fn schema_named_like_two_rust_types() {
+    mod one {
+        #[derive(mosaic::Component)]
+        pub struct Speed;
+    }
+    mod two {
+        #[derive(mosaic::Component)]
+        pub struct Speed;
+    }
+    let registry = registry();
+    let mut world = World::new();
+    world.spawn((one::Speed, two::Speed));
+    let archetypes = world.archetype_count();
+    let text = r#"(schemas: {"Aaa": {}, "Speed": {"v": "int"}}, entities: [(id: 1)])"#;
+    let err = Scene::from_ron_str(text)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            SceneError::Schema {
+                error: SchemaError::TakenByRustType { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(world.len(), 1);
+    assert_eq!(world.archetype_count(), archetypes);
+    assert_eq!(world.dynamic_schemas().count(), 0);
+}
+
 #[test]
 fn wrong_dynamic_field_type() {
     let text = "(entities: [(id: 1, components: {\n  \"Mana\": { \"current\": \"lots\", \"max\": 1.0 },\n})])";

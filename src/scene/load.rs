@@ -12,7 +12,7 @@ use crate::bundle::Bundle;
 use crate::dynamic::{ComponentSchema, DynamicComponent, SchemaError};
 use crate::entity::Entity;
 use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::World;
+use crate::world::{DynamicQueryError, World};
 
 /// The entities a scene spawned, by scene id.
 ///
@@ -396,8 +396,13 @@ impl Scene {
                     }))
                 }
                 None => {
+                    // A name several Rust types share is taken too (the
+                    // lookup calls it ambiguous rather than unknown).
                     let rust_type = registry.get(schema.name(), Kind::Component).is_some()
-                        || world.component_named(schema.name()).is_ok();
+                        || !matches!(
+                            world.component_named(schema.name()),
+                            Err(DynamicQueryError::Unknown(_))
+                        );
                     if rust_type {
                         return Err(fail(SchemaError::TakenByRustType {
                             name: schema.name().to_owned(),
