@@ -11,7 +11,9 @@ use crate::world::World;
 impl Scene {
     /// Saves every entity of `world` with its registered components and
     /// runtime-defined ones, the registered resources the world holds, and
-    /// the schemas of its runtime-defined components. Each entity's scene id
+    /// the schemas of its runtime-defined components. Entities are listed in
+    /// slot order and each one's components by name, so saving, loading and
+    /// saving again gives the same file. Each entity's scene id
     /// is its [`Entity::to_bits`], so entity references inside components
     /// stay right. Components of unregistered types are left out and counted
     /// in [`Scene::skipped`].
@@ -33,10 +35,13 @@ impl Scene {
     /// assert_eq!(copy.get::<Health>(spawned.entities().next().unwrap()), Ok(&Health(3)));
     /// ```
     pub fn from_world(world: &World, registry: &TypeRegistry) -> Result<Scene, SceneError> {
-        let entities: Vec<Entity> = world
+        let mut entities: Vec<Entity> = world
             .archetypes()
             .flat_map(|a| a.entities().iter().copied())
             .collect();
+        // Slot order, not archetype order: a loaded scene spawns its
+        // entities in file order, so saving the copy gives the same file.
+        entities.sort_unstable_by_key(|e| e.index());
         Scene::from_entities(world, registry, entities)
     }
 
@@ -103,6 +108,9 @@ impl Scene {
                     None => *scene.skipped.entry(info.name().to_owned()).or_default() += 1,
                 }
             }
+            // By name: the order of component ids differs between a world
+            // and its copy; the file should not.
+            components.sort_by(|a, b| a.name.cmp(&b.name));
             scene.entities.push(SceneEntity {
                 id: entity.to_bits(),
                 prefab: None,
