@@ -1001,6 +1001,37 @@ fn spawn_prefab_at_run_time() {
     assert_eq!(world.get::<Health>(old), Ok(&Health(50)));
 }
 
+/// Hooks and observers run while a scene loads; one that despawns the entity
+/// being loaded (or another one of the scene) does not upset the loader.
+#[test]
+fn hooks_that_despawn_scene_entities_during_load() {
+    let registry = registry();
+    let mut world = World::new();
+    world
+        .register_component_hooks::<Frozen>()
+        .on_add(|mut w, e| w.commands().despawn(e));
+    let text = r#"(
+        schemas: { "Mana": { "current": "int", "max": "float" } },
+        prefabs: { "Ice": (components: { "Frozen": (), "Health": (1), "Mana": { "current": 1 } }) },
+        entities: [
+            (id: 1, components: { "Frozen": (), "Health": (2), "Label": (name: "x"), "Mana": { "current": 1 } }),
+            (id: 2, components: { "Health": (3), "Follow": (Some(1)) }),
+            (id: 3, prefab: "Ice"),
+        ],
+    )"#;
+    let spawned = Scene::from_ron_str(text)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap();
+    assert!(!world.contains(spawned[1]));
+    assert!(!world.contains(spawned[3]));
+    assert_eq!(world.get::<Health>(spawned[2]), Ok(&Health(3)));
+    assert_eq!(world.len(), 1);
+    let ice = world.spawn_prefab("Ice", Health(5)).unwrap();
+    assert!(!world.contains(ice));
+    assert_eq!(world.len(), 1);
+}
+
 // ----- errors --------------------------------------------------------------------------
 
 /// The parts of a world a failed load must leave alone.

@@ -12,7 +12,7 @@ use crate::bundle::Bundle;
 use crate::dynamic::{ComponentSchema, DynamicComponent, SchemaError};
 use crate::entity::Entity;
 use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::{DynamicQueryError, World};
+use crate::world::{DynamicInsertError, DynamicQueryError, World};
 
 /// The entities a scene spawned, by scene id.
 ///
@@ -123,9 +123,11 @@ impl Pending for PendingDynamic {
     }
 
     fn insert(self: Box<Self>, world: &mut World, entity: Entity) {
-        // The loader declared the schema and spawned `entity` just before.
-        if let Err(e) = world.insert_dynamic(entity, self.0) {
-            unreachable!("scene value checked against its schema: {e}");
+        // The loader declared the schema and spawned `entity` just before;
+        // only a hook or observer can have despawned it since.
+        match world.insert_dynamic(entity, self.0) {
+            Ok(()) | Err(DynamicInsertError::Entity(_)) => {}
+            Err(e) => unreachable!("scene value checked against its schema: {e}"),
         }
     }
 
@@ -330,7 +332,9 @@ impl Scene {
     /// (prefab ones first, then the entity's own, which override), inserts
     /// its resources, declares its runtime-defined components and keeps its
     /// prefabs for [`World::spawn_prefab`]. Returns the entity spawned for
-    /// each scene id.
+    /// each scene id. Hooks and observers run as the components go in; if
+    /// one despawns a scene entity, its remaining components are dropped and
+    /// its handle here is stale.
     ///
     /// All-or-nothing: every name, id, prefab, reference and value is
     /// checked and decoded before anything changes; on any error the world
@@ -610,9 +614,9 @@ impl World {
         for (_, p) in pending {
             p.insert(self, entity);
         }
-        if self.insert(entity, overrides).is_err() {
-            unreachable!("the entity was spawned just above");
-        }
+        // Fails only if a hook or observer despawned the entity meanwhile
+        // (the handle returned is then stale, as `spawn`'s would be).
+        let _ = self.insert(entity, overrides);
         Ok(entity)
     }
 }

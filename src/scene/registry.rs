@@ -38,10 +38,10 @@ impl<T: Component> Pending for PendingComponent<T> {
     }
 
     fn insert(self: Box<Self>, world: &mut World, entity: Entity) {
-        // The loader spawned `entity` just before; it cannot be stale.
-        if world.insert_one(entity, self.value).is_err() {
-            unreachable!("scene entities are spawned before their components");
-        }
+        // The loader spawned `entity` just before; only a hook or observer
+        // run by an earlier insert can have despawned it since, and then
+        // the value has nowhere to go.
+        let _ = world.insert_one(entity, self.value);
     }
 
     fn insert_resource(self: Box<Self>, _: &mut World) {
