@@ -540,6 +540,42 @@ fn read_then_write_is_identity_in_each_format() {
     }
 }
 
+/// A RON file's `#![enable(...)]` attributes hold for the values in it,
+/// and writing the scene back keeps them.
+#[test]
+fn ron_extension_attributes_apply_to_values() {
+    let registry = registry();
+    let text = "#![enable(unwrap_newtypes)]\n(\n    prefabs: {\"P\": (components: {\"Health\": 9})},\n    entities: [(id: 1, prefab: \"P\", components: {\"Follow\": Some(1)}), (id: 2, components: {\"Health\": 5})],\n)";
+    let scene = Scene::from_ron_str(text).unwrap();
+    let check = |scene: &Scene| {
+        let mut world = World::new();
+        let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+        assert_eq!(world.get::<Health>(spawned[1]), Ok(&Health(9)));
+        assert_eq!(
+            world.get::<Follow>(spawned[1]),
+            Ok(&Follow(Some(spawned[1])))
+        );
+        assert_eq!(world.get::<Health>(spawned[2]), Ok(&Health(5)));
+    };
+    check(&scene);
+    let written = scene.to_ron_string().unwrap();
+    assert!(
+        written.starts_with("#![enable(unwrap_newtypes)]"),
+        "{written}"
+    );
+    check(&Scene::from_ron_str(&written).unwrap());
+    // Resolved, it converts to the other formats as usual.
+    let mut resolved = scene.clone();
+    resolved.resolve(&registry).unwrap();
+    for format in FORMATS {
+        check(&read(&write(&resolved, format), format).unwrap());
+    }
+    // A file without attributes is written without them.
+    let plain =
+        Scene::from_ron_str("(entities: [(id: 1, components: {\"Health\": (5)})])").unwrap();
+    assert!(!plain.to_ron_string().unwrap().contains("#!"));
+}
+
 /// A scene read from one format is written in another once resolved.
 #[test]
 fn resolve_converts_between_formats() {

@@ -8,6 +8,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use ron::extensions::Extensions;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -152,7 +153,12 @@ fn build<R>(
 }
 
 pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
-    let source = Source::new(text);
+    // The attributes at the top of the file (read when a deserializer is
+    // made; a bad one is reported by the full parse below).
+    let extensions = ron::Deserializer::from_str_with_options(text, &ron_options())
+        .map_or(Extensions::empty(), |de| de.extensions())
+        - ron_options().default_extensions;
+    let source = Source::new(text, extensions);
     let doc: Doc<&ron::value::RawValue> =
         ron_options()
             .from_str(&source.text)
@@ -177,7 +183,7 @@ pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
 }
 
 pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
-    let source = Source::new(text);
+    let source = Source::new(text, Extensions::empty());
     let doc: Doc<&serde_json::value::RawValue> =
         serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
             format: "JSON",
@@ -428,7 +434,17 @@ impl Scene {
     /// ```
     pub fn to_ron_string(&self) -> Result<String, SceneError> {
         let doc = doc_out(self, Format::Ron)?;
-        let config = ron::ser::PrettyConfig::new().struct_names(false);
+        // Values read from a RON file that enables extensions are written
+        // as they were, so the file written enables them too.
+        let extensions = self
+            .resources
+            .iter()
+            .chain(self.prefabs.iter().flat_map(|p| &p.components))
+            .chain(self.entities.iter().flat_map(|e| &e.components))
+            .fold(Extensions::empty(), |all, c| all | c.value.ron_extensions());
+        let config = ron::ser::PrettyConfig::new()
+            .struct_names(false)
+            .extensions(extensions);
         ron::ser::to_string_pretty(&doc, config).map_err(encode_error)
     }
 

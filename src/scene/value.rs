@@ -21,16 +21,20 @@ use crate::entity::Entity;
 pub(crate) struct Source {
     pub text: String,
     line_starts: Vec<usize>,
+    /// The extensions a RON file enables with `#![enable(...)]` (beyond the
+    /// scene defaults): each value is decoded on its own, with them.
+    pub ron_extensions: ron::extensions::Extensions,
 }
 
 impl Source {
-    pub fn new(text: &str) -> Arc<Source> {
+    pub fn new(text: &str, ron_extensions: ron::extensions::Extensions) -> Arc<Source> {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         Arc::new(Source {
             text: text.to_owned(),
             line_starts,
+            ron_extensions,
         })
     }
 
@@ -146,6 +150,18 @@ pub(crate) fn scene_id(key: Entity) -> u64 {
 }
 
 impl SceneValue {
+    /// The `#![enable(...)]` extensions of the RON file the value is from.
+    pub fn ron_extensions(&self) -> ron::extensions::Extensions {
+        match self {
+            SceneValue::Text {
+                format: Format::Ron,
+                source,
+                ..
+            } => source.ron_extensions,
+            _ => ron::extensions::Extensions::empty(),
+        }
+    }
+
     pub fn at(&self) -> Where {
         match self {
             SceneValue::Text { source, span, .. } => Where::Text(source.location(span.start)),
@@ -169,13 +185,16 @@ impl SceneValue {
                 let spanned = |e: ron::error::SpannedError| {
                     Where::Text(source.relative(span.start, loc(e.span.start)))
                 };
+                let options =
+                    super::text::ron_options().with_default_extension(source.ron_extensions);
                 let mut de =
-                    ron::Deserializer::from_str_with_options(text, &super::text::ron_options())
-                        .map_err(|e| DecodeError {
+                    ron::Deserializer::from_str_with_options(text, &options).map_err(|e| {
+                        DecodeError {
                             message: e.code.to_string(),
                             path: String::new(),
                             at: spanned(e),
-                        })?;
+                        }
+                    })?;
                 let result =
                     seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
                 let result = result.and_then(|v| de.end().map(|()| v));
