@@ -43,16 +43,21 @@ fn simple_bundle() -> (Transform, Position, Rotation, Velocity) {
 }
 
 /// Spawn 10k entities with four components into a fresh world.
-pub struct SimpleInsert;
+pub struct SimpleInsert(usize);
 
 impl SimpleInsert {
     pub fn new() -> Self {
-        Self
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    /// Spawn `n` entities per run instead of 10k (the report's RSS table).
+    pub fn with_entities(n: usize) -> Self {
+        Self(n)
     }
 
     pub fn run(&mut self) {
         let mut world = World::new();
-        world.spawn_batch((0..SIMPLE_ENTITIES).map(|_| simple_bundle()));
+        world.spawn_batch((0..self.0).map(|_| simple_bundle()));
         black_box(&world);
     }
 }
@@ -221,9 +226,7 @@ impl AddRemove {
 
     pub fn with_entities(n: usize) -> Self {
         let mut world = World::new();
-        let entities = world
-            .spawn_batch((0..n).map(|_| AddRemoveA(0.0)))
-            .collect();
+        let entities = world.spawn_batch((0..n).map(|_| AddRemoveA(0.0))).collect();
         Self { world, entities }
     }
 

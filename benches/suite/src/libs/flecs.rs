@@ -52,16 +52,21 @@ fn spawn_simple(world: &World, n: usize) {
 }
 
 /// Spawn 10k entities with four components into a fresh world.
-pub struct SimpleInsert;
+pub struct SimpleInsert(usize);
 
 impl SimpleInsert {
     pub fn new() -> Self {
-        Self
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    /// Spawn `n` entities per run instead of 10k (the report's RSS table).
+    pub fn with_entities(n: usize) -> Self {
+        Self(n)
     }
 
     pub fn run(&mut self) {
         let world = World::new();
-        spawn_simple(&world, SIMPLE_ENTITIES);
+        spawn_simple(&world, self.0);
         black_box(&world);
     }
 }

@@ -32,14 +32,7 @@ struct Affine(Matrix4<f32>);
 
 type QueryOf<V> = Query<V, <V as DefaultFilter>::Filter>;
 
-fn simple_columns(
-    n: usize,
-) -> (
-    Vec<Transform>,
-    Vec<Position>,
-    Vec<Rotation>,
-    Vec<Velocity>,
-) {
+fn simple_columns(n: usize) -> (Vec<Transform>, Vec<Position>, Vec<Rotation>, Vec<Velocity>) {
     (
         vec![Transform(transform()); n],
         vec![Position(unit()); n],
@@ -49,16 +42,21 @@ fn simple_columns(
 }
 
 /// Spawn 10k entities with four components into a fresh world.
-pub struct SimpleInsert;
+pub struct SimpleInsert(usize);
 
 impl SimpleInsert {
     pub fn new() -> Self {
-        Self
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    /// Spawn `n` entities per run instead of 10k (the report's RSS table).
+    pub fn with_entities(n: usize) -> Self {
+        Self(n)
     }
 
     pub fn run(&mut self) {
         let mut world = World::default();
-        world.extend(simple_columns(SIMPLE_ENTITIES).into_soa());
+        world.extend(simple_columns(self.0).into_soa());
         black_box(&world);
     }
 }
@@ -228,9 +226,7 @@ impl AddRemove {
 
     pub fn with_entities(n: usize) -> Self {
         let mut world = World::default();
-        let entities = world
-            .extend((0..n).map(|_| (AddRemoveA(0.0),)))
-            .to_vec();
+        let entities = world.extend((0..n).map(|_| (AddRemoveA(0.0),))).to_vec();
         Self { world, entities }
     }
 

@@ -41,16 +41,21 @@ fn simple_bundle() -> (Transform, Position, Rotation, Velocity) {
 }
 
 /// Spawn 10k entities with four components into a fresh world.
-pub struct SimpleInsert;
+pub struct SimpleInsert(usize);
 
 impl SimpleInsert {
     pub fn new() -> Self {
-        Self
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    /// Spawn `n` entities per run instead of 10k (the report's RSS table).
+    pub fn with_entities(n: usize) -> Self {
+        Self(n)
     }
 
     pub fn run(&mut self) {
         let mut world = World::new();
-        let entities = world.spawn_batch((0..SIMPLE_ENTITIES).map(|_| simple_bundle()));
+        let entities = world.spawn_batch((0..self.0).map(|_| simple_bundle()));
         black_box(&entities);
         black_box(&world);
     }
@@ -234,15 +239,21 @@ mod sched {
     pub struct E(pub f32);
 
     pub fn ab(mut query: Query<(&mut A, &mut B)>) {
-        query.iter_mut().for_each(|(a, b)| std::mem::swap(&mut a.0, &mut b.0));
+        query
+            .iter_mut()
+            .for_each(|(a, b)| std::mem::swap(&mut a.0, &mut b.0));
     }
 
     pub fn cd(mut query: Query<(&mut C, &mut D)>) {
-        query.iter_mut().for_each(|(c, d)| std::mem::swap(&mut c.0, &mut d.0));
+        query
+            .iter_mut()
+            .for_each(|(c, d)| std::mem::swap(&mut c.0, &mut d.0));
     }
 
     pub fn ce(mut query: Query<(&mut C, &mut E)>) {
-        query.iter_mut().for_each(|(c, e)| std::mem::swap(&mut c.0, &mut e.0));
+        query
+            .iter_mut()
+            .for_each(|(c, e)| std::mem::swap(&mut c.0, &mut e.0));
     }
 }
 

@@ -13,15 +13,20 @@ use cgmath::{Matrix4, Vector3};
 use crate::data::*;
 
 /// Spawn 10k four-component rows into fresh column `Vec`s.
-pub struct SimpleInsert;
+pub struct SimpleInsert(usize);
 
 impl SimpleInsert {
     pub fn new() -> Self {
-        Self
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    /// Spawn `n` entities per run instead of 10k (the report's RSS table).
+    pub fn with_entities(n: usize) -> Self {
+        Self(n)
     }
 
     pub fn run(&mut self) {
-        let n = SIMPLE_ENTITIES;
+        let n = self.0;
         let mut transforms: Vec<Matrix4<f32>> = Vec::with_capacity(n);
         let mut positions: Vec<Vector3<f32>> = Vec::with_capacity(n);
         let mut rotations: Vec<Vector3<f32>> = Vec::with_capacity(n);

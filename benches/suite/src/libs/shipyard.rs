@@ -38,16 +38,21 @@ fn simple_bundle() -> (Transform, Position, Rotation, Velocity) {
 }
 
 /// Spawn 10k entities with four components into a fresh world.
-pub struct SimpleInsert;
+pub struct SimpleInsert(usize);
 
 impl SimpleInsert {
     pub fn new() -> Self {
-        Self
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    /// Spawn `n` entities per run instead of 10k (the report's RSS table).
+    pub fn with_entities(n: usize) -> Self {
+        Self(n)
     }
 
     pub fn run(&mut self) {
         let mut world = World::new();
-        world.bulk_add_entity((0..SIMPLE_ENTITIES).map(|_| simple_bundle()));
+        world.bulk_add_entity((0..self.0).map(|_| simple_bundle()));
         black_box(&world);
     }
 }
@@ -67,12 +72,13 @@ impl SimpleIter {
     }
 
     pub fn run(&mut self) {
-        self.0
-            .run(|velocities: View<Velocity>, mut positions: ViewMut<Position>| {
+        self.0.run(
+            |velocities: View<Velocity>, mut positions: ViewMut<Position>| {
                 for (velocity, position) in (&velocities, &mut positions).iter() {
                     integrate(&mut position.0, &velocity.0);
                 }
-            });
+            },
+        );
     }
 }
 
@@ -126,12 +132,13 @@ impl HeavyCompute {
     }
 
     pub fn run(&mut self) {
-        self.0
-            .run(|mut positions: ViewMut<Position>, mut affines: ViewMut<Affine>| {
+        self.0.run(
+            |mut positions: ViewMut<Position>, mut affines: ViewMut<Affine>| {
                 (&mut positions, &mut affines)
                     .par_iter()
                     .for_each(|(position, affine)| heavy_kernel(&mut affine.0, &mut position.0));
-            });
+            },
+        );
     }
 }
 

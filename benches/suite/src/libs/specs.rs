@@ -68,15 +68,20 @@ fn simple_world(n: usize) -> World {
 }
 
 /// Spawn 10k entities with four components into a fresh world.
-pub struct SimpleInsert;
+pub struct SimpleInsert(usize);
 
 impl SimpleInsert {
     pub fn new() -> Self {
-        Self
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    /// Spawn `n` entities per run instead of 10k (the report's RSS table).
+    pub fn with_entities(n: usize) -> Self {
+        Self(n)
     }
 
     pub fn run(&mut self) {
-        let world = simple_world(SIMPLE_ENTITIES);
+        let world = simple_world(self.0);
         black_box(&world);
     }
 }
