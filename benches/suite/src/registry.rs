@@ -1,0 +1,245 @@
+//! The one list of (workload, library) rows, shared by the criterion bench
+//! (`benches/suite.rs`) and the report command (`src/main.rs`).
+//!
+//! A row's `setup` builds the library's workload struct (untimed) and returns
+//! a [`Batch`]: a closure that runs the workload `iters` times back to back
+//! and returns the wall time of the whole batch. The loop is monomorphised
+//! per row, so the only dynamic call is the one per batch (criterion's
+//! `iter_custom` and the report's sampler both time batches).
+//!
+//! To add a row: give the library a struct for the workload (`new()` +
+//! `run()`), then add one line to [`rows`] (and to [`scaled_rows`] if the
+//! struct also has `with_entities(n)`).
+
+use std::time::{Duration, Instant};
+
+use crate::libs;
+
+/// Runs the workload `iters` times and returns the elapsed wall time.
+pub type Batch = Box<dyn FnMut(u64) -> Duration>;
+
+/// The workloads, in the order the suite and the report print them.
+pub const WORKLOADS: [&str; 8] = [
+    "simple_insert",
+    "simple_iter",
+    "fragmented_iter",
+    "heavy_compute",
+    "schedule",
+    "add_remove",
+    "serialize_text",
+    "serialize_binary",
+];
+
+/// What a library is in a comparison.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// A mosaic row (`mosaic`, or a variant such as `mosaic_table`).
+    Mosaic,
+    /// Another ECS.
+    Peer,
+    /// The hand-written no-ECS floor (`plain_vec`).
+    Baseline,
+}
+
+/// The libraries (report columns), in order, with their kind.
+pub const LIBRARIES: [(&str, Kind); 9] = [
+    ("mosaic", Kind::Mosaic),
+    ("mosaic_table", Kind::Mosaic),
+    ("bevy", Kind::Peer),
+    ("hecs", Kind::Peer),
+    ("legion", Kind::Peer),
+    ("shipyard", Kind::Peer),
+    ("specs", Kind::Peer),
+    ("flecs", Kind::Peer),
+    ("plain_vec", Kind::Baseline),
+];
+
+/// The kind of `library` (unknown names count as peers).
+pub fn kind(library: &str) -> Kind {
+    LIBRARIES
+        .iter()
+        .find(|(name, _)| *name == library)
+        .map_or(Kind::Peer, |&(_, kind)| kind)
+}
+
+/// One (workload, library) pair at the suite's standard size.
+#[derive(Clone, Copy)]
+pub struct Row {
+    pub workload: &'static str,
+    pub library: &'static str,
+    pub setup: fn() -> Batch,
+}
+
+/// One (workload, library) pair whose entity count is a parameter.
+#[derive(Clone, Copy)]
+pub struct ScaledRow {
+    pub workload: &'static str,
+    pub library: &'static str,
+    pub setup: fn(usize) -> Batch,
+}
+
+/// Wraps a built workload in a [`Batch`] timing `iters` calls of `run()`.
+macro_rules! batch {
+    ($bench:expr) => {{
+        let mut bench = $bench;
+        Box::new(move |iters: u64| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                bench.run();
+            }
+            start.elapsed()
+        }) as Batch
+    }};
+}
+
+macro_rules! row_list {
+    ($( $(#[$attr:meta])* $workload:literal, $library:literal => $ty:ty; )*) => {
+        /// Every (workload, library) row, in [`WORKLOADS`] then [`LIBRARIES`] order.
+        pub fn rows() -> Vec<Row> {
+            let mut rows = Vec::new();
+            $(
+                $(#[$attr])*
+                rows.push(Row {
+                    workload: $workload,
+                    library: $library,
+                    setup: || batch!(<$ty>::new()),
+                });
+            )*
+            rows
+        }
+    };
+}
+
+macro_rules! scaled_row_list {
+    ($( $(#[$attr:meta])* $workload:literal, $library:literal => $ty:ty; )*) => {
+        /// The rows whose entity count can be chosen (`with_entities(n)`):
+        /// simple_insert, simple_iter and add_remove.
+        pub fn scaled_rows() -> Vec<ScaledRow> {
+            let mut rows = Vec::new();
+            $(
+                $(#[$attr])*
+                rows.push(ScaledRow {
+                    workload: $workload,
+                    library: $library,
+                    setup: |n| batch!(<$ty>::with_entities(n)),
+                });
+            )*
+            rows
+        }
+    };
+}
+
+row_list! {
+    #[cfg(feature = "mosaic")]
+    "simple_insert", "mosaic" => libs::mosaic::SimpleInsert;
+    "simple_insert", "bevy" => libs::bevy::SimpleInsert;
+    "simple_insert", "hecs" => libs::hecs::SimpleInsert;
+    "simple_insert", "legion" => libs::legion::SimpleInsert;
+    "simple_insert", "shipyard" => libs::shipyard::SimpleInsert;
+    "simple_insert", "specs" => libs::specs::SimpleInsert;
+    "simple_insert", "flecs" => libs::flecs::SimpleInsert;
+    "simple_insert", "plain_vec" => libs::plain::SimpleInsert;
+
+    #[cfg(feature = "mosaic")]
+    "simple_iter", "mosaic" => libs::mosaic::SimpleIter;
+    "simple_iter", "bevy" => libs::bevy::SimpleIter;
+    "simple_iter", "hecs" => libs::hecs::SimpleIter;
+    "simple_iter", "legion" => libs::legion::SimpleIter;
+    "simple_iter", "shipyard" => libs::shipyard::SimpleIter;
+    "simple_iter", "specs" => libs::specs::SimpleIter;
+    "simple_iter", "flecs" => libs::flecs::SimpleIter;
+    "simple_iter", "plain_vec" => libs::plain::SimpleIter;
+
+    #[cfg(feature = "mosaic")]
+    "fragmented_iter", "mosaic" => libs::mosaic::FragIter;
+    "fragmented_iter", "bevy" => libs::bevy::FragIter;
+    "fragmented_iter", "hecs" => libs::hecs::FragIter;
+    "fragmented_iter", "legion" => libs::legion::FragIter;
+    "fragmented_iter", "shipyard" => libs::shipyard::FragIter;
+    "fragmented_iter", "specs" => libs::specs::FragIter;
+    "fragmented_iter", "flecs" => libs::flecs::FragIter;
+    "fragmented_iter", "plain_vec" => libs::plain::FragIter;
+
+    #[cfg(feature = "mosaic")]
+    "heavy_compute", "mosaic" => libs::mosaic::HeavyCompute;
+    "heavy_compute", "bevy" => libs::bevy::HeavyCompute;
+    "heavy_compute", "hecs" => libs::hecs::HeavyCompute;
+    "heavy_compute", "legion" => libs::legion::HeavyCompute;
+    "heavy_compute", "shipyard" => libs::shipyard::HeavyCompute;
+    "heavy_compute", "specs" => libs::specs::HeavyCompute;
+    "heavy_compute", "flecs" => libs::flecs::HeavyCompute;
+
+    #[cfg(feature = "mosaic")]
+    "schedule", "mosaic" => libs::mosaic::Schedule;
+    "schedule", "bevy" => libs::bevy::Schedule;
+    "schedule", "legion" => libs::legion::Schedule;
+    "schedule", "shipyard" => libs::shipyard::Schedule;
+    "schedule", "specs" => libs::specs::Schedule;
+    "schedule", "flecs" => libs::flecs::Schedule;
+
+    #[cfg(feature = "mosaic")]
+    "add_remove", "mosaic" => libs::mosaic::AddRemove;
+    #[cfg(feature = "mosaic")]
+    "add_remove", "mosaic_table" => libs::mosaic::AddRemoveTable;
+    "add_remove", "bevy" => libs::bevy::AddRemove;
+    "add_remove", "hecs" => libs::hecs::AddRemove;
+    "add_remove", "legion" => libs::legion::AddRemove;
+    "add_remove", "shipyard" => libs::shipyard::AddRemove;
+    "add_remove", "specs" => libs::specs::AddRemove;
+    "add_remove", "flecs" => libs::flecs::AddRemove;
+
+    "serialize_text", "hecs" => libs::hecs::SerializeText;
+    "serialize_text", "legion" => libs::legion::SerializeText;
+    "serialize_text", "specs" => libs::specs::SerializeText;
+
+    "serialize_binary", "hecs" => libs::hecs::SerializeBinary;
+    "serialize_binary", "legion" => libs::legion::SerializeBinary;
+    "serialize_binary", "specs" => libs::specs::SerializeBinary;
+}
+
+scaled_row_list! {
+    #[cfg(feature = "mosaic")]
+    "simple_insert", "mosaic" => libs::mosaic::SimpleInsert;
+    "simple_insert", "bevy" => libs::bevy::SimpleInsert;
+    "simple_insert", "hecs" => libs::hecs::SimpleInsert;
+    "simple_insert", "legion" => libs::legion::SimpleInsert;
+    "simple_insert", "shipyard" => libs::shipyard::SimpleInsert;
+    "simple_insert", "specs" => libs::specs::SimpleInsert;
+    "simple_insert", "flecs" => libs::flecs::SimpleInsert;
+    "simple_insert", "plain_vec" => libs::plain::SimpleInsert;
+
+    #[cfg(feature = "mosaic")]
+    "simple_iter", "mosaic" => libs::mosaic::SimpleIter;
+    "simple_iter", "bevy" => libs::bevy::SimpleIter;
+    "simple_iter", "hecs" => libs::hecs::SimpleIter;
+    "simple_iter", "legion" => libs::legion::SimpleIter;
+    "simple_iter", "shipyard" => libs::shipyard::SimpleIter;
+    "simple_iter", "specs" => libs::specs::SimpleIter;
+    "simple_iter", "flecs" => libs::flecs::SimpleIter;
+    "simple_iter", "plain_vec" => libs::plain::SimpleIter;
+
+    #[cfg(feature = "mosaic")]
+    "add_remove", "mosaic" => libs::mosaic::AddRemove;
+    #[cfg(feature = "mosaic")]
+    "add_remove", "mosaic_table" => libs::mosaic::AddRemoveTable;
+    "add_remove", "bevy" => libs::bevy::AddRemove;
+    "add_remove", "hecs" => libs::hecs::AddRemove;
+    "add_remove", "legion" => libs::legion::AddRemove;
+    "add_remove", "shipyard" => libs::shipyard::AddRemove;
+    "add_remove", "specs" => libs::specs::AddRemove;
+    "add_remove", "flecs" => libs::flecs::AddRemove;
+}
+
+/// The standard-size row for (workload, library), if the library has one.
+pub fn find(workload: &str, library: &str) -> Option<Row> {
+    rows()
+        .into_iter()
+        .find(|row| row.workload == workload && row.library == library)
+}
+
+/// The scaled row for (workload, library), if the library has one.
+pub fn find_scaled(workload: &str, library: &str) -> Option<ScaledRow> {
+    scaled_rows()
+        .into_iter()
+        .find(|row| row.workload == workload && row.library == library)
+}
