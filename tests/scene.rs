@@ -576,6 +576,28 @@ fn ron_extension_attributes_apply_to_values() {
     assert!(!plain.to_ron_string().unwrap().contains("#!"));
 }
 
+/// Text files saved with a byte-order mark (as some Windows editors do)
+/// read like any other; locations are those an editor shows.
+#[test]
+fn text_files_with_a_byte_order_mark() {
+    let registry = registry();
+    let ron = "\u{feff}(entities: [(id: 1, components: {\"Health\": (5)})])";
+    let json = "\u{feff}{\"entities\": [{\"id\": 1, \"components\": {\"Health\": 5}}]}";
+    for (text, format) in [(ron, Format::Ron), (json, Format::Json)] {
+        let mut world = World::new();
+        let spawned = read(text.as_bytes(), format)
+            .unwrap_or_else(|e| panic!("{format:?}: {e}"))
+            .spawn_into(&mut world, &registry)
+            .unwrap();
+        assert_eq!(world.get::<Health>(spawned[1]), Ok(&Health(5)));
+    }
+    let err = ron_error("\u{feff}(entities: [(id: 1, components: {\"Health\": (\"x\")})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { at: Where::Text(at), .. } if at.line == 1 && at.column == 45),
+        "{err:?}"
+    );
+}
+
 /// A scene read from one format is written in another once resolved.
 #[test]
 fn resolve_converts_between_formats() {

@@ -152,7 +152,14 @@ fn build<R>(
     })
 }
 
+/// `text` without a leading byte-order mark (some editors write one; it is
+/// not part of the document, and locations are counted without it).
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
+    let text = without_bom(text);
     // The attributes at the top of the file (read when a deserializer is
     // made; a bad one is reported by the full parse below).
     let extensions = ron::Deserializer::from_str_with_options(text, &ron_options())
@@ -183,6 +190,7 @@ pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
 }
 
 pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
+    let text = without_bom(text);
     let source = Source::new(text, Extensions::empty());
     let doc: Doc<&serde_json::value::RawValue> =
         serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
