@@ -1262,6 +1262,34 @@ fn json_syntax_error() {
     );
 }
 
+/// Columns count characters, not bytes, in JSON as in RON: text before
+/// the error on its line may be any Unicode.
+#[test]
+fn json_columns_count_characters() {
+    // A value spread over two lines, wrong on the second, after "ünï".
+    let text = "{\"entities\": [{\"id\": 1, \"components\": {\"Mood\": {\"Scared\": {\n  \"of\": \"ünï\", \"level\": \"high\"}}}}]}";
+    let err = json_error(text);
+    let token = find(text, "\"high\"");
+    assert!(
+        matches!(&err, SceneError::WrongShape { path, at: Where::Text(at), .. }
+            if path == "Scared.level" && at.line == 2
+                && (token.column..token.column + "\"high\"".len()).contains(&at.column)),
+        "{err:?} (token at {token})"
+    );
+    // A syntax error after "ünï" on its line.
+    let text =
+        "{\"entities\": [\n  {\"id\": 1, \"components\": {\"Label\": {\"name\": \"ünï\"}} x}\n]}";
+    let err = json_error(text);
+    assert_eq!(
+        err,
+        SceneError::Syntax {
+            format: "JSON",
+            message: "expected `,` or `}`".into(),
+            at: Where::Text(find(text, "x}")),
+        }
+    );
+}
+
 #[test]
 fn garbage_binary() {
     let registry = registry();

@@ -14,7 +14,7 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::error::{Location, SceneError, Where};
-use super::value::{Format, SceneValue, Source, ValueWriter};
+use super::value::{json_offset, Format, SceneValue, Source, ValueWriter};
 use super::{Prefab, Scene, SceneComponent, SceneEntity};
 use crate::dynamic::{ComponentSchema, FieldType};
 
@@ -200,10 +200,7 @@ pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
                 m.rfind(" at line ")
                     .map_or(m.clone(), |i| m[..i].to_owned())
             },
-            at: Where::Text(Location {
-                line: e.line(),
-                column: e.column(),
-            }),
+            at: Where::Text(source.location(json_offset(&source.text, e.line(), e.column()))),
         })?;
     let source2 = Arc::clone(&source);
     build(

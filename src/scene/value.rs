@@ -220,13 +220,9 @@ impl SceneValue {
                 result.map_err(|e| DecodeError {
                     message: strip_json_position(&e),
                     path: track.path().to_string(),
-                    at: Where::Text(source.relative(
-                        span.start,
-                        Location {
-                            line: e.line(),
-                            column: e.column(),
-                        },
-                    )),
+                    at: Where::Text(
+                        source.location(span.start + json_offset(text, e.line(), e.column())),
+                    ),
                 })
             }
             SceneValue::Binary(bytes) => {
@@ -351,6 +347,23 @@ fn loc(p: ron::error::Position) -> Location {
         line: p.line,
         column: p.col,
     }
+}
+
+/// The byte offset in `text` of serde_json's error position: 1-based line,
+/// and 1-based column counted in bytes (0 before the line's first byte).
+pub(crate) fn json_offset(text: &str, line: usize, column: usize) -> usize {
+    let line_start = match line {
+        0 | 1 => 0,
+        n => text
+            .match_indices('\n')
+            .nth(n - 2)
+            .map_or(text.len(), |(i, _)| i + 1),
+    };
+    let mut offset = (line_start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
 }
 
 /// serde_json's message without its own " at line L column C" suffix (the
