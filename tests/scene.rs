@@ -632,6 +632,42 @@ fn resolve_converts_between_formats() {
     }
 }
 
+/// `resolve` checks names as loading does: the same suggestions, and
+/// runtime-defined components are not resources.
+#[test]
+fn resolve_reports_unknown_names_as_loading_does() {
+    let registry = registry();
+    let text = r#"(schemas: {"Stamina": {"left": "int"}}, entities: [(id: 1, components: {"Stamnia": {}})])"#;
+    let mut scene = Scene::from_ron_str(text).unwrap();
+    let loading = scene.spawn_into(&mut World::new(), &registry).unwrap_err();
+    let resolving = scene.resolve(&registry).unwrap_err();
+    assert_eq!(resolving, loading);
+    assert!(
+        matches!(&resolving, SceneError::UnknownComponent { suggestion: Some(s), .. } if s == "Stamina"),
+        "{resolving:?}"
+    );
+    let text = r#"(resources: {"Gravty": (1.0)})"#;
+    let mut scene = Scene::from_ron_str(text).unwrap();
+    assert_eq!(
+        scene.resolve(&registry).unwrap_err(),
+        scene.spawn_into(&mut World::new(), &registry).unwrap_err()
+    );
+    let text = r#"(schemas: {"Stamina": {"left": "int"}}, resources: {"Stamina": {"left": 1}})"#;
+    let mut scene = Scene::from_ron_str(text).unwrap();
+    let loading = scene.spawn_into(&mut World::new(), &registry).unwrap_err();
+    assert!(
+        matches!(
+            &loading,
+            SceneError::UnknownComponent {
+                kind: "resource",
+                ..
+            }
+        ),
+        "{loading:?}"
+    );
+    assert_eq!(scene.resolve(&registry).unwrap_err(), loading);
+}
+
 #[test]
 fn from_path_reads_each_format_by_extension() {
     let registry = registry();

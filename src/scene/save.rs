@@ -1,7 +1,7 @@
 //! Saving a world (or some of its entities) as a scene, and resolving a
 //! scene's values into the serde data model.
 
-use super::error::SceneError;
+use super::error::{suggest, SceneError};
 use super::registry::{Kind, TypeRegistry};
 use super::value::{to_content, DynamicSeed, SceneValue};
 use super::{Scene, SceneComponent, SceneEntity};
@@ -165,7 +165,10 @@ impl Scene {
             };
             let content = if let Some(entry) = registry.get(&c.name, kind) {
                 entry.to_content(&c.value).map_err(wrong)?
-            } else if let Some(schema) = schemas.iter().find(|s| s.name() == c.name) {
+            } else if let Some(schema) = schemas
+                .iter()
+                .find(|s| kind == Kind::Component && s.name() == c.name)
+            {
                 let value = c.value.decode(DynamicSeed(schema)).map_err(wrong)?;
                 to_content(&value).map_err(|message| SceneError::Encode {
                     component: c.name.clone(),
@@ -179,7 +182,15 @@ impl Scene {
                         "resource"
                     },
                     name: c.name.clone(),
-                    suggestion: None,
+                    suggestion: suggest(
+                        &c.name,
+                        registry.names_of(kind).chain(
+                            schemas
+                                .iter()
+                                .filter(|_| kind == Kind::Component)
+                                .map(|s| s.name()),
+                        ),
+                    ),
                     at: c.value.at(),
                 });
             };
