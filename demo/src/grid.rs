@@ -15,7 +15,7 @@
 //!
 //! - *Small* bodies (radius at most half a cell) can only touch bodies in
 //!   their own or an adjacent cell, so each looks at the rest of its own
-//!   cell, the cell to its right and the three cells below: every
+//!   cell, the cell to its right and the three cells of the next row: every
 //!   neighbouring pair of cells is visited once.
 //! - *Large* bodies (the player, monsters) look at every cell within their
 //!   radius plus the largest radius in the grid; a pair of two large bodies
@@ -29,9 +29,9 @@
 use mosaic::Entity;
 use rayon::prelude::*;
 
-/// Cell edge in world units. Particles have radius 0.5 and
-/// [`AREA_PER_PARTICLE`](crate::AREA_PER_PARTICLE) of room each, so a cell
-/// holds one on average.
+/// Cell edge in world units. A particle has
+/// [`AREA_PER_PARTICLE`](crate::AREA_PER_PARTICLE) of room, so a cell holds
+/// one on average; anything of radius up to half a cell counts as small.
 pub const CELL: f32 = 4.0;
 
 /// Row bands the work is split into: fixed, so the output order does not
@@ -361,29 +361,29 @@ impl View<'_> {
         let cols = self.cols;
         for row in first..last {
             let base = row * cols;
-            let below = (row + 1 < self.rows).then_some(base + cols);
+            let next = (row + 1 < self.rows).then_some(base + cols);
             for col in 0..cols {
                 let (start, end) = (self.starts[base + col], self.starts[base + col + 1]);
                 if start == end {
                     continue;
                 }
                 // The rest of this cell and the whole cell to its right are
-                // one slice; so are the three cells below.
+                // one slice; so are the three cells of the next row.
                 let right_end = self.starts[base + (col + 2).min(cols)] as usize;
-                let under = match below {
+                let next_row = match next {
                     Some(b) => {
                         self.starts[b + col.saturating_sub(1)] as usize
                             ..self.starts[b + (col + 2).min(cols)] as usize
                     }
                     None => 0..0,
                 };
-                let under = &self.sorted[under];
+                let next_row = &self.sorted[next_row];
                 for i in start as usize..end as usize {
                     let a = self.sorted[i];
                     if a.r > self.half {
                         continue;
                     }
-                    for part in [&self.sorted[i + 1..right_end], under] {
+                    for part in [&self.sorted[i + 1..right_end], next_row] {
                         for b in part {
                             if b.r <= self.half && touching(&a, b) {
                                 out.push((a.id, b.id));

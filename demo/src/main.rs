@@ -10,6 +10,7 @@
 //! cargo run --release -- --entities 1000000 --no-render --parallel
 //! ```
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -59,16 +60,41 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
+    match run(&args, &mut io::stdout().lock()) {
+        // A reader that stops reading (`| head`) is not an error.
+        Ok(()) | Err(Stop::Closed) => ExitCode::SUCCESS,
+        Err(Stop::Failed(message)) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
+/// Why a run stopped early.
+enum Stop {
+    /// Something went wrong: this message says what.
+    Failed(String),
+    /// Whoever reads the report closed the pipe.
+    Closed,
+}
+
+impl From<String> for Stop {
+    fn from(message: String) -> Stop {
+        Stop::Failed(message)
+    }
+}
+
+impl From<io::Error> for Stop {
+    fn from(e: io::Error) -> Stop {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            Stop::Closed
+        } else {
+            Stop::Failed(format!("cannot write the report: {e}"))
+        }
+    }
+}
+
+fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
     let scene = match &args.scene {
         Some(path) => Some(
             std::fs::read_to_string(path)
@@ -88,7 +114,8 @@ fn run(args: &Args) -> Result<(), String> {
     })?;
     sim.schedule.set_timing(true);
 
-    println!(
+    writeln!(
+        out,
         "mosaic showcase: seed {}, {} frames at {FPS} fps ({:.1} s of game time), {} executor",
         args.seed,
         args.frames,
@@ -98,13 +125,13 @@ fn run(args: &Args) -> Result<(), String> {
         } else {
             "single-threaded"
         },
-    );
+    )?;
     let source = match &args.scene {
         Some(path) => path.display().to_string(),
         None => "built-in, demo/assets/default.ron".to_owned(),
     };
-    println!("\nThe scene ({source}):");
-    print_census(&mut sim);
+    writeln!(out, "\nThe scene ({source}):")?;
+    print_census(out, &mut sim)?;
 
     let mut pictures = if args.no_render {
         None
@@ -135,26 +162,28 @@ fn run(args: &Args) -> Result<(), String> {
     }
     progress.finish_and_clear();
 
-    println!("\nThe story:");
+    writeln!(out, "\nThe story:")?;
     let story = &sim.story().lines;
     if story.is_empty() {
-        println!("  (nothing notable happened)");
+        writeln!(out, "  (nothing notable happened)")?;
     }
     for line in story {
-        println!("  {line}");
+        writeln!(out, "  {line}")?;
     }
     let stats = *sim.world.resource::<Stats>();
-    println!(
+    writeln!(
+        out,
         "  -- {} collision events, {} sparks, {} hits on the player",
         stats.collisions, stats.sparks, stats.hits
-    );
+    )?;
 
-    println!("\nSystems (time per system over the run):");
+    writeln!(out, "\nSystems (time per system over the run):")?;
     for line in sim.schedule.timings().to_string().lines() {
-        println!("  {line}");
+        writeln!(out, "  {line}")?;
     }
     let fps = args.frames as f64 / simulating.as_secs_f64();
-    println!(
+    writeln!(
+        out,
         "  simulation: {} frames in {:.3} s = {fps:.1} frames/s ({:.3} ms a frame{})",
         args.frames,
         simulating.as_secs_f64(),
@@ -164,26 +193,26 @@ fn run(args: &Args) -> Result<(), String> {
         } else {
             ""
         },
-    );
+    )?;
 
-    println!("\nThe scene at the end:");
-    print_census(&mut sim);
-    println!("\nArchetypes at the end (entities: components):");
+    writeln!(out, "\nThe scene at the end:")?;
+    print_census(out, &mut sim)?;
+    writeln!(out, "\nArchetypes at the end (entities: components):")?;
     for row in archetype_table(&sim.world) {
-        println!("  {:>9}: {}", row.entities, row.components.join(" + "));
+        writeln!(out, "  {:>9}: {}", row.entities, row.components.join(" + "))?;
     }
 
     if let Some(pictures) = pictures {
         let written = pictures.finish(&mut sim)?;
-        println!("\nPictures:");
+        writeln!(out, "\nPictures:")?;
         for line in written {
-            println!("  {line}");
+            writeln!(out, "  {line}")?;
         }
     }
     Ok(())
 }
 
-fn print_census(sim: &mut Sim) {
+fn print_census(out: &mut impl Write, sim: &mut Sim) -> io::Result<()> {
     let census = Census::of(&mut sim.world);
     let scenery: Vec<String> = census
         .scenery
@@ -218,13 +247,14 @@ fn print_census(sim: &mut Sim) {
         ),
     ];
     for (what, how) in rows {
-        println!("  {what:<22} {how}");
+        writeln!(out, "  {what:<22} {how}")?;
     }
-    println!(
+    writeln!(
+        out,
         "  = {} entities in {} archetypes",
         census.total,
         sim.world.archetypes().filter(|a| !a.is_empty()).count()
-    );
+    )
 }
 
 /// `n` and `word`, with an `s` unless `n` is 1.

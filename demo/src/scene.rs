@@ -185,7 +185,7 @@ const PARTICLE_COLORS: [[u8; 3]; 4] = [
 ];
 
 /// Particle collider radius.
-pub const PARTICLE_RADIUS: f32 = 0.5;
+pub const PARTICLE_RADIUS: f32 = 0.35;
 
 /// Adds `count` particles (`Position + Velocity + Light + Collider`),
 /// scattered over `arena` and flying in random directions, from a generator
