@@ -147,6 +147,13 @@ fn locked_version(lock: &str, name: &str) -> Option<String> {
     Some(version.to_string())
 }
 
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`).
+pub fn loadavg() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let fields: Vec<&str> = text.split_whitespace().take(3).collect();
+    (fields.len() == 3).then(|| fields.join(" "))
+}
+
 /// Today's UTC date (days-to-civil, Howard Hinnant's algorithm).
 fn today() -> String {
     let secs = SystemTime::now()

@@ -109,6 +109,7 @@ fn report(options: Options) {
     let started = Instant::now();
     let config = measure::Config::new(options.quick);
     let env = env_info::collect();
+    let load_start = env_info::loadavg();
     eprintln!(
         "report ({} mode) on {}; ~{} s of interleaved rounds per workload",
         config.mode,
@@ -129,6 +130,7 @@ fn report(options: Options) {
     };
 
     let elapsed = started.elapsed();
+    let load_end = env_info::loadavg();
     let doc = markdown::render(&markdown::Input {
         env: &env,
         config: &config,
@@ -136,6 +138,7 @@ fn report(options: Options) {
         rss: &rss,
         scaling: &scaling,
         elapsed,
+        load: (load_start, load_end),
     });
     println!("{doc}");
 

@@ -18,6 +18,8 @@ pub struct Input<'a> {
     pub rss: &'a [Rss],
     pub scaling: &'a [ScaleLine],
     pub elapsed: Duration,
+    /// Load averages (1, 5, 15 min) when the report started and finished.
+    pub load: (Option<String>, Option<String>),
 }
 
 const NONE: &str = "—";
@@ -76,6 +78,7 @@ pub fn render(input: &Input) -> String {
         rss,
         scaling,
         elapsed,
+        load,
     } = input;
     let libraries = results.libraries();
     let mut out = String::new();
@@ -101,6 +104,14 @@ pub fn render(input: &Input) -> String {
         env.machine.join("; "),
         env.rustc
     );
+    if let (Some(start), Some(end)) = load {
+        let _ = writeln!(
+            o,
+            "**Load average** (1, 5, 15 min) at the start: {start}; at the end: {end} \
+             (the report itself accounts for about 1; the rest is other work sharing the {} CPUs).\n",
+            std::thread::available_parallelism().map_or(0, |n| n.get())
+        );
+    }
     let _ = writeln!(
         o,
         "**Crates:** {} (mosaic at {}).\n",
