@@ -33,7 +33,9 @@ use mosaic::prelude::*;
 
 pub use components::*;
 pub use resources::*;
-pub use scene::{load_scene_text, spawn_default_scene, spawn_particles, DEFAULT_SCENE};
+pub use scene::{
+    load_scene_text, scene_registry, spawn_default_scene, spawn_particles, DEFAULT_SCENE,
+};
 
 /// The fixed time step: 50 frames a second.
 pub const FRAME: Duration = Duration::from_millis(20);

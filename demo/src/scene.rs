@@ -2,14 +2,15 @@
 //! text.
 //!
 //! The default level is `assets/default.ron` (embedded as
-//! [`DEFAULT_SCENE`]). Until `mosaic::scene` lands, [`spawn_default_scene`]
-//! builds the same entities in Rust, and [`load_scene_text`] is the single
-//! entry point every caller goes through (the built-in scene and
-//! `--scene FILE` alike), so switching to the real loader is one edit there.
-//! The test `tests/scene_file.rs` checks that the Rust mirror and the RON
-//! file agree, entity by entity and value by value.
+//! [`DEFAULT_SCENE`]), loaded like any `--scene FILE` by
+//! [`load_scene_text`] with `mosaic::scene`: every component type the demo
+//! has is registered under its short name in [`scene_registry`].
+//! [`spawn_default_scene`] builds the same level in plain Rust, the way a
+//! program without scene files would; the tests in `tests/scene_file.rs`
+//! check that it and the file agree, entity by entity and value by value.
 
 use mosaic::prelude::*;
+use mosaic::scene::{Scene, TypeRegistry};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg32;
 
@@ -19,34 +20,50 @@ use crate::resources::{Arena, GROUND};
 /// The built-in scene, in the scene format (`assets/default.ron`).
 pub const DEFAULT_SCENE: &str = include_str!("../assets/default.ron");
 
+/// Every component the demo has, registered for scenes under its short
+/// type name (`"Position"`, `"AI"`, ...).
+pub fn scene_registry() -> TypeRegistry {
+    let mut registry = TypeRegistry::new();
+    registry.register::<Position>();
+    registry.register::<Velocity>();
+    registry.register::<Appearance>();
+    registry.register::<Light>();
+    registry.register::<Health>();
+    registry.register::<Sprite>();
+    registry.register::<AI>();
+    registry.register::<Player>();
+    registry.register::<Gravity>();
+    registry.register::<Collider>();
+    registry.register::<PowerUp>();
+    registry.register::<Ghost>();
+    registry
+}
+
 /// Spawns the entities of a scene given as RON text; returns how many it
-/// spawned, or a message saying what is wrong with the text.
+/// spawned, or a message saying what is wrong with the text (with its line
+/// and column). This is the only place that turns scene text into
+/// entities, for the built-in scene and `--scene FILE` alike. On an error
+/// the world is left unchanged.
 ///
-/// This is the only place that turns scene text into entities. For now it
-/// knows only the built-in scene (text equal to [`DEFAULT_SCENE`], which it
-/// builds with [`spawn_default_scene`]) and refuses anything else.
-///
-/// When `mosaic::scene` is available, the body becomes (the component list
-/// is every type in `components.rs`):
-///
-/// ```text
-/// use mosaic::scene::{Scene, TypeRegistry};
-/// let mut registry = TypeRegistry::new();
-/// registry.register::<Position>();   // and Velocity, Appearance, Light,
-/// // Health, Sprite, AI, Player, Gravity, Collider, PowerUp, Ghost
-/// let scene = Scene::from_ron_str(text).map_err(|e| e.to_string())?;
-/// let spawned = scene.spawn_into(world, &registry).map_err(|e| e.to_string())?;
-/// Ok(/* number of entities in `spawned` */)
+/// # Example
+/// ```
+/// use mosaic::World;
+/// use mosaic_demo::{load_scene_text, Position};
+/// let mut world = World::new();
+/// let n = load_scene_text(&mut world, r#"(entities: [
+///     (id: 1, components: { "Position": (x: 3.0, y: 4.0), "Appearance": (name: "tree") }),
+/// ])"#).unwrap();
+/// assert_eq!(n, 1);
+/// let err = load_scene_text(&mut world, r#"(entities: [(id: 1, components: { "Mana": (9) })])"#);
+/// assert!(err.unwrap_err().contains("Mana"));
+/// assert_eq!(world.len(), 1);
 /// ```
 pub fn load_scene_text(world: &mut World, text: &str) -> Result<usize, String> {
-    if text == DEFAULT_SCENE {
-        return Ok(spawn_default_scene(world).len());
-    }
-    Err(
-        "scene loading not available yet: mosaic::scene is still being written; \
-         run without --scene to play the built-in scene"
-            .to_owned(),
-    )
+    let scene = Scene::from_ron_str(text).map_err(|e| e.to_string())?;
+    let spawned = scene
+        .spawn_into(world, &scene_registry())
+        .map_err(|e| e.to_string())?;
+    Ok(spawned.len())
 }
 
 /// The `Tree` prefab at `x`: scenery, `Position + Appearance`.
@@ -123,8 +140,9 @@ fn wisp(x: f32, y: f32) -> (Position, Velocity, Sprite, AI, Light, Collider) {
     )
 }
 
-/// Spawns the built-in scene: exactly the entities of
-/// `assets/default.ron`, in its order. Returns them in that order.
+/// Builds the built-in scene in plain Rust: exactly the entities of
+/// `assets/default.ron`, in its order (the prefabs are the functions
+/// above). Returns them in that order.
 pub fn spawn_default_scene(world: &mut World) -> Vec<Entity> {
     let mut spawned = Vec::new();
     for x in [14.0, 58.0, 124.0, 186.0, 240.0, 304.0] {

@@ -107,6 +107,54 @@ fn bad_scene_files_fail_cleanly() {
 }
 
 #[test]
+fn a_scene_file_is_played() {
+    let dir = scratch("custom-scene");
+    let path = dir.join("small.ron");
+    std::fs::write(
+        &path,
+        r#"(
+    prefabs: { "Tree": (components: { "Position": (x: 0.0, y: 16.0), "Appearance": (name: "tree") }) },
+    entities: [
+        (id: 1, prefab: "Tree", components: { "Position": (x: 40.0, y: 16.0) }),
+        (id: 2, prefab: "Tree", components: { "Position": (x: 90.0, y: 16.0) }),
+        (id: 3, components: {
+            "Position": (x: 20.0, y: 22.0), "Velocity": (x: 0.0, y: 0.0), "Health": (hp: 100),
+            "Sprite": (color: (60, 120, 255), size: 12.0), "Player": (),
+            "Collider": (radius: 6.0), "Gravity": (scale: 1.0),
+        }),
+    ],
+)"#,
+    )
+    .expect("write");
+    let path = path.to_str().expect("utf-8 temp dir");
+    let out = demo(&[
+        "--scene",
+        path,
+        "--frames",
+        "20",
+        "--no-render",
+        "--entities",
+        "0",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains(&format!("The scene ({path})")), "{stdout}");
+    assert!(stdout.contains("2 trees"), "{stdout}");
+    assert!(stdout.contains("0 monsters"), "{stdout}");
+    assert!(stdout.contains("= 3 entities"), "{stdout}");
+
+    let bad = dir.join("mana.ron");
+    std::fs::write(
+        &bad,
+        "(entities: [\n  (id: 1, components: { \"Mana\": (3) }),\n])",
+    )
+    .expect("write");
+    let bad = bad.to_str().expect("utf-8 temp dir");
+    assert_clean_failure(&demo(&["--scene", bad]), "unknown component `Mana`");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn unwritable_output_fails_cleanly() {
     let dir = scratch("unwritable");
     let file = dir.join("a-file");

@@ -1,11 +1,11 @@
 //! `assets/default.ron` and `spawn_default_scene` describe the same scene.
 //!
-//! Until `mosaic::scene` loads the file for real, the demo builds the
-//! default scene in Rust. This test reads the RON file (prefabs, `extends`,
-//! per-entity overrides) and checks the Rust-built world against it, entity
-//! by entity, component by component, value by value: each component value
-//! is parsed as the Rust type its name stands for, so the file is also
-//! checked to be in the types' serde form.
+//! Two checks: the file read on its own terms (prefabs, `extends`,
+//! per-entity overrides, each value parsed as the Rust type its name stands
+//! for, so the file is in the types' serde form) against the Rust-built
+//! world; and the world `mosaic::scene` loads from the file against the
+//! Rust-built one. Both go entity by entity, component by component, value
+//! by value.
 
 use std::collections::BTreeMap;
 
@@ -126,6 +126,48 @@ fn rust_scene_mirrors_the_ron_file() {
     assert_eq!(unique.len(), ids.len(), "scene ids are unique");
 }
 
+/// The components of `a` in `wa` equal those of `b` in `wb`.
+fn same_entity(wa: &World, a: Entity, wb: &World, b: Entity, id: u64) {
+    macro_rules! compare {
+        ($($t:ty),*) => {$(
+            assert_eq!(
+                wa.get::<$t>(a).ok(),
+                wb.get::<$t>(b).ok(),
+                "entity {id}: {}",
+                stringify!($t)
+            );
+        )*};
+    }
+    compare!(
+        Position, Velocity, Appearance, Light, Health, Sprite, AI, Player, Gravity, Collider,
+        PowerUp, Ghost
+    );
+    let width = |w: &World, e: Entity| {
+        w.archetypes()
+            .find(|arch| arch.entities().contains(&e))
+            .map(|arch| arch.components().len())
+    };
+    assert_eq!(width(wa, a), width(wb, b), "entity {id}: component count");
+}
+
+#[test]
+fn the_scene_loader_builds_the_rust_scene() {
+    let scene = mosaic::scene::Scene::from_ron_str(DEFAULT_SCENE).expect("default.ron parses");
+    let mut loaded = World::new();
+    let spawn = scene
+        .spawn_into(&mut loaded, &scene_registry())
+        .expect("default.ron loads");
+    let mut built = World::new();
+    let spawned = spawn_default_scene(&mut built);
+    assert_eq!(spawn.len(), spawned.len());
+    assert_eq!(loaded.len(), built.len());
+    for (i, &b) in spawned.iter().enumerate() {
+        let id = i as u64 + 1;
+        let a = spawn.get(id).expect("ids run from 1");
+        same_entity(&loaded, a, &built, b, id);
+    }
+}
+
 #[test]
 fn the_built_in_scene_goes_through_load_scene_text() {
     let mut world = World::new();
@@ -135,15 +177,23 @@ fn the_built_in_scene_goes_through_load_scene_text() {
 }
 
 #[test]
-fn bad_scene_text_is_an_error_not_a_panic() {
+fn bad_scene_text_is_an_error_that_changes_nothing() {
     let mut world = World::new();
-    for text in [
-        "",
-        "(",
-        "not a scene",
-        "(prefabs: {}, entities: [(id: 1, prefab: \"Nope\")])",
+    for (text, says) in [
+        ("(", "syntax"),
+        ("not a scene", "syntax"),
+        ("(entities: [(id: 1, prefab: \"Nope\")])", "Nope"),
+        (
+            "(entities: [(id: 1, components: { \"Mana\": (3) })])",
+            "Mana",
+        ),
+        (
+            "(entities: [(id: 1, components: { \"Position\": (x: 1.0) })])",
+            "Position",
+        ),
     ] {
         let err = load_scene_text(&mut world, text).expect_err(text);
-        assert!(!err.is_empty());
+        assert!(err.contains(says), "`{says}` in: {err}");
+        assert!(world.is_empty(), "{text}: the world is unchanged");
     }
 }
