@@ -329,53 +329,87 @@ impl Renderer {
         }
     }
 
+    /// Draws every sprite, the player last (on top).
     fn draw_sprites(&mut self, world: &World, camera: Camera, frame: u64, canvas: &mut Canvas) {
-        for (pos, sprite, is_player, has_ai, has_health, ghost) in self.sprites.iter(world) {
-            let (x, y) = camera.to_screen(pos.x, pos.y);
-            let half = sprite.size / 2.0;
-            if x < -half
-                || y < -half
-                || x > canvas.width as f32 + half
-                || y > canvas.height as f32 + half
-            {
-                continue;
-            }
-            let (x0, y0) = ((x - half).round() as i32, (y - half).round() as i32);
-            let (x1, y1) = ((x + half).round() as i32, (y + half).round() as i32);
-            if is_player || (has_ai && has_health) {
-                // A body with eyes; a ghost is pale and see-through.
-                let (color, alpha) = if ghost {
-                    (mix(sprite.color, [210, 235, 255], 0.6), 0.4)
-                } else {
-                    (sprite.color, 1.0)
-                };
-                canvas.rect(x0, y0 + 1, x1, y1, color, alpha);
-                canvas.rect(x0 + 1, y0, x1 - 1, y0 + 1, color, alpha);
-                let eye_y = y0 + (y1 - y0) / 3;
-                for eye_x in [x0 + (x1 - x0) / 4, x1 - (x1 - x0) / 4 - 2] {
-                    canvas.rect(eye_x, eye_y, eye_x + 2, eye_y + 2, [255, 255, 255], alpha);
-                    canvas.blend(eye_x + 1, eye_y + 1, [10, 10, 20], alpha);
+        for players in [false, true] {
+            for (pos, sprite, is_player, has_ai, has_health, ghost) in self.sprites.iter(world) {
+                if is_player != players {
+                    continue;
                 }
-            } else if has_ai {
-                // A wisp: a soft, see-through ball.
-                canvas.disc(x, y, half, sprite.color, 0.7, false);
-            } else {
-                // A power-up: a pulsing diamond.
-                let pulse = 1.0 + 0.25 * (frame as f32 * 0.3).sin();
-                let r = half * pulse;
-                for dy in -(r as i32)..=r as i32 {
-                    let span = r as i32 - dy.abs();
-                    for dx in -span..=span {
-                        canvas.blend(
-                            x.round() as i32 + dx,
-                            y.round() as i32 + dy,
-                            sprite.color,
-                            1.0,
-                        );
+                let (x, y) = camera.to_screen(pos.x, pos.y);
+                let half = sprite.size / 2.0;
+                if x < -half
+                    || y < -half
+                    || x > canvas.width as f32 + half
+                    || y > canvas.height as f32 + half
+                {
+                    continue;
+                }
+                if is_player || (has_ai && has_health) {
+                    character(canvas, x, y, half, sprite.color, ghost, frame);
+                } else if has_ai {
+                    // A wisp: a soft, see-through ball.
+                    canvas.disc(x, y, half, sprite.color, 0.7, false);
+                } else {
+                    // A power-up: a pulsing diamond.
+                    let pulse = 1.0 + 0.25 * (frame as f32 * 0.3).sin();
+                    let r = (half * pulse) as i32;
+                    let (cx, cy) = (x.round() as i32, y.round() as i32);
+                    for dy in -r..=r {
+                        let span = r - dy.abs();
+                        for dx in -span..=span {
+                            canvas.blend(cx + dx, cy + dy, sprite.color, 1.0);
+                        }
                     }
                 }
             }
         }
+    }
+}
+
+/// A monster or the player: a rounded body with eyes. A ghost is pale,
+/// see-through and shimmers.
+fn character(
+    canvas: &mut Canvas,
+    x: f32,
+    y: f32,
+    half: f32,
+    color: [u8; 3],
+    ghost: bool,
+    frame: u64,
+) {
+    let (x0, y0) = ((x - half).round() as i32, (y - half).round() as i32);
+    let (x1, y1) = ((x + half).round() as i32, (y + half).round() as i32);
+    let (color, alpha) = if ghost {
+        let shimmer = 0.45 + 0.15 * (frame as f32 * 0.5).sin();
+        (mix(color, [200, 240, 255], 0.65), shimmer)
+    } else {
+        (color, 1.0)
+    };
+    if ghost {
+        // A cold glow around the body.
+        for yy in y0 - 2..y1 + 2 {
+            for xx in x0 - 2..x1 + 2 {
+                let outside = xx < x0 || xx >= x1 || yy < y0 || yy >= y1;
+                if outside {
+                    canvas.add(xx, yy, [25.0, 45.0, 60.0]);
+                }
+            }
+        }
+    }
+    canvas.rect(x0, y0 + 1, x1, y1, color, alpha);
+    canvas.rect(x0 + 1, y0, x1 - 1, y0 + 1, color, alpha);
+    let eye_y = y0 + (y1 - y0) / 3;
+    for eye_x in [x0 + (x1 - x0) / 4, x1 - (x1 - x0) / 4 - 2] {
+        canvas.rect(
+            eye_x,
+            eye_y,
+            eye_x + 2,
+            eye_y + 2,
+            [255, 255, 255],
+            alpha.max(0.8),
+        );
+        canvas.blend(eye_x + 1, eye_y + 1, [10, 10, 20], alpha.max(0.8));
     }
 }
 
