@@ -364,18 +364,19 @@ pub fn run_scaling(results: &Results, config: &Config) -> Vec<ScaleLine> {
 
 /// `1.23 µs`-style, three significant digits.
 pub fn fmt_time(ns: f64) -> String {
-    let (value, unit) = if ns < 1e3 {
+    // Thresholds just under the next unit, so 999.7 µs prints as 1.00 ms.
+    let (value, unit) = if ns < 999.5 {
         (ns, "ns")
-    } else if ns < 1e6 {
+    } else if ns < 999.5e3 {
         (ns / 1e3, "µs")
-    } else if ns < 1e9 {
+    } else if ns < 999.5e6 {
         (ns / 1e6, "ms")
     } else {
         (ns / 1e9, "s")
     };
-    let digits = if value < 10.0 {
+    let digits = if value < 9.995 {
         2
-    } else if value < 100.0 {
+    } else if value < 99.95 {
         1
     } else {
         0
