@@ -1471,7 +1471,7 @@ fn do_query_get_mut(c: &mut Case, e: Entity) {
 fn do_late_track(c: &mut Case, which: u8) {
     let st = &mut c.states;
     // A new state's first run reports everything: event position 0.
-    if which % 2 == 0 {
+    if which & 1 == 0 {
         if st.late_big_spa.is_none() {
             st.late_big_spa = Some(c.world.query_filtered());
             st.seen[5] = 0;
