@@ -862,7 +862,14 @@ impl World {
     pub fn advance_change_tick(&mut self, ticks: u32) {
         let mut left = ticks;
         while left > 0 {
-            let step = left.min(CHECK_INTERVAL);
+            // Never let more than CHECK_INTERVAL ticks pass between two
+            // clamps, counting the ticks query runs took since the last one:
+            // otherwise an old value's age could pass 2^32 and wrap to "new".
+            let since = self
+                .change_tick()
+                .get()
+                .wrapping_sub(self.last_check_tick.get());
+            let step = left.min(CHECK_INTERVAL.saturating_sub(since).max(1));
             self.change_tick.fetch_add(step, Ordering::Relaxed);
             left -= step;
             self.check_change_ticks();

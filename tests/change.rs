@@ -711,3 +711,27 @@ fn change_tracking_switches_on_when_a_changed_filter_is_built() {
     w.iter_mut(&mut world).for_each(|_| {});
     assert_eq!(c.iter(&world).collect::<Vec<_>>(), [e]);
 }
+
+/// Found by the `world_ops` fuzz target (corpus file
+/// `crash-advance-change-tick-wrap`): ticks taken by query runs since the
+/// last clamp plus a full advance step let an old value's age wrap to "new".
+#[test]
+fn advance_change_tick_never_makes_old_values_new() {
+    #[derive(Component)]
+    struct Tab;
+    let mut world = World::new();
+    let mut added = world.query_filtered::<Entity, Added<Tab>>();
+    let e = world.spawn(Tab);
+    world.advance_change_tick((1 << 31) - 1);
+    assert_eq!(added.iter(&world).collect::<Vec<_>>(), [e]); // first run: all
+    world.advance_change_tick((1 << 31) - 1);
+    for _ in 0..3 {
+        assert_eq!(added.iter(&world).count(), 0);
+    }
+    world.advance_change_tick((1 << 31) - 1);
+    assert_eq!(
+        added.iter(&world).collect::<Vec<_>>(),
+        [],
+        "a value added ~6.4 billion ticks ago is reported as added since the last run"
+    );
+}
