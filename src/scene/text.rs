@@ -83,6 +83,40 @@ struct EntityDoc<R> {
     components: Ordered<String, R>,
 }
 
+/// The source text of one RON value, borrowed from the file.
+///
+/// This is what `ron::value::RawValue` captures, without RawValue's second
+/// pass that re-parses every value to validate it (the value was just
+/// parsed to find its end, and is decoded with its type later): that pass
+/// cost a third of loading a RON scene. It speaks ron's raw-value protocol
+/// (the newtype name below, answered with the value's borrowed text);
+/// `tests/scene.rs` loads RON scenes, so a ron release that changed the
+/// protocol would fail there, not silently.
+pub(crate) struct RonSpan<'a>(pub &'a str);
+
+impl<'de> Deserialize<'de> for RonSpan<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct SpanVisitor;
+        impl<'de> Visitor<'de> for SpanVisitor {
+            type Value = RonSpan<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a RON value")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(RonSpan(v))
+            }
+        }
+        d.deserialize_newtype_struct(RON_RAW_VALUE, SpanVisitor)
+    }
+}
+
+/// The newtype name by which ron recognises a raw-value request (ron 0.12,
+/// `ron::value::raw`).
+const RON_RAW_VALUE: &str = "$ron::private::RawValue";
+
 /// RON options for scenes: `Some` may be left out (`prefab: "Tree"`).
 pub(crate) fn ron_options() -> ron::Options {
     ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
@@ -166,7 +200,7 @@ pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
         .map_or(Extensions::empty(), |de| de.extensions())
         - ron_options().default_extensions;
     let source = Source::new(text, extensions);
-    let doc: Doc<&ron::value::RawValue> =
+    let doc: Doc<RonSpan<'_>> =
         ron_options()
             .from_str(&source.text)
             .map_err(|e| SceneError::Syntax {
@@ -183,7 +217,7 @@ pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
         move |raw| SceneValue::Text {
             format: Format::Ron,
             source: Arc::clone(&source2),
-            span: source2.span_of(raw.get_ron()),
+            span: source2.span_of(raw.0),
         },
         "RON",
     )
