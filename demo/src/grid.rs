@@ -13,13 +13,17 @@
 //!
 //! Pairs are found without looking at all pairs:
 //!
-//! - *Small* bodies (radius at most half a cell) can only touch bodies in
-//!   their own or an adjacent cell, so each looks at the rest of its own
-//!   cell, the cell to its right and the three cells of the next row: every
-//!   neighbouring pair of cells is visited once.
-//! - *Large* bodies (the player, monsters) look at every cell within their
-//!   radius plus the largest radius in the grid; a pair of two large bodies
-//!   is reported by the one that comes first.
+//! - *Small* bodies (radius at most an eighth of a cell: the particles) can
+//!   only touch small bodies in their own or an adjacent cell, so each
+//!   looks at the rest of its own cell, the cell to its right and the three
+//!   cells of the next row (every neighbouring pair of cells is visited
+//!   once), and only at those whose shared edge is within its reach. The
+//!   cells are sized for the crowd (a few bodies each, so few are empty),
+//!   not for the bodies, so most small bodies sit deep inside their cell
+//!   and look at no neighbour at all.
+//! - *Large* bodies (the player, monsters, wisps) look at every cell within
+//!   their radius plus the largest radius in the grid; a pair of two large
+//!   bodies is reported by the one that comes first.
 //!
 //! The per-row sort and the small bodies' search are split into bands of
 //! rows, which may run on different threads; each band writes its own part,
@@ -31,8 +35,11 @@ use rayon::prelude::*;
 
 /// Cell edge in world units. A particle has
 /// [`AREA_PER_PARTICLE`](crate::AREA_PER_PARTICLE) of room, so a cell holds
-/// one on average; anything of radius up to half a cell counts as small.
-pub const CELL: f32 = 4.0;
+/// four on average.
+pub const CELL: f32 = 8.0;
+
+/// Bodies of radius up to this share of a cell are small.
+const SMALL: f32 = 1.0 / 8.0;
 
 /// Row bands the work is split into: fixed, so the output order does not
 /// depend on the thread count.
@@ -48,11 +55,14 @@ struct Body {
     id: u32,
 }
 
-/// One band's scratch space.
+/// One band of rows: its scratch space, and what the sort and the search
+/// find in it.
 #[derive(Debug, Default)]
 struct Band {
     /// Column counts, then column starts, of the row being sorted.
     columns: Vec<u32>,
+    /// Indices into `sorted` of the band's large bodies.
+    large: Vec<u32>,
     /// Pairs found (as body ids).
     pairs: Vec<(u32, u32)>,
 }
@@ -90,9 +100,9 @@ pub struct SpatialGrid {
     by_row: Vec<Body>,
     /// Bodies sorted by cell (stable: the order given, within a cell).
     sorted: Vec<Body>,
-    /// Indices into `sorted` of the large bodies.
-    large: Vec<u32>,
+    /// The largest radius of all, and of the small bodies.
     max_radius: f32,
+    max_small: f32,
     bands: Vec<Band>,
     large_pairs: Vec<(u32, u32)>,
 }
@@ -117,8 +127,8 @@ impl SpatialGrid {
             entities: Vec::new(),
             by_row: Vec::new(),
             sorted: Vec::new(),
-            large: Vec::new(),
             max_radius: 0.0,
+            max_small: 0.0,
             bands: Vec::new(),
             large_pairs: Vec::new(),
         }
@@ -161,6 +171,8 @@ impl SpatialGrid {
         self.cursor.extend_from_slice(&self.row_starts[..rows]);
         self.entities.clear();
         self.max_radius = 0.0;
+        self.max_small = 0.0;
+        let small = cell * SMALL;
         // Every slot is overwritten, so only a change of length touches
         // the arrays here.
         let filler = Body {
@@ -190,6 +202,9 @@ impl SpatialGrid {
             *slot += 1;
             self.entities.push(entity);
             self.max_radius = self.max_radius.max(r);
+            if r <= small {
+                self.max_small = self.max_small.max(r);
+            }
         }
         assert_eq!(
             self.entities.len(),
@@ -220,6 +235,7 @@ impl SpatialGrid {
             cell,
             cols,
             rows,
+            small,
             row_starts: &self.row_starts,
             by_row: &self.by_row,
         };
@@ -233,13 +249,6 @@ impl SpatialGrid {
             jobs.into_par_iter().for_each(sort);
         } else {
             jobs.into_iter().for_each(sort);
-        }
-
-        let half = cell * 0.5;
-        self.large.clear();
-        if self.max_radius > half {
-            self.large
-                .extend((0..n as u32).filter(|&i| self.sorted[i as usize].r > half));
         }
     }
 
@@ -256,7 +265,8 @@ impl SpatialGrid {
             cols: self.cols,
             rows: self.rows,
             cell: self.cell,
-            half: self.cell * 0.5,
+            small: self.cell * SMALL,
+            max_small: self.max_small,
             starts: &self.starts,
             sorted: &self.sorted,
         };
@@ -272,7 +282,7 @@ impl SpatialGrid {
             self.bands.iter_mut().enumerate().for_each(search);
         }
         self.large_pairs.clear();
-        for &i in &self.large {
+        for &i in self.bands.iter().flat_map(|band| &band.large) {
             view.large_pairs(i as usize, self.max_radius, &mut self.large_pairs);
         }
         let small = self.bands.iter().flat_map(|band| &band.pairs);
@@ -304,6 +314,7 @@ struct Level<'a> {
     cell: f32,
     cols: usize,
     rows: usize,
+    small: f32,
     row_starts: &'a [u32],
     by_row: &'a [Body],
 }
@@ -321,6 +332,7 @@ impl Level<'_> {
         let cols = self.cols;
         let band_first = self.row_starts[rows.start];
         band.columns.resize(cols + 1, 0);
+        band.large.clear();
         for (k, row) in rows.enumerate() {
             let (first, end) = (self.row_starts[row], self.row_starts[row + 1]);
             let segment = &self.by_row[first as usize..end as usize];
@@ -338,6 +350,9 @@ impl Level<'_> {
             for body in segment {
                 let slot = &mut columns[cell_xy(body.x, body.y, self.cell, cols, self.rows).0];
                 sorted[*slot as usize] = *body;
+                if body.r > self.small {
+                    band.large.push(band_first + *slot);
+                }
                 *slot += 1;
             }
         }
@@ -350,49 +365,70 @@ struct View<'a> {
     cols: usize,
     rows: usize,
     cell: f32,
-    half: f32,
+    /// The radius up to which a body is small.
+    small: f32,
+    /// The largest radius among the small bodies.
+    max_small: f32,
     starts: &'a [u32],
     sorted: &'a [Body],
 }
 
 impl View<'_> {
     /// Pairs of small bodies whose first body lies in rows `first..last`.
+    /// A body looks at the rest of its own cell, and at a neighbouring cell
+    /// only if it is within reach of the edge they share.
     fn small_pairs(&self, first: usize, last: usize, out: &mut Vec<(u32, u32)>) {
-        let cols = self.cols;
+        let (cols, cell) = (self.cols, self.cell);
         for row in first..last {
             let base = row * cols;
-            let next = (row + 1 < self.rows).then_some(base + cols);
+            let top = (row + 1) as f32 * cell;
+            let next = row + 1 < self.rows;
             for col in 0..cols {
-                let (start, end) = (self.starts[base + col], self.starts[base + col + 1]);
-                if start == end {
-                    continue;
-                }
-                // The rest of this cell and the whole cell to its right are
-                // one slice; so are the three cells of the next row.
-                let right_end = self.starts[base + (col + 2).min(cols)] as usize;
-                let next_row = match next {
-                    Some(b) => {
-                        self.starts[b + col.saturating_sub(1)] as usize
-                            ..self.starts[b + (col + 2).min(cols)] as usize
-                    }
-                    None => 0..0,
-                };
-                let next_row = &self.sorted[next_row];
-                for i in start as usize..end as usize {
+                let own = self.starts[base + col] as usize..self.starts[base + col + 1] as usize;
+                let (left, right) = (col as f32 * cell, (col + 1) as f32 * cell);
+                for i in own.clone() {
                     let a = self.sorted[i];
-                    if a.r > self.half {
+                    if a.r > self.small {
                         continue;
                     }
-                    for part in [&self.sorted[i + 1..right_end], next_row] {
-                        for b in part {
-                            if b.r <= self.half && touching(&a, b) {
-                                out.push((a.id, b.id));
-                            }
-                        }
+                    let reach = a.r + self.max_small;
+                    let east = col + 1 < cols && right - a.x < reach;
+                    // The rest of this cell, and the cell to the right if
+                    // within reach: one slice.
+                    let end = if east {
+                        self.starts[base + col + 2] as usize
+                    } else {
+                        own.end
+                    };
+                    self.pairs_with(&a, &self.sorted[i + 1..end], out);
+                    if next && top - a.y < reach {
+                        // The next row: the cell over this one, and those
+                        // over its neighbours if within reach.
+                        let west = col > 0 && a.x - left < reach;
+                        let span =
+                            self.span(row + 1, col - usize::from(west), col + usize::from(east));
+                        self.pairs_with(&a, &self.sorted[span], out);
                     }
                 }
             }
         }
+    }
+
+    /// Reports `a` with each small body of `others` it touches.
+    #[inline]
+    fn pairs_with(&self, a: &Body, others: &[Body], out: &mut Vec<(u32, u32)>) {
+        for b in others {
+            if b.r <= self.small && touching(a, b) {
+                out.push((a.id, b.id));
+            }
+        }
+    }
+
+    /// The bodies of cells `first..=last` of `row`: one contiguous slice.
+    #[inline]
+    fn span(&self, row: usize, first: usize, last: usize) -> std::ops::Range<usize> {
+        let base = row * self.cols;
+        self.starts[base + first] as usize..self.starts[base + last + 1] as usize
     }
 
     /// Pairs of the large body at `i` with every small body and with the
@@ -406,11 +442,9 @@ impl View<'_> {
         let clamp_row = |r: isize| r.clamp(0, self.rows as isize - 1) as usize;
         let (first, last) = (clamp_col(cx - reach), clamp_col(cx + reach));
         for row in clamp_row(cy - reach)..=clamp_row(cy + reach) {
-            let base = row * self.cols;
-            let span = self.starts[base + first] as usize..self.starts[base + last + 1] as usize;
-            for j in span {
+            for j in self.span(row, first, last) {
                 let b = &self.sorted[j];
-                let b_large = b.r > self.half;
+                let b_large = b.r > self.small;
                 if j == i || (b_large && j < i) {
                     continue;
                 }
@@ -436,18 +470,25 @@ mod tests {
     use rand::{RngExt, SeedableRng};
 
     /// The grid finds exactly the pairs a brute-force check finds, in the
-    /// same order with or without threads.
+    /// same order with or without threads, for several cell sizes and
+    /// crowds (bodies of all sizes, some outside the area).
     #[test]
     fn matches_brute_force() {
+        for (seed, cell) in [(3, CELL), (4, 3.0), (5, 1.5), (6, 20.0)] {
+            check_against_brute_force(seed, cell);
+        }
+    }
+
+    fn check_against_brute_force(seed: u64, cell: f32) {
         let mut world = World::new();
-        let mut rng = rand_pcg::Pcg32::seed_from_u64(3);
+        let mut rng = rand_pcg::Pcg32::seed_from_u64(seed);
         let (w, h) = (100.0, 60.0);
-        let bodies: Vec<(Entity, f32, f32, f32)> = (0..600)
+        let bodies: Vec<(Entity, f32, f32, f32)> = (0..800)
             .map(|i| {
-                let r = if i % 50 == 0 {
-                    7.5
-                } else {
-                    rng.random_range(0.2..2.0)
+                let r = match i % 50 {
+                    0 => 7.5,
+                    1..=5 => rng.random_range(1.0..3.0),
+                    _ => rng.random_range(0.1..1.0),
                 };
                 (
                     world.spawn(()),
@@ -467,10 +508,10 @@ mod tests {
             }
         }
         expected.sort();
-        assert!(!expected.is_empty());
+        assert!(expected.len() > 50, "a crowd with contacts");
         let mut orders = Vec::new();
         for parallel in [false, true] {
-            let mut grid = SpatialGrid::new(CELL);
+            let mut grid = SpatialGrid::new(cell);
             // Twice: the second rebuild reuses the buffers.
             for _ in 0..2 {
                 grid.rebuild(w, h, parallel, || bodies.iter().copied());
@@ -479,7 +520,7 @@ mod tests {
                 grid.for_each_pair(parallel, |a, b| found.push(key(a, b)));
                 orders.push(found.clone());
                 found.sort();
-                assert_eq!(found, expected);
+                assert_eq!(found, expected, "seed {seed}, cell {cell}");
             }
         }
         assert!(orders.windows(2).all(|w| w[0] == w[1]));

@@ -127,6 +127,7 @@ pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
     world.insert_resource(showcase_keys());
     world.insert_resource(Story::default());
     world.insert_resource(Stats::default());
+    world.insert_resource(Flares::default());
     world.insert_resource(Time::default());
     world.add_event::<Collision>();
     // The ghost removes itself (`ghost_timer`); this observer tells the

@@ -173,8 +173,8 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
     let stats = *sim.world.resource::<Stats>();
     writeln!(
         out,
-        "  -- {} collision events, {} sparks, {} hits on the player",
-        stats.collisions, stats.sparks, stats.hits
+        "  -- {} collision events, {} hits on the player",
+        stats.collisions, stats.hits
     )?;
 
     writeln!(out, "\nSystems (time per system over the run):")?;

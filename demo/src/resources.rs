@@ -215,10 +215,52 @@ pub struct Threading {
 pub struct Stats {
     /// Collision events sent.
     pub collisions: u64,
-    /// Lights flared by a collision.
-    pub sparks: u64,
     /// Hits the player took.
     pub hits: u64,
+}
+
+/// The entities that collided this frame, as a bitset by entity index:
+/// the [`sparks`](crate::systems::sparks) system marks them, the
+/// [`glow`](crate::systems::glow) system lights them up in its parallel pass
+/// over every light (far cheaper than looking each one up).
+#[derive(Clone, Debug, Default)]
+pub struct Flares {
+    bits: Vec<u64>,
+}
+
+impl Flares {
+    /// Forgets every mark (keeps the memory).
+    pub fn clear(&mut self) {
+        self.bits.fill(0);
+    }
+
+    /// Marks `e`.
+    pub fn mark(&mut self, e: Entity) {
+        let i = e.index() as usize;
+        if i / 64 >= self.bits.len() {
+            self.bits.resize(i / 64 + 1, 0);
+        }
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+
+    /// True if `e` is marked.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic_demo::Flares;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// let mut flares = Flares::default();
+    /// flares.mark(b);
+    /// assert!(flares.contains(b) && !flares.contains(a));
+    /// ```
+    pub fn contains(&self, e: Entity) -> bool {
+        let i = e.index() as usize;
+        self.bits
+            .get(i / 64)
+            .is_some_and(|word| word & (1 << (i % 64)) != 0)
+    }
 }
 
 /// Two colliders overlap this frame (sent once per pair per frame, in a

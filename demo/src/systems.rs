@@ -309,31 +309,31 @@ pub fn contact(
     }
 }
 
-/// **Particles glow: sparks.** A light (particle, wisp, power-up) that
-/// collides with anything flares up; [`glow`] fades it again.
-pub fn sparks(
-    mut hits: EventReader<Collision>,
-    mut lights: Query<&mut Light>,
-    mut stats: ResMut<Stats>,
-) {
+/// **Particles glow, part one: sparks.** Marks everything that collided
+/// this frame in [`Flares`]; [`glow`] lights up the marked lights.
+pub fn sparks(mut hits: EventReader<Collision>, mut flares: ResMut<Flares>) {
+    flares.clear();
     for hit in hits.read() {
-        let mut lit = false;
-        for e in [hit.a, hit.b] {
-            if let Ok(light) = lights.get_mut(e) {
-                light.flare = 1.0;
-                lit = true;
-            }
-        }
-        stats.sparks += u64::from(lit);
+        flares.mark(hit.a);
+        flares.mark(hit.b);
     }
 }
 
-/// **Particles glow: fading.** Flares die down (exponentially, the same at
-/// any frame rate). Runs in parallel with `--parallel`.
-pub fn glow(time: Res<Time>, threading: Res<Threading>, mut lights: Query<&mut Light>) {
+/// **Particles glow, part two: flare and fade.** A light (particle, wisp,
+/// power-up) that collided this frame flares up; others fade
+/// (exponentially, the same at any frame rate). One pass over every light,
+/// in parallel with `--parallel`.
+pub fn glow(
+    time: Res<Time>,
+    threading: Res<Threading>,
+    flares: Res<Flares>,
+    mut lights: Query<(Entity, &mut Light)>,
+) {
     let keep = FLARE_KEEP_PER_SECOND.powf(time.delta_seconds());
-    let fade = |light: &mut Light| {
-        if light.flare > 0.0 {
+    let update = |(e, light): (Entity, &mut Light)| {
+        if flares.contains(e) {
+            light.flare = 1.0;
+        } else if light.flare > 0.0 {
             light.flare = if light.flare > 0.01 {
                 light.flare * keep
             } else {
@@ -342,9 +342,9 @@ pub fn glow(time: Res<Time>, threading: Res<Threading>, mut lights: Query<&mut L
         }
     };
     if threading.parallel {
-        lights.par_iter_mut().for_each(fade);
+        lights.par_iter_mut().for_each(update);
     } else {
-        lights.iter_mut().for_each(fade);
+        lights.iter_mut().for_each(update);
     }
 }
 
