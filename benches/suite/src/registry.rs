@@ -188,10 +188,14 @@ row_list! {
     "add_remove", "specs" => libs::specs::AddRemove;
     "add_remove", "flecs" => libs::flecs::AddRemove;
 
+    #[cfg(feature = "mosaic")]
+    "serialize_text", "mosaic" => libs::mosaic::SerializeText;
     "serialize_text", "hecs" => libs::hecs::SerializeText;
     "serialize_text", "legion" => libs::legion::SerializeText;
     "serialize_text", "specs" => libs::specs::SerializeText;
 
+    #[cfg(feature = "mosaic")]
+    "serialize_binary", "mosaic" => libs::mosaic::SerializeBinary;
     "serialize_binary", "hecs" => libs::hecs::SerializeBinary;
     "serialize_binary", "legion" => libs::legion::SerializeBinary;
     "serialize_binary", "specs" => libs::specs::SerializeBinary;

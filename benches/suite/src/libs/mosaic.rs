@@ -282,3 +282,98 @@ impl Schedule {
         self.schedule.run(&mut self.world);
     }
 }
+
+/// serialize_text / serialize_binary components: mosaic components need the
+/// derive, so these wrap the suite's shapes (same fields, same serde form).
+mod scene_data {
+    use ::mosaic::Component;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Component, Default, Clone, Copy, Serialize, Deserialize)]
+    pub struct Transform(pub [f32; 16]);
+    #[derive(Component, Default, Clone, Copy, Serialize, Deserialize)]
+    pub struct Position {
+        pub x: f32,
+        pub y: f32,
+        pub z: f32,
+    }
+    #[derive(Component, Default, Clone, Copy, Serialize, Deserialize)]
+    pub struct Rotation {
+        pub x: f32,
+        pub y: f32,
+        pub z: f32,
+    }
+    #[derive(Component, Default, Clone, Copy, Serialize, Deserialize)]
+    pub struct Velocity {
+        pub x: f32,
+        pub y: f32,
+        pub z: f32,
+    }
+}
+
+/// The serialize workloads' world and registry, the way the README shows:
+/// register the types, then `Scene::from_world` / `spawn_into`.
+fn scene_world() -> (World, ::mosaic::scene::TypeRegistry) {
+    use scene_data::*;
+    let mut registry = ::mosaic::scene::TypeRegistry::new();
+    registry.register::<Transform>();
+    registry.register::<Position>();
+    registry.register::<Rotation>();
+    registry.register::<Velocity>();
+    let mut world = World::new();
+    world.spawn_batch((0..SERIALIZE_ENTITIES).map(|_| {
+        (
+            Transform::default(),
+            Position::default(),
+            Rotation::default(),
+            Velocity::default(),
+        )
+    }));
+    (world, registry)
+}
+
+/// Save 1000 entities as a RON scene (pretty, as `to_ron_string` writes
+/// it) and load it into a new world.
+pub struct SerializeText(World, ::mosaic::scene::TypeRegistry);
+
+impl SerializeText {
+    pub fn new() -> Self {
+        let (world, registry) = scene_world();
+        Self(world, registry)
+    }
+
+    pub fn run(&mut self) {
+        use ::mosaic::scene::Scene;
+        let text = Scene::from_world(&self.0, &self.1)
+            .and_then(|s| s.to_ron_string())
+            .unwrap();
+        let mut world = World::new();
+        let scene = Scene::from_ron_str(&text).unwrap();
+        scene.spawn_into(&mut world, &self.1).unwrap();
+        assert_eq!(world.len(), SERIALIZE_ENTITIES);
+        black_box(world);
+    }
+}
+
+/// Save 1000 entities as a binary (postcard) scene and load it into a new
+/// world.
+pub struct SerializeBinary(World, ::mosaic::scene::TypeRegistry);
+
+impl SerializeBinary {
+    pub fn new() -> Self {
+        let (world, registry) = scene_world();
+        Self(world, registry)
+    }
+
+    pub fn run(&mut self) {
+        use ::mosaic::scene::Scene;
+        let bytes = Scene::from_world(&self.0, &self.1)
+            .and_then(|s| s.to_binary())
+            .unwrap();
+        let mut world = World::new();
+        let scene = Scene::from_binary(&bytes).unwrap();
+        scene.spawn_into(&mut world, &self.1).unwrap();
+        assert_eq!(world.len(), SERIALIZE_ENTITIES);
+        black_box(world);
+    }
+}
