@@ -594,6 +594,10 @@ impl Schedule {
                 panic!("{err}");
             }
         }
+        // Clamp old change ticks when it is time to (one compare otherwise),
+        // so a program that only runs schedules, with no structural change,
+        // still keeps ages meaningful across the u32 wrap.
+        world.check_change_ticks();
         let plan = self.plan.as_mut().expect("built just above");
         executor::run(
             &self.slots,
