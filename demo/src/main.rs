@@ -141,7 +141,7 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
 
     let progress = ProgressBar::with_draw_target(Some(args.frames), ProgressDrawTarget::hidden());
     progress.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} frames, {per_sec}, eta {eta}")
+        ProgressStyle::with_template("{bar:40} {pos}/{len} frames{msg}, eta {eta}")
             .map_err(|e| e.to_string())?,
     );
     let started = Instant::now();
@@ -155,6 +155,10 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
             pictures.after_step(&mut sim)?;
         }
         progress.inc(1);
+        if shown && sim.frame() % 10 == 0 {
+            let fps = sim.frame() as f64 / simulating.as_secs_f64();
+            progress.set_message(format!(" at {fps:.1} frames/s"));
+        }
         if !shown && started.elapsed() > Duration::from_secs(1) {
             progress.set_draw_target(ProgressDrawTarget::stderr());
             shown = true;
