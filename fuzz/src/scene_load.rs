@@ -1,0 +1,118 @@
+//! The scene-loader harness: arbitrary bytes through every scene reader,
+//! then everything a user does with a scene that parsed. Shared by the
+//! `scene_load` fuzz target and `tests/scene_fuzz_regress.rs`.
+//!
+//! The property: no input makes any of it panic, and a load that fails
+//! leaves the world exactly as it was (entity count, archetype count and
+//! declared schemas compared).
+
+use mosaic::prelude::*;
+use mosaic::scene::{Scene, TypeRegistry};
+use serde::{Deserialize, Serialize};
+
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Position {
+    pub x: f32,
+    pub y: f32,
+}
+
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[component(storage = "sparse")]
+pub struct Health(pub u32);
+
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub enum Kind {
+    Tree,
+    Monster { level: u8 },
+    Named(String),
+}
+
+#[derive(Component, MapEntities, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Links {
+    #[entities]
+    pub target: Entity,
+    #[entities]
+    pub others: Vec<Option<Entity>>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Gravity(pub f64);
+
+pub fn registry() -> TypeRegistry {
+    let mut registry = TypeRegistry::new();
+    registry.register::<Position>();
+    registry.register::<Health>();
+    registry.register::<Kind>();
+    registry.register::<Links>().map_entities();
+    registry.register_resource::<Gravity>();
+    registry
+}
+
+/// A world with something in it, so "unchanged" means something.
+fn world() -> World {
+    let mut world = World::new();
+    world.spawn((Position { x: 1.0, y: 2.0 }, Health(3)));
+    world.insert_resource(Gravity(-9.8));
+    world
+}
+
+fn fingerprint(world: &World) -> (usize, usize, Vec<String>) {
+    (
+        world.len(),
+        world.archetype_count(),
+        world.dynamic_schemas().map(|s| format!("{s:?}")).collect(),
+    )
+}
+
+/// Loads one parsed scene and uses it every way a user would.
+fn exercise(scene: Scene, registry: &TypeRegistry) {
+    let mut world = world();
+    let before = fingerprint(&world);
+    match scene.spawn_into(&mut world, registry) {
+        Err(_) => assert_eq!(
+            fingerprint(&world),
+            before,
+            "a failed load changed the world"
+        ),
+        Ok(spawned) => {
+            assert_eq!(world.len(), before.0 + spawned.len());
+            for name in scene.prefab_names() {
+                let _ = world.spawn_prefab(name, ());
+            }
+            let saved = Scene::from_world(&world, registry).expect("a loaded world saves");
+            for text in [saved.to_ron_string(), saved.to_json_string()] {
+                text.expect("a saved world writes as text");
+            }
+            let bytes = saved.to_binary().expect("a saved world writes as binary");
+            let mut copy = World::new();
+            Scene::from_binary(&bytes)
+                .expect("a written scene reads back")
+                .spawn_into(&mut copy, registry)
+                .expect("a saved world loads back");
+            assert_eq!(copy.len(), world.len());
+        }
+    }
+    let mut scene = scene;
+    if scene.resolve(registry).is_ok() {
+        let _ = scene.to_ron_string();
+        let _ = scene.to_json_string();
+        let _ = scene.to_binary();
+    }
+}
+
+/// Feeds `data` to every reader: as RON and JSON text (if it is UTF-8) and
+/// as a binary scene.
+pub fn run_bytes(data: &[u8]) {
+    let registry = registry();
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(scene) = Scene::from_ron_str(text) {
+            exercise(scene, &registry);
+        }
+        if let Ok(scene) = Scene::from_json_str(text) {
+            exercise(scene, &registry);
+        }
+    }
+    if let Ok(scene) = Scene::from_binary(data) {
+        exercise(scene, &registry);
+    }
+}
