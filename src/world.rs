@@ -867,13 +867,29 @@ impl World {
         Tick::new(self.change_tick.fetch_add(1, Ordering::Relaxed))
     }
 
+    /// Starts a query run with exclusive access: as
+    /// [`World::increment_change_tick`], without an atomic read-modify-write.
+    #[inline]
+    pub(crate) fn increment_change_tick_mut(&mut self) -> Tick {
+        let tick = self.change_tick.get_mut();
+        let this_run = *tick;
+        *tick = this_run.wrapping_add(1);
+        Tick::new(this_run)
+    }
+
     /// Clamps every stored tick if [`CHECK_INTERVAL`] ticks passed since the
     /// last time, so ages stay meaningful across the `u32` wrap.
+    #[inline]
     pub(crate) fn check_change_ticks(&mut self) {
         let now = self.change_tick();
-        if now.get().wrapping_sub(self.last_check_tick.get()) < CHECK_INTERVAL {
-            return;
+        if now.get().wrapping_sub(self.last_check_tick.get()) >= CHECK_INTERVAL {
+            self.clamp_change_ticks(now);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn clamp_change_ticks(&mut self, now: Tick) {
         for archetype in self.archetypes.iter_mut() {
             archetype.table.clamp_ticks(now);
         }
@@ -937,6 +953,12 @@ impl World {
     #[inline]
     pub(crate) fn archetype(&self, id: ArchetypeId) -> &Archetype {
         self.archetypes.get(id)
+    }
+
+    /// Every archetype, indexed by id.
+    #[inline]
+    pub(crate) fn archetype_slice(&self) -> &[Archetype] {
+        self.archetypes.as_slice()
     }
 
     #[inline]

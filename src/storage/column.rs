@@ -123,8 +123,8 @@ impl BlobVec {
 
     /// Base pointer of the array.
     #[inline]
-    pub fn base_ptr(&self) -> *mut u8 {
-        self.data.as_ptr()
+    pub fn base_ptr(&self) -> NonNull<u8> {
+        self.data
     }
 
     /// Appends one slot and returns a pointer to it; the slot counts as
@@ -310,9 +310,10 @@ impl Column {
         unsafe { self.data.ptr_at(row) }
     }
 
-    /// Base pointer of the values.
+    /// Base pointer of the values (never null: dangling, and aligned, when
+    /// nothing is allocated).
     #[inline]
-    pub fn base_ptr(&self) -> *mut u8 {
+    pub fn base_ptr(&self) -> NonNull<u8> {
         self.data.base_ptr()
     }
 
