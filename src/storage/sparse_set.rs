@@ -39,7 +39,7 @@ impl SparseSet {
     }
 
     /// Dense index of `entity`'s value, if it has one.
-    #[inline]
+    #[inline(always)]
     pub fn dense_index(&self, entity: Entity) -> Option<usize> {
         let d = *self.sparse.get(entity.index() as usize)?;
         if d == ABSENT {
@@ -55,47 +55,71 @@ impl SparseSet {
         self.dense_index(entity).is_some()
     }
 
-    /// Stores the value at `src` for `entity`, replacing (and dropping) any
-    /// value it had. Returns true if a value was replaced.
+    /// Stores `value` for `entity`, replacing (and dropping) any value it
+    /// had: [`SparseSet::insert`] for a statically known type, with typed
+    /// writes. Returns true if a value was replaced.
     ///
     /// # Safety
-    /// - `src` is a valid value of this set's type that the caller gives up.
-    #[inline]
-    pub unsafe fn insert(
+    /// - `T` is this set's component type.
+    #[inline(always)]
+    pub unsafe fn insert_value<T: 'static>(
         &mut self,
         entity: Entity,
-        src: *const u8,
+        value: T,
         tick: Tick,
         panics: &mut DeferredPanic,
     ) -> bool {
         if let Some(d) = self.dense_index(entity) {
-            // SAFETY: d < len; src contract forwarded.
-            unsafe { self.column.replace(d, src, tick, panics) };
+            // SAFETY: d < len; `T` is the set's type (contract).
+            unsafe { self.column.replace_value(d, value, tick, panics) };
             return true;
         }
         let index = entity.index() as usize;
         if index >= self.sparse.len() {
-            self.sparse.resize(index + 1, ABSENT);
+            self.grow_sparse(index);
         }
         self.sparse[index] = self.entities.len() as u32;
         self.entities.push(entity);
-        // SAFETY: src contract forwarded.
-        unsafe { self.column.push_from(src, tick) };
+        // SAFETY: `T` is the set's type (contract).
+        unsafe { self.column.push_value(value, tick) };
         false
     }
 
-    /// Removes `entity`'s value without dropping it, first letting `take`
-    /// move it out. Returns false (and does nothing) if there is none.
-    pub fn remove_with(&mut self, entity: Entity, take: impl FnOnce(*mut u8)) -> bool {
-        let Some(d) = self.dense_index(entity) else {
-            return false;
-        };
-        // SAFETY: d < len.
-        take(unsafe { self.column.ptr_at(d) });
-        // SAFETY: the value was moved out by `take`.
-        unsafe { self.column.swap_remove_forget(d) };
+    #[cold]
+    fn grow_sparse(&mut self, index: usize) {
+        self.sparse.resize(index + 1, ABSENT);
+    }
+
+    /// Removes `entity`'s value and returns it, if it has one:
+    /// [`SparseSet::remove_with`] for a statically known type.
+    ///
+    /// # Safety
+    /// - `T` is this set's component type.
+    #[inline(always)]
+    pub unsafe fn remove_value<T: 'static>(&mut self, entity: Entity) -> Option<T> {
+        let d = self.dense_index(entity)?;
+        // SAFETY: d < len; `T` is the set's type (contract).
+        let value = unsafe { self.column.swap_remove_take::<T>(d) };
         self.swap_remove_index(d);
-        true
+        Some(value)
+    }
+
+    /// Removes the value at dense index `dense`, which must be `entity`'s
+    /// (checked: a panic otherwise, before anything changes), and returns it.
+    ///
+    /// # Safety
+    /// - `T` is this set's component type.
+    #[inline(always)]
+    pub unsafe fn remove_at<T: 'static>(&mut self, dense: usize, entity: Entity) -> T {
+        assert!(
+            self.entities.get(dense) == Some(&entity),
+            "sparse set: stale dense index"
+        );
+        // SAFETY: dense < len (its entity was just read); `T` is the set's
+        // type (contract).
+        let value = unsafe { self.column.swap_remove_take::<T>(dense) };
+        self.swap_remove_index(dense);
+        value
     }
 
     /// Drops `entity`'s value, if any. Returns true if there was one.
@@ -109,6 +133,7 @@ impl SparseSet {
         true
     }
 
+    #[inline(always)]
     fn swap_remove_index(&mut self, d: usize) {
         let removed = self.entities.swap_remove(d);
         self.sparse[removed.index() as usize] = ABSENT;
@@ -186,16 +211,45 @@ impl SparseSets {
         }
     }
 
+    /// Where `entity`'s value of component `id` is: the set's slot (for
+    /// [`SparseSets::slot_mut`]) and the value's dense index.
+    #[inline(always)]
+    pub fn find(&self, id: ComponentId, entity: Entity) -> Option<(u32, u32)> {
+        let slot = match self.index.get(id.index()) {
+            Some(&i) if i > 0 => i - 1,
+            _ => return None,
+        };
+        let dense = self.sets[slot as usize].1.dense_index(entity)?;
+        Some((slot, dense as u32))
+    }
+
+    /// The set in slot `slot` (from [`SparseSets::find`]).
+    #[inline(always)]
+    pub fn slot_mut(&mut self, slot: u32) -> &mut SparseSet {
+        &mut self.sets[slot as usize].1
+    }
+
     /// The set for `id`, created if needed.
+    #[inline]
     pub fn get_or_create(&mut self, id: ComponentId, components: &Components) -> &mut SparseSet {
-        if self.get(id).is_none() {
-            if self.index.len() <= id.index() {
-                self.index.resize(id.index() + 1, 0);
-            }
-            self.sets.push((id, SparseSet::new(id, components)));
-            self.index[id.index()] = self.sets.len() as u32;
+        let i = match self.index.get(id.index()) {
+            Some(&i) if i > 0 => i,
+            _ => self.create(id, components),
+        };
+        &mut self.sets[i as usize - 1].1
+    }
+
+    /// Creates the set for `id` (which has none); returns its `index` entry.
+    #[cold]
+    #[inline(never)]
+    fn create(&mut self, id: ComponentId, components: &Components) -> u32 {
+        if self.index.len() <= id.index() {
+            self.index.resize(id.index() + 1, 0);
         }
-        self.get_mut(id).expect("just created")
+        self.sets.push((id, SparseSet::new(id, components)));
+        let i = self.sets.len() as u32;
+        self.index[id.index()] = i;
+        i
     }
 
     /// Every set, in creation order.
