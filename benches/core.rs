@@ -1,6 +1,7 @@
 //! Side-by-side micro-benchmarks of mosaic against hecs (and, where it makes
 //! sense, a plain `Vec` baseline) on the public `ecs_bench_suite` workloads:
-//! `simple_insert`, `simple_iter`, `fragmented_iter` and `add_remove`.
+//! `simple_insert`, `simple_iter`, `fragmented_iter` and `add_remove` (plus
+//! `add_remove_sparse`, add_remove with `B` in mosaic's sparse-set storage).
 //!
 //! Each workload is one criterion group, so the peers are reported next to
 //! each other (`simple_iter/mosaic`, `simple_iter/hecs`, `simple_iter/plain_vec`).
@@ -270,6 +271,48 @@ fn add_remove(c: &mut Criterion) {
     group.finish();
 }
 
+/// add_remove_sparse's toggled component, in sparse-set storage (what mosaic
+/// documents for components that come and go; the suite's mosaic row uses it).
+#[derive(Component, Clone, Copy)]
+#[component(storage = "sparse")]
+struct AddRemoveSparseB(#[allow(dead_code)] f32);
+
+/// add_remove_sparse: add_remove with `B` stored in a sparse set in mosaic.
+/// Inserting or removing it moves no table row, so this measures the
+/// per-operation overhead of `insert_one`/`remove_one` itself. hecs (which
+/// has only archetype storage) runs its add_remove beside it for scale.
+fn add_remove_sparse(c: &mut Criterion) {
+    let mut group = c.benchmark_group("add_remove_sparse");
+    group.bench_function("mosaic", |b| {
+        let mut world = World::new();
+        let entities: Vec<Entity> =
+            world.spawn_batch((0..ADD_REMOVE_ENTITIES).map(|_| (AddRemoveA(0.0),)));
+        b.iter(|| {
+            for &e in &entities {
+                world.insert_one(e, AddRemoveSparseB(0.0)).unwrap();
+            }
+            for &e in &entities {
+                black_box(world.remove_one::<AddRemoveSparseB>(e).unwrap());
+            }
+        })
+    });
+    group.bench_function("hecs", |b| {
+        let mut world = hecs::World::new();
+        let entities: Vec<hecs::Entity> = world
+            .spawn_batch((0..ADD_REMOVE_ENTITIES).map(|_| (AddRemoveA(0.0),)))
+            .collect();
+        b.iter(|| {
+            for &e in &entities {
+                world.insert_one(e, AddRemoveB(0.0)).unwrap();
+            }
+            for &e in &entities {
+                black_box(world.remove_one::<AddRemoveB>(e).unwrap());
+            }
+        })
+    });
+    group.finish();
+}
+
 /// The criterion group runner, kept in a private module so the `pub fn` that
 /// `criterion_group!` generates needs no doc comment of its own.
 mod runner {
@@ -278,7 +321,7 @@ mod runner {
     criterion_group! {
         name = benches;
         config = config();
-        targets = simple_insert, simple_iter, fragmented_iter, add_remove
+        targets = simple_insert, simple_iter, fragmented_iter, add_remove, add_remove_sparse
     }
 }
 

@@ -155,6 +155,12 @@ impl Archetype {
         self.table.column_index(id).is_some()
     }
 
+    /// Index of table component `id`'s column in this archetype's table.
+    #[inline]
+    pub(crate) fn column_index(&self, id: ComponentId) -> Option<usize> {
+        self.table.column_index(id)
+    }
+
     /// The entities here, in row order.
     ///
     /// # Example
@@ -241,6 +247,12 @@ impl Archetypes {
             let (lo, hi) = self.archetypes.split_at_mut(a.index());
             (&mut hi[0], &mut lo[b.index()])
         }
+    }
+
+    /// Every archetype, indexed by id.
+    #[inline]
+    pub fn as_slice(&self) -> &[Archetype] {
+        &self.archetypes
     }
 
     pub fn iter(&self) -> std::slice::Iter<'_, Archetype> {

@@ -191,6 +191,9 @@ impl BundleInfo {
 pub(crate) struct Bundles {
     infos: Vec<BundleInfo>,
     by_type: FxHashMap<TypeId, BundleId>,
+    /// The bundle type looked up last: loops of inserts or removes of one
+    /// bundle type (the common case) skip the hash lookup.
+    last: Option<(TypeId, BundleId)>,
 }
 
 impl Bundles {
@@ -199,11 +202,22 @@ impl Bundles {
     /// Panics if `B` names a component type twice.
     #[inline]
     pub fn register<B: Bundle>(&mut self, components: &mut Components) -> &BundleInfo {
+        let id = match self.last {
+            Some((type_id, id)) if type_id == TypeId::of::<B>() => id,
+            _ => self.lookup::<B>(components),
+        };
+        &self.infos[id.index()]
+    }
+
+    /// [`Bundles::register`] past the one-entry cache.
+    #[inline(never)]
+    fn lookup<B: Bundle>(&mut self, components: &mut Components) -> BundleId {
         let id = match self.by_type.get(&TypeId::of::<B>()) {
             Some(&id) => id,
             None => self.register_new::<B>(components),
         };
-        &self.infos[id.index()]
+        self.last = Some((TypeId::of::<B>(), id));
+        id
     }
 
     /// The info of a registered bundle.

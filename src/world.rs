@@ -21,7 +21,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::archetype::{Archetype, ArchetypeId, Archetypes};
-use crate::bundle::{Bundle, Bundles};
+use crate::bundle::{Bundle, BundleId, Bundles};
 use crate::change::{Tick, CHECK_INTERVAL};
 use crate::component::{
     short_type_name, Component, ComponentId, ComponentInfo, Components, StorageType,
@@ -452,22 +452,72 @@ impl World {
         let info = self.bundles.get(bundle_id);
         let changes = (self.components.lifecycle_active()
             && self.components.announces_any(info.component_ids()))
-        .then(|| {
-            info.components
-                .iter()
-                .map(|&(id, _)| (id, !self.has_id(entity, loc, id)))
-                .collect::<Vec<_>>()
-        });
+        .then(|| self.insert_changes(entity, loc, bundle_id));
         let tick = self.change_tick();
+        let info = self.bundles.get(bundle_id);
+        let mut panics = DeferredPanic::new();
+        if info.table_ids.is_empty() {
+            // Only sparse components: the entity keeps its archetype and its
+            // row, so there is no move to plan.
+            let mut ctx = WriteCtx {
+                components: &self.components,
+                sparse: &mut self.sparse,
+                panics: &mut panics,
+                tick,
+            };
+            bundle_io::write_sparse(entity, bundle, info, &mut ctx);
+        } else {
+            self.insert_into_tables(entity, loc, bundle_id, bundle, tick, &mut panics);
+        }
+        // The insert is complete even if a replaced value's drop panicked:
+        // announce it, then let the panic go on.
+        if let Some(changes) = changes {
+            self.announce_insert(entity, false, &changes);
+            self.flush_observer_commands();
+        }
+        panics.resume();
+        Ok(())
+    }
+
+    /// For each component of bundle `bundle_id`: whether inserting it into
+    /// `entity` adds it (rather than replacing it). For the announcements.
+    #[cold]
+    #[inline(never)]
+    fn insert_changes(
+        &self,
+        entity: Entity,
+        loc: EntityLocation,
+        bundle_id: BundleId,
+    ) -> Vec<(ComponentId, bool)> {
+        self.bundles
+            .get(bundle_id)
+            .components
+            .iter()
+            .map(|&(id, _)| (id, !self.has_id(entity, loc, id)))
+            .collect()
+    }
+
+    /// The part of [`World::insert`] for a bundle with table components:
+    /// follows the archetype edge, moving the entity's row if the archetype
+    /// changes.
+    #[inline]
+    fn insert_into_tables<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        loc: EntityLocation,
+        bundle_id: BundleId,
+        bundle: B,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
         let info = self.bundles.get(bundle_id);
         let plan = self
             .archetypes
             .insert_plan(loc.archetype, info, &self.components);
-        let mut panics = DeferredPanic::new();
         let mut ctx = WriteCtx {
             components: &self.components,
             sparse: &mut self.sparse,
-            panics: &mut panics,
+            panics,
             tick,
         };
         let row = loc.row as usize;
@@ -486,14 +536,6 @@ impl World {
                 }
             }
         }
-        // The insert is complete even if a replaced value's drop panicked:
-        // announce it, then let the panic go on.
-        if let Some(changes) = changes {
-            self.announce_insert(entity, false, &changes);
-            self.flush_observer_commands();
-        }
-        panics.resume();
-        Ok(())
     }
 
     /// Adds (or replaces) one component. Same as [`World::insert`] with a
@@ -538,7 +580,11 @@ impl World {
             .entities
             .get(entity)
             .ok_or(ComponentError::NoSuchEntity(entity))?;
-        let info = self.bundles.register::<B>(&mut self.components);
+        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
+        let info = self.bundles.get(bundle_id);
+        if info.table_ids.is_empty() {
+            return self.remove_sparse::<B>(entity, bundle_id);
+        }
         let table = &self.archetypes.get(loc.archetype).table;
         for &(id, storage) in info.components.iter() {
             let present = match storage {
@@ -546,19 +592,81 @@ impl World {
                 StorageType::SparseSet => self.sparse.get(id).is_some_and(|s| s.contains(entity)),
             };
             if !present {
-                return Err(ComponentError::MissingComponent {
-                    entity,
-                    component: self.components.name(id).to_owned(),
-                });
+                return Err(self.missing_component(entity, id));
             }
         }
         let announce = self.components.lifecycle_active()
             && self.components.announces_any(info.component_ids());
         if announce {
-            let ids: Vec<ComponentId> = info.component_ids().collect();
-            self.announce_remove(entity, false, &ids);
+            self.announce_bundle_removal(entity, bundle_id);
         }
-        let info = self.bundles.register::<B>(&mut self.components);
+        let bundle = self.remove_from_tables::<B>(entity, loc, bundle_id);
+        if announce {
+            self.flush_observer_commands();
+        }
+        Ok(bundle)
+    }
+
+    /// [`World::remove`] of a bundle made only of sparse components: the
+    /// entity keeps its archetype and row, and each value is looked up once.
+    #[inline(always)]
+    fn remove_sparse<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        bundle_id: BundleId,
+    ) -> Result<B, ComponentError> {
+        let info = self.bundles.get(bundle_id);
+        let mut slots = match bundle_io::find_sparse(entity, info, &self.sparse) {
+            Ok(slots) => slots,
+            Err(id) => return Err(self.missing_component(entity, id)),
+        };
+        let announce = self.components.lifecycle_active()
+            && self.components.announces_any(info.component_ids());
+        if announce {
+            self.announce_bundle_removal(entity, bundle_id);
+            // Hooks and observers may not change structure, but look again
+            // rather than rely on it.
+            let info = self.bundles.get(bundle_id);
+            slots = bundle_io::find_sparse(entity, info, &self.sparse)
+                .expect("observers and hooks make no structural change");
+        }
+        let info = self.bundles.get(bundle_id);
+        let bundle = bundle_io::take_sparse::<B>(entity, info, &mut self.sparse, &slots);
+        if announce {
+            self.flush_observer_commands();
+        }
+        Ok(bundle)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn missing_component(&self, entity: Entity, id: ComponentId) -> ComponentError {
+        ComponentError::MissingComponent {
+            entity,
+            component: self.components.name(id).to_owned(),
+        }
+    }
+
+    /// Announces the removal of bundle `bundle_id`'s components (the
+    /// lifecycle part of [`World::remove`], before anything is removed).
+    #[cold]
+    #[inline(never)]
+    fn announce_bundle_removal(&mut self, entity: Entity, bundle_id: BundleId) {
+        let ids: Vec<ComponentId> = self.bundles.get(bundle_id).component_ids().collect();
+        self.announce_remove(entity, false, &ids);
+    }
+
+    /// The part of [`World::remove`] for a bundle with table components
+    /// (which the entity has, checked): takes the values and moves the row
+    /// to the archetype without them.
+    #[inline]
+    fn remove_from_tables<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        loc: EntityLocation,
+        bundle_id: BundleId,
+    ) -> B {
+        let info = self.bundles.get(bundle_id);
         let (src, dst) = self
             .archetypes
             .remove_plan(loc.archetype, info, &self.components);
@@ -584,10 +692,7 @@ impl World {
             }
         }
         panics.resume();
-        if announce {
-            self.flush_observer_commands();
-        }
-        Ok(bundle)
+        bundle
     }
 
     /// Removes one component and returns it. Same as [`World::remove`] with a
@@ -883,13 +988,29 @@ impl World {
         Tick::new(self.change_tick.fetch_add(1, Ordering::Relaxed))
     }
 
+    /// Starts a query run with exclusive access: as
+    /// [`World::increment_change_tick`], without an atomic read-modify-write.
+    #[inline]
+    pub(crate) fn increment_change_tick_mut(&mut self) -> Tick {
+        let tick = self.change_tick.get_mut();
+        let this_run = *tick;
+        *tick = this_run.wrapping_add(1);
+        Tick::new(this_run)
+    }
+
     /// Clamps every stored tick if [`CHECK_INTERVAL`] ticks passed since the
     /// last time, so ages stay meaningful across the `u32` wrap.
+    #[inline]
     pub(crate) fn check_change_ticks(&mut self) {
         let now = self.change_tick();
-        if now.get().wrapping_sub(self.last_check_tick.get()) < CHECK_INTERVAL {
-            return;
+        if now.get().wrapping_sub(self.last_check_tick.get()) >= CHECK_INTERVAL {
+            self.clamp_change_ticks(now);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn clamp_change_ticks(&mut self, now: Tick) {
         for archetype in self.archetypes.iter_mut() {
             archetype.table.clamp_ticks(now);
         }
@@ -955,6 +1076,12 @@ impl World {
         self.archetypes.get(id)
     }
 
+    /// Every archetype, indexed by id.
+    #[inline]
+    pub(crate) fn archetype_slice(&self) -> &[Archetype] {
+        self.archetypes.as_slice()
+    }
+
     #[inline]
     pub(crate) fn sparse_sets(&self) -> &SparseSets {
         &self.sparse
@@ -996,10 +1123,19 @@ impl World {
 
     /// Opens a structural change: makes ids reserved through `&self` live
     /// (as empty entities) and clamps old ticks when it is time to.
+    #[inline]
     fn flush(&mut self) {
         self.check_change_ticks();
-        // Reserved ids (from commands) come to life here: announced as
-        // spawned, before whatever the current operation adds.
+        if self.entities.needs_flush() {
+            self.flush_reserved();
+        }
+    }
+
+    /// Reserved ids (from commands) come to life here: announced as
+    /// spawned, before whatever the current operation adds.
+    #[cold]
+    #[inline(never)]
+    fn flush_reserved(&mut self) {
         let spawned = self.make_reserved_live();
         self.announce_spawned(spawned);
     }

@@ -1,6 +1,7 @@
 //! Query data: what a query yields per entity.
 
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use super::tuples::all_query_tuples;
 use super::{Access, TickRange};
@@ -8,7 +9,7 @@ use crate::archetype::Archetype;
 use crate::change::{ComponentTicks, Tick};
 use crate::component::{Component, ComponentId, StorageType};
 use crate::entity::Entity;
-use crate::storage::SparseSet;
+use crate::storage::{Column, SparseSet};
 use crate::world::World;
 
 /// Something a query can yield per entity: `Entity`, `&T`, `&mut T`,
@@ -21,7 +22,8 @@ use crate::world::World;
 /// An implementation must:
 /// - report in `update_access` every component its items borrow, `&mut`
 ///   ones as writes;
-/// - match in `matches_archetype` only archetypes `set_archetype` can read;
+/// - match in `match_archetype` only archetypes `set_archetype` can read,
+///   and return there only archetype states `set_archetype` may trust;
 /// - yield from `fetch` only references into the row it is given.
 ///
 /// # Example
@@ -44,6 +46,11 @@ pub unsafe trait QueryData {
     type Fetch<'w>;
     #[doc(hidden)]
     type State: Send + Sync + 'static;
+    /// What `set_archetype` needs to know about one matched archetype (a
+    /// column index, say), worked out once when a query state matches it, so
+    /// moving to the next table costs no lookups.
+    #[doc(hidden)]
+    type ArchetypeState: Copy + Send + Sync + 'static;
 
     #[doc(hidden)]
     fn init_state(world: &mut World) -> Self::State;
@@ -51,8 +58,10 @@ pub unsafe trait QueryData {
     #[doc(hidden)]
     fn update_access(state: &Self::State, access: &mut Access);
 
+    /// The archetype state for `archetype` if the query matches it, else
+    /// `None`.
     #[doc(hidden)]
-    fn matches_archetype(state: &Self::State, archetype: &Archetype) -> bool;
+    fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState>;
 
     /// # Safety
     /// - `state` was built by `init_state` on `world`;
@@ -66,12 +75,13 @@ pub unsafe trait QueryData {
     ) -> Self::Fetch<'w>;
 
     /// # Safety
-    /// - `matches_archetype(state, archetype)` is true;
+    /// - `match_archetype(state, archetype)` returned `Some(arch)`;
     /// - `archetype` belongs to the world `fetch` was made from.
     #[doc(hidden)]
     unsafe fn set_archetype<'w>(
         fetch: &mut Self::Fetch<'w>,
         state: &Self::State,
+        arch: Self::ArchetypeState,
         archetype: &'w Archetype,
     );
 
@@ -126,20 +136,21 @@ unsafe impl QueryData for Entity {
     type Item<'w> = Entity;
     type Fetch<'w> = ();
     type State = ();
+    type ArchetypeState = ();
 
     fn init_state(_world: &mut World) {}
 
     fn update_access(_state: &(), _access: &mut Access) {}
 
-    fn matches_archetype(_state: &(), _archetype: &Archetype) -> bool {
-        true
+    fn match_archetype(_state: &(), _archetype: &Archetype) -> Option<()> {
+        Some(())
     }
 
     #[inline]
     unsafe fn init_fetch(_world: &World, _state: &(), _ticks: TickRange) {}
 
     #[inline]
-    unsafe fn set_archetype(_fetch: &mut (), _state: &(), _archetype: &Archetype) {}
+    unsafe fn set_archetype(_fetch: &mut (), _state: &(), _arch: (), _archetype: &Archetype) {}
 
     #[inline(always)]
     unsafe fn fetch<'w>(
@@ -159,7 +170,9 @@ unsafe impl ReadOnlyQueryData for Entity {}
 /// Fetch state of `&T`: the current table's column, or `T`'s sparse set.
 #[doc(hidden)]
 pub struct ReadFetch<'w, T> {
-    column: *const T,
+    /// Dangling until a table is set (never null, which spares the loop a
+    /// null check).
+    column: NonNull<T>,
     sparse: Option<&'w SparseSet>,
 }
 
@@ -170,21 +183,27 @@ fn sparse_set<T: Component>(world: &World, id: ComponentId) -> Option<&SparseSet
     }
 }
 
-fn matches_storage<T: Component>(id: ComponentId, archetype: &Archetype) -> bool {
+/// `T`'s column index in `archetype` (the archetype state of `&T` and
+/// `&mut T`), or `None` if a table `T` is missing. Sparse components match
+/// every archetype; their index is unused.
+#[inline]
+fn match_storage<T: Component>(id: ComponentId, archetype: &Archetype) -> Option<u32> {
     match T::STORAGE {
-        StorageType::Table => archetype.contains(id),
-        StorageType::SparseSet => true,
+        StorageType::Table => archetype.column_index(id).map(|i| i as u32),
+        StorageType::SparseSet => Some(0),
     }
 }
 
-/// Base of `T`'s column in `archetype`'s table.
-fn column_base<T>(id: ComponentId, archetype: &Archetype) -> *mut T {
-    archetype
-        .table
-        .column(id)
-        .expect("a matched archetype has the column")
-        .base_ptr()
-        .cast::<T>()
+/// The column at `index` in `archetype`'s table.
+///
+/// # Safety
+/// - `index` came from [`match_storage`] (or another `column_index`) on this
+///   archetype.
+#[inline(always)]
+pub(super) unsafe fn column_at(archetype: &Archetype, index: u32) -> &Column {
+    // SAFETY: the index was found in this table (contract), whose columns
+    // never change.
+    unsafe { archetype.table.column_unchecked(index as usize) }
 }
 
 /// Pointer to `entity`'s value in `set`, if it has one.
@@ -202,6 +221,7 @@ unsafe impl<T: Component> QueryData for &T {
     type Item<'w> = &'w T;
     type Fetch<'w> = ReadFetch<'w, T>;
     type State = ComponentId;
+    type ArchetypeState = u32;
 
     fn init_state(world: &mut World) -> ComponentId {
         world.register_component::<T>()
@@ -212,8 +232,8 @@ unsafe impl<T: Component> QueryData for &T {
         access.add_required(id);
     }
 
-    fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
-        matches_storage::<T>(id, archetype)
+    fn match_archetype(&id: &ComponentId, archetype: &Archetype) -> Option<u32> {
+        match_storage::<T>(id, archetype)
     }
 
     #[inline]
@@ -223,7 +243,7 @@ unsafe impl<T: Component> QueryData for &T {
         _ticks: TickRange,
     ) -> ReadFetch<'w, T> {
         ReadFetch {
-            column: std::ptr::null(),
+            column: NonNull::dangling(),
             sparse: sparse_set::<T>(world, id),
         }
     }
@@ -231,11 +251,15 @@ unsafe impl<T: Component> QueryData for &T {
     #[inline]
     unsafe fn set_archetype<'w>(
         fetch: &mut ReadFetch<'w, T>,
-        &id: &ComponentId,
+        _id: &ComponentId,
+        column: u32,
         archetype: &'w Archetype,
     ) {
         if T::STORAGE == StorageType::Table {
-            fetch.column = column_base::<T>(id, archetype);
+            // SAFETY: `column` is the index `match_archetype` found here.
+            fetch.column = unsafe { column_at(archetype, column) }
+                .base_ptr()
+                .cast::<T>();
         }
     }
 
@@ -248,7 +272,7 @@ unsafe impl<T: Component> QueryData for &T {
         match T::STORAGE {
             // SAFETY: `row` is in bounds of the table whose `T` column
             // `set_archetype` stored (contract); the value is initialised.
-            StorageType::Table => Some(unsafe { &*fetch.column.add(row) }),
+            StorageType::Table => Some(unsafe { fetch.column.add(row).as_ref() }),
             StorageType::SparseSet => {
                 let (_, ptr) = sparse_ptr::<T>(fetch.sparse, entity)?;
                 // SAFETY: the pointer is to the entity's initialised value.
@@ -267,7 +291,8 @@ unsafe impl<T: Component> ReadOnlyQueryData for &T {}
 /// nobody watches `Changed<T>`), or `T`'s sparse set.
 #[doc(hidden)]
 pub struct WriteFetch<'w, T> {
-    column: *mut T,
+    /// Dangling until a table is set.
+    column: NonNull<T>,
     changed: *mut ComponentTicks,
     sparse: Option<&'w SparseSet>,
     track: bool,
@@ -280,6 +305,7 @@ unsafe impl<T: Component> QueryData for &mut T {
     type Item<'w> = &'w mut T;
     type Fetch<'w> = WriteFetch<'w, T>;
     type State = ComponentId;
+    type ArchetypeState = u32;
 
     fn init_state(world: &mut World) -> ComponentId {
         world.register_component::<T>()
@@ -290,8 +316,8 @@ unsafe impl<T: Component> QueryData for &mut T {
         access.add_required(id);
     }
 
-    fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
-        matches_storage::<T>(id, archetype)
+    fn match_archetype(&id: &ComponentId, archetype: &Archetype) -> Option<u32> {
+        match_storage::<T>(id, archetype)
     }
 
     #[inline]
@@ -301,7 +327,7 @@ unsafe impl<T: Component> QueryData for &mut T {
         ticks: TickRange,
     ) -> WriteFetch<'w, T> {
         WriteFetch {
-            column: std::ptr::null_mut(),
+            column: NonNull::dangling(),
             changed: std::ptr::null_mut(),
             sparse: sparse_set::<T>(world, id),
             track: world.components().info(id).tracks_changes(),
@@ -312,16 +338,15 @@ unsafe impl<T: Component> QueryData for &mut T {
     #[inline]
     unsafe fn set_archetype<'w>(
         fetch: &mut WriteFetch<'w, T>,
-        &id: &ComponentId,
+        _id: &ComponentId,
+        column: u32,
         archetype: &'w Archetype,
     ) {
         if T::STORAGE == StorageType::Table {
-            fetch.column = column_base::<T>(id, archetype);
+            // SAFETY: `column` is the index `match_archetype` found here.
+            let column = unsafe { column_at(archetype, column) };
+            fetch.column = column.base_ptr().cast::<T>();
             if fetch.track {
-                let column = archetype
-                    .table
-                    .column(id)
-                    .expect("a matched archetype has the column");
                 fetch.changed = column.ticks_ptr();
             }
         }
@@ -348,7 +373,7 @@ unsafe impl<T: Component> QueryData for &mut T {
                 }
                 // SAFETY: `row` is in bounds; exclusive access to T and no
                 // other live item for this row (contract).
-                Some(unsafe { &mut *fetch.column.add(row) })
+                Some(unsafe { fetch.column.add(row).as_mut() })
             }
             StorageType::SparseSet => {
                 let set = fetch.sparse?;
@@ -379,6 +404,7 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     type Item<'w> = Option<Q::Item<'w>>;
     type Fetch<'w> = OptionFetch<Q::Fetch<'w>>;
     type State = Q::State;
+    type ArchetypeState = Option<Q::ArchetypeState>;
 
     fn init_state(world: &mut World) -> Q::State {
         Q::init_state(world)
@@ -390,8 +416,11 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
         access.add_optional(&inner);
     }
 
-    fn matches_archetype(_state: &Q::State, _archetype: &Archetype) -> bool {
-        true
+    fn match_archetype(
+        state: &Q::State,
+        archetype: &Archetype,
+    ) -> Option<Option<Q::ArchetypeState>> {
+        Some(Q::match_archetype(state, archetype))
     }
 
     #[inline]
@@ -411,12 +440,13 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     unsafe fn set_archetype<'w>(
         fetch: &mut Self::Fetch<'w>,
         state: &Q::State,
+        arch: Option<Q::ArchetypeState>,
         archetype: &'w Archetype,
     ) {
-        fetch.matched = Q::matches_archetype(state, archetype);
-        if fetch.matched {
-            // SAFETY: Q matches this archetype (checked just above).
-            unsafe { Q::set_archetype(&mut fetch.inner, state, archetype) };
+        fetch.matched = arch.is_some();
+        if let Some(arch) = arch {
+            // SAFETY: Q matched this archetype with this state (contract).
+            unsafe { Q::set_archetype(&mut fetch.inner, state, arch, archetype) };
         }
     }
 
@@ -480,6 +510,8 @@ unsafe impl<T: Component> QueryData for Has<T> {
     type Item<'w> = bool;
     type Fetch<'w> = HasFetch<'w>;
     type State = ComponentId;
+    /// Whether the archetype has a table `T`.
+    type ArchetypeState = bool;
 
     fn init_state(world: &mut World) -> ComponentId {
         world.register_component::<T>()
@@ -487,8 +519,8 @@ unsafe impl<T: Component> QueryData for Has<T> {
 
     fn update_access(_state: &ComponentId, _access: &mut Access) {}
 
-    fn matches_archetype(_state: &ComponentId, _archetype: &Archetype) -> bool {
-        true
+    fn match_archetype(&id: &ComponentId, archetype: &Archetype) -> Option<bool> {
+        Some(archetype.contains(id))
     }
 
     #[inline]
@@ -506,10 +538,11 @@ unsafe impl<T: Component> QueryData for Has<T> {
     #[inline]
     unsafe fn set_archetype<'w>(
         fetch: &mut HasFetch<'w>,
-        &id: &ComponentId,
-        archetype: &'w Archetype,
+        _id: &ComponentId,
+        in_table: bool,
+        _archetype: &'w Archetype,
     ) {
-        fetch.in_table = archetype.contains(id);
+        fetch.in_table = in_table;
     }
 
     #[inline(always)]
@@ -531,7 +564,7 @@ unsafe impl<T: Component> ReadOnlyQueryData for Has<T> {}
 // ----- tuples --------------------------------------------------------------------------
 
 macro_rules! tuple_query_data {
-    ($(($q:ident, $f:ident, $s:ident)),*) => {
+    ($(($q:ident, $f:ident, $s:ident, $a:ident)),*) => {
         // SAFETY: the union of the elements' access; each element fetches
         // from the same row.
         #[allow(non_snake_case, unused_variables, clippy::unused_unit)]
@@ -539,6 +572,7 @@ macro_rules! tuple_query_data {
             type Item<'w> = ($($q::Item<'w>,)*);
             type Fetch<'w> = ($($q::Fetch<'w>,)*);
             type State = ($($q::State,)*);
+            type ArchetypeState = ($($q::ArchetypeState,)*);
 
             fn init_state(world: &mut World) -> Self::State {
                 ($($q::init_state(world),)*)
@@ -549,9 +583,9 @@ macro_rules! tuple_query_data {
                 $($q::update_access($s, access);)*
             }
 
-            fn matches_archetype(state: &Self::State, archetype: &Archetype) -> bool {
+            fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
                 let ($($s,)*) = state;
-                true $(&& $q::matches_archetype($s, archetype))*
+                Some(($($q::match_archetype($s, archetype)?,)*))
             }
 
             #[inline]
@@ -562,11 +596,13 @@ macro_rules! tuple_query_data {
             }
 
             #[inline]
-            unsafe fn set_archetype<'w>(fetch: &mut Self::Fetch<'w>, state: &Self::State, archetype: &'w Archetype) {
+            unsafe fn set_archetype<'w>(fetch: &mut Self::Fetch<'w>, state: &Self::State, arch: Self::ArchetypeState, archetype: &'w Archetype) {
                 let ($($f,)*) = fetch;
                 let ($($s,)*) = state;
-                // SAFETY: the tuple matches, so every element does.
-                $(unsafe { $q::set_archetype($f, $s, archetype) };)*
+                let ($($a,)*) = arch;
+                // SAFETY: the tuple matched, so every element did, with the
+                // state it holds.
+                $(unsafe { $q::set_archetype($f, $s, $a, archetype) };)*
             }
 
             #[inline(always)]

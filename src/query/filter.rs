@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 
+use super::fetch::column_at;
 use super::tuples::all_query_tuples;
 use super::{Access, TickRange};
 use crate::archetype::Archetype;
@@ -17,8 +18,9 @@ use crate::world::World;
 /// The methods are the query engine's plumbing, hidden from the docs.
 ///
 /// # Safety
-/// An implementation must match in `matches_archetype` only archetypes that
-/// `set_archetype` can read, and read in `filter` only the given row.
+/// An implementation must match in `match_archetype` only archetypes that
+/// `set_archetype` can read, return there only archetype states
+/// `set_archetype` may trust, and read in `filter` only the given row.
 ///
 /// # Example
 /// ```
@@ -37,6 +39,11 @@ pub unsafe trait QueryFilter {
     type Fetch<'w>;
     #[doc(hidden)]
     type State: Send + Sync + 'static;
+    /// What `set_archetype` needs about one matched archetype, worked out
+    /// once when a query state matches it (see
+    /// [`QueryData::ArchetypeState`](super::QueryData)).
+    #[doc(hidden)]
+    type ArchetypeState: Copy + Send + Sync + 'static;
 
     #[doc(hidden)]
     fn init_state(world: &mut World) -> Self::State;
@@ -44,8 +51,10 @@ pub unsafe trait QueryFilter {
     #[doc(hidden)]
     fn update_access(state: &Self::State, access: &mut Access);
 
+    /// The archetype state for `archetype` if the filter can pass entities
+    /// of it, else `None`.
     #[doc(hidden)]
-    fn matches_archetype(state: &Self::State, archetype: &Archetype) -> bool;
+    fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState>;
 
     /// # Safety
     /// - `state` was built by `init_state` on `world`.
@@ -57,12 +66,13 @@ pub unsafe trait QueryFilter {
     ) -> Self::Fetch<'w>;
 
     /// # Safety
-    /// - `matches_archetype(state, archetype)` is true;
+    /// - `match_archetype(state, archetype)` returned `Some(arch)`;
     /// - `archetype` belongs to the world `fetch` was made from.
     #[doc(hidden)]
     unsafe fn set_archetype<'w>(
         fetch: &mut Self::Fetch<'w>,
         state: &Self::State,
+        arch: Self::ArchetypeState,
         archetype: &'w Archetype,
     );
 
@@ -133,6 +143,7 @@ macro_rules! presence_filter {
         unsafe impl<T: Component> QueryFilter for $name<T> {
             type Fetch<'w> = PresenceFetch<'w>;
             type State = ComponentId;
+            type ArchetypeState = ();
 
             fn init_state(world: &mut World) -> ComponentId {
                 world.register_component::<T>()
@@ -146,10 +157,10 @@ macro_rules! presence_filter {
                 }
             }
 
-            fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
+            fn match_archetype(&id: &ComponentId, archetype: &Archetype) -> Option<()> {
                 match T::STORAGE {
-                    StorageType::Table => archetype.contains(id) == $want,
-                    StorageType::SparseSet => true,
+                    StorageType::Table => (archetype.contains(id) == $want).then_some(()),
+                    StorageType::SparseSet => Some(()),
                 }
             }
 
@@ -168,6 +179,7 @@ macro_rules! presence_filter {
             unsafe fn set_archetype<'w>(
                 _fetch: &mut Self::Fetch<'w>,
                 _state: &ComponentId,
+                _arch: (),
                 _archetype: &'w Archetype,
             ) {
             }
@@ -247,6 +259,8 @@ macro_rules! tick_filter {
         unsafe impl<T: Component> QueryFilter for $name<T> {
             type Fetch<'w> = TickFetch<'w>;
             type State = ComponentId;
+            /// `T`'s column index (unused for a sparse `T`).
+            type ArchetypeState = u32;
 
             fn init_state(world: &mut World) -> ComponentId {
                 let id = world.register_component::<T>();
@@ -258,10 +272,10 @@ macro_rules! tick_filter {
                 access.add_filter_read(id);
             }
 
-            fn matches_archetype(&id: &ComponentId, archetype: &Archetype) -> bool {
+            fn match_archetype(&id: &ComponentId, archetype: &Archetype) -> Option<u32> {
                 match T::STORAGE {
-                    StorageType::Table => archetype.contains(id),
-                    StorageType::SparseSet => true,
+                    StorageType::Table => archetype.column_index(id).map(|i| i as u32),
+                    StorageType::SparseSet => Some(0),
                 }
             }
 
@@ -286,14 +300,14 @@ macro_rules! tick_filter {
             #[inline]
             unsafe fn set_archetype<'w>(
                 fetch: &mut TickFetch<'w>,
-                &id: &ComponentId,
+                _id: &ComponentId,
+                column: u32,
                 archetype: &'w Archetype,
             ) {
                 if T::STORAGE == StorageType::Table {
-                    let column = archetype
-                        .table
-                        .column(id)
-                        .expect("a matched archetype has the column");
+                    // SAFETY: `column` is the index `match_archetype` found
+                    // in this archetype.
+                    let column = unsafe { column_at(archetype, column) };
                     assert!(column.is_tracked(), "change filter on an untracked column");
                     fetch.ticks = column.ticks_ptr();
                 }
@@ -353,13 +367,14 @@ impl<T> std::fmt::Debug for Or<T> {
 
 macro_rules! or_filter {
     () => {};
-    ($(($q:ident, $f:ident, $s:ident)),+) => {
+    ($(($q:ident, $f:ident, $s:ident, $a:ident)),+) => {
         // SAFETY: the union of the elements' access; an element is set and
         // asked only on archetypes it matches.
         #[allow(non_snake_case)]
         unsafe impl<$($q: QueryFilter),*> QueryFilter for Or<($($q,)*)> {
             type Fetch<'w> = ($(($q::Fetch<'w>, bool),)*);
             type State = ($($q::State,)*);
+            type ArchetypeState = ($(Option<$q::ArchetypeState>,)*);
 
             fn init_state(world: &mut World) -> Self::State {
                 ($($q::init_state(world),)*)
@@ -375,9 +390,10 @@ macro_rules! or_filter {
                 )*
             }
 
-            fn matches_archetype(state: &Self::State, archetype: &Archetype) -> bool {
+            fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
                 let ($($s,)*) = state;
-                false $(|| $q::matches_archetype($s, archetype))*
+                let ($($a,)*) = ($($q::match_archetype($s, archetype),)*);
+                (false $(|| $a.is_some())*).then_some(($($a,)*))
             }
 
             #[inline]
@@ -388,14 +404,15 @@ macro_rules! or_filter {
             }
 
             #[inline]
-            unsafe fn set_archetype<'w>(fetch: &mut Self::Fetch<'w>, state: &Self::State, archetype: &'w Archetype) {
+            unsafe fn set_archetype<'w>(fetch: &mut Self::Fetch<'w>, state: &Self::State, arch: Self::ArchetypeState, archetype: &'w Archetype) {
                 let ($($f,)*) = fetch;
                 let ($($s,)*) = state;
+                let ($($a,)*) = arch;
                 $(
-                    $f.1 = $q::matches_archetype($s, archetype);
-                    if $f.1 {
-                        // SAFETY: this element matches (checked just above).
-                        unsafe { $q::set_archetype(&mut $f.0, $s, archetype) };
+                    $f.1 = $a.is_some();
+                    if let Some($a) = $a {
+                        // SAFETY: this element matched, with this state.
+                        unsafe { $q::set_archetype(&mut $f.0, $s, $a, archetype) };
                     }
                 )*
             }
@@ -415,13 +432,14 @@ all_query_tuples!(or_filter);
 // ----- tuples (all must hold) -----------------------------------------------------------
 
 macro_rules! tuple_filter {
-    ($(($q:ident, $f:ident, $s:ident)),*) => {
+    ($(($q:ident, $f:ident, $s:ident, $a:ident)),*) => {
         // SAFETY: the union of the elements' access; the tuple matches only
         // where every element does.
         #[allow(non_snake_case, unused_variables, clippy::unused_unit)]
         unsafe impl<$($q: QueryFilter),*> QueryFilter for ($($q,)*) {
             type Fetch<'w> = ($($q::Fetch<'w>,)*);
             type State = ($($q::State,)*);
+            type ArchetypeState = ($($q::ArchetypeState,)*);
 
             fn init_state(world: &mut World) -> Self::State {
                 ($($q::init_state(world),)*)
@@ -432,9 +450,9 @@ macro_rules! tuple_filter {
                 $($q::update_access($s, access);)*
             }
 
-            fn matches_archetype(state: &Self::State, archetype: &Archetype) -> bool {
+            fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
                 let ($($s,)*) = state;
-                true $(&& $q::matches_archetype($s, archetype))*
+                Some(($($q::match_archetype($s, archetype)?,)*))
             }
 
             #[inline]
@@ -445,11 +463,13 @@ macro_rules! tuple_filter {
             }
 
             #[inline]
-            unsafe fn set_archetype<'w>(fetch: &mut Self::Fetch<'w>, state: &Self::State, archetype: &'w Archetype) {
+            unsafe fn set_archetype<'w>(fetch: &mut Self::Fetch<'w>, state: &Self::State, arch: Self::ArchetypeState, archetype: &'w Archetype) {
                 let ($($f,)*) = fetch;
                 let ($($s,)*) = state;
-                // SAFETY: the tuple matches, so every element does.
-                $(unsafe { $q::set_archetype($f, $s, archetype) };)*
+                let ($($a,)*) = arch;
+                // SAFETY: the tuple matched, so every element did, with the
+                // state it holds.
+                $(unsafe { $q::set_archetype($f, $s, $a, archetype) };)*
             }
 
             #[inline(always)]

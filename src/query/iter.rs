@@ -2,8 +2,9 @@
 
 use std::fmt;
 
+use super::state::MatchedArchetype;
 use super::{QueryData, QueryFilter, TickRange};
-use crate::archetype::{Archetype, ArchetypeId};
+use crate::archetype::Archetype;
 use crate::entity::Entity;
 use crate::world::World;
 
@@ -28,8 +29,10 @@ use crate::world::World;
 ///
 /// [`QueryState::iter`]: crate::QueryState::iter
 pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
-    world: &'w World,
-    archetypes: std::slice::Iter<'s, ArchetypeId>,
+    /// Every archetype of the world, indexed by id.
+    archetypes: &'w [Archetype],
+    /// The matched archetypes still to visit.
+    matched: std::slice::Iter<'s, MatchedArchetype<Q, F>>,
     data_state: &'s Q::State,
     filter_state: &'s F::State,
     data: Q::Fetch<'w>,
@@ -41,7 +44,7 @@ pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIter<'_, '_, Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("QueryIter")
-            .field("archetypes_left", &self.archetypes.len())
+            .field("archetypes_left", &self.matched.len())
             .field("rows_left", &(self.entities.len() - self.row))
             .finish()
     }
@@ -50,19 +53,20 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIter<'_, '_, Q, F> {
 impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     /// # Safety
     /// - `matched` lists archetypes of `world` that match the states, which
-    ///   were built on `world`;
+    ///   were built on `world`, each with the archetype states
+    ///   `match_archetype` returned for it;
     /// - if `Q` writes, the caller has exclusive access to what it writes for
     ///   `'w`, and the query does not alias.
     pub(crate) unsafe fn new(
         world: &'w World,
-        matched: &'s [ArchetypeId],
+        matched: &'s [MatchedArchetype<Q, F>],
         data_state: &'s Q::State,
         filter_state: &'s F::State,
         ticks: TickRange,
     ) -> Self {
         QueryIter {
-            world,
-            archetypes: matched.iter(),
+            archetypes: world.archetype_slice(),
+            matched: matched.iter(),
             data_state,
             filter_state,
             // SAFETY: forwarded contract.
@@ -74,46 +78,62 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         }
     }
 
-    /// Restricts the iterator to `rows` of `archetype` (the caller's matched
-    /// archetype list must be empty).
+    /// Restricts the iterator to `rows` of one matched archetype (the
+    /// caller's matched archetype list must be empty).
     ///
     /// # Safety
-    /// - `archetype` is a matched archetype of the world `self` was made for.
+    /// - `matched` is a matched archetype of the world `self` was made for,
+    ///   with its archetype states (as in `new`).
     pub(crate) unsafe fn with_rows(
         mut self,
-        archetype: &'w Archetype,
+        matched: &MatchedArchetype<Q, F>,
         rows: std::ops::Range<usize>,
     ) -> Self {
+        let archetype = &self.archetypes[matched.id.index()];
         let entities = &archetype.entities()[..rows.end];
-        // SAFETY: a matched archetype of this world (contract).
+        // SAFETY: a matched archetype of this world with its states
+        // (contract).
         unsafe {
-            Q::set_archetype(&mut self.data, self.data_state, archetype);
-            F::set_archetype(&mut self.filter, self.filter_state, archetype);
+            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
+            F::set_archetype(
+                &mut self.filter,
+                self.filter_state,
+                matched.filter,
+                archetype,
+            );
         }
         self.entities = entities;
         self.row = rows.start;
         self
     }
 
-    /// Moves to the next non-empty matched archetype; false when none is left.
+    /// Moves to the next matched archetype; false when none is left. Empty
+    /// tables are not skipped here: their row loop is empty anyway, and a
+    /// separate check would cost every non-empty table a branch.
     #[inline]
     fn next_table(&mut self) -> bool {
-        for &id in self.archetypes.by_ref() {
-            let archetype = self.world.archetype(id);
-            if archetype.is_empty() {
-                continue;
-            }
-            // SAFETY: `id` is a matched archetype of this world (type
-            // contract of `new`).
-            unsafe {
-                Q::set_archetype(&mut self.data, self.data_state, archetype);
-                F::set_archetype(&mut self.filter, self.filter_state, archetype);
-            }
-            self.entities = archetype.entities();
-            self.row = 0;
-            return true;
+        let Some(matched) = self.matched.next() else {
+            return false;
+        };
+        debug_assert!(matched.id.index() < self.archetypes.len());
+        // SAFETY: `matched` lists archetypes of this world (contract of
+        // `new`), and a world never drops an archetype, so the id is in
+        // bounds of the slice taken in `new`.
+        let archetype = unsafe { self.archetypes.get_unchecked(matched.id.index()) };
+        // SAFETY: a matched archetype of this world, with the states
+        // `match_archetype` returned for it (contract of `new`).
+        unsafe {
+            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
+            F::set_archetype(
+                &mut self.filter,
+                self.filter_state,
+                matched.filter,
+                archetype,
+            );
         }
-        false
+        self.entities = archetype.entities();
+        self.row = 0;
+        true
     }
 
     /// The item for `row` of the current table, if it passes.
@@ -177,9 +197,9 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         let here = self.entities.len() - self.row;
         let rest: usize = self
-            .archetypes
+            .matched
             .clone()
-            .map(|&id| self.world.archetype(id).len())
+            .map(|m| self.archetypes[m.id.index()].len())
             .sum();
         (0, Some(here + rest))
     }

@@ -6,9 +6,10 @@
 //! - its *filter* `F` ([`QueryFilter`]): which entities count — [`With`],
 //!   [`Without`], [`Or`], [`Added`], [`Changed`], or a tuple (all must hold).
 //!
-//! A [`QueryState`] caches the archetypes a query matches and picks up new
-//! ones incrementally, so iterating is a walk over matched tables: per table,
-//! one pointer per column, then a loop over rows with no per-entity lookup.
+//! A [`QueryState`] caches the archetypes a query matches, with the index of
+//! each column it reads there, and picks up new ones incrementally, so
+//! iterating is a walk over matched tables: per table, one pointer per column
+//! (no lookup), then a loop over rows with no per-entity lookup.
 //! Sparse components are looked up per entity (that is the trade they make).
 //!
 //! # Safety policy

@@ -327,8 +327,8 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     /// The entities this query yields, in iteration order.
     fn entities(&self) -> Vec<Entity> {
         let mut out = Vec::new();
-        for &id in self.state.matched() {
-            for &entity in self.world.archetype(id).entities() {
+        for matched in self.state.matched() {
+            for &entity in self.world.archetype(matched.id).entities() {
                 // SAFETY: a probe under this system's access; the item (if
                 // any) is dropped at once, before any other is made.
                 if unsafe { self.state.get_prepared(self.world, entity, self.ticks) }.is_ok() {
@@ -412,7 +412,7 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
         let total: usize = state
             .matched()
             .iter()
-            .map(|&id| world.archetype(id).len())
+            .map(|m| world.archetype(m.id).len())
             .sum();
         let threads = rayon::current_num_threads();
         if threads <= 1 || total < MIN_PARALLEL_ROWS {
@@ -427,8 +427,8 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
         let batch = total.div_ceil(threads * BATCHES_PER_THREAD).max(1);
         let f = &f;
         rayon::scope(|scope| {
-            for &id in state.matched() {
-                let len = world.archetype(id).len();
+            for matched in state.matched() {
+                let len = world.archetype(matched.id).len();
                 let mut start = 0;
                 while start < len {
                     let rows = start..(start + batch).min(len);
@@ -437,7 +437,8 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
                         // SAFETY: batches cover disjoint rows, so no two
                         // threads make items for one entity; the caller's
                         // access covers the query.
-                        unsafe { state.iter_rows_prepared(world, ticks, id, rows) }.for_each(f);
+                        unsafe { state.iter_rows_prepared(world, ticks, matched, rows) }
+                            .for_each(f);
                     });
                 }
             }

@@ -2,8 +2,6 @@
 
 use std::fmt;
 
-use fixedbitset::FixedBitSet;
-
 use super::{Access, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, TickRange};
 use crate::archetype::ArchetypeId;
 use crate::change::Tick;
@@ -38,11 +36,23 @@ pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     data_state: Q::State,
     filter_state: F::State,
     access: Access,
-    matched: Vec<ArchetypeId>,
-    matched_set: FixedBitSet,
+    /// The matched archetypes in creation order, each with what the fetches
+    /// need there (column indices), so iteration looks nothing up per table.
+    matched: Vec<MatchedArchetype<Q, F>>,
+    /// Per archetype index: its position in `matched` plus one, or 0 if it
+    /// does not match (or was created after the last update).
+    matched_index: Vec<u32>,
     archetypes_seen: usize,
     /// The tick of the previous run; `None` before the first.
     last_run: Option<Tick>,
+}
+
+/// One archetype a query state matched, with the archetype states of its
+/// data and filter (see [`QueryData::ArchetypeState`]).
+pub(crate) struct MatchedArchetype<Q: QueryData, F: QueryFilter> {
+    pub id: ArchetypeId,
+    pub data: Q::ArchetypeState,
+    pub filter: F::ArchetypeState,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryState<Q, F> {
@@ -99,7 +109,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             filter_state,
             access,
             matched: Vec::new(),
-            matched_set: FixedBitSet::new(),
+            matched_index: Vec::new(),
             archetypes_seen: 0,
             last_run: None,
         };
@@ -149,6 +159,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// let mut q = world.query::<&Health>();
     /// assert_eq!(q.iter(&world).map(|h| h.0).sum::<u32>(), 6);
     /// ```
+    #[inline]
     pub fn iter<'w, 's>(&'s mut self, world: &'w World) -> QueryIter<'w, 's, Q, F>
     where
         Q: ReadOnlyQueryData,
@@ -181,9 +192,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// q.iter_mut(&mut world).for_each(|h| h.0 *= 10);
     /// assert_eq!(world.get::<Health>(e).unwrap().0, 10);
     /// ```
+    #[inline]
     pub fn iter_mut<'w, 's>(&'s mut self, world: &'w mut World) -> QueryIter<'w, 's, Q, F> {
         world.check_change_ticks();
-        let ticks = self.begin_run(world);
+        let ticks = self.begin_run_mut(world);
         // SAFETY: `&mut World` gives exclusive access for 'w; the query does
         // not alias (checked in `new`); the state was checked against `world`.
         unsafe {
@@ -280,19 +292,19 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             entity,
             query: short_type_name::<Q>(),
         };
-        if !self.matched_set.contains(loc.archetype.index()) {
+        let Some(matched) = self.matched_entry(loc.archetype) else {
             return Err(no_match());
-        }
+        };
         let archetype = world.archetype(loc.archetype);
         let row = loc.row as usize;
         // SAFETY: the state belongs to `world` (prepared); the archetype
-        // matches (in `matched_set`); `row` holds `entity`; access forwarded
-        // from the caller.
+        // matched, with the archetype states cached for it; `row` holds
+        // `entity`; access forwarded from the caller.
         unsafe {
             let mut data = Q::init_fetch(world, &self.data_state, ticks);
             let mut filter = F::init_fetch(world, &self.filter_state, ticks);
-            Q::set_archetype(&mut data, &self.data_state, archetype);
-            F::set_archetype(&mut filter, &self.filter_state, archetype);
+            Q::set_archetype(&mut data, &self.data_state, matched.data, archetype);
+            F::set_archetype(&mut filter, &self.filter_state, matched.filter, archetype);
             if !F::filter(&mut filter, entity, row) {
                 return Err(no_match());
             }
@@ -324,50 +336,84 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         }
     }
 
-    /// An iterator over rows `rows` of matched archetype `archetype` only,
-    /// for a state already [prepared](Self::prepare) for `world`.
+    /// An iterator over rows `rows` of one matched archetype only, for a
+    /// state already [prepared](Self::prepare) for `world`.
     ///
     /// # Safety
-    /// - as [`QueryState::iter_prepared`]; `archetype` is in `matched()`.
+    /// - as [`QueryState::iter_prepared`]; `matched` is an entry of
+    ///   `self.matched()`.
     pub(crate) unsafe fn iter_rows_prepared<'w, 's>(
         &'s self,
         world: &'w World,
         ticks: TickRange,
-        archetype: ArchetypeId,
+        matched: &MatchedArchetype<Q, F>,
         rows: std::ops::Range<usize>,
     ) -> QueryIter<'w, 's, Q, F> {
-        debug_assert!(self.matched_set.contains(archetype.index()));
+        debug_assert!(self.matched_entry(matched.id).is_some());
         // SAFETY: forwarded contract.
         unsafe {
             QueryIter::new(world, &[], &self.data_state, &self.filter_state, ticks)
-                .with_rows(world.archetype(archetype), rows)
+                .with_rows(matched, rows)
         }
     }
 
     /// The archetypes this state matched, in creation order.
-    pub(crate) fn matched(&self) -> &[ArchetypeId] {
+    pub(crate) fn matched(&self) -> &[MatchedArchetype<Q, F>] {
         &self.matched
+    }
+
+    /// The entry of archetype `id`, if this state matched it.
+    #[inline]
+    fn matched_entry(&self, id: ArchetypeId) -> Option<&MatchedArchetype<Q, F>> {
+        match self.matched_index.get(id.index()) {
+            Some(&i) if i > 0 => Some(&self.matched[i as usize - 1]),
+            _ => None,
+        }
     }
 
     /// Checks `world` is this state's and catches up on new archetypes.
     /// Panics for another world.
+    #[inline]
     pub(crate) fn prepare(&mut self, world: &World) {
         self.validate_world(world);
         self.update_archetypes(world);
     }
 
     /// Checks the world, catches up on new archetypes, and opens a run.
+    #[inline]
     fn begin_run(&mut self, world: &World) -> TickRange {
         self.prepare(world);
         let this_run = world.increment_change_tick();
+        self.open_run(this_run)
+    }
+
+    /// `begin_run` with exclusive access: the tick moves on without an
+    /// atomic read-modify-write.
+    #[inline]
+    fn begin_run_mut(&mut self, world: &mut World) -> TickRange {
+        self.prepare(world);
+        let this_run = world.increment_change_tick_mut();
+        self.open_run(this_run)
+    }
+
+    #[inline]
+    fn open_run(&mut self, this_run: Tick) -> TickRange {
         let ticks = TickRange::since(self.last_run, this_run);
         self.last_run = Some(this_run);
         ticks
     }
 
+    #[inline]
     fn validate_world(&self, world: &World) {
-        assert!(
-            self.world_id == world.id(),
+        if self.world_id != world.id() {
+            self.wrong_world(world);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wrong_world(&self, world: &World) -> ! {
+        panic!(
             "query state `{}` was built for world {:?} and cannot be used with world {:?}",
             short_type_name::<Q>(),
             self.world_id,
@@ -376,19 +422,32 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     }
 
     /// Matches the archetypes created since the last update.
+    #[inline]
     fn update_archetypes(&mut self, world: &World) {
-        let count = world.archetype_count();
-        if self.archetypes_seen == count {
-            return;
+        if self.archetypes_seen != world.archetype_count() {
+            self.match_new_archetypes(world);
         }
-        self.matched_set.grow(count);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn match_new_archetypes(&mut self, world: &World) {
+        let count = world.archetype_count();
+        self.matched_index.resize(count, 0);
         for archetype in world.archetypes().skip(self.archetypes_seen) {
-            if Q::matches_archetype(&self.data_state, archetype)
-                && F::matches_archetype(&self.filter_state, archetype)
-            {
-                self.matched.push(archetype.id());
-                self.matched_set.insert(archetype.id().index());
-            }
+            let Some(data) = Q::match_archetype(&self.data_state, archetype) else {
+                continue;
+            };
+            let Some(filter) = F::match_archetype(&self.filter_state, archetype) else {
+                continue;
+            };
+            self.matched.push(MatchedArchetype {
+                id: archetype.id(),
+                data,
+                filter,
+            });
+            self.matched_index[archetype.id().index()] =
+                u32::try_from(self.matched.len()).expect("too many archetypes");
         }
         self.archetypes_seen = count;
     }

@@ -7,8 +7,6 @@
 //! one target column per table component of the bundle, and — for a new row —
 //! the bundle covers every column of the target table.
 
-use std::mem::ManuallyDrop;
-
 use super::{DeferredPanic, SparseSets, Table};
 use crate::archetype::InsertEdge;
 use crate::bundle::{Bundle, BundleInfo, ComponentReader, ComponentWriter};
@@ -56,22 +54,91 @@ impl ComponentWriter for Writer<'_> {
             }
             StorageType::SparseSet => {
                 let id = self.components[self.next_component].0;
-                let set = self.sparse.get_or_create(id, self.registry);
-                let value = ManuallyDrop::new(value);
-                // SAFETY: `value` is a valid `C`, the type of this set; it is
-                // given up (ManuallyDrop) and now owned by the set.
-                unsafe {
-                    set.insert(
-                        self.entity,
-                        (&*value as *const C).cast(),
-                        self.tick,
-                        self.panics,
-                    )
-                };
+                write_sparse_value(
+                    self.sparse,
+                    self.registry,
+                    id,
+                    self.entity,
+                    value,
+                    self.tick,
+                    self.panics,
+                );
             }
         }
         self.next_component += 1;
     }
+}
+
+/// Stores `value` as `entity`'s sparse component `id` (which is `C`'s id).
+#[inline(always)]
+fn write_sparse_value<C: Component>(
+    sparse: &mut SparseSets,
+    registry: &Components,
+    id: ComponentId,
+    entity: Entity,
+    value: C,
+    tick: Tick,
+    panics: &mut DeferredPanic,
+) {
+    let set = sparse.get_or_create(id, registry);
+    // SAFETY: `id` is the id the bundle reported for this position, which is
+    // `C`'s (Bundle contract), so the set holds `C`s.
+    unsafe { set.insert_value(entity, value, tick, panics) };
+}
+
+/// Writes the components of a bundle made only of sparse components.
+struct SparseWriter<'a> {
+    entity: Entity,
+    tick: Tick,
+    components: &'a [(ComponentId, StorageType)],
+    registry: &'a Components,
+    sparse: &'a mut SparseSets,
+    panics: &'a mut DeferredPanic,
+    next: usize,
+}
+
+impl ComponentWriter for SparseWriter<'_> {
+    #[inline(always)]
+    fn write<C: Component>(&mut self, value: C) {
+        assert!(
+            C::STORAGE == StorageType::SparseSet,
+            "sparse bundle holds a table component"
+        );
+        let id = self.components[self.next].0;
+        self.next += 1;
+        write_sparse_value(
+            self.sparse,
+            self.registry,
+            id,
+            self.entity,
+            value,
+            self.tick,
+            self.panics,
+        );
+    }
+}
+
+/// Inserts (or replaces) the components of `bundle`, whose components are
+/// all sparse (`info.table_ids` is empty), for `entity`. The entity's table
+/// row is untouched: sparse components are not part of its archetype.
+#[inline(always)]
+pub(crate) fn write_sparse<B: Bundle>(
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    ctx: &mut WriteCtx<'_>,
+) {
+    assert!(info.table_ids.is_empty(), "not a sparse-only bundle");
+    let mut writer = SparseWriter {
+        entity,
+        tick: ctx.tick,
+        components: &info.components,
+        registry: ctx.components,
+        sparse: ctx.sparse,
+        panics: ctx.panics,
+        next: 0,
+    };
+    bundle.write_components(&mut writer);
 }
 
 /// Writes `bundle` into `row` of `table`, the target of `edge`: replaced
@@ -233,18 +300,106 @@ unsafe impl ComponentReader for Reader<'_> {
                 // `take_bundle`); the caller forgets the slot afterwards.
                 unsafe { column.ptr_at(self.row).cast::<C>().read() }
             }
-            StorageType::SparseSet => {
-                let mut out = None;
-                let set = self.sparse.get_mut(id).expect("checked present");
-                set.remove_with(self.entity, |ptr| {
-                    // SAFETY: the set holds `C`s; `remove_with` forgets the
-                    // slot after this closure moved the value out.
-                    out = Some(unsafe { ptr.cast::<C>().read() })
-                });
-                out.expect("checked present")
-            }
+            StorageType::SparseSet => take_sparse_value::<C>(self.sparse, id, self.entity),
         }
     }
+}
+
+/// Moves `entity`'s sparse component `id` (which is `C`'s id) out.
+#[inline(always)]
+fn take_sparse_value<C: Component>(sparse: &mut SparseSets, id: ComponentId, entity: Entity) -> C {
+    let set = sparse.get_mut(id).expect("checked present");
+    // SAFETY: `id` is the id the bundle reported for this position, which is
+    // `C`'s (Bundle contract), so the set holds `C`s.
+    unsafe { set.remove_value::<C>(entity) }.expect("checked present")
+}
+
+/// How many components of a sparse-only bundle [`find_sparse`] remembers the
+/// place of; later ones (rare: bundles are small) are looked up again.
+const SPARSE_SLOTS: usize = 8;
+
+/// Where each of a sparse-only bundle's values sits for one entity, found by
+/// [`find_sparse`]: per bundle position, the set's slot in [`SparseSets`] and
+/// the value's dense index there.
+pub(crate) struct SparseSlots {
+    slots: [(u32, u32); SPARSE_SLOTS],
+}
+
+/// Finds every component of `info` (a sparse-only bundle) for `entity`, or
+/// returns the first one it lacks.
+#[inline(always)]
+pub(crate) fn find_sparse(
+    entity: Entity,
+    info: &BundleInfo,
+    sparse: &SparseSets,
+) -> Result<SparseSlots, ComponentId> {
+    let mut slots = [(0, 0); SPARSE_SLOTS];
+    for (i, &(id, _)) in info.components.iter().enumerate() {
+        let found = sparse.find(id, entity).ok_or(id)?;
+        if let Some(slot) = slots.get_mut(i) {
+            *slot = found;
+        }
+    }
+    Ok(SparseSlots { slots })
+}
+
+/// Takes the components of a bundle made only of sparse components.
+struct SparseReader<'a> {
+    entity: Entity,
+    components: &'a [(ComponentId, StorageType)],
+    sparse: &'a mut SparseSets,
+    slots: &'a SparseSlots,
+    next: usize,
+}
+
+// SAFETY: `take` moves the component at the current bundle position out of
+// its sparse set, where `find_sparse` found one for the entity.
+unsafe impl ComponentReader for SparseReader<'_> {
+    #[inline(always)]
+    unsafe fn take<C: Component>(&mut self) -> C {
+        let i = self.next;
+        self.next += 1;
+        let (slot, dense) = match self.slots.slots.get(i) {
+            Some(&found) => found,
+            None => self
+                .sparse
+                .find(self.components[i].0, self.entity)
+                .expect("checked present"),
+        };
+        // SAFETY: the slot holds the set of the component at position `i`,
+        // `C`'s (Bundle contract), so the set holds `C`s. The dense index
+        // is still this entity's: only other sets (a bundle names each type
+        // once) changed since `find_sparse`, and `remove_at` checks it.
+        unsafe {
+            self.sparse
+                .slot_mut(slot)
+                .remove_at::<C>(dense as usize, self.entity)
+        }
+    }
+}
+
+/// Moves the components of `B`, all sparse (`info.table_ids` is empty), out
+/// of `entity`'s sparse sets, from the places `find_sparse` found with no
+/// structural change since. The entity's table row is untouched.
+#[inline(always)]
+pub(crate) fn take_sparse<B: Bundle>(
+    entity: Entity,
+    info: &BundleInfo,
+    sparse: &mut SparseSets,
+    slots: &SparseSlots,
+) -> B {
+    assert!(info.table_ids.is_empty(), "not a sparse-only bundle");
+    let mut reader = SparseReader {
+        entity,
+        components: &info.components,
+        sparse,
+        slots,
+        next: 0,
+    };
+    // SAFETY: every position of a sparse-only bundle names a sparse set that
+    // holds a value for the entity (found by `find_sparse`), and the reader
+    // yields that value.
+    unsafe { B::take_components(&mut reader) }
 }
 
 /// Moves `bundle`'s values out of `row` of `table` (and the sparse sets), then

@@ -123,8 +123,8 @@ impl BlobVec {
 
     /// Base pointer of the array.
     #[inline]
-    pub fn base_ptr(&self) -> *mut u8 {
-        self.data.as_ptr()
+    pub fn base_ptr(&self) -> NonNull<u8> {
+        self.data
     }
 
     /// Appends one slot and returns a pointer to it; the slot counts as
@@ -174,6 +174,33 @@ impl BlobVec {
         self.len = last;
     }
 
+    /// Moves the value in `row` out as a `T` and removes the slot, moving the
+    /// last value into its place: [`BlobVec::swap_remove_forget`] with typed
+    /// moves (which compile to plain loads and stores, where a copy of
+    /// runtime size is a `memcpy` call).
+    ///
+    /// # Safety
+    /// - `row < len`; `T` is this vector's item type.
+    #[inline]
+    pub unsafe fn swap_remove_take<T>(&mut self, row: usize) -> T {
+        debug_assert!(row < self.len);
+        debug_assert_eq!(Layout::new::<T>(), self.item);
+        let last = self.len - 1;
+        let base = self.data.as_ptr().cast::<T>();
+        // SAFETY: row and last are initialised slots < len holding `T`s
+        // (contract); the value read out of `row` is owned by the caller, and
+        // the slot is refilled from `last` (or cut off) before `len` drops,
+        // so no value is owned twice.
+        unsafe {
+            let value = base.add(row).read();
+            if row != last {
+                std::ptr::copy_nonoverlapping(base.add(last), base.add(row), 1);
+            }
+            self.len = last;
+            value
+        }
+    }
+
     /// Drops the value in `row` (catching a panic into `panics`), then
     /// removes the slot as [`BlobVec::swap_remove_forget`] does.
     ///
@@ -191,23 +218,6 @@ impl BlobVec {
         }
         // SAFETY: row < len; the value is gone.
         unsafe { self.swap_remove_forget(row) };
-    }
-
-    /// Drops the value in `row` and moves the value at `src` into it.
-    ///
-    /// # Safety
-    /// - `row < len`; `src` is a valid value of this type the caller gives up.
-    #[inline]
-    pub unsafe fn replace(&mut self, row: usize, src: *const u8, panics: &mut DeferredPanic) {
-        // SAFETY: row < len.
-        let dst = unsafe { self.ptr_at(row) };
-        if let Some(drop) = self.drop {
-            // SAFETY: dst holds an initialised value which is overwritten
-            // right after, so it is dropped exactly once.
-            panics.run(|| unsafe { drop(dst) });
-        }
-        // SAFETY: dst is a valid slot; src is owned by us now.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, self.item.size()) };
     }
 
     /// Drops every value (catching panics) and sets the length to zero.
@@ -310,9 +320,10 @@ impl Column {
         unsafe { self.data.ptr_at(row) }
     }
 
-    /// Base pointer of the values.
+    /// Base pointer of the values (never null: dangling, and aligned, when
+    /// nothing is allocated).
     #[inline]
-    pub fn base_ptr(&self) -> *mut u8 {
+    pub fn base_ptr(&self) -> NonNull<u8> {
         self.data.base_ptr()
     }
 
@@ -347,18 +358,6 @@ impl Column {
         unsafe { self.data.push_uninit().cast::<T>().write(value) };
     }
 
-    /// Appends the value at `src` (which the caller gives up) with both ticks
-    /// set to `tick`.
-    ///
-    /// # Safety
-    /// - as [`BlobVec::push_from`].
-    #[inline]
-    pub unsafe fn push_from(&mut self, src: *const u8, tick: Tick) {
-        self.push_ticks(ComponentTicks::new(tick));
-        // SAFETY: forwarded contract.
-        unsafe { self.data.push_from(src) };
-    }
-
     /// Moves the value and ticks of `row` to the end of `dst`, leaving `row`
     /// to be removed by the caller with [`Column::swap_remove_forget`].
     ///
@@ -387,6 +386,53 @@ impl Column {
         unsafe { self.data.swap_remove_forget(row) };
     }
 
+    /// Moves the value in `row` out as a `T` and removes the row; see
+    /// [`BlobVec::swap_remove_take`].
+    ///
+    /// # Safety
+    /// - `row < len`; `T` is this column's component type.
+    #[inline]
+    pub unsafe fn swap_remove_take<T: 'static>(&mut self, row: usize) -> T {
+        debug_assert_eq!(
+            self.type_id,
+            Some(std::any::TypeId::of::<T>()),
+            "column type mismatch"
+        );
+        if self.tracked {
+            self.ticks.swap_remove(row);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.data.swap_remove_take::<T>(row) }
+    }
+
+    /// Replaces the value in `row` with `value`, marking it changed; the old
+    /// value is dropped (a panic in its drop is kept in `panics`, with the
+    /// new value in place).
+    ///
+    /// # Safety
+    /// - `row < len`; `T` is this column's component type.
+    #[inline]
+    pub unsafe fn replace_value<T: 'static>(
+        &mut self,
+        row: usize,
+        value: T,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
+        debug_assert_eq!(
+            self.type_id,
+            Some(std::any::TypeId::of::<T>()),
+            "column type mismatch"
+        );
+        self.set_changed(row, tick);
+        // SAFETY: row < len holds an initialised `T` (contract); the old value
+        // is handed back and dropped once below.
+        let old = unsafe { self.ptr_at(row).cast::<T>().replace(value) };
+        if std::mem::needs_drop::<T>() {
+            panics.run(|| drop(old));
+        }
+    }
+
     /// See [`BlobVec::swap_remove_drop`].
     ///
     /// # Safety
@@ -398,23 +444,6 @@ impl Column {
         }
         // SAFETY: forwarded contract.
         unsafe { self.data.swap_remove_drop(row, panics) };
-    }
-
-    /// Replaces the value in `row` with the one at `src`, marking it changed.
-    ///
-    /// # Safety
-    /// - as [`BlobVec::replace`].
-    #[inline]
-    pub unsafe fn replace(
-        &mut self,
-        row: usize,
-        src: *const u8,
-        tick: Tick,
-        panics: &mut DeferredPanic,
-    ) {
-        self.set_changed(row, tick);
-        // SAFETY: forwarded contract.
-        unsafe { self.data.replace(row, src, panics) };
     }
 
     /// True if this column holds values of type `T`.

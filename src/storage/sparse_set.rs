@@ -39,7 +39,7 @@ impl SparseSet {
     }
 
     /// Dense index of `entity`'s value, if it has one.
-    #[inline]
+    #[inline(always)]
     pub fn dense_index(&self, entity: Entity) -> Option<usize> {
         let d = *self.sparse.get(entity.index() as usize)?;
         if d == ABSENT {
@@ -55,40 +55,41 @@ impl SparseSet {
         self.dense_index(entity).is_some()
     }
 
-    /// Stores the value at `src` for `entity`, replacing (and dropping) any
-    /// value it had. Returns true if a value was replaced.
+    /// Stores `value` for `entity`, replacing (and dropping) any value it
+    /// had: [`SparseSet::insert`] for a statically known type, with typed
+    /// writes. Returns true if a value was replaced.
     ///
     /// # Safety
-    /// - `src` is a valid value of this set's type that the caller gives up.
-    #[inline]
-    pub unsafe fn insert(
+    /// - `T` is this set's component type.
+    #[inline(always)]
+    pub unsafe fn insert_value<T: 'static>(
         &mut self,
         entity: Entity,
-        src: *const u8,
+        value: T,
         tick: Tick,
         panics: &mut DeferredPanic,
     ) -> bool {
         if let Some(d) = self.dense_index(entity) {
-            // SAFETY: d < len; src contract forwarded.
-            unsafe { self.column.replace(d, src, tick, panics) };
+            // SAFETY: d < len; `T` is the set's type (contract).
+            unsafe { self.column.replace_value(d, value, tick, panics) };
             return true;
         }
         let index = entity.index() as usize;
         if index >= self.sparse.len() {
-            self.sparse.resize(index + 1, ABSENT);
+            self.grow_sparse(index);
         }
         self.sparse[index] = self.entities.len() as u32;
         self.entities.push(entity);
-        // SAFETY: src contract forwarded.
-        unsafe { self.column.push_from(src, tick) };
+        // SAFETY: `T` is the set's type (contract).
+        unsafe { self.column.push_value(value, tick) };
         false
     }
 
-    /// Stores `value` for `entity`, replacing (and dropping) any value it
-    /// had. Returns true if a value was replaced.
+    /// [`SparseSet::insert_value`] with the type checked at run time: for
+    /// callers (runtime-defined components) that hold a set by id, not type.
     ///
     /// Panics if this set does not hold `T`s.
-    pub fn insert_value<T: 'static>(
+    pub fn insert_checked<T: 'static>(
         &mut self,
         entity: Entity,
         value: T,
@@ -100,38 +101,55 @@ impl SparseSet {
             "sparse set type mismatch: not a set of `{}`",
             std::any::type_name::<T>()
         );
-        let value = std::mem::ManuallyDrop::new(value);
-        // SAFETY: the set holds `T`s (asserted); `value` is a valid `T` that
-        // is given up (ManuallyDrop) and now owned by the set.
-        unsafe { self.insert(entity, (&*value as *const T).cast(), tick, panics) }
+        // SAFETY: the set holds `T`s (asserted just above).
+        unsafe { self.insert_value(entity, value, tick, panics) }
     }
 
-    /// Moves `entity`'s value out, if it has one and this set holds `T`s.
-    pub fn remove_value<T: 'static>(&mut self, entity: Entity) -> Option<T> {
+    /// [`SparseSet::remove_value`] with the type checked at run time: `None`
+    /// if `entity` has no value or this set does not hold `T`s.
+    pub fn remove_checked<T: 'static>(&mut self, entity: Entity) -> Option<T> {
         if !self.column.holds::<T>() {
             return None;
         }
-        let mut out = None;
-        self.remove_with(entity, |ptr| {
-            // SAFETY: the set holds `T`s (checked above); `remove_with`
-            // forgets the slot after this closure moved the value out.
-            out = Some(unsafe { ptr.cast::<T>().read() })
-        });
-        out
+        // SAFETY: the set holds `T`s (checked just above).
+        unsafe { self.remove_value(entity) }
     }
 
-    /// Removes `entity`'s value without dropping it, first letting `take`
-    /// move it out. Returns false (and does nothing) if there is none.
-    pub fn remove_with(&mut self, entity: Entity, take: impl FnOnce(*mut u8)) -> bool {
-        let Some(d) = self.dense_index(entity) else {
-            return false;
-        };
-        // SAFETY: d < len.
-        take(unsafe { self.column.ptr_at(d) });
-        // SAFETY: the value was moved out by `take`.
-        unsafe { self.column.swap_remove_forget(d) };
+    #[cold]
+    fn grow_sparse(&mut self, index: usize) {
+        self.sparse.resize(index + 1, ABSENT);
+    }
+
+    /// Removes `entity`'s value and returns it, if it has one:
+    /// [`SparseSet::remove_with`] for a statically known type.
+    ///
+    /// # Safety
+    /// - `T` is this set's component type.
+    #[inline(always)]
+    pub unsafe fn remove_value<T: 'static>(&mut self, entity: Entity) -> Option<T> {
+        let d = self.dense_index(entity)?;
+        // SAFETY: d < len; `T` is the set's type (contract).
+        let value = unsafe { self.column.swap_remove_take::<T>(d) };
         self.swap_remove_index(d);
-        true
+        Some(value)
+    }
+
+    /// Removes the value at dense index `dense`, which must be `entity`'s
+    /// (checked: a panic otherwise, before anything changes), and returns it.
+    ///
+    /// # Safety
+    /// - `T` is this set's component type.
+    #[inline(always)]
+    pub unsafe fn remove_at<T: 'static>(&mut self, dense: usize, entity: Entity) -> T {
+        assert!(
+            self.entities.get(dense) == Some(&entity),
+            "sparse set: stale dense index"
+        );
+        // SAFETY: dense < len (its entity was just read); `T` is the set's
+        // type (contract).
+        let value = unsafe { self.column.swap_remove_take::<T>(dense) };
+        self.swap_remove_index(dense);
+        value
     }
 
     /// Drops `entity`'s value, if any. Returns true if there was one.
@@ -145,6 +163,7 @@ impl SparseSet {
         true
     }
 
+    #[inline(always)]
     fn swap_remove_index(&mut self, d: usize) {
         let removed = self.entities.swap_remove(d);
         self.sparse[removed.index() as usize] = ABSENT;
@@ -222,16 +241,45 @@ impl SparseSets {
         }
     }
 
+    /// Where `entity`'s value of component `id` is: the set's slot (for
+    /// [`SparseSets::slot_mut`]) and the value's dense index.
+    #[inline(always)]
+    pub fn find(&self, id: ComponentId, entity: Entity) -> Option<(u32, u32)> {
+        let slot = match self.index.get(id.index()) {
+            Some(&i) if i > 0 => i - 1,
+            _ => return None,
+        };
+        let dense = self.sets[slot as usize].1.dense_index(entity)?;
+        Some((slot, dense as u32))
+    }
+
+    /// The set in slot `slot` (from [`SparseSets::find`]).
+    #[inline(always)]
+    pub fn slot_mut(&mut self, slot: u32) -> &mut SparseSet {
+        &mut self.sets[slot as usize].1
+    }
+
     /// The set for `id`, created if needed.
+    #[inline]
     pub fn get_or_create(&mut self, id: ComponentId, components: &Components) -> &mut SparseSet {
-        if self.get(id).is_none() {
-            if self.index.len() <= id.index() {
-                self.index.resize(id.index() + 1, 0);
-            }
-            self.sets.push((id, SparseSet::new(id, components)));
-            self.index[id.index()] = self.sets.len() as u32;
+        let i = match self.index.get(id.index()) {
+            Some(&i) if i > 0 => i,
+            _ => self.create(id, components),
+        };
+        &mut self.sets[i as usize - 1].1
+    }
+
+    /// Creates the set for `id` (which has none); returns its `index` entry.
+    #[cold]
+    #[inline(never)]
+    fn create(&mut self, id: ComponentId, components: &Components) -> u32 {
+        if self.index.len() <= id.index() {
+            self.index.resize(id.index() + 1, 0);
         }
-        self.get_mut(id).expect("just created")
+        self.sets.push((id, SparseSet::new(id, components)));
+        let i = self.sets.len() as u32;
+        self.index[id.index()] = i;
+        i
     }
 
     /// Every set, in creation order.

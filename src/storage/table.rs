@@ -67,6 +67,20 @@ impl Table {
         self.column_index(id).map(|i| &mut self.columns[i])
     }
 
+    /// The column at `index`, unchecked: for callers that cached an index
+    /// from [`Table::column_index`] of this very table.
+    ///
+    /// # Safety
+    /// - `index` was returned by `self.column_index` (a table's columns never
+    ///   change after it is made, so such an index stays valid).
+    #[inline]
+    pub unsafe fn column_unchecked(&self, index: usize) -> &Column {
+        debug_assert!(index < self.columns.len());
+        // SAFETY: index < columns.len() (contract: it came from
+        // `column_index`, and `columns` never changes length).
+        unsafe { self.columns.get_unchecked(index) }
+    }
+
     #[inline]
     pub fn column_at_mut(&mut self, index: usize) -> &mut Column {
         &mut self.columns[index]

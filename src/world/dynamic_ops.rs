@@ -132,7 +132,7 @@ impl World {
         let tick = self.change_tick();
         let mut panics = DeferredPanic::new();
         let set = self.sparse.get_or_create(id, &self.components);
-        let replaced = set.insert_value(entity, value, tick, &mut panics);
+        let replaced = set.insert_checked(entity, value, tick, &mut panics);
         if self.components.lifecycle_active() && self.components.announces(id) {
             self.announce_insert(entity, false, &[(id, !replaced)]);
             self.flush_observer_commands();
@@ -169,7 +169,7 @@ impl World {
         let value = self
             .sparse
             .get_mut(id)
-            .and_then(|s| s.remove_value::<DynamicComponent>(entity))
+            .and_then(|s| s.remove_checked::<DynamicComponent>(entity))
             .ok_or_else(|| missing_named(entity, name))?;
         self.flush_observer_commands();
         Ok(value)

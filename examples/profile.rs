@@ -1,0 +1,184 @@
+//! A fixed-work driver for instruction-count profiling (callgrind), where
+//! criterion's adaptive loop and this machine's noise get in the way.
+//!
+//! Each workload builds its world once, then runs the measured operation
+//! `N` times inside one `#[inline(never)]` function named `measured_*`, so
+//! callgrind can count just that part:
+//!
+//! ```text
+//! cargo build --release --example profile
+//! valgrind --tool=callgrind --toggle-collect='profile::measured_*' \
+//!     target/release/examples/profile frag-mosaic 1000
+//! ```
+//!
+//! Instructions per run = total collected / N. Workloads: `frag-mosaic`,
+//! `frag-hecs`, `simple-mosaic`, `simple-hecs`, `addrem-sparse-mosaic`,
+//! `addrem-table-mosaic`, `addrem-hecs` (add_remove's `N` counts whole
+//! insert-all-then-remove-all passes over 10,000 entities).
+
+use std::hint::black_box;
+
+use mosaic::prelude::*;
+
+#[derive(Component, Clone, Copy)]
+struct Data(f32);
+
+#[derive(Component, Clone, Copy)]
+struct Position(f32, f32, f32);
+
+#[derive(Component, Clone, Copy)]
+struct Velocity(f32, f32, f32);
+
+macro_rules! frag_types {
+    ($($name:ident),*) => {
+        $(
+            #[derive(Component, Clone, Copy)]
+            struct $name(#[allow(dead_code)] f32);
+        )*
+
+        fn frag_world_mosaic() -> World {
+            let mut world = World::new();
+            $(world.spawn_batch((0..20).map(|_| ($name(0.0), Data(1.0))));)*
+            world
+        }
+
+        fn frag_world_hecs() -> hecs::World {
+            let mut world = hecs::World::new();
+            $(world.spawn_batch((0..20).map(|_| ($name(0.0), Data(1.0))));)*
+            world
+        }
+    };
+}
+
+frag_types!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
+
+#[derive(Component, Clone, Copy)]
+struct AddRemoveA(#[allow(dead_code)] f32);
+
+#[derive(Component, Clone, Copy)]
+#[component(storage = "sparse")]
+struct SparseB(#[allow(dead_code)] f32);
+
+#[derive(Component, Clone, Copy)]
+struct TableB(#[allow(dead_code)] f32);
+
+#[inline(never)]
+fn measured_frag_mosaic(world: &mut World, q: &mut QueryState<&mut Data>, n: usize) {
+    for _ in 0..n {
+        q.iter_mut(black_box(&mut *world)).for_each(|d| d.0 *= 2.0);
+    }
+}
+
+#[inline(never)]
+fn measured_frag_hecs(world: &mut hecs::World, n: usize) {
+    for _ in 0..n {
+        black_box(&mut *world)
+            .query_mut::<&mut Data>()
+            .into_iter()
+            .for_each(|d| d.0 *= 2.0);
+    }
+}
+
+#[inline(never)]
+fn measured_simple_mosaic(
+    world: &mut World,
+    q: &mut QueryState<(&Velocity, &mut Position)>,
+    n: usize,
+) {
+    for _ in 0..n {
+        q.iter_mut(black_box(&mut *world)).for_each(|(v, p)| {
+            p.0 += v.0;
+            p.1 += v.1;
+            p.2 += v.2;
+        });
+    }
+}
+
+#[inline(never)]
+fn measured_simple_hecs(world: &mut hecs::World, n: usize) {
+    for _ in 0..n {
+        black_box(&mut *world)
+            .query_mut::<(&Velocity, &mut Position)>()
+            .into_iter()
+            .for_each(|(v, p)| {
+                p.0 += v.0;
+                p.1 += v.1;
+                p.2 += v.2;
+            });
+    }
+}
+
+#[inline(never)]
+fn measured_addrem_mosaic<C: Component + Copy>(
+    world: &mut World,
+    entities: &[Entity],
+    value: C,
+    n: usize,
+) {
+    for _ in 0..n {
+        for &e in entities {
+            world.insert_one(e, value).unwrap();
+        }
+        for &e in entities {
+            world.remove_one::<C>(e).unwrap();
+        }
+    }
+}
+
+#[inline(never)]
+fn measured_addrem_hecs(world: &mut hecs::World, entities: &[hecs::Entity], n: usize) {
+    for _ in 0..n {
+        for &e in entities {
+            world.insert_one(e, TableB(0.0)).unwrap();
+        }
+        for &e in entities {
+            world.remove_one::<TableB>(e).unwrap();
+        }
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let workload = args.next().unwrap_or_else(|| "frag-mosaic".into());
+    let n: usize = args.next().map_or(1000, |s| s.parse().expect("N"));
+    match workload.as_str() {
+        "frag-mosaic" => {
+            let mut world = frag_world_mosaic();
+            let mut q = world.query::<&mut Data>();
+            measured_frag_mosaic(&mut world, &mut q, n);
+        }
+        "frag-hecs" => measured_frag_hecs(&mut frag_world_hecs(), n),
+        "simple-mosaic" => {
+            let mut world = World::new();
+            world.spawn_batch(
+                (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+            );
+            let mut q = world.query::<(&Velocity, &mut Position)>();
+            measured_simple_mosaic(&mut world, &mut q, n);
+        }
+        "simple-hecs" => {
+            let mut world = hecs::World::new();
+            world.spawn_batch(
+                (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+            );
+            measured_simple_hecs(&mut world, n);
+        }
+        "addrem-sparse-mosaic" | "addrem-table-mosaic" => {
+            let mut world = World::new();
+            let entities = world.spawn_batch((0..10_000).map(|_| (AddRemoveA(0.0),)));
+            if workload == "addrem-sparse-mosaic" {
+                measured_addrem_mosaic(&mut world, &entities, SparseB(0.0), n);
+            } else {
+                measured_addrem_mosaic(&mut world, &entities, TableB(0.0), n);
+            }
+        }
+        "addrem-hecs" => {
+            let mut world = hecs::World::new();
+            let entities: Vec<_> = world
+                .spawn_batch((0..10_000).map(|_| (AddRemoveA(0.0),)))
+                .collect();
+            measured_addrem_hecs(&mut world, &entities, n);
+        }
+        other => panic!("unknown workload {other}"),
+    }
+}
