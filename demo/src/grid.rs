@@ -45,14 +45,15 @@ const SMALL: f32 = 1.0 / 8.0;
 /// depend on the thread count.
 const BANDS: usize = 32;
 
-/// One collider as the grid stores it: 16 bytes, four to a cache line.
+/// One collider as the grid stores it, entity included: the pairs come out
+/// in cell order, and looking entities up elsewhere would then be a cache
+/// miss apiece.
 #[derive(Clone, Copy, Debug)]
 struct Body {
     x: f32,
     y: f32,
     r: f32,
-    /// Index into `SpatialGrid::entities`.
-    id: u32,
+    entity: Entity,
 }
 
 /// One band of rows: its scratch space, and what the sort and the search
@@ -63,8 +64,8 @@ struct Band {
     columns: Vec<u32>,
     /// Indices into `sorted` of the band's large bodies.
     large: Vec<u32>,
-    /// Pairs found (as body ids).
-    pairs: Vec<(u32, u32)>,
+    /// Pairs found.
+    pairs: Vec<(Entity, Entity)>,
 }
 
 /// The grid and its reusable buffers; see the module docs.
@@ -94,8 +95,6 @@ pub struct SpatialGrid {
     starts: Vec<u32>,
     /// Write positions while placing bodies in their rows.
     cursor: Vec<u32>,
-    /// The entities, in the order they were given.
-    entities: Vec<Entity>,
     /// Bodies sorted by row (stable).
     by_row: Vec<Body>,
     /// Bodies sorted by cell (stable: the order given, within a cell).
@@ -104,7 +103,7 @@ pub struct SpatialGrid {
     max_radius: f32,
     max_small: f32,
     bands: Vec<Band>,
-    large_pairs: Vec<(u32, u32)>,
+    large_pairs: Vec<(Entity, Entity)>,
 }
 
 impl Default for SpatialGrid {
@@ -124,7 +123,6 @@ impl SpatialGrid {
             row_starts: Vec::new(),
             starts: Vec::new(),
             cursor: Vec::new(),
-            entities: Vec::new(),
             by_row: Vec::new(),
             sorted: Vec::new(),
             max_radius: 0.0,
@@ -169,20 +167,28 @@ impl SpatialGrid {
         let n = self.row_starts[rows] as usize;
         self.cursor.clear();
         self.cursor.extend_from_slice(&self.row_starts[..rows]);
-        self.entities.clear();
         self.max_radius = 0.0;
         self.max_small = 0.0;
         let small = cell * SMALL;
         // Every slot is overwritten, so only a change of length touches
-        // the arrays here.
-        let filler = Body {
-            x: 0.0,
-            y: 0.0,
-            r: 0.0,
-            id: 0,
-        };
-        self.by_row.resize(n, filler);
-        self.sorted.resize(n, filler);
+        // the arrays here (any body will do as the filler).
+        match bodies().next() {
+            Some((entity, ..)) if n > 0 => {
+                let filler = Body {
+                    x: 0.0,
+                    y: 0.0,
+                    r: 0.0,
+                    entity,
+                };
+                self.by_row.resize(n, filler);
+                self.sorted.resize(n, filler);
+            }
+            _ => {
+                self.by_row.clear();
+                self.sorted.clear();
+            }
+        }
+        let mut placed = 0;
         for (entity, x, y, r) in bodies() {
             let row = cell_xy(x, y, cell, cols, rows).1;
             let Some(slot) = self.cursor.get_mut(row) else {
@@ -193,24 +199,15 @@ impl SpatialGrid {
                 // extra ones.
                 continue;
             };
-            *place = Body {
-                x,
-                y,
-                r,
-                id: self.entities.len() as u32,
-            };
+            *place = Body { x, y, r, entity };
             *slot += 1;
-            self.entities.push(entity);
+            placed += 1;
             self.max_radius = self.max_radius.max(r);
             if r <= small {
                 self.max_small = self.max_small.max(r);
             }
         }
-        assert_eq!(
-            self.entities.len(),
-            n,
-            "`bodies` must yield the same bodies both times"
-        );
+        assert_eq!(placed, n, "`bodies` must yield the same bodies both times");
 
         // Level two: within each row, by column; bands of rows at once.
         self.starts.resize(cols * rows + 1, 0);
@@ -287,7 +284,7 @@ impl SpatialGrid {
         }
         let small = self.bands.iter().flat_map(|band| &band.pairs);
         for &(a, b) in small.chain(&self.large_pairs) {
-            f(self.entities[a as usize], self.entities[b as usize]);
+            f(a, b);
         }
     }
 }
@@ -377,7 +374,7 @@ impl View<'_> {
     /// Pairs of small bodies whose first body lies in rows `first..last`.
     /// A body looks at the rest of its own cell, and at a neighbouring cell
     /// only if it is within reach of the edge they share.
-    fn small_pairs(&self, first: usize, last: usize, out: &mut Vec<(u32, u32)>) {
+    fn small_pairs(&self, first: usize, last: usize, out: &mut Vec<(Entity, Entity)>) {
         let (cols, cell) = (self.cols, self.cell);
         for row in first..last {
             let base = row * cols;
@@ -416,10 +413,10 @@ impl View<'_> {
 
     /// Reports `a` with each small body of `others` it touches.
     #[inline]
-    fn pairs_with(&self, a: &Body, others: &[Body], out: &mut Vec<(u32, u32)>) {
+    fn pairs_with(&self, a: &Body, others: &[Body], out: &mut Vec<(Entity, Entity)>) {
         for b in others {
             if b.r <= self.small && touching(a, b) {
-                out.push((a.id, b.id));
+                out.push((a.entity, b.entity));
             }
         }
     }
@@ -433,7 +430,7 @@ impl View<'_> {
 
     /// Pairs of the large body at `i` with every small body and with the
     /// large bodies after it.
-    fn large_pairs(&self, i: usize, max_radius: f32, out: &mut Vec<(u32, u32)>) {
+    fn large_pairs(&self, i: usize, max_radius: f32, out: &mut Vec<(Entity, Entity)>) {
         let a = self.sorted[i];
         let reach = ((a.r + max_radius) / self.cell).ceil() as isize;
         let cx = (a.x / self.cell) as isize;
@@ -449,7 +446,7 @@ impl View<'_> {
                     continue;
                 }
                 if touching(&a, b) {
-                    out.push((a.id, b.id));
+                    out.push((a.entity, b.entity));
                 }
             }
         }

@@ -20,6 +20,8 @@
 //! assert!(sim.story().lines.iter().any(|l| l.text.contains("ghost power-up")));
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod components;
 pub mod grid;
 pub mod render;
