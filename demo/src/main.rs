@@ -60,37 +60,64 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match run(&args, &mut io::stdout().lock()) {
-        // A reader that stops reading (`| head`) is not an error.
-        Ok(()) | Err(Stop::Closed) => ExitCode::SUCCESS,
-        Err(Stop::Failed(message)) => {
+    let mut out = UntilClosed {
+        inner: io::stdout().lock(),
+        closed: false,
+    };
+    match run(&args, &mut out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Stop(message)) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
     }
 }
 
-/// Why a run stopped early.
-enum Stop {
-    /// Something went wrong: this message says what.
-    Failed(String),
-    /// Whoever reads the report closed the pipe.
-    Closed,
+/// The report's output: once the reader has gone (a closed pipe, as with
+/// `| head`), further output is dropped and the run goes on, so the
+/// pictures are still made.
+struct UntilClosed<W> {
+    inner: W,
+    closed: bool,
 }
+
+impl<W: Write> Write for UntilClosed<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        match self.inner.write(buf) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(buf.len())
+            }
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.inner.flush() {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
+/// A failed run: this message says why.
+struct Stop(String);
 
 impl From<String> for Stop {
     fn from(message: String) -> Stop {
-        Stop::Failed(message)
+        Stop(message)
     }
 }
 
 impl From<io::Error> for Stop {
     fn from(e: io::Error) -> Stop {
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            Stop::Closed
-        } else {
-            Stop::Failed(format!("cannot write the report: {e}"))
-        }
+        Stop(format!("cannot write the report: {e}"))
     }
 }
 
@@ -165,6 +192,13 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
         }
     }
     progress.finish_and_clear();
+    // The files first: a reader who stops reading the report early (a
+    // closed pipe) must not cost the pictures.
+    let drawn = pictures.is_some();
+    let written = match pictures {
+        Some(pictures) => pictures.finish(&mut sim)?,
+        None => Vec::new(),
+    };
 
     writeln!(out, "\nThe story:")?;
     let story = &sim.story().lines;
@@ -192,11 +226,7 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
         args.frames,
         simulating.as_secs_f64(),
         simulating.as_secs_f64() * 1000.0 / args.frames as f64,
-        if pictures.is_some() {
-            "; drawing not counted"
-        } else {
-            ""
-        },
+        if drawn { "; drawing not counted" } else { "" },
     )?;
 
     writeln!(out, "\nThe scene at the end:")?;
@@ -206,8 +236,7 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
         writeln!(out, "  {:>9}: {}", row.entities, row.components.join(" + "))?;
     }
 
-    if let Some(pictures) = pictures {
-        let written = pictures.finish(&mut sim)?;
+    if drawn {
         writeln!(out, "\nPictures:")?;
         for line in written {
             writeln!(out, "  {line}")?;

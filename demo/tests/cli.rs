@@ -81,6 +81,27 @@ fn pictures_are_written_where_it_says() {
 }
 
 #[test]
+fn a_reader_that_stops_early_costs_no_pictures() {
+    let dir = scratch("closed-pipe");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mosaic-demo"))
+        .args(["--frames", "9", "--entities", "20", "--out"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the demo binary runs");
+    drop(child.stdout.take()); // like `| head -0`
+    let out = child.wait_with_output().expect("it finishes");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("panicked"));
+    let png = std::fs::read(dir.join("last_frame.png")).expect("png written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let gif = std::fs::read(dir.join("run.gif")).expect("gif written");
+    assert_eq!(gif.last(), Some(&0x3b), "the GIF is finished (trailer)");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn bad_options_fail_cleanly() {
     assert_clean_failure(&demo(&["--frames", "many"]), "invalid value");
     assert_clean_failure(&demo(&["--frames", "0"]), "--frames");
