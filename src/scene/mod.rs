@@ -172,7 +172,8 @@ impl Scene {
         text::parse_binary(bytes)
     }
 
-    /// Reads a scene file: `.ron`, `.json`, or anything else as binary.
+    /// Reads a scene file: `.ron`, `.json` (any case), or anything else as
+    /// binary.
     ///
     /// # Example
     /// ```
@@ -186,10 +187,13 @@ impl Scene {
             path: path.display().to_string(),
             message: e.to_string(),
         };
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("ron") => Scene::from_ron_str(&std::fs::read_to_string(path).map_err(io)?),
-            Some("json") => Scene::from_json_str(&std::fs::read_to_string(path).map_err(io)?),
-            _ => Scene::from_binary(&std::fs::read(path).map_err(io)?),
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext.eq_ignore_ascii_case("ron") {
+            Scene::from_ron_str(&std::fs::read_to_string(path).map_err(io)?)
+        } else if ext.eq_ignore_ascii_case("json") {
+            Scene::from_json_str(&std::fs::read_to_string(path).map_err(io)?)
+        } else {
+            Scene::from_binary(&std::fs::read(path).map_err(io)?)
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::error::{suggest, SceneError};
 use super::registry::{Kind, TypeRegistry};
-use super::value::{to_content, DynamicSeed, SceneValue};
+use super::value::{scene_id, to_content, DynamicSeed, SceneValue};
 use super::{Scene, SceneComponent, SceneEntity};
 use crate::entity::Entity;
 use crate::world::World;
@@ -16,7 +16,9 @@ impl Scene {
     /// saving again gives the same file. Each entity's scene id
     /// is its [`Entity::to_bits`], so entity references inside components
     /// stay right. Components of unregistered types are left out and counted
-    /// in [`Scene::skipped`].
+    /// in [`Scene::skipped`]. Prefabs are not saved: entities made from
+    /// prefabs are saved whole, and [`World::spawn_prefab`] after a reload
+    /// needs the prefab scene loaded again.
     ///
     /// # Example
     /// ```
@@ -46,8 +48,9 @@ impl Scene {
     }
 
     /// Saves the chosen entities (for example those a query returned), as
-    /// [`Scene::from_world`] does. Stale handles are skipped. References to
-    /// entities left out will not resolve when the scene is loaded.
+    /// [`Scene::from_world`] does. Stale handles and repeats are skipped. A
+    /// component referring to an entity left out makes the scene fail to
+    /// load ([`SceneError::DanglingReference`]): save the whole group.
     ///
     /// # Example
     /// ```
@@ -74,7 +77,11 @@ impl Scene {
             component: component.to_owned(),
             message,
         };
+        let mut seen = rustc_hash::FxHashSet::default();
         for entity in entities {
+            if !seen.insert(entity) {
+                continue;
+            }
             let Some(ids) = world.entity_component_ids(entity) else {
                 continue;
             };
@@ -112,7 +119,7 @@ impl Scene {
             // and its copy; the file should not.
             components.sort_by(|a, b| a.name.cmp(&b.name));
             scene.entities.push(SceneEntity {
-                id: entity.to_bits(),
+                id: scene_id(entity),
                 prefab: None,
                 components,
                 at: Default::default(),
@@ -135,8 +142,10 @@ impl Scene {
 
     /// Decodes every value with its type and keeps it in the serde data
     /// model, so the scene can be written in any format (a value read from
-    /// RON can only be written as RON until resolved). Checks every value,
-    /// as loading would.
+    /// RON can only be written as RON until resolved). Every value must
+    /// decode; names resolve against the registry and the scene's own
+    /// schemas (not a world's). Loading checks more (ids, references,
+    /// prefabs). On an error, values before the failing one stay resolved.
     ///
     /// # Example
     /// ```

@@ -17,13 +17,20 @@ use crate::dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue};
 use crate::entity::Entity;
 
 /// Where a text scene's source lives, with its line table (for locations).
-#[derive(Debug)]
 pub(crate) struct Source {
     pub text: String,
     line_starts: Vec<usize>,
     /// The extensions a RON file enables with `#![enable(...)]` (beyond the
     /// scene defaults): each value is decoded on its own, with them.
     pub ron_extensions: ron::extensions::Extensions,
+}
+
+/// Short: a scene holds one `Arc<Source>` per value, and printing the
+/// whole file for each would make a scene's `Debug` quadratic in its size.
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Source({} bytes)", self.text.len())
+    }
 }
 
 impl Source {
@@ -433,13 +440,16 @@ pub(crate) fn to_content<T: Serialize + ?Sized>(value: &T) -> Result<Content<'st
 
 // ----- Entity ---------------------------------------------------------------
 
-/// An entity serialises as its [`to_bits`](Entity::to_bits). Deserialising
+/// An entity serialises as its [`to_bits`](Entity::to_bits) (a handle of
+/// generation `u32::MAX` as its index alone, which reads back as the same
+/// handle, so that small hand-written scene ids write back as written).
+/// Deserialising
 /// accepts any `u64`: bits no handle can have (generation 0, such as the
 /// small ids of a hand-written scene) become placeholder handles, which
 /// only a scene's id map resolves.
 impl Serialize for Entity {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(self.to_bits())
+        serializer.serialize_u64(scene_id(*self))
     }
 }
 
