@@ -2409,3 +2409,95 @@ proptest! {
         }
     }
 }
+
+/// A type that maps only some of its entity fields (an `#[entities]`
+/// forgotten on one) is refused, not loaded with a meaningless handle.
+#[test]
+fn partly_mapped_entity_fields_are_refused() {
+    #[derive(Component, MapEntities, Serialize, Deserialize)]
+    struct Pair {
+        #[entities]
+        a: Entity,
+        b: Entity,
+    }
+    let mut registry = TypeRegistry::new();
+    registry.register::<Pair>().map_entities();
+    let scene =
+        Scene::from_ron_str("(entities: [(id: 1), (id: 2, components: {\"Pair\": (a: 1, b: 1)})])")
+            .unwrap();
+    let mut world = World::new();
+    let err = scene.spawn_into(&mut world, &registry).unwrap_err();
+    assert!(
+        matches!(&err, SceneError::UnmappedEntities { component, .. } if component == "Pair"),
+        "{err}"
+    );
+    assert!(world.is_empty());
+}
+
+/// The derive binds only the marked fields, under names that cannot clash
+/// with the user's (a field called `mapper`), and handles tuple structs,
+/// unit structs, enums and empty enums.
+#[test]
+fn map_entities_derive_shapes() {
+    #[derive(MapEntities)]
+    struct Named {
+        #[entities]
+        target: Entity,
+        #[allow(dead_code)]
+        mapper: u32,
+    }
+    #[derive(MapEntities)]
+    struct Tuple(
+        #[allow(dead_code)] u8,
+        #[entities] Option<Entity>,
+        #[entities] Vec<Entity>,
+    );
+    #[derive(MapEntities)]
+    struct Unit;
+    #[derive(MapEntities)]
+    enum Order {
+        Idle,
+        Follow(#[entities] Entity),
+        Guard {
+            #[entities]
+            who: Entity,
+            #[allow(dead_code)]
+            radius: f32,
+        },
+    }
+    #[derive(MapEntities)]
+    #[allow(dead_code)]
+    enum Never {}
+
+    struct To(Entity);
+    impl EntityMapper for To {
+        fn map(&mut self, _: Entity) -> Entity {
+            self.0
+        }
+    }
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    let mut named = Named {
+        target: a,
+        mapper: 7,
+    };
+    named.map_entities(&mut To(b));
+    assert_eq!((named.target, named.mapper), (b, 7));
+    let mut tuple = Tuple(1, Some(a), vec![a, a]);
+    tuple.map_entities(&mut To(b));
+    assert_eq!((tuple.1, tuple.2), (Some(b), vec![b, b]));
+    Unit.map_entities(&mut To(b));
+    let mut orders = [
+        Order::Idle,
+        Order::Follow(a),
+        Order::Guard {
+            who: a,
+            radius: 1.0,
+        },
+    ];
+    for o in &mut orders {
+        o.map_entities(&mut To(b));
+    }
+    assert!(matches!(orders[1], Order::Follow(e) if e == b));
+    assert!(matches!(orders[2], Order::Guard { who, .. } if who == b));
+}

@@ -186,33 +186,57 @@ pub fn derive_map_entities(input: TokenStream) -> TokenStream {
     }
 }
 
-/// The bindings of `fields` and the statements that map the `#[entities]` ones.
-fn map_fields(fields: &Fields) -> (TokenStream2, Vec<TokenStream2>) {
-    let marked = |f: &syn::Field| f.attrs.iter().any(|a| a.path().is_ident("entities"));
+/// The pattern binding the `#[entities]` fields of `fields` (each to a
+/// name that cannot collide with user names) and the statements that map
+/// them. `#[entities]` takes no arguments.
+fn map_fields(fields: &Fields) -> syn::Result<(TokenStream2, Vec<TokenStream2>)> {
+    let marked = |f: &syn::Field| -> syn::Result<bool> {
+        let mut found = false;
+        for attr in f.attrs.iter().filter(|a| a.path().is_ident("entities")) {
+            attr.meta.require_path_only()?;
+            found = true;
+        }
+        Ok(found)
+    };
+    let binding = |i: usize| {
+        syn::Ident::new(
+            &format!("__mosaic_field_{i}"),
+            proc_macro2::Span::call_site(),
+        )
+    };
     let mut calls = Vec::new();
     let pattern = match fields {
         Fields::Named(named) => {
-            let names: Vec<_> = named.named.iter().map(|f| f.ident.clone()).collect();
-            for f in named.named.iter().filter(|f| marked(f)) {
-                let ident = &f.ident;
-                calls.push(quote! { ::mosaic::MapEntities::map_entities(#ident, mapper); });
-            }
-            quote! { { #(#names,)* .. } }
-        }
-        Fields::Unnamed(unnamed) => {
-            let names: Vec<_> = (0..unnamed.unnamed.len())
-                .map(|i| syn::Ident::new(&format!("field_{i}"), proc_macro2::Span::call_site()))
-                .collect();
-            for (f, ident) in unnamed.unnamed.iter().zip(&names) {
-                if marked(f) {
-                    calls.push(quote! { ::mosaic::MapEntities::map_entities(#ident, mapper); });
+            let mut binds = Vec::new();
+            for (i, f) in named.named.iter().enumerate() {
+                if marked(f)? {
+                    let (ident, bind) = (&f.ident, binding(i));
+                    binds.push(quote! { #ident: #bind });
+                    calls.push(
+                        quote! { ::mosaic::MapEntities::map_entities(#bind, __mosaic_mapper); },
+                    );
                 }
             }
-            quote! { ( #(#names,)* ) }
+            quote! { { #(#binds,)* .. } }
+        }
+        Fields::Unnamed(unnamed) => {
+            let mut binds = Vec::new();
+            for (i, f) in unnamed.unnamed.iter().enumerate() {
+                if marked(f)? {
+                    let bind = binding(i);
+                    binds.push(quote! { #bind });
+                    calls.push(
+                        quote! { ::mosaic::MapEntities::map_entities(#bind, __mosaic_mapper); },
+                    );
+                } else {
+                    binds.push(quote! { _ });
+                }
+            }
+            quote! { ( #(#binds,)* ) }
         }
         Fields::Unit => quote! {},
     };
-    (pattern, calls)
+    Ok((pattern, calls))
 }
 
 fn map_entities_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
@@ -220,7 +244,7 @@ fn map_entities_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let body = match &input.data {
         Data::Struct(data) => {
-            let (pattern, calls) = map_fields(&data.fields);
+            let (pattern, calls) = map_fields(&data.fields)?;
             quote! {
                 #[allow(unused_variables)]
                 let #name #pattern = self;
@@ -228,14 +252,19 @@ fn map_entities_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             }
         }
         Data::Enum(data) => {
-            let arms = data.variants.iter().map(|v| {
+            let mut arms = Vec::new();
+            for v in &data.variants {
                 let variant = &v.ident;
-                let (pattern, calls) = map_fields(&v.fields);
-                quote! { #name::#variant #pattern => { #(#calls)* } }
-            });
-            quote! {
-                #[allow(unused_variables)]
-                match self { #(#arms)* }
+                let (pattern, calls) = map_fields(&v.fields)?;
+                arms.push(quote! { #name::#variant #pattern => { #(#calls)* } });
+            }
+            if arms.is_empty() {
+                quote! { match *self {} }
+            } else {
+                quote! {
+                    #[allow(unused_variables)]
+                    match self { #(#arms)* }
+                }
             }
         }
         Data::Union(_) => {
@@ -247,7 +276,8 @@ fn map_entities_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
     };
     Ok(quote! {
         impl #impl_generics ::mosaic::MapEntities for #name #ty_generics #where_clause {
-            fn map_entities(&mut self, mapper: &mut dyn ::mosaic::EntityMapper) {
+            #[allow(unused_variables)]
+            fn map_entities(&mut self, __mosaic_mapper: &mut dyn ::mosaic::EntityMapper) {
                 #body
             }
         }

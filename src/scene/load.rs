@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, Pending, TypeRegistry, UNMAPPED};
-use super::value::{scene_id, scene_key, DecodeError, DynamicSeed};
+use super::value::{entity_refs_decoded, scene_id, scene_key, DecodeError, DynamicSeed};
 use super::{Prefab, Scene, SceneComponent};
 use crate::bundle::Bundle;
 use crate::dynamic::{ComponentSchema, DynamicComponent, SchemaError};
@@ -144,7 +144,20 @@ struct Decoder<'a> {
 }
 
 impl Decoder<'_> {
+    /// Decodes one value, counting the entity references it holds (so a
+    /// type that maps only some of its entity fields is caught when mapped).
     fn decode(&self, c: &SceneComponent, kind: Kind) -> Result<Box<dyn Pending>, SceneError> {
+        let before = entity_refs_decoded();
+        let inner = self.decode_inner(c, kind)?;
+        let refs = entity_refs_decoded() - before;
+        Ok(if refs == 0 {
+            inner
+        } else {
+            Box::new(WithRefs { inner, refs })
+        })
+    }
+
+    fn decode_inner(&self, c: &SceneComponent, kind: Kind) -> Result<Box<dyn Pending>, SceneError> {
         let wrong = |e: DecodeError| {
             if e.path == UNMAPPED {
                 SceneError::UnmappedEntities {
@@ -220,14 +233,41 @@ fn check_unique(list: &[SceneComponent], what: &'static str) -> Result<(), Scene
     Ok(())
 }
 
-/// Maps scene keys to entities; remembers the first key it could not map.
+/// A decoded value with the number of entity references decoding read.
+struct WithRefs {
+    inner: Box<dyn Pending>,
+    refs: u64,
+}
+
+impl Pending for WithRefs {
+    fn map_entities(&mut self, mapper: &mut dyn EntityMapper) {
+        self.inner.map_entities(mapper);
+    }
+
+    fn insert(self: Box<Self>, world: &mut World, entity: Entity) {
+        self.inner.insert(world, entity);
+    }
+
+    fn insert_resource(self: Box<Self>, world: &mut World) {
+        self.inner.insert_resource(world);
+    }
+
+    fn entity_refs(&self) -> u64 {
+        self.refs
+    }
+}
+
+/// Maps scene keys to entities; remembers the first key it could not map
+/// and counts the references it was asked to map.
 struct KeyMapper<'a> {
     map: &'a FxHashMap<Entity, Entity>,
     missing: Option<Entity>,
+    calls: u64,
 }
 
 impl EntityMapper for KeyMapper<'_> {
     fn map(&mut self, key: Entity) -> Entity {
+        self.calls += 1;
         match self.map.get(&key) {
             Some(&e) => e,
             None => {
@@ -239,14 +279,25 @@ impl EntityMapper for KeyMapper<'_> {
 }
 
 /// Maps every pending value through `map`; fails on the first reference to
-/// a key `map` lacks.
+/// a key `map` lacks, and on a value whose type left some of the entity
+/// references it holds unmapped (a `#[entities]` forgotten on a field).
 fn map_pending(
     pending: &mut [(&SceneComponent, Box<dyn Pending>)],
     map: &FxHashMap<Entity, Entity>,
 ) -> Result<(), SceneError> {
     for (c, p) in pending {
-        let mut mapper = KeyMapper { map, missing: None };
+        let mut mapper = KeyMapper {
+            map,
+            missing: None,
+            calls: 0,
+        };
         p.map_entities(&mut mapper);
+        if mapper.calls < p.entity_refs() {
+            return Err(SceneError::UnmappedEntities {
+                component: c.name.clone(),
+                at: c.value.at(),
+            });
+        }
         if let Some(key) = mapper.missing {
             return Err(SceneError::DanglingReference {
                 component: c.name.clone(),
@@ -496,6 +547,7 @@ impl Scene {
                 p.map_entities(&mut KeyMapper {
                     map: &map,
                     missing: None,
+                    calls: 0,
                 });
                 p.insert(world, entity);
             }
@@ -504,6 +556,7 @@ impl Scene {
             p.map_entities(&mut KeyMapper {
                 map: &map,
                 missing: None,
+                calls: 0,
             });
             p.insert_resource(world);
         }

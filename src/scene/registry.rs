@@ -22,6 +22,10 @@ pub(crate) trait Pending: Send {
     fn map_entities(&mut self, mapper: &mut dyn EntityMapper);
     fn insert(self: Box<Self>, world: &mut World, entity: Entity);
     fn insert_resource(self: Box<Self>, world: &mut World);
+    /// Entity references decoding read (0 unless wrapped by the loader).
+    fn entity_refs(&self) -> u64 {
+        0
+    }
 }
 
 /// A component value waiting for its entity.
