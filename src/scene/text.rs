@@ -117,6 +117,19 @@ impl<'de> Deserialize<'de> for RonSpan<'de> {
 /// `ron::value::raw`).
 const RON_RAW_VALUE: &str = "$ron::private::RawValue";
 
+/// A schema from its name and `(field, type name)` pairs, as files write it.
+fn schema_of(name: String, fields: Vec<(String, String)>) -> Result<ComponentSchema, SceneError> {
+    let mut schema = ComponentSchema::new(name);
+    for (field, ty) in fields {
+        let ty: FieldType = ty.parse().map_err(|error| SceneError::Schema {
+            component: schema.name().to_owned(),
+            error,
+        })?;
+        schema = schema.field(field, ty);
+    }
+    Ok(schema)
+}
+
 /// RON options for scenes: `Some` may be left out (`prefab: "Tree"`).
 pub(crate) fn ron_options() -> ron::Options {
     ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
@@ -139,15 +152,7 @@ fn build<R>(
     };
     let mut schemas = Vec::new();
     for (name, fields) in doc.schemas.0 {
-        let mut schema = ComponentSchema::new(name.clone());
-        for (field, ty) in fields.0 {
-            let ty: FieldType = ty.parse().map_err(|error| SceneError::Schema {
-                component: name.clone(),
-                error,
-            })?;
-            schema = schema.field(field, ty);
-        }
-        schemas.push((schema, Where::Unknown));
+        schemas.push((schema_of(name, fields.0)?, Where::Unknown));
     }
     let mut entities = Vec::with_capacity(doc.entities.len());
     for e in doc.entities {
@@ -287,15 +292,8 @@ pub(crate) fn parse_binary(bytes: &[u8]) -> Result<Scene, SceneError> {
     };
     let mut schemas = Vec::new();
     for (name, fields) in doc.schemas {
-        let mut schema = ComponentSchema::new(name.clone());
-        for (field, ty) in fields {
-            let ty: FieldType = ty.parse().map_err(|error| SceneError::Schema {
-                component: name.clone(),
-                error,
-            })?;
-            schema = schema.field(field, ty);
-        }
-        schemas.push((schema, Where::Binary(format!("schema `{name}`"))));
+        let at = Where::Binary(format!("schema `{name}`"));
+        schemas.push((schema_of(name, fields)?, at));
     }
     Ok(Scene {
         schemas,
