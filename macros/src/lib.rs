@@ -142,6 +142,10 @@ fn bundle_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             None => syn::Member::Unnamed(i.into()),
         })
         .collect();
+    // Each field's take is its own unsafe block in the generated code:
+    // SAFETY: (generated) fields are taken in declaration order, the order
+    // `component_ids` reports them, so each reader position holds the
+    // field's own components (the `Bundle` contract, forwarded).
     let takes = types
         .iter()
         .map(|ty| quote!(unsafe { <#ty as ::mosaic::Bundle>::take_components(reader) }));

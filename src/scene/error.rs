@@ -166,8 +166,10 @@ pub enum SceneError {
         /// Where (the component's value).
         at: Where,
     },
-    /// A component or resource holds entity references but its type was
-    /// registered without [`Registration::map_entities`](super::Registration::map_entities).
+    /// A component or resource holds entity references its type does not
+    /// remap: registered without
+    /// [`Registration::map_entities`](super::Registration::map_entities), or
+    /// an entity field left without `#[entities]`.
     #[error("component `{component}`{at} holds entity references, but its registration does not map them (call `.map_entities()` when registering it)")]
     UnmappedEntities {
         /// The component name.

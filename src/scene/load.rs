@@ -5,7 +5,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::error::{suggest, SceneError, Where};
-use super::registry::{Kind, Pending, TypeRegistry, UNMAPPED};
+use super::registry::{Kind, Pending, TypeRegistry};
 use super::value::{entity_refs_decoded, scene_id, scene_key, DecodeError, DynamicSeed};
 use super::{Prefab, Scene, SceneComponent};
 use crate::bundle::Bundle;
@@ -111,8 +111,12 @@ impl std::ops::Index<u64> for SceneSpawn {
     }
 }
 
-/// Decoded components, each with the scene entry it came from.
-type PendingList<'c> = Vec<(&'c SceneComponent, Box<dyn Pending>)>;
+/// A decoded value, with the scene entry it came from and the number of
+/// entity references decoding read (mapping must visit them all).
+type Decoded<'c> = (&'c SceneComponent, Box<dyn Pending>, u64);
+
+/// Decoded components of one entity or prefab.
+type PendingList<'c> = Vec<Decoded<'c>>;
 
 /// A runtime-defined component value waiting for its entity.
 struct PendingDynamic(DynamicComponent);
@@ -122,17 +126,15 @@ impl Pending for PendingDynamic {
         self.0.map_entities(mapper);
     }
 
-    fn insert(self: Box<Self>, world: &mut World, entity: Entity) {
+    fn put(self: Box<Self>, world: &mut World, entity: Option<Entity>) {
         // The loader declared the schema and spawned `entity` just before;
-        // only a hook or observer can have despawned it since.
+        // only a hook or observer can have despawned it since. (Runtime-
+        // defined components are never resources: `entity` is always set.)
+        let Some(entity) = entity else { return };
         match world.insert_dynamic(entity, self.0) {
             Ok(()) | Err(DynamicInsertError::Entity(_)) => {}
             Err(e) => unreachable!("scene value checked against its schema: {e}"),
         }
-    }
-
-    fn insert_resource(self: Box<Self>, _: &mut World) {
-        unreachable!("runtime-defined components are not resources")
     }
 }
 
@@ -145,33 +147,20 @@ struct Decoder<'a> {
 
 impl Decoder<'_> {
     /// Decodes one value, counting the entity references it holds (so a
-    /// type that maps only some of its entity fields is caught when mapped).
-    fn decode(&self, c: &SceneComponent, kind: Kind) -> Result<Box<dyn Pending>, SceneError> {
+    /// type that maps none or only some of its entity fields is caught when
+    /// mapped).
+    fn decode<'c>(&self, c: &'c SceneComponent, kind: Kind) -> Result<Decoded<'c>, SceneError> {
         let before = entity_refs_decoded();
-        let inner = self.decode_inner(c, kind)?;
-        let refs = entity_refs_decoded() - before;
-        Ok(if refs == 0 {
-            inner
-        } else {
-            Box::new(WithRefs { inner, refs })
-        })
+        let pending = self.decode_inner(c, kind)?;
+        Ok((c, pending, entity_refs_decoded() - before))
     }
 
     fn decode_inner(&self, c: &SceneComponent, kind: Kind) -> Result<Box<dyn Pending>, SceneError> {
-        let wrong = |e: DecodeError| {
-            if e.path == UNMAPPED {
-                SceneError::UnmappedEntities {
-                    component: c.name.clone(),
-                    at: e.at,
-                }
-            } else {
-                SceneError::WrongShape {
-                    component: c.name.clone(),
-                    path: e.path,
-                    message: e.message,
-                    at: e.at,
-                }
-            }
+        let wrong = |e: DecodeError| SceneError::WrongShape {
+            component: c.name.clone(),
+            path: e.path,
+            message: e.message,
+            at: e.at,
         };
         if let Some(entry) = self.registry.get(&c.name, kind) {
             return entry.decode(&c.value).map_err(wrong);
@@ -209,10 +198,10 @@ impl Decoder<'_> {
     ) -> Result<PendingList<'c>, SceneError> {
         let mut out: PendingList<'_> = Vec::new();
         for c in list {
-            let pending = self.decode(c, Kind::Component)?;
-            match out.iter_mut().find(|(o, _)| o.name == c.name) {
-                Some(slot) => *slot = (c, pending),
-                None => out.push((c, pending)),
+            let decoded = self.decode(c, Kind::Component)?;
+            match out.iter_mut().find(|(o, _, _)| o.name == c.name) {
+                Some(slot) => *slot = decoded,
+                None => out.push(decoded),
             }
         }
         Ok(out)
@@ -231,30 +220,6 @@ fn check_unique(list: &[SceneComponent], what: &'static str) -> Result<(), Scene
         }
     }
     Ok(())
-}
-
-/// A decoded value with the number of entity references decoding read.
-struct WithRefs {
-    inner: Box<dyn Pending>,
-    refs: u64,
-}
-
-impl Pending for WithRefs {
-    fn map_entities(&mut self, mapper: &mut dyn EntityMapper) {
-        self.inner.map_entities(mapper);
-    }
-
-    fn insert(self: Box<Self>, world: &mut World, entity: Entity) {
-        self.inner.insert(world, entity);
-    }
-
-    fn insert_resource(self: Box<Self>, world: &mut World) {
-        self.inner.insert_resource(world);
-    }
-
-    fn entity_refs(&self) -> u64 {
-        self.refs
-    }
 }
 
 /// Maps scene keys to entities; remembers the first key it could not map
@@ -282,17 +247,17 @@ impl EntityMapper for KeyMapper<'_> {
 /// a key `map` lacks, and on a value whose type left some of the entity
 /// references it holds unmapped (a `#[entities]` forgotten on a field).
 fn map_pending(
-    pending: &mut [(&SceneComponent, Box<dyn Pending>)],
+    pending: &mut [Decoded<'_>],
     map: &FxHashMap<Entity, Entity>,
 ) -> Result<(), SceneError> {
-    for (c, p) in pending {
+    for (c, p, refs) in pending {
         let mut mapper = KeyMapper {
             map,
             missing: None,
             calls: 0,
         };
         p.map_entities(&mut mapper);
-        if mapper.calls < p.entity_refs() {
+        if mapper.calls < *refs {
             return Err(SceneError::UnmappedEntities {
                 component: c.name.clone(),
                 at: c.value.at(),
@@ -522,7 +487,7 @@ impl Scene {
         check_unique(&self.resources, "resource")?;
         let mut resources = Vec::with_capacity(self.resources.len());
         for r in &self.resources {
-            let mut pending = vec![(r, decoder.decode(r, Kind::Resource)?)];
+            let mut pending = vec![decoder.decode(r, Kind::Resource)?];
             map_pending(&mut pending, &keys)?;
             resources.extend(pending);
         }
@@ -543,22 +508,22 @@ impl Scene {
             .map(|((key, _), &e)| (*key, e))
             .collect();
         for ((_, pending), &entity) in entities.into_iter().zip(&spawned) {
-            for (_, mut p) in pending {
+            for (_, mut p, _) in pending {
                 p.map_entities(&mut KeyMapper {
                     map: &map,
                     missing: None,
                     calls: 0,
                 });
-                p.insert(world, entity);
+                p.put(world, Some(entity));
             }
         }
-        for (_, mut p) in resources {
+        for (_, mut p, _) in resources {
             p.map_entities(&mut KeyMapper {
                 map: &map,
                 missing: None,
                 calls: 0,
             });
-            p.insert_resource(world);
+            p.put(world, None);
         }
         if !self.prefabs.is_empty() {
             let source = Arc::new(PrefabSource {
@@ -664,8 +629,8 @@ impl World {
             let _ = self.register_dynamic_component(schema.clone());
         }
         let entity = self.spawn(());
-        for (_, p) in pending {
-            p.insert(self, entity);
+        for (_, p, _) in pending {
+            p.put(self, Some(entity));
         }
         // Fails only if a hook or observer despawned the entity meanwhile
         // (the handle returned is then stale, as `spawn`'s would be).

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_content::Value as Content;
 
-use super::value::{entity_refs_decoded, to_content, DecodeError, SceneValue};
+use super::value::{to_content, DecodeError, SceneValue};
 use crate::component::{short_type_name, Component};
 use crate::entity::Entity;
 use crate::map_entities::{EntityMapper, MapEntities};
@@ -20,59 +20,46 @@ use crate::world::World;
 /// A decoded value waiting to be put into a world.
 pub(crate) trait Pending: Send {
     fn map_entities(&mut self, mapper: &mut dyn EntityMapper);
-    fn insert(self: Box<Self>, world: &mut World, entity: Entity);
-    fn insert_resource(self: Box<Self>, world: &mut World);
-    /// Entity references decoding read (0 unless wrapped by the loader).
-    fn entity_refs(&self) -> u64 {
-        0
-    }
+    /// Puts the value onto `entity` (a component) or into the world (a
+    /// resource: `entity` is `None`).
+    fn put(self: Box<Self>, world: &mut World, entity: Option<Entity>);
 }
 
-/// A component value waiting for its entity.
-struct PendingComponent<T> {
+/// How a decoded `T` is put into a world, and remapped.
+type PutFn<T> = fn(&mut World, Option<Entity>, T);
+type MapFn<T> = fn(&mut T, &mut dyn EntityMapper);
+
+/// A typed value waiting to be put: a component or a resource, as its
+/// registration's `put` says.
+struct PendingValue<T> {
     value: T,
-    map: Option<fn(&mut T, &mut dyn EntityMapper)>,
+    map: Option<MapFn<T>>,
+    put: PutFn<T>,
 }
 
-impl<T: Component> Pending for PendingComponent<T> {
+impl<T: Send + Sync + 'static> Pending for PendingValue<T> {
     fn map_entities(&mut self, mapper: &mut dyn EntityMapper) {
         if let Some(map) = self.map {
             map(&mut self.value, mapper);
         }
     }
 
-    fn insert(self: Box<Self>, world: &mut World, entity: Entity) {
-        // The loader spawned `entity` just before; only a hook or observer
-        // run by an earlier insert can have despawned it since, and then
-        // the value has nowhere to go.
-        let _ = world.insert_one(entity, self.value);
-    }
-
-    fn insert_resource(self: Box<Self>, _: &mut World) {
-        unreachable!("a component registration is never inserted as a resource")
+    fn put(self: Box<Self>, world: &mut World, entity: Option<Entity>) {
+        (self.put)(world, entity, self.value);
     }
 }
 
-/// A resource value waiting to be inserted.
-struct PendingResource<T> {
-    value: T,
-    map: Option<fn(&mut T, &mut dyn EntityMapper)>,
+/// Puts a component onto its entity. The loader spawned the entity just
+/// before; only a hook or observer run by an earlier insert can have
+/// despawned it since, and then the value has nowhere to go.
+fn put_component<T: Component>(world: &mut World, entity: Option<Entity>, value: T) {
+    if let Some(entity) = entity {
+        let _ = world.insert_one(entity, value);
+    }
 }
 
-impl<T: Send + Sync + 'static> Pending for PendingResource<T> {
-    fn map_entities(&mut self, mapper: &mut dyn EntityMapper) {
-        if let Some(map) = self.map {
-            map(&mut self.value, mapper);
-        }
-    }
-
-    fn insert(self: Box<Self>, _: &mut World, _: Entity) {
-        unreachable!("a resource registration is never inserted as a component")
-    }
-
-    fn insert_resource(self: Box<Self>, world: &mut World) {
-        world.insert_resource(self.value);
-    }
+fn put_resource<T: Send + Sync + 'static>(world: &mut World, _: Option<Entity>, value: T) {
+    world.insert_resource(value);
 }
 
 fn map_with<T: MapEntities>(value: &mut T, mapper: &mut dyn EntityMapper) {
@@ -90,20 +77,13 @@ fn transcode<T: Serialize + DeserializeOwned>(
     })
 }
 
-fn decode_component<T: Component + DeserializeOwned>(
+fn decode_as<T: Send + Sync + 'static + DeserializeOwned>(
     value: &SceneValue,
-    map: Option<fn(&mut T, &mut dyn EntityMapper)>,
+    map: Option<MapFn<T>>,
+    put: PutFn<T>,
 ) -> Result<Box<dyn Pending>, DecodeError> {
     let value: T = value.decode(PhantomData::<T>)?;
-    Ok(Box::new(PendingComponent { value, map }))
-}
-
-fn decode_resource<T: Send + Sync + 'static + DeserializeOwned>(
-    value: &SceneValue,
-    map: Option<fn(&mut T, &mut dyn EntityMapper)>,
-) -> Result<Box<dyn Pending>, DecodeError> {
-    let value: T = value.decode(PhantomData::<T>)?;
-    Ok(Box::new(PendingResource { value, map }))
+    Ok(Box::new(PendingValue { value, map, put }))
 }
 
 /// Component or resource.
@@ -140,19 +120,10 @@ impl fmt::Debug for Entry {
 }
 
 impl Entry {
-    /// Decodes a value; refuses entity references if the type does not map
-    /// them.
+    /// Decodes a value. (The loader counts the entity references decoding
+    /// read and refuses a value whose type did not map them all.)
     pub fn decode(&self, value: &SceneValue) -> Result<Box<dyn Pending>, DecodeError> {
-        let before = entity_refs_decoded();
-        let pending = (self.decode)(value)?;
-        if !self.maps_entities && entity_refs_decoded() != before {
-            return Err(DecodeError {
-                message: String::new(),
-                path: UNMAPPED.to_owned(),
-                at: value.at(),
-            });
-        }
-        Ok(pending)
+        (self.decode)(value)
     }
 
     /// The value decoded with its type and put in the serde data model.
@@ -169,9 +140,6 @@ impl Entry {
         (self.encode)(world, entity)
     }
 }
-
-/// Marks a decode error as "holds unmapped entity references".
-pub(crate) const UNMAPPED: &str = "\u{0}unmapped";
 
 #[derive(Clone, Debug, Default)]
 struct Inner {
@@ -254,7 +222,7 @@ impl<T: Component + DeserializeOwned + MapEntities> Registration<'_, T, AsCompon
         let inner = Arc::make_mut(&mut self.registry.inner);
         let entry = &mut inner.entries[self.index];
         entry.maps_entities = true;
-        entry.decode = |value| decode_component::<T>(value, Some(map_with::<T>));
+        entry.decode = |value| decode_as::<T>(value, Some(map_with::<T>), put_component::<T>);
         self
     }
 }
@@ -276,7 +244,7 @@ impl<T: Send + Sync + 'static + DeserializeOwned + MapEntities> Registration<'_,
         let inner = Arc::make_mut(&mut self.registry.inner);
         let entry = &mut inner.entries[self.index];
         entry.maps_entities = true;
-        entry.decode = |value| decode_resource::<T>(value, Some(map_with::<T>));
+        entry.decode = |value| decode_as::<T>(value, Some(map_with::<T>), put_resource::<T>);
         self
     }
 }
@@ -344,7 +312,7 @@ impl TypeRegistry {
             type_id: TypeId::of::<T>(),
             kind: Kind::Component,
             maps_entities: false,
-            decode: |value| decode_component::<T>(value, None),
+            decode: |value| decode_as::<T>(value, None, put_component::<T>),
             transcode: transcode::<T>,
             encode: encode::<T>,
         })
@@ -395,7 +363,7 @@ impl TypeRegistry {
             type_id: TypeId::of::<R>(),
             kind: Kind::Resource,
             maps_entities: false,
-            decode: |value| decode_resource::<R>(value, None),
+            decode: |value| decode_as::<R>(value, None, put_resource::<R>),
             transcode: transcode::<R>,
             encode: encode::<R>,
         })
