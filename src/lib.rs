@@ -53,8 +53,9 @@ pub use observer::{
     OnSpawn, Trigger, MAX_OBSERVER_ROUNDS,
 };
 pub use query::{
-    Access, Added, Changed, Has, Or, Query, QueryCombinations, QueryData, QueryFilter, QueryIter,
-    QueryParIter, QuerySingleError, QueryState, ReadOnlyQueryData, With, Without,
+    Access, Added, Changed, Has, Or, Query, QueryChunk, QueryCombinations, QueryData, QueryFilter,
+    QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState, ReadOnlyQueryData, With,
+    Without,
 };
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;

@@ -8,7 +8,8 @@
 //! filters make queries disjoint, and a panic from `run_system_once`); the
 //! `System` trait used directly; and the `Query` parameter's methods (`iter`,
 //! `iter_mut`, `get`, `get_mut`, `contains`, `single`, `get_single`,
-//! `single_mut`, `par_iter`, `par_iter_mut`, `iter_combinations`,
+//! `single_mut`, `par_iter`, `par_iter_mut`, `par_chunks`, `par_chunks_mut`,
+//! `iter_combinations`,
 //! `iter_combinations_mut`) and its `Added`/`Changed` filters, which compare
 //! against the system's previous run.
 
@@ -930,6 +931,119 @@ fn par_iter_mut_inside_a_parallel_schedule() {
                 .all(|(i, (p, _))| p.0 == i as f32 + 20.0)
     });
     assert!(ok);
+}
+
+/// The chunks of `par_chunks`/`par_chunks_mut`: what each holds, per chunk.
+fn chunk_contents(world: &mut World, chunk_len: usize) -> Vec<(usize, Vec<u64>)> {
+    world.run_system_once(move |q: Query<&Val>| {
+        q.par_chunks(chunk_len)
+            .map(|chunk| (chunk.index(), chunk.map(|v| v.0).collect::<Vec<_>>()))
+    })
+}
+
+#[test]
+fn par_chunks_cut_iteration_order_into_fixed_runs_across_tables() {
+    let mut world = World::new();
+    let es = spawn_vals(&mut world, 1_000);
+    // An empty matched table in the middle: spawn one, then despawn it.
+    let lone = world.spawn((Val(9_999), Visits(0), Player));
+    world.despawn(lone).unwrap();
+    world.spawn_batch((1_000..1_100).map(|i| (Val(i), Visits(0), Id(0))));
+    let order: Vec<u64> = world.run_system_once(|q: Query<&Val>| q.iter().map(|v| v.0).collect());
+    assert_eq!(order.len(), 1_100);
+    for chunk_len in [1, 7, 64, 333, 334, 1_100, 5_000] {
+        let chunks = chunk_contents(&mut world, chunk_len);
+        let expected: Vec<(usize, Vec<u64>)> = order
+            .chunks(chunk_len)
+            .map(<[u64]>::to_vec)
+            .enumerate()
+            .collect();
+        assert_eq!(chunks, expected, "chunk_len {chunk_len}");
+        let n = world.run_system_once(move |q: Query<&Val>| q.par_chunks(chunk_len).len());
+        assert_eq!(n, 1_100usize.div_ceil(chunk_len));
+    }
+    // Mutably: every item once, and each chunk sees its own index.
+    world.run_system_once(|mut q: Query<(&mut Visits, &mut Val)>| {
+        q.par_chunks_mut(100).for_each(|chunk| {
+            let k = chunk.index() as u64;
+            for (visits, val) in chunk {
+                visits.0 += 1;
+                val.0 = k;
+            }
+        })
+    });
+    let got: Vec<(u32, u64)> = world
+        .run_system_once(|q: Query<(&Visits, &Val)>| q.iter().map(|(n, v)| (n.0, v.0)).collect());
+    let want: Vec<(u32, u64)> = (0..1_100).map(|i| (1, i / 100)).collect();
+    assert_eq!(got, want);
+    assert_eq!(world.get::<Visits>(es[0]), Ok(&Visits(1)));
+}
+
+#[test]
+fn par_chunks_give_the_same_result_on_any_thread_count() {
+    #[derive(Component)]
+    struct Mass(f32);
+    let mut world = World::new();
+    world.spawn_batch((0..20_000).map(|i| Mass(1.0 / (1.0 + i as f32))));
+    world.spawn_batch((0..5_000).map(|i| (Mass(0.1 * i as f32), A(0))));
+    let sum = |world: &mut World| {
+        world.run_system_once(|q: Query<&Mass>| {
+            let parts = q.par_chunks(1_000).map(|c| c.fold(0.0f32, |s, m| s + m.0));
+            assert_eq!(parts.len(), 25);
+            parts.iter().sum::<f32>()
+        })
+    };
+    let sums: Vec<u32> = [1, 2, 3, 8]
+        .into_iter()
+        .map(|threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| sum(&mut world)).to_bits()
+        })
+        .collect();
+    assert!(sums.iter().all(|&s| s == sums[0]), "{sums:?}");
+}
+
+#[test]
+fn par_chunks_with_row_filters_and_no_rows() {
+    let mut world = World::new();
+    let es = spawn_vals(&mut world, 300);
+    world.run_system_once(|q: Query<&Val, Changed<Val>>| q.iter().count());
+    for &e in es.iter().step_by(10) {
+        world.get_mut::<Val>(e).unwrap().0 += 1;
+    }
+    // Chunks cut rows, so a filter leaves them short; the items are the
+    // filtered iteration's, in order.
+    let mut system = (|q: Query<Entity, Changed<Val>>| {
+        let (seq, chunked): (Vec<Entity>, Vec<Vec<Entity>>) =
+            (q.iter().collect(), q.par_chunks(64).map(|c| c.collect()));
+        assert_eq!(chunked.len(), 5);
+        (seq, chunked.concat())
+    })
+    .into_system();
+    system.initialize(&mut world).unwrap();
+    system.run(&mut world);
+    for &e in es.iter().step_by(10) {
+        world.get_mut::<Val>(e).unwrap().0 += 1;
+    }
+    let (seq, chunked) = system.run(&mut world);
+    assert_eq!(seq.len(), 30);
+    assert_eq!(seq, chunked);
+    // Nothing matched: no chunk, no call.
+    let (len, calls, mapped) = World::new().run_system_once(|q: Query<&Val>| {
+        let calls = AtomicUsize::new(0);
+        q.par_chunks(8).for_each(|_| {
+            calls.fetch_add(1, Ordering::Relaxed);
+        });
+        (
+            q.par_chunks(8).len(),
+            calls.into_inner(),
+            q.par_chunks(8).map(|c| c.count()),
+        )
+    });
+    assert_eq!((len, calls, mapped), (0, 0, vec![]));
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Multithreaded paths, small enough for Miri: parallel query iteration,
+//! Multithreaded paths, small enough for Miri: parallel query iteration
+//! (`par_iter`, `par_chunks`),
 //! the parallel executor, and entity reservation from several threads.
 //!
 //! CI runs this file under Miri with Tree Borrows and permissive
@@ -35,6 +36,28 @@ fn par_iter_mut_visits_every_item_once() {
     });
     let sum: u64 = world.run_system_once(|q: Query<&Pos>| q.iter().map(|p| p.0).sum());
     assert_eq!(sum, (0..N).map(|i| i + 1).sum::<u64>());
+}
+
+#[test]
+fn par_chunks_mut_writes_each_chunk_once_and_map_keeps_chunk_order() {
+    let mut world = world();
+    // Two tables, so a chunk spans a table boundary.
+    world.spawn_batch((N..N + 40).map(|i| (Pos(i), Vel(2))));
+    world.run_system_once(|mut q: Query<(&mut Pos, &Vel)>| {
+        q.par_chunks_mut(32).for_each(|chunk| {
+            let k = chunk.index() as u64;
+            chunk.for_each(|(p, v)| p.0 = k * 1_000_000 + p.0 * v.0);
+        });
+    });
+    let firsts =
+        world.run_system_once(|q: Query<&Pos>| q.par_chunks(32).map(|mut c| c.next().map(|p| p.0)));
+    let total = N as usize + 40;
+    assert_eq!(firsts.len(), total.div_ceil(32));
+    for (k, first) in firsts.into_iter().enumerate() {
+        let row = (k * 32) as u64;
+        let value = if row < N { row } else { 2 * row };
+        assert_eq!(first, Some(k as u64 * 1_000_000 + value), "chunk {k}");
+    }
 }
 
 #[test]

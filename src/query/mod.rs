@@ -21,6 +21,7 @@
 //! only with `&mut World`. A state refuses any world but its own.
 
 mod access;
+mod chunks;
 mod fetch;
 mod filter;
 mod iter;
@@ -29,6 +30,7 @@ mod state;
 mod tuples;
 
 pub use access::Access;
+pub use chunks::{QueryChunk, QueryParChunks};
 pub use fetch::{Has, QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
 pub use iter::QueryIter;

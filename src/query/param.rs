@@ -4,7 +4,9 @@ use std::fmt;
 
 use thiserror::Error;
 
-use super::{QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData, TickRange};
+use super::{
+    QueryData, QueryFilter, QueryIter, QueryParChunks, QueryState, ReadOnlyQueryData, TickRange,
+};
 use crate::component::short_type_name;
 use crate::entity::Entity;
 use crate::error::QueryEntityError;
@@ -272,6 +274,54 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
             state: self.state,
             ticks: self.ticks,
         }
+    }
+
+    /// The items cut into chunks of `chunk_len` rows, for parallel work
+    /// whose result must not depend on the thread count (read-only
+    /// queries). See [`QueryParChunks`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Mass(u64);
+    /// let mut world = World::new();
+    /// world.spawn_batch((1..=100).map(Mass));
+    /// let sums = world.run_system_once(|q: Query<&Mass>| {
+    ///     q.par_chunks(50).map(|chunk| chunk.map(|m| m.0).sum::<u64>())
+    /// });
+    /// assert_eq!(sums, [1275, 3775]);
+    /// ```
+    pub fn par_chunks(&self, chunk_len: usize) -> QueryParChunks<'_, 's, Q, F>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        // SAFETY: Q only reads, and this query's access covers it.
+        unsafe { QueryParChunks::new(self.world, self.state, self.ticks, chunk_len) }
+    }
+
+    /// The items cut into chunks of `chunk_len` rows, mutably, for parallel
+    /// work whose result must not depend on the thread count. See
+    /// [`QueryParChunks`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Slot(usize);
+    /// let mut world = World::new();
+    /// world.spawn_batch((0..10).map(|_| Slot(0)));
+    /// world.run_system_once(|mut q: Query<&mut Slot>| {
+    ///     q.par_chunks_mut(4).for_each(|chunk| {
+    ///         let k = chunk.index();
+    ///         chunk.for_each(|slot| slot.0 = k);
+    ///     })
+    /// });
+    /// let slots = world.run_system_once(|q: Query<&Slot>| q.iter().map(|s| s.0).collect::<Vec<_>>());
+    /// assert_eq!(slots, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]);
+    /// ```
+    pub fn par_chunks_mut(&mut self, chunk_len: usize) -> QueryParChunks<'_, 's, Q, F> {
+        // SAFETY: `&mut self` holds this query's access exclusively for the
+        // borrow, and the access covers the query.
+        unsafe { QueryParChunks::new(self.world, self.state, self.ticks, chunk_len) }
     }
 
     /// Every unordered set of `K` distinct matching items (read-only): for
