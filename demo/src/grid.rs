@@ -1,15 +1,25 @@
 //! A flat spatial hash grid for the collision step.
 //!
-//! Bodies are bucketed by the cell of their centre with a counting sort in
-//! two levels: first by row (counting, prefix sums, placing each body in its
-//! row's segment as it is read), then, row by row, by column. Each level
-//! counts into a table small enough to stay in cache (the rows, or one
-//! row's columns), which one counting sort over all cells is not: at a
-//! million bodies that is a million counters hit at random. The result is
-//! one array sorted by cell plus one `starts` array, so a cell's bodies,
-//! and a run of neighbouring cells in one row, are contiguous slices. Every
-//! buffer is kept between frames: after the first frame a rebuild
-//! allocates nothing (bar a few bytes of band bookkeeping).
+//! Bodies are bucketed by the cell of their centre in two passes, both of
+//! which can run on several threads:
+//!
+//! 1. *Binning.* The input comes in chunks (a query's
+//!    [`par_chunks`](mosaic::Query::par_chunks)); each chunk drops its
+//!    bodies into one list per band of rows. A chunk writes only its own
+//!    lists, and only a few dozen write streams at a time, which stay in
+//!    cache.
+//! 2. *Sorting.* Each band reads its lists from every chunk, in chunk
+//!    order, and counting-sorts them by cell into its segment of one array
+//!    sorted by cell. A band's cell counters are small enough to stay in
+//!    cache, which one counting sort over all cells is not: at a million
+//!    bodies that is a million counters hit at random.
+//!
+//! The result is the sorted array plus one `starts` array, so a cell's
+//! bodies, and a run of neighbouring cells in one row, are contiguous
+//! slices. Both passes are stable (a cell keeps the order the bodies were
+//! given in), so the grid is the same however the input was chunked and
+//! however many threads ran. Every buffer is kept between frames: after the
+//! first frame a rebuild allocates nothing but a list of chunk references.
 //!
 //! Pairs are found without looking at all pairs:
 //!
@@ -25,10 +35,11 @@
 //!   their radius plus the largest radius in the grid; a pair of two large
 //!   bodies is reported by the one that comes first.
 //!
-//! The per-row sort and the small bodies' search are split into bands of
-//! rows, which may run on different threads; each band writes its own part,
-//! and pairs are reported band by band, so the result is the same on any
-//! number of threads.
+//! The small bodies' search is split into the same bands; each band writes
+//! its own list of pairs, and pairs are reported band by band, so the
+//! result is the same on any number of threads.
+
+use std::sync::{Mutex, PoisonError};
 
 use mosaic::Entity;
 use rayon::prelude::*;
@@ -42,8 +53,12 @@ pub const CELL: f32 = 8.0;
 const SMALL: f32 = 1.0 / 8.0;
 
 /// Row bands the work is split into: fixed, so the output order does not
-/// depend on the thread count.
-const BANDS: usize = 32;
+/// depend on the thread count. Many, so that a band's part of the sorted
+/// array (at a million bodies, about 8k bodies, 160 KB) stays in cache
+/// while it is filled in whatever order the bodies come: with 32 bands,
+/// sorting took twice as long once the particles had drifted away from
+/// the spatial order they were spawned in as it did right after spawning.
+const BANDS: usize = 128;
 
 /// One collider as the grid stores it, entity included: the pairs come out
 /// in cell order, and looking entities up elsewhere would then be a cache
@@ -60,12 +75,22 @@ struct Body {
 /// find in it.
 #[derive(Debug, Default)]
 struct Band {
-    /// Column counts, then column starts, of the row being sorted.
-    columns: Vec<u32>,
+    /// Per cell of the band: counts, then write positions.
+    cursor: Vec<u32>,
     /// Indices into `sorted` of the band's large bodies.
     large: Vec<u32>,
     /// Pairs found.
     pairs: Vec<(Entity, Entity)>,
+}
+
+/// What one chunk of the input put in each band (kept between frames).
+#[derive(Debug, Default)]
+struct ChunkBins {
+    /// Per band, the chunk's bodies in that band, in the order given.
+    bands: Vec<Vec<Body>>,
+    /// The largest radius of all, and of the small bodies, in the chunk.
+    max_radius: f32,
+    max_small: f32,
 }
 
 /// The grid and its reusable buffers; see the module docs.
@@ -78,7 +103,7 @@ struct Band {
 /// let (a, b, c) = (world.spawn(()), world.spawn(()), world.spawn(()));
 /// let bodies = [(a, 1.0, 1.0, 0.5), (b, 1.5, 1.0, 0.5), (c, 9.0, 9.0, 0.5)];
 /// let mut grid = SpatialGrid::default();
-/// grid.rebuild(20.0, 20.0, false, || bodies.iter().copied());
+/// grid.rebuild(20.0, 20.0, false, bodies);
 /// let mut pairs = Vec::new();
 /// grid.for_each_pair(false, |x, y| pairs.push((x, y)));
 /// assert_eq!(pairs, [(a, b)]);
@@ -88,15 +113,15 @@ pub struct SpatialGrid {
     cell: f32,
     cols: usize,
     rows: usize,
-    /// Per row, the index of its first body; one extra entry at the end.
-    row_starts: Vec<u32>,
+    rows_per_band: usize,
     /// Per cell, the index of its first body in `sorted`; one extra entry
     /// at the end.
     starts: Vec<u32>,
-    /// Write positions while placing bodies in their rows.
-    cursor: Vec<u32>,
-    /// Bodies sorted by row (stable).
-    by_row: Vec<Body>,
+    /// Per input chunk, its bodies binned by band; the first `chunks` are
+    /// in use. A lock each, so chunks can be added from several threads
+    /// (each chunk's lock is taken once, by one thread: never contended).
+    bins: Vec<Mutex<ChunkBins>>,
+    chunks: usize,
     /// Bodies sorted by cell (stable: the order given, within a cell).
     sorted: Vec<Body>,
     /// The largest radius of all, and of the small bodies.
@@ -120,10 +145,10 @@ impl SpatialGrid {
             cell,
             cols: 0,
             rows: 0,
-            row_starts: Vec::new(),
+            rows_per_band: 1,
             starts: Vec::new(),
-            cursor: Vec::new(),
-            by_row: Vec::new(),
+            bins: Vec::new(),
+            chunks: 0,
             sorted: Vec::new(),
             max_radius: 0.0,
             max_small: 0.0,
@@ -143,105 +168,128 @@ impl SpatialGrid {
     }
 
     /// Rebuilds the grid over an area of `width` by `height` (bodies
-    /// outside it are clamped to the border cells) from the bodies
-    /// `(entity, x, y, radius)` that `bodies` yields. `bodies` is called
-    /// twice, once to count and once to place, and must yield the same
-    /// bodies in the same order both times (a query does). `parallel`
-    /// sorts the rows on the thread pool.
-    pub fn rebuild<I>(&mut self, width: f32, height: f32, parallel: bool, bodies: impl Fn() -> I)
-    where
-        I: Iterator<Item = (Entity, f32, f32, f32)>,
-    {
+    /// outside it are clamped to the border cells) from `bodies`, each
+    /// `(entity, x, y, radius)`: [`begin`](Self::begin) with one chunk,
+    /// [`add_chunk`](Self::add_chunk), [`finish`](Self::finish).
+    pub fn rebuild(
+        &mut self,
+        width: f32,
+        height: f32,
+        parallel: bool,
+        bodies: impl IntoIterator<Item = (Entity, f32, f32, f32)>,
+    ) {
+        self.begin(width, height, 1);
+        self.add_chunk(0, bodies);
+        self.finish(parallel);
+    }
+
+    /// Starts a rebuild over an area of `width` by `height` from `chunks`
+    /// chunks of bodies, to be given to [`add_chunk`](Self::add_chunk) (in
+    /// any order, from any thread) before [`finish`](Self::finish). The
+    /// grid comes out the same as if the chunks' bodies were given in one
+    /// run, in chunk order.
+    pub fn begin(&mut self, width: f32, height: f32, chunks: usize) {
         let cell = self.cell;
-        let cols = ((width / cell).ceil() as usize).max(1);
-        let rows = ((height / cell).ceil() as usize).max(1);
-        (self.cols, self.rows) = (cols, rows);
-
-        // Level one: count per row, then place each body in its row.
-        self.row_starts.clear();
-        self.row_starts.resize(rows + 1, 0);
-        for (_, x, y, _) in bodies() {
-            self.row_starts[cell_xy(x, y, cell, cols, rows).1 + 1] += 1;
+        self.cols = ((width / cell).ceil() as usize).max(1);
+        self.rows = ((height / cell).ceil() as usize).max(1);
+        let bands = BANDS.min(self.rows);
+        self.rows_per_band = self.rows.div_ceil(bands);
+        self.bands.resize_with(bands, Band::default);
+        if self.bins.len() < chunks {
+            self.bins.resize_with(chunks, Default::default);
         }
-        prefix_sums(&mut self.row_starts);
-        let n = self.row_starts[rows] as usize;
-        self.cursor.clear();
-        self.cursor.extend_from_slice(&self.row_starts[..rows]);
-        self.max_radius = 0.0;
-        self.max_small = 0.0;
+        self.chunks = chunks;
+        for bins in &mut self.bins[..chunks] {
+            let bins = bins.get_mut().unwrap_or_else(PoisonError::into_inner);
+            bins.bands.resize_with(bands, Vec::new);
+            bins.bands.iter_mut().for_each(Vec::clear);
+            bins.max_radius = 0.0;
+            bins.max_small = 0.0;
+        }
+    }
+
+    /// Adds chunk `chunk`'s bodies `(entity, x, y, radius)`: bins each
+    /// into its band of rows. Takes `&self`, so different chunks can be
+    /// added from different threads at once. Panics if `chunk` is not below
+    /// the count given to [`begin`](Self::begin).
+    pub fn add_chunk(
+        &self,
+        chunk: usize,
+        bodies: impl IntoIterator<Item = (Entity, f32, f32, f32)>,
+    ) {
+        assert!(
+            chunk < self.chunks,
+            "chunk {chunk} added, but `begin` announced {} chunks",
+            self.chunks
+        );
+        let mut bins = self.bins[chunk]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let bins = &mut *bins;
+        let (cell, cols, rows, per_band) = (self.cell, self.cols, self.rows, self.rows_per_band);
         let small = cell * SMALL;
-        // Every slot is overwritten, so only a change of length touches
-        // the arrays here (any body will do as the filler).
-        match bodies().next() {
-            Some((entity, ..)) if n > 0 => {
-                let filler = Body {
-                    x: 0.0,
-                    y: 0.0,
-                    r: 0.0,
-                    entity,
-                };
-                self.by_row.resize(n, filler);
-                self.sorted.resize(n, filler);
-            }
-            _ => {
-                self.by_row.clear();
-                self.sorted.clear();
-            }
-        }
-        let mut placed = 0;
-        for (entity, x, y, r) in bodies() {
+        for (entity, x, y, r) in bodies {
             let row = cell_xy(x, y, cell, cols, rows).1;
-            let Some(slot) = self.cursor.get_mut(row) else {
-                continue;
-            };
-            let Some(place) = self.by_row.get_mut(*slot as usize) else {
-                // More bodies the second time than the first: ignore the
-                // extra ones.
-                continue;
-            };
-            *place = Body { x, y, r, entity };
-            *slot += 1;
-            placed += 1;
-            self.max_radius = self.max_radius.max(r);
+            bins.bands[row / per_band].push(Body { x, y, r, entity });
+            bins.max_radius = bins.max_radius.max(r);
             if r <= small {
-                self.max_small = self.max_small.max(r);
+                bins.max_small = bins.max_small.max(r);
             }
         }
-        assert_eq!(placed, n, "`bodies` must yield the same bodies both times");
+    }
 
-        // Level two: within each row, by column; bands of rows at once.
+    /// Sorts the bodies added since [`begin`](Self::begin) by cell, band
+    /// by band (on the thread pool if `parallel`).
+    pub fn finish(&mut self, parallel: bool) {
+        let (cols, rows) = (self.cols, self.rows);
+        let chunks: Vec<&ChunkBins> = self.bins[..self.chunks]
+            .iter_mut()
+            .map(|bins| &*bins.get_mut().unwrap_or_else(PoisonError::into_inner))
+            .collect();
+        self.max_radius = chunks.iter().fold(0.0, |m, c| m.max(c.max_radius));
+        self.max_small = chunks.iter().fold(0.0, |m, c| m.max(c.max_small));
+        let band_len = |k: usize| chunks.iter().map(|c| c.bands[k].len()).sum::<usize>();
+        let n: usize = (0..self.bands.len()).map(band_len).sum();
+        // Every slot is overwritten, so only a change of length touches
+        // the array here (any body will do as the filler).
+        match chunks.iter().flat_map(|c| c.bands.iter().flatten()).next() {
+            Some(&filler) => self.sorted.resize(n, filler),
+            None => self.sorted.clear(),
+        }
         self.starts.resize(cols * rows + 1, 0);
         self.starts[cols * rows] = n as u32;
-        let bands = BANDS.min(rows);
-        self.bands.resize_with(bands, Band::default);
-        let rows_per_band = rows.div_ceil(bands);
-        let mut jobs = Vec::with_capacity(bands);
+
+        let per_band = self.rows_per_band;
+        let mut jobs = Vec::with_capacity(self.bands.len());
         let (mut sorted, mut starts) = (&mut self.sorted[..], &mut self.starts[..cols * rows]);
+        let mut first_index = 0;
         for (k, band) in self.bands.iter_mut().enumerate() {
-            let first = (k * rows_per_band).min(rows);
-            let last = (first + rows_per_band).min(rows);
-            let len = (self.row_starts[last] - self.row_starts[first]) as usize;
+            let first = (k * per_band).min(rows);
+            let last = (first + per_band).min(rows);
+            let len = band_len(k);
             let (band_sorted, rest) = std::mem::take(&mut sorted).split_at_mut(len);
             sorted = rest;
             let (band_starts, rest) =
                 std::mem::take(&mut starts).split_at_mut((last - first) * cols);
             starts = rest;
-            jobs.push((band, first..last, band_sorted, band_starts));
+            jobs.push((k, band, first_index, band_sorted, band_starts));
+            first_index += len as u32;
         }
         let level = Level {
-            cell,
+            cell: self.cell,
             cols,
             rows,
-            small,
-            row_starts: &self.row_starts,
-            by_row: &self.by_row,
+            rows_per_band: per_band,
+            small: self.cell * SMALL,
+            chunks: &chunks,
         };
-        let sort = |(band, rows, sorted, starts): (
+        let sort = |(k, band, first_index, sorted, starts): (
+            usize,
             &mut Band,
-            std::ops::Range<usize>,
+            u32,
             &mut [Body],
             &mut [u32],
-        )| level.sort_rows(band, rows, sorted, starts);
+        )| level.sort_band(k, band, first_index, sorted, starts);
         if parallel {
             jobs.into_par_iter().for_each(sort);
         } else {
@@ -257,7 +305,7 @@ impl SpatialGrid {
         if bands == 0 {
             return;
         }
-        let rows_per_band = self.rows.div_ceil(bands);
+        let rows_per_band = self.rows_per_band;
         let view = View {
             cols: self.cols,
             rows: self.rows,
@@ -306,52 +354,53 @@ fn prefix_sums(values: &mut [u32]) {
     }
 }
 
-/// What the second level of the sort reads (shared between bands).
+/// What sorting a band reads (shared between bands).
 struct Level<'a> {
     cell: f32,
     cols: usize,
     rows: usize,
+    rows_per_band: usize,
     small: f32,
-    row_starts: &'a [u32],
-    by_row: &'a [Body],
+    chunks: &'a [&'a ChunkBins],
 }
 
 impl Level<'_> {
-    /// Sorts rows `rows` by column into `sorted` (their segment of the
-    /// sorted array) and fills `starts` (their cells' entries).
-    fn sort_rows(
+    /// Sorts band `k`'s bodies by cell into `sorted` (the band's segment of
+    /// the sorted array, which starts at `first_index`) and fills `starts`
+    /// (the band's cells' entries): a counting sort over the band's cells,
+    /// reading the chunks in order, so it is stable.
+    fn sort_band(
         &self,
+        k: usize,
         band: &mut Band,
-        rows: std::ops::Range<usize>,
+        first_index: u32,
         sorted: &mut [Body],
         starts: &mut [u32],
     ) {
-        let cols = self.cols;
-        let band_first = self.row_starts[rows.start];
-        band.columns.resize(cols + 1, 0);
+        let (cell, cols, rows) = (self.cell, self.cols, self.rows);
+        let first_row = (k * self.rows_per_band).min(rows);
+        let cell_of = |body: &Body| {
+            let (x, y) = cell_xy(body.x, body.y, cell, cols, rows);
+            (y - first_row) * cols + x
+        };
+        let bodies = || self.chunks.iter().flat_map(|c| &c.bands[k]);
+        band.cursor.clear();
+        band.cursor.resize(starts.len() + 1, 0);
         band.large.clear();
-        for (k, row) in rows.enumerate() {
-            let (first, end) = (self.row_starts[row], self.row_starts[row + 1]);
-            let segment = &self.by_row[first as usize..end as usize];
-            let columns = &mut band.columns;
-            columns.fill(0);
-            for body in segment {
-                columns[cell_xy(body.x, body.y, self.cell, cols, self.rows).0 + 1] += 1;
+        for body in bodies() {
+            band.cursor[cell_of(body) + 1] += 1;
+        }
+        prefix_sums(&mut band.cursor);
+        for (start, &offset) in starts.iter_mut().zip(&band.cursor) {
+            *start = first_index + offset;
+        }
+        for body in bodies() {
+            let slot = &mut band.cursor[cell_of(body)];
+            sorted[*slot as usize] = *body;
+            if body.r > self.small {
+                band.large.push(first_index + *slot);
             }
-            // Column counts to starts, relative to the band's segment.
-            columns[0] = first - band_first;
-            prefix_sums(columns);
-            for (start, &column) in starts[k * cols..(k + 1) * cols].iter_mut().zip(&*columns) {
-                *start = column + band_first;
-            }
-            for body in segment {
-                let slot = &mut columns[cell_xy(body.x, body.y, self.cell, cols, self.rows).0];
-                sorted[*slot as usize] = *body;
-                if body.r > self.small {
-                    band.large.push(band_first + *slot);
-                }
-                *slot += 1;
-            }
+            *slot += 1;
         }
     }
 }
@@ -511,7 +560,7 @@ mod tests {
             let mut grid = SpatialGrid::new(cell);
             // Twice: the second rebuild reuses the buffers.
             for _ in 0..2 {
-                grid.rebuild(w, h, parallel, || bodies.iter().copied());
+                grid.rebuild(w, h, parallel, bodies.iter().copied());
                 assert_eq!(grid.len(), bodies.len());
                 let mut found = Vec::new();
                 grid.for_each_pair(parallel, |a, b| found.push(key(a, b)));
@@ -523,16 +572,62 @@ mod tests {
         assert!(orders.windows(2).all(|w| w[0] == w[1]));
     }
 
+    /// Chunked input, added in any order, gives the grid one pass gives:
+    /// the same pairs in the same order.
+    #[test]
+    fn chunks_in_any_order_match_one_pass() {
+        let mut world = World::new();
+        let mut rng = rand_pcg::Pcg32::seed_from_u64(11);
+        let bodies: Vec<(Entity, f32, f32, f32)> = (0..2_000)
+            .map(|i| {
+                let r = if i % 97 == 0 {
+                    6.0
+                } else {
+                    rng.random_range(0.2..1.0)
+                };
+                (
+                    world.spawn(()),
+                    rng.random_range(0.0..120.0),
+                    rng.random_range(0.0..90.0),
+                    r,
+                )
+            })
+            .collect();
+        let pairs = |grid: &mut SpatialGrid, parallel: bool| {
+            let mut found = Vec::new();
+            grid.for_each_pair(parallel, |a, b| found.push((a, b)));
+            found
+        };
+        let mut one = SpatialGrid::new(4.0);
+        one.rebuild(120.0, 90.0, false, bodies.iter().copied());
+        let expected = pairs(&mut one, false);
+        assert!(expected.len() > 100, "a crowd with contacts");
+        let mut grid = SpatialGrid::new(4.0);
+        for chunk_len in [1, 37, 500, 1_999, 5_000] {
+            let chunks: Vec<_> = bodies.chunks(chunk_len).collect();
+            grid.begin(120.0, 90.0, chunks.len());
+            // Backwards, and in parallel: neither may matter.
+            chunks
+                .par_iter()
+                .enumerate()
+                .rev()
+                .for_each(|(k, chunk)| grid.add_chunk(k, chunk.iter().copied()));
+            grid.finish(true);
+            assert_eq!(grid.len(), bodies.len());
+            assert_eq!(pairs(&mut grid, true), expected, "chunk_len {chunk_len}");
+        }
+    }
+
     /// An empty grid and a grid of one body find nothing.
     #[test]
     fn empty_and_single() {
         let mut world = World::new();
         let e = world.spawn(());
         let mut grid = SpatialGrid::default();
-        grid.rebuild(10.0, 10.0, false, std::iter::empty);
+        grid.rebuild(10.0, 10.0, false, []);
         assert!(grid.is_empty());
         grid.for_each_pair(false, |_, _| panic!("no pairs"));
-        grid.rebuild(10.0, 10.0, true, || std::iter::once((e, 5.0, 5.0, 1.0)));
+        grid.rebuild(10.0, 10.0, true, [(e, 5.0, 5.0, 1.0)]);
         grid.for_each_pair(true, |_, _| panic!("no pairs"));
     }
 

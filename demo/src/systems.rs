@@ -30,6 +30,8 @@ pub const WISP_SPEED: f32 = 28.0;
 pub const HIT_DAMAGE: i32 = 10;
 /// After a hit the player cannot be hit again for this long.
 pub const INVULNERABLE: Duration = Duration::from_secs(1);
+/// Colliders per chunk when the grid is built in parallel.
+pub const GRID_CHUNK: usize = 16 * 1024;
 /// How much of a flare is left after one second.
 pub const FLARE_KEEP_PER_SECOND: f32 = 0.002;
 
@@ -177,7 +179,9 @@ fn standing(pos: &Position, collider: Option<&Collider>) -> bool {
 
 /// **Collision: a spatial hash grid, not all pairs.** Buckets every
 /// [`Collider`] into a flat grid by counting sort (the buffers live in a
-/// `Local`, so no frame after the first allocates them again), then compares
+/// `Local`, so no frame after the first allocates them again; with
+/// `--parallel` the colliders are read in fixed-size chunks with
+/// `par_chunks`, so the grid does not depend on the thread count), then compares
 /// each body only with its neighbours' cells, and sends one [`Collision`]
 /// event per overlapping pair. The readers ([`pickup`], [`contact`], [`sparks`]) each
 /// see every event once.
@@ -189,9 +193,19 @@ pub fn collision(
     mut hits: EventWriter<Collision>,
     mut stats: ResMut<Stats>,
 ) {
-    grid.rebuild(arena.width, arena.height, threading.parallel, || {
-        colliders.iter().map(|(e, p, c)| (e, p.x, p.y, c.radius))
-    });
+    let body = |(e, p, c): (Entity, &Position, &Collider)| (e, p.x, p.y, c.radius);
+    if threading.parallel {
+        // Fixed-size chunks, binned on the thread pool; the grid comes out
+        // the same as from one sequential pass.
+        let chunks = colliders.par_chunks(GRID_CHUNK);
+        grid.begin(arena.width, arena.height, chunks.len());
+        let grid = &*grid;
+        chunks.for_each(|chunk| grid.add_chunk(chunk.index(), chunk.map(body)));
+    } else {
+        grid.begin(arena.width, arena.height, 1);
+        grid.add_chunk(0, colliders.iter().map(body));
+    }
+    grid.finish(threading.parallel);
     let mut sent = 0;
     grid.for_each_pair(threading.parallel, |a, b| {
         hits.send(Collision { a, b });
