@@ -1255,3 +1255,124 @@ fn empty_archetypes_are_skipped_and_reused() {
     let got: Vec<_> = q.iter(&world).map(|(a, s)| (a.0, s.map(|s| s.0))).collect();
     assert_eq!(got, [(2, Some(3))]);
 }
+
+// ----- queries walked through a sparse set ---------------------------------------------------
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct Pos(u32);
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct Frozen;
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+struct Ghost(u32);
+
+/// A world of `n` table entities in two archetypes, a few with the sparse
+/// `Ghost`, one `Ghost` on an entity without `Pos`, one `Frozen` ghost.
+fn ghost_world(n: u32) -> (World, Vec<Entity>) {
+    let mut world = World::new();
+    let mut all = world.spawn_batch((0..n).map(Pos));
+    all.extend(world.spawn_batch((n..2 * n).map(|i| (Pos(i), M1))));
+    let lone = world.spawn(Ghost(99));
+    let mut ghosts = Vec::new();
+    for (k, i) in [2 * n - 1, 3, n + 5, 7].into_iter().enumerate() {
+        let e = all[i as usize];
+        world.insert_one(e, Ghost(k as u32)).unwrap();
+        ghosts.push(e);
+    }
+    world.insert_one(all[7], Frozen).unwrap();
+    let _ = lone;
+    (world, ghosts)
+}
+
+#[test]
+fn sparse_driven_query_visits_the_sets_entities_in_set_order() {
+    let (mut world, ghosts) = ghost_world(if cfg!(miri) { 20 } else { 2_000 });
+    // Few ghosts among many rows: the run walks Ghost's set, in its order
+    // (insertion order here), skipping the ghost without `Pos`.
+    let mut q = world.query::<(Entity, &mut Ghost, &Pos)>();
+    let got: Vec<(Entity, u32)> = q
+        .iter_mut(&mut world)
+        .map(|(e, g, _)| {
+            g.0 += 10;
+            (e, g.0)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (ghosts[0], 10),
+            (ghosts[1], 11),
+            (ghosts[2], 12),
+            (ghosts[3], 13)
+        ]
+    );
+    // The same through `fold`, with a table filter, and with `With<Ghost>`.
+    let mut q = world.query_filtered::<(Entity, &Ghost), (With<Pos>, Without<Frozen>)>();
+    let mut folded = Vec::new();
+    q.iter(&world).for_each(|(e, g)| folded.push((e, g.0)));
+    assert_eq!(folded, [(ghosts[0], 10), (ghosts[1], 11), (ghosts[2], 12)]);
+    let mut q = world.query_filtered::<Entity, (With<Ghost>, With<M1>)>();
+    assert_eq!(q.iter(&world).collect::<Vec<_>>(), [ghosts[0], ghosts[2]]);
+    assert_eq!(q.iter(&world).size_hint(), (0, Some(5)));
+    // A removal swaps the set's last entity into the hole: the order
+    // follows.
+    world.remove_one::<Ghost>(ghosts[0]).unwrap();
+    let mut q = world.query::<(Entity, &Ghost, &Pos)>();
+    let order: Vec<Entity> = q.iter(&world).map(|(e, ..)| e).collect();
+    assert_eq!(order, [ghosts[3], ghosts[1], ghosts[2]]);
+    // Changed<Ghost> on a walked run.
+    let mut changed = world.query_filtered::<Entity, (With<Pos>, Changed<Ghost>)>();
+    assert_eq!(changed.iter(&world).count(), 3);
+    assert_eq!(changed.iter(&world).count(), 0);
+    world.get_mut::<Ghost>(ghosts[2]).unwrap().0 = 0;
+    assert_eq!(changed.iter(&world).collect::<Vec<_>>(), [ghosts[2]]);
+}
+
+#[test]
+fn sparse_driven_query_in_systems_parallel_and_chunked() {
+    let (mut world, mut ghosts) = ghost_world(if cfg!(miri) { 40 } else { 5_000 });
+    // Enough ghosts for the parallel paths to split them.
+    let extra: Vec<Entity> = world.spawn_batch((0..300).map(|i| (Pos(i), M2)));
+    for &e in &extra {
+        world.insert_one(e, Ghost(0)).unwrap();
+    }
+    ghosts.extend(&extra);
+    let seq: Vec<Entity> =
+        world.run_system_once(|q: Query<Entity, (With<Ghost>, With<Pos>)>| q.iter().collect());
+    assert_eq!(seq, ghosts, "set order");
+    world.run_system_once(|mut q: Query<(&mut Ghost, &Pos)>| {
+        q.par_iter_mut().for_each(|(g, p)| g.0 = p.0 + 1)
+    });
+    let chunked: Vec<Vec<u32>> = world.run_system_once(|q: Query<(&Ghost, &Pos)>| {
+        q.par_chunks(64).map(|c| c.map(|(g, _)| g.0).collect())
+    });
+    let flat: Vec<u32> = chunked.concat();
+    let expected: Vec<u32> = ghosts
+        .iter()
+        .map(|&e| world.get::<Pos>(e).unwrap().0 + 1)
+        .collect();
+    assert_eq!(flat, expected);
+    assert_eq!(chunked.len(), ghosts.len().div_ceil(64));
+    let pairs =
+        world.run_system_once(|q: Query<&Ghost, With<Frozen>>| q.iter_combinations::<2>().count());
+    assert_eq!(pairs, 0);
+    let pairs = world.run_system_once(|q: Query<Entity, (With<Ghost>, With<M1>)>| {
+        q.iter_combinations::<2>().count()
+    });
+    assert_eq!(pairs, 1);
+}
+
+#[test]
+fn a_query_walks_tables_when_they_hold_fewer_rows_than_the_set() {
+    // Ghost on many entities, the other required component on few: the
+    // run walks the (smaller) matched tables, in table order.
+    let mut world = World::new();
+    let many = world.spawn_batch((0..200).map(Ghost));
+    let few: Vec<Entity> = many.iter().rev().take(3).copied().collect();
+    for &e in &few {
+        world.insert_one(e, Pos(e.index())).unwrap();
+    }
+    let mut q = world.query::<(Entity, &Ghost, &Pos)>();
+    let got: Vec<Entity> = q.iter(&world).map(|(e, ..)| e).collect();
+    assert_eq!(got, few, "table order (the order Pos was added)");
+}

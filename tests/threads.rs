@@ -19,6 +19,9 @@ struct Pos(u64);
 struct Vel(u64);
 #[derive(Component, Clone, Copy, Debug, PartialEq)]
 struct Heat(u64);
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[component(storage = "sparse")]
+struct Marked;
 
 const N: u64 = if cfg!(miri) { 150 } else { 5_000 };
 
@@ -57,6 +60,40 @@ fn par_chunks_mut_writes_each_chunk_once_and_map_keeps_chunk_order() {
         let row = (k * 32) as u64;
         let value = if row < N { row } else { 2 * row };
         assert_eq!(first, Some(k as u64 * 1_000_000 + value), "chunk {k}");
+    }
+}
+
+#[test]
+fn par_iter_and_par_chunks_over_a_walked_sparse_set() {
+    let mut world = world();
+    // Two of every three entities marked: fewer than the rows, so runs
+    // walk `Marked`'s set, split over threads.
+    let marked: Vec<Entity> = world.run_system_once(|q: Query<Entity>| q.iter().collect());
+    let marked: Vec<Entity> = marked.into_iter().filter(|e| e.index() % 3 != 0).collect();
+    for &e in &marked {
+        world.insert_one(e, Marked).unwrap();
+    }
+    world.run_system_once(|mut q: Query<&mut Heat, With<Marked>>| {
+        q.par_iter_mut().for_each(|h| h.0 += 1_000);
+    });
+    world.run_system_once(|mut q: Query<(&mut Pos, &Marked)>| {
+        q.par_chunks_mut(16)
+            .for_each(|chunk| chunk.for_each(|(p, _)| p.0 += 7));
+    });
+    for (i, e) in world
+        .run_system_once(|q: Query<Entity>| q.iter().collect::<Vec<_>>())
+        .into_iter()
+        .enumerate()
+    {
+        let hit = marked.contains(&e);
+        assert_eq!(
+            world.get::<Heat>(e).unwrap().0,
+            i as u64 + if hit { 1_000 } else { 0 }
+        );
+        assert_eq!(
+            world.get::<Pos>(e).unwrap().0,
+            i as u64 + if hit { 7 } else { 0 }
+        );
     }
 }
 

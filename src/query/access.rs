@@ -103,6 +103,11 @@ impl Access {
             .map(ComponentId::new)
     }
 
+    /// The components every matched entity has.
+    pub(crate) fn required(&self) -> impl Iterator<Item = ComponentId> + '_ {
+        self.required.ones().map(ComponentId::new)
+    }
+
     /// The first component the query aliases, if any.
     pub(crate) fn conflict(&self) -> Option<ComponentId> {
         self.conflict

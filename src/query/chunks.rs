@@ -14,6 +14,7 @@ use std::fmt;
 use super::state::MatchedArchetype;
 use super::{QueryData, QueryFilter, QueryIter, QueryState, TickRange};
 use crate::component::short_type_name;
+use crate::entity::Entity;
 use crate::world::World;
 
 /// Below this many rows in all, chunks run one after another on the calling
@@ -24,12 +25,15 @@ const MIN_PARALLEL_ROWS: usize = 64;
 /// from [`Query::par_chunks`](crate::Query::par_chunks) and
 /// [`Query::par_chunks_mut`](crate::Query::par_chunks_mut).
 ///
-/// Chunk `k` covers rows `k * chunk_len .. (k + 1) * chunk_len` of the
-/// query's iteration order (the order [`Query::iter`](crate::Query::iter)
-/// visits), across table boundaries. The cut depends on the matched tables
-/// and `chunk_len` only, never on the thread count. A filter that tests
-/// each row ([`Added`](crate::Added), [`Changed`](crate::Changed), or one on
-/// a sparse component) may leave a chunk with fewer items than rows.
+/// Chunk `k` covers positions `k * chunk_len .. (k + 1) * chunk_len` of the
+/// sequence [`Query::iter`](crate::Query::iter) walks: the matched tables'
+/// rows, across table boundaries, or the entities of the sparse set the
+/// query walks instead (see the README's rule on sparse components). The
+/// cut depends on the world and `chunk_len` only, never on the thread
+/// count. A position whose entity fails a per-entity test
+/// ([`Added`](crate::Added), [`Changed`](crate::Changed), a sparse
+/// component, or a table the walked set's entity does not match) yields no
+/// item, so a chunk may hold fewer items than positions.
 ///
 /// # Example
 /// A sum of floats that is the same on any number of threads: one partial
@@ -56,6 +60,9 @@ pub struct QueryParChunks<'a, 's, Q: QueryData, F: QueryFilter> {
     state: &'s QueryState<Q, F>,
     ticks: TickRange,
     chunk_len: usize,
+    /// The sparse set's entities the run walks instead of tables, if any
+    /// (see `QueryState::driver`).
+    driver: Option<&'a [Entity]>,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryParChunks<'_, '_, Q, F> {
@@ -84,6 +91,7 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
             state,
             ticks,
             chunk_len: chunk_len.max(1),
+            driver: state.driver(world),
         }
     }
 
@@ -133,6 +141,9 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
     }
 
     fn rows(&self) -> usize {
+        if let Some(entities) = self.driver {
+            return entities.len();
+        }
         self.state
             .matched()
             .iter()
@@ -229,6 +240,13 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
     /// Visits each chunk's start in order: its index, the position in
     /// `matched` of the table it starts in, and its first row there.
     fn cut(&self, mut visit: impl FnMut(usize, usize, usize)) {
+        if let Some(entities) = self.driver {
+            // Positions in the set's list; the table position is unused.
+            for (index, offset) in (0..entities.len()).step_by(self.chunk_len).enumerate() {
+                visit(index, 0, offset);
+            }
+            return;
+        }
         let mut index = 0;
         // Where the next chunk starts in the next table.
         let mut next = 0;
@@ -246,6 +264,23 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
 
     /// Chunk `index`, which starts at row `offset` of `matched()[position]`.
     fn chunk(&self, index: usize, position: usize, offset: usize) -> QueryChunk<'a, 's, Q, F> {
+        if let Some(entities) = self.driver {
+            let run = &entities[offset..entities.len().min(offset + self.chunk_len)];
+            return QueryChunk {
+                index,
+                world: self.world,
+                state: self.state,
+                ticks: self.ticks,
+                rest: &[],
+                left: 0,
+                // SAFETY: the constructor's caller holds the access for
+                // `'a`; runs of a sparse set's list hold distinct entities,
+                // and chunks are disjoint runs.
+                current: Some(unsafe {
+                    QueryIter::new_driven(self.world, self.state, self.ticks, run)
+                }),
+            };
+        }
         let mut chunk = QueryChunk {
             index,
             world: self.world,

@@ -10,7 +10,9 @@
 //! each column it reads there, and picks up new ones incrementally, so
 //! iterating is a walk over matched tables: per table, one pointer per column
 //! (no lookup), then a loop over rows with no per-entity lookup.
-//! Sparse components are looked up per entity (that is the trade they make).
+//! Sparse components are looked up per entity (that is the trade they make);
+//! a query that requires one walks the smallest such set instead of the
+//! tables when the set is the shorter list (see [`Query::iter`]).
 //!
 //! # Safety policy
 //!

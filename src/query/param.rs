@@ -71,14 +71,28 @@ pub enum QuerySingleError {
 impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     /// Iterates the matching entities (read-only queries).
     ///
+    /// Order: matched tables in creation order, rows in order. A query
+    /// that requires a sparse component (`&T`, `&mut T` or `With<T>` of a
+    /// sparse `T`) instead walks the smallest such component's set, in the
+    /// set's order, when that set holds fewer entities than the matched
+    /// tables have rows: a query for a rare marker then costs what the
+    /// marker's set holds, not what the world holds.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
     /// #[derive(Component)] struct Health(u32);
+    /// #[derive(Component)] #[component(storage = "sparse")] struct Stunned;
     /// let mut world = World::new();
-    /// world.spawn_batch([Health(1), Health(2)]);
+    /// let all = world.spawn_batch((1..=1000).map(Health));
+    /// world.insert_one(all[500], Stunned).unwrap();
     /// let total = world.run_system_once(|q: Query<&Health>| q.iter().map(|h| h.0).sum::<u32>());
-    /// assert_eq!(total, 3);
+    /// assert_eq!(total, 500_500);
+    /// // Visits Stunned's one entity, not a thousand rows.
+    /// let stunned = world.run_system_once(|q: Query<&Health, With<Stunned>>| {
+    ///     q.iter().map(|h| h.0).collect::<Vec<_>>()
+    /// });
+    /// assert_eq!(stunned, [501]);
     /// ```
     pub fn iter(&self) -> QueryIter<'_, 's, Q, F>
     where
@@ -377,12 +391,23 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     /// The entities this query yields, in iteration order.
     fn entities(&self) -> Vec<Entity> {
         let mut out = Vec::new();
-        for matched in self.state.matched() {
-            for &entity in self.world.archetype(matched.id).entities() {
-                // SAFETY: a probe under this system's access; the item (if
-                // any) is dropped at once, before any other is made.
-                if unsafe { self.state.get_prepared(self.world, entity, self.ticks) }.is_ok() {
-                    out.push(entity);
+        let mut probe = |entity: Entity| {
+            // SAFETY: a probe under this system's access; the item (if any)
+            // is dropped at once, before any other is made.
+            if unsafe { self.state.get_prepared(self.world, entity, self.ticks) }.is_ok() {
+                out.push(entity);
+            }
+        };
+        match self.state.driver(self.world) {
+            Some(entities) => entities.iter().copied().for_each(&mut probe),
+            None => {
+                for matched in self.state.matched() {
+                    self.world
+                        .archetype(matched.id)
+                        .entities()
+                        .iter()
+                        .copied()
+                        .for_each(&mut probe);
                 }
             }
         }
@@ -459,11 +484,15 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
     /// ```
     pub fn for_each(self, f: impl Fn(Q::Item<'_>) + Send + Sync) {
         let (world, state, ticks) = (self.world, self.state, self.ticks);
-        let total: usize = state
-            .matched()
-            .iter()
-            .map(|m| world.archetype(m.id).len())
-            .sum();
+        let driver = state.driver(world);
+        let total: usize = match driver {
+            Some(entities) => entities.len(),
+            None => state
+                .matched()
+                .iter()
+                .map(|m| world.archetype(m.id).len())
+                .sum(),
+        };
         let threads = rayon::current_num_threads();
         if threads <= 1 || total < MIN_PARALLEL_ROWS {
             // SAFETY: the caller's access (a `&mut Query` or a read-only one)
@@ -476,6 +505,19 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
         // less time.
         let batch = total.div_ceil(threads * BATCHES_PER_THREAD).max(1);
         let f = &f;
+        if let Some(entities) = driver {
+            rayon::scope(|scope| {
+                for run in entities.chunks(batch) {
+                    scope.spawn(move |_| {
+                        // SAFETY: runs of a sparse set's list hold distinct
+                        // entities, so no two threads make items for one
+                        // entity; the caller's access covers the query.
+                        unsafe { QueryIter::new_driven(world, state, ticks, run) }.for_each(f);
+                    });
+                }
+            });
+            return;
+        }
         rayon::scope(|scope| {
             for matched in state.matched() {
                 let len = world.archetype(matched.id).len();

@@ -5,7 +5,7 @@ use std::fmt;
 use super::{Access, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, TickRange};
 use crate::archetype::ArchetypeId;
 use crate::change::Tick;
-use crate::component::short_type_name;
+use crate::component::{short_type_name, ComponentId, StorageType};
 use crate::entity::Entity;
 use crate::error::QueryEntityError;
 use crate::world::{World, WorldId};
@@ -43,6 +43,10 @@ pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     /// does not match (or was created after the last update).
     matched_index: Vec<u32>,
     archetypes_seen: usize,
+    /// The sparse components every match has (`&T`, `&mut T`, `With<T>`
+    /// of a sparse `T`): a run may walk the smallest of their sets instead
+    /// of every matched row (see [`QueryState::driver`]).
+    sparse_required: Vec<ComponentId>,
     /// The tick of the previous run; `None` before the first.
     last_run: Option<Tick>,
 }
@@ -103,6 +107,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             )
         });
         F::update_access(&filter_state, &mut access);
+        let sparse_required = access
+            .required()
+            .filter(|&id| world.components().info(id).storage() == StorageType::SparseSet)
+            .collect();
         let mut state = QueryState {
             world_id: world.id(),
             data_state,
@@ -111,6 +119,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             matched: Vec::new(),
             matched_index: Vec::new(),
             archetypes_seen: 0,
+            sparse_required,
             last_run: None,
         };
         state.update_archetypes(world);
@@ -167,15 +176,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         let ticks = self.begin_run(world);
         // SAFETY: Q only reads (ReadOnlyQueryData) and `&World` keeps writers
         // out for 'w; the state was checked against `world`.
-        unsafe {
-            QueryIter::new(
-                world,
-                &self.matched,
-                &self.data_state,
-                &self.filter_state,
-                ticks,
-            )
-        }
+        unsafe { self.iter_prepared(world, ticks) }
     }
 
     /// Iterates the matching entities of `world` with mutable access.
@@ -198,15 +199,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         let ticks = self.begin_run_mut(world);
         // SAFETY: `&mut World` gives exclusive access for 'w; the query does
         // not alias (checked in `new`); the state was checked against `world`.
-        unsafe {
-            QueryIter::new(
-                world,
-                &self.matched,
-                &self.data_state,
-                &self.filter_state,
-                ticks,
-            )
-        }
+        unsafe { self.iter_prepared(world, ticks) }
     }
 
     /// The item for one entity (read-only queries). Does not count as a run:
@@ -319,11 +312,16 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// - `self.prepare(world)` ran since the world last changed structurally;
     /// - if `Q` writes, the caller has exclusive access to the components it
     ///   writes for `'w`.
+    #[inline]
     pub(crate) unsafe fn iter_prepared<'w, 's>(
         &'s self,
         world: &'w World,
         ticks: TickRange,
     ) -> QueryIter<'w, 's, Q, F> {
+        if let Some(entities) = self.driver(world) {
+            // SAFETY: forwarded contract; the entities are a sparse set's.
+            return unsafe { QueryIter::new_driven(world, self, ticks, entities) };
+        }
         // SAFETY: forwarded contract; `matched` lists archetypes of `world`.
         unsafe {
             QueryIter::new(
@@ -357,14 +355,55 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         }
     }
 
+    /// The data and filter states.
+    pub(crate) fn states(&self) -> (&Q::State, &F::State) {
+        (&self.data_state, &self.filter_state)
+    }
+
     /// The archetypes this state matched, in creation order.
     pub(crate) fn matched(&self) -> &[MatchedArchetype<Q, F>] {
         &self.matched
     }
 
+    /// The entities a run walks instead of the matched tables, if it walks
+    /// a sparse set: the smallest set among the sparse components every
+    /// match has, when it holds fewer entities than the matched tables have
+    /// rows. A query for a rare sparse component (a status effect, a
+    /// marker) then costs what that component's set holds, not what the
+    /// world holds. Either way the order is a pure function of the world.
+    /// For a state [prepared](Self::prepare) for `world`.
+    #[inline]
+    pub(crate) fn driver<'w>(&self, world: &'w World) -> Option<&'w [Entity]> {
+        if self.sparse_required.is_empty() {
+            return None;
+        }
+        self.smallest_set(world)
+    }
+
+    #[inline(never)]
+    fn smallest_set<'w>(&self, world: &'w World) -> Option<&'w [Entity]> {
+        let mut best: Option<&'w [Entity]> = None;
+        for &id in &self.sparse_required {
+            let entities = world
+                .sparse_sets()
+                .get(id)
+                .map_or(&[][..], |set| set.entities());
+            if best.is_none_or(|b| entities.len() < b.len()) {
+                best = Some(entities);
+            }
+        }
+        let best = best?;
+        let rows: usize = self
+            .matched
+            .iter()
+            .map(|m| world.archetype(m.id).len())
+            .sum();
+        (best.len() < rows).then_some(best)
+    }
+
     /// The entry of archetype `id`, if this state matched it.
     #[inline]
-    fn matched_entry(&self, id: ArchetypeId) -> Option<&MatchedArchetype<Q, F>> {
+    pub(crate) fn matched_entry(&self, id: ArchetypeId) -> Option<&MatchedArchetype<Q, F>> {
         match self.matched_index.get(id.index()) {
             Some(&i) if i > 0 => Some(&self.matched[i as usize - 1]),
             _ => None,
