@@ -31,28 +31,22 @@ fn stunned_rows() -> impl Iterator<Item = usize> {
     (0..STUNNED).map(|k| k * (ENTITIES / STUNNED))
 }
 
+/// Marks the stunned entities with `marker` and times the marked query.
+fn bench_mosaic<M: Component + Copy>(b: &mut criterion::Bencher<'_>, marker: M) {
+    let mut world = World::new();
+    let all = world.spawn_batch((0..ENTITIES).map(|i| Position(i as f32)));
+    for i in stunned_rows() {
+        world.insert_one(all[i], marker).unwrap();
+    }
+    let mut query = world.query_filtered::<&mut Position, With<M>>();
+    b.iter(|| query.iter_mut(&mut world).for_each(|p| p.0 += 1.0));
+    assert_eq!(query.iter_mut(&mut world).count(), STUNNED);
+}
+
 fn rare_sparse(c: &mut Criterion) {
     let mut group = c.benchmark_group("rare_marker_query");
-    group.bench_function("mosaic_sparse", |b| {
-        let mut world = World::new();
-        let all = world.spawn_batch((0..ENTITIES).map(|i| Position(i as f32)));
-        for i in stunned_rows() {
-            world.insert_one(all[i], Stunned).unwrap();
-        }
-        let mut query = world.query_filtered::<&mut Position, With<Stunned>>();
-        b.iter(|| query.iter_mut(&mut world).for_each(|p| p.0 += 1.0));
-        assert_eq!(query.iter_mut(&mut world).count(), STUNNED);
-    });
-    group.bench_function("mosaic_table", |b| {
-        let mut world = World::new();
-        let all = world.spawn_batch((0..ENTITIES).map(|i| Position(i as f32)));
-        for i in stunned_rows() {
-            world.insert_one(all[i], StunnedTable).unwrap();
-        }
-        let mut query = world.query_filtered::<&mut Position, With<StunnedTable>>();
-        b.iter(|| query.iter_mut(&mut world).for_each(|p| p.0 += 1.0));
-        assert_eq!(query.iter_mut(&mut world).count(), STUNNED);
-    });
+    group.bench_function("mosaic_sparse", |b| bench_mosaic(b, Stunned));
+    group.bench_function("mosaic_table", |b| bench_mosaic(b, StunnedTable));
     group.bench_function("hecs", |b| {
         let mut world = hecs::World::new();
         let all: Vec<hecs::Entity> = world
