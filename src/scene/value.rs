@@ -538,3 +538,36 @@ impl<'de> DeserializeSeed<'de> for FieldSeed {
         })
     }
 }
+
+/// Decodes one value from the front of `bytes` (postcard) with `seed`;
+/// returns it and the bytes after it. As [`SceneValue::decode`], only a
+/// value that fails is decoded again with the field-path tracker.
+pub(crate) fn take_postcard<'b, S, V>(
+    bytes: &'b [u8],
+    seed: S,
+) -> Result<(V, &'b [u8]), DecodeError>
+where
+    S: Clone + for<'de> DeserializeSeed<'de, Value = V>,
+{
+    let mut de = postcard::Deserializer::from_bytes(bytes);
+    if let Ok(value) = seed.clone().deserialize(&mut de) {
+        if let Ok(rest) = de.finalize() {
+            return Ok((value, rest));
+        }
+    }
+    let mut track = serde_path_to_error::Track::new();
+    let mut de = postcard::Deserializer::from_bytes(bytes);
+    let result = seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+    let fail = |message: String, path: String| DecodeError {
+        message,
+        path,
+        at: Where::Unknown,
+    };
+    match result {
+        Ok(value) => de
+            .finalize()
+            .map(|rest| (value, rest))
+            .map_err(|e| fail(e.to_string(), String::new())),
+        Err(e) => Err(fail(e.to_string(), track.path().to_string())),
+    }
+}
