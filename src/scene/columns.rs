@@ -35,7 +35,13 @@ impl postcard::ser_flavors::Flavor for VecSink<'_> {
 
     #[inline]
     fn try_extend(&mut self, bytes: &[u8]) -> postcard::Result<()> {
-        self.0.extend_from_slice(bytes);
+        // Numbers come as 4 or 8 bytes: a copy of known length compiles to
+        // a store, where a slice of unknown length calls `memcpy`.
+        match *bytes {
+            [a, b, c, d] => self.0.extend_from_slice(&[a, b, c, d]),
+            [a, b, c, d, e, f, g, h] => self.0.extend_from_slice(&[a, b, c, d, e, f, g, h]),
+            _ => self.0.extend_from_slice(bytes),
+        }
         Ok(())
     }
 
@@ -172,17 +178,24 @@ pub(crate) fn encode_rows<T: Component + Serialize>(
     entities: &[Entity],
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
+    let fail = |e: postcard::Error| e.to_string();
+    // A guess (postcard is rarely larger than the value in memory) that
+    // saves regrowing the buffer for plain-data components.
+    out.reserve(rows.len() * std::mem::size_of::<T>());
+    let mut serializer = postcard::Serializer {
+        output: VecSink(out),
+    };
     if T::STORAGE == StorageType::Table {
         if let Some(values) = world.table_values::<T>(archetype) {
             for &row in rows {
-                write_postcard(&values[row], out)?;
+                values[row].serialize(&mut serializer).map_err(fail)?;
             }
             return Ok(());
         }
     }
     for &entity in entities {
         let value = world.get::<T>(entity).map_err(|e| e.to_string())?;
-        write_postcard(value, out)?;
+        value.serialize(&mut serializer).map_err(fail)?;
     }
     Ok(())
 }

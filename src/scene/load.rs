@@ -1,6 +1,7 @@
 //! Loading a scene into a world (all-or-nothing), and prefabs at run time.
 
-use std::sync::Arc;
+use std::cell::OnceCell;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
@@ -30,11 +31,21 @@ use crate::world::{DynamicInsertError, DynamicQueryError, SpawnGroup, World};
 /// assert!(world.contains(spawned[20]));
 /// assert_eq!(spawned.get(30), None);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct SceneSpawn {
     order: Vec<(u64, Entity)>,
-    by_id: FxHashMap<u64, Entity>,
+    /// `order`'s index by id, built on the first lookup (a load whose
+    /// caller never looks an id up does not pay for it).
+    by_id: OnceLock<FxHashMap<u64, Entity>>,
 }
+
+impl PartialEq for SceneSpawn {
+    fn eq(&self, other: &Self) -> bool {
+        self.order == other.order
+    }
+}
+
+impl Eq for SceneSpawn {}
 
 impl SceneSpawn {
     /// The entity spawned for scene id `id`.
@@ -49,7 +60,12 @@ impl SceneSpawn {
     /// assert!(spawned.get(1).is_some());
     /// ```
     pub fn get(&self, id: u64) -> Option<Entity> {
-        self.by_id.get(&id).copied()
+        self.index().get(&id).copied()
+    }
+
+    fn index(&self) -> &FxHashMap<u64, Entity> {
+        self.by_id
+            .get_or_init(|| self.order.iter().copied().collect())
     }
 
     /// `(scene id, entity)` pairs, in scene order.
@@ -108,7 +124,7 @@ impl std::ops::Index<u64> for SceneSpawn {
 
     /// Panics if no entity had scene id `id`.
     fn index(&self, id: u64) -> &Entity {
-        self.by_id
+        self.index()
             .get(&id)
             .unwrap_or_else(|| panic!("no entity had scene id {id}"))
     }
@@ -211,6 +227,21 @@ impl Decoder<'_> {
     }
 }
 
+/// The scene's keys, each mapped to itself: what checking maps entity
+/// references with. Built on first use: a scene whose values hold no
+/// entity references never needs it.
+struct Keys<'a> {
+    order: &'a [(u64, Entity)],
+    map: OnceCell<FxHashMap<Entity, Entity>>,
+}
+
+impl Keys<'_> {
+    fn get(&self) -> &FxHashMap<Entity, Entity> {
+        self.map
+            .get_or_init(|| self.order.iter().map(|&(_, k)| (k, k)).collect())
+    }
+}
+
 /// Where an entity of a binary scene is, for errors.
 fn binary_entity(id: u64) -> Where {
     Where::Binary(format!("entity {id}"))
@@ -221,7 +252,7 @@ fn binary_entity(id: u64) -> Where {
 /// must be mapped, and to an entity of the scene.
 fn check_refs(
     refs: u64,
-    keys: &FxHashMap<Entity, Entity>,
+    keys: &Keys<'_>,
     component: &str,
     at: &dyn Fn() -> Where,
     map: impl FnOnce(&mut KeyMapper<'_>),
@@ -230,7 +261,7 @@ fn check_refs(
         return Ok(());
     }
     let mut mapper = KeyMapper {
-        map: keys,
+        map: keys.get(),
         missing: None,
         calls: 0,
     };
@@ -270,7 +301,7 @@ fn wrong_shape(component: &str, e: DecodeError, at: &dyn Fn() -> Where) -> Scene
 fn push_checked(
     column: &mut dyn PendingColumn,
     component: &str,
-    keys: &FxHashMap<Entity, Entity>,
+    keys: &Keys<'_>,
     at: &dyn Fn() -> Where,
     decode: impl FnOnce(&mut dyn PendingColumn) -> Result<(), DecodeError>,
 ) -> Result<(), SceneError> {
@@ -291,7 +322,7 @@ struct Group<'s> {
 
 /// A scene's entities, decoded and checked, waiting to be spawned.
 struct Batch<'k, 's> {
-    keys: &'k FxHashMap<Entity, Entity>,
+    keys: &'k Keys<'k>,
     groups: Vec<Group<'s>>,
     by_names: FxHashMap<Vec<&'s str>, usize>,
     /// Runtime-defined component values, by entity position.
@@ -650,27 +681,35 @@ impl Scene {
             .collect();
 
         // 3. Entities: unique ids.
-        let mut keys: FxHashMap<Entity, Entity> = FxHashMap::default();
-        keys.reserve(self.len());
         let mut order: Vec<(u64, Entity)> = Vec::with_capacity(self.len());
-        let listed = self.entities.iter().map(|e| (e.id, Some(&e.at)));
-        let tabled = self
-            .tables
-            .iter()
-            .flat_map(|t| t.ids.iter().map(|&id| (id, None)));
-        for (id, at) in listed.chain(tabled) {
-            let key = scene_key(id);
-            if keys.insert(key, key).is_some() {
-                return Err(SceneError::DuplicateId {
-                    id,
-                    at: at.cloned().unwrap_or_else(|| binary_entity(id)),
-                });
+        let listed = self.entities.iter().map(|e| e.id);
+        let tabled = self.tables.iter().flat_map(|t| t.ids.iter().copied());
+        order.extend(listed.chain(tabled).map(|id| (id, scene_key(id))));
+        let mut sorted: Vec<u64> = order.iter().map(|&(_, key)| key.to_bits()).collect();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            // Report the first repeat in scene order.
+            let mut seen = rustc_hash::FxHashSet::default();
+            for (i, &(id, key)) in order.iter().enumerate() {
+                if !seen.insert(key) {
+                    return Err(SceneError::DuplicateId {
+                        id,
+                        at: self
+                            .entities
+                            .get(i)
+                            .map_or_else(|| binary_entity(id), |e| e.at.clone()),
+                    });
+                }
             }
-            order.push((id, key));
         }
+        let keys = Keys {
+            order: &order,
+            map: OnceCell::new(),
+        };
+        let refs_before = entity_refs_decoded();
         for list in &resolved {
             let mut pending = decoder.decode_all(list)?;
-            map_pending(&mut pending, &keys)?;
+            map_pending(&mut pending, keys.get())?;
         }
 
         // 4. Every entity's components decode, and refer only to the scene:
@@ -721,7 +760,7 @@ impl Scene {
                     }
                     None => {
                         let mut pending = vec![decoder.decode(c, Kind::Component)?];
-                        map_pending(&mut pending, &keys)?;
+                        map_pending(&mut pending, keys.get())?;
                         let (_, p, _) = pending.pop().expect("one value");
                         batch.dynamics.push((position, p));
                     }
@@ -772,7 +811,7 @@ impl Scene {
                         }
                         None => {
                             let mut pending = vec![decoder.decode(c, Kind::Component)?];
-                            map_pending(&mut pending, &keys)?;
+                            map_pending(&mut pending, keys.get())?;
                             let (_, p, _) = pending.pop().expect("one value");
                             batch.dynamics.push((row, p));
                         }
@@ -788,7 +827,7 @@ impl Scene {
         let mut resources = Vec::with_capacity(self.resources.len());
         for r in &self.resources {
             let mut pending = vec![decoder.decode(r, Kind::Resource)?];
-            map_pending(&mut pending, &keys)?;
+            map_pending(&mut pending, keys.get())?;
             resources.extend(pending);
         }
 
@@ -806,13 +845,18 @@ impl Scene {
             mut dynamics,
             ..
         } = batch;
+        // Entity references to remap, or prefabs to keep (which remap
+        // theirs later): the map from scene keys to the entities spawned.
+        let needs_map = entity_refs_decoded() != refs_before || !self.prefabs.is_empty();
         let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
         let spawned = world.spawn_columns(order.len(), |spawned| {
-            map = order
-                .iter()
-                .zip(spawned)
-                .map(|(&(_, key), &e)| (key, e))
-                .collect();
+            if needs_map {
+                map = order
+                    .iter()
+                    .zip(spawned)
+                    .map(|(&(_, key), &e)| (key, e))
+                    .collect();
+            }
             let mut mapper = KeyMapper {
                 map: &map,
                 missing: None,
@@ -821,8 +865,10 @@ impl Scene {
             groups
                 .into_iter()
                 .map(|mut g| {
-                    for column in &mut g.columns {
-                        column.map_all(&mut mapper);
+                    if needs_map {
+                        for column in &mut g.columns {
+                            column.map_all(&mut mapper);
+                        }
                     }
                     SpawnGroup {
                         rows: g.rows,
@@ -869,12 +915,8 @@ impl Scene {
             }
         }
         Ok(SceneSpawn {
-            by_id: order
-                .iter()
-                .map(|&(id, _)| id)
-                .zip(spawned.iter().copied())
-                .collect(),
             order: order.iter().map(|&(id, _)| id).zip(spawned).collect(),
+            by_id: OnceLock::new(),
         })
     }
 }
