@@ -43,6 +43,7 @@ mod columns;
 mod error;
 mod load;
 mod registry;
+mod ron_scan;
 mod save;
 mod text;
 mod value;

@@ -205,6 +205,49 @@ fn without_bom(text: &str) -> &str {
 
 pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
     let text = without_bom(text);
+    // The common shape, read without parsing each value twice.
+    let plain = Source::new(text, Extensions::empty());
+    if let Some(scene) = super::ron_scan::scan(&plain) {
+        #[cfg(debug_assertions)]
+        check_scan(&scene, parse_ron_with_ron(text));
+        return Ok(scene);
+    }
+    parse_ron_with_ron(text)
+}
+
+/// Debug builds check that the scanner read what ron reads (every test
+/// that reads a RON scene checks it).
+#[cfg(debug_assertions)]
+fn check_scan(scanned: &Scene, parsed: Result<Scene, SceneError>) {
+    type Values = Vec<(String, Option<std::ops::Range<usize>>)>;
+    type Outline = (Vec<(u64, Option<String>, Values)>, Values);
+    fn outline(scene: &Scene) -> Outline {
+        let values = |list: &[SceneComponent]| {
+            list.iter()
+                .map(|c| (c.name.clone(), c.value.span()))
+                .collect::<Vec<_>>()
+        };
+        (
+            scene
+                .entities
+                .iter()
+                .map(|e| (e.id, e.prefab.clone(), values(&e.components)))
+                .collect(),
+            values(&scene.resources),
+        )
+    }
+    // A value ron refuses is the loader's to report (with its location),
+    // as the scanner leaves values to it.
+    let Ok(parsed) = parsed else { return };
+    assert_eq!(
+        outline(scanned),
+        outline(&parsed),
+        "RON scanner and ron disagree"
+    );
+    assert!(parsed.schemas.is_empty() && parsed.prefabs.is_empty());
+}
+
+fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
     // The attributes at the top of the file (read when a deserializer is
     // made; a bad one is reported by the full parse below).
     let extensions = ron::Deserializer::from_str_with_options(text, &ron_options())

@@ -169,6 +169,15 @@ impl SceneValue {
         }
     }
 
+    /// The value's span in its text file.
+    #[cfg(debug_assertions)]
+    pub fn span(&self) -> Option<Range<usize>> {
+        match self {
+            SceneValue::Text { span, .. } => Some(span.clone()),
+            _ => None,
+        }
+    }
+
     pub fn at(&self) -> Where {
         match self {
             SceneValue::Text { source, span, .. } => Where::Text(source.location(span.start)),
