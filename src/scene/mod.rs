@@ -43,6 +43,7 @@ mod columns;
 mod error;
 mod load;
 mod registry;
+mod ron_fast;
 mod ron_scan;
 mod save;
 mod text;

@@ -198,9 +198,19 @@ impl SceneValue {
                 source,
                 span,
             } => {
+                let text = &source.text[span.clone()];
+                if source.ron_extensions.is_empty() {
+                    // The plain subset first; what it refuses goes to ron,
+                    // counting only the entity references ron reads.
+                    let refs = entity_refs_decoded();
+                    if let Some(value) = super::ron_fast::decode(text, seed.clone()) {
+                        return Ok(value);
+                    }
+                    ENTITY_REFS.with(|c| c.set(refs));
+                }
                 let options =
                     super::text::ron_options().with_default_extension(source.ron_extensions);
-                ron::Deserializer::from_str_with_options(&source.text[span.clone()], &options)
+                ron::Deserializer::from_str_with_options(text, &options)
                     .ok()
                     .and_then(|mut de| {
                         let v = seed.clone().deserialize(&mut de).ok()?;
