@@ -65,11 +65,8 @@ impl<T: Component> BatchColumn for TypedColumn<T> {
             "batch column type mismatch: not a column of `{}`",
             std::any::type_name::<T>()
         );
-        column.reserve(self.0.len());
-        for value in self.0 {
-            // SAFETY: the column holds `T`s (asserted above).
-            unsafe { column.push_value(value, tick) };
-        }
+        // SAFETY: the column holds `T`s (asserted above).
+        unsafe { column.append_vec(self.0, tick) };
     }
 
     fn write_sparse(

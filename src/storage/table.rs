@@ -119,17 +119,6 @@ impl Table {
     }
 
     #[cfg(feature = "serde")]
-    /// Removes the rows from `len` on of a table with no columns (the empty
-    /// archetype's), returning their entities.
-    pub fn truncate_empty(&mut self, len: usize) -> Vec<Entity> {
-        assert!(
-            self.columns.is_empty(),
-            "truncate_empty on a table with columns"
-        );
-        self.entities.split_off(len.min(self.entities.len()))
-    }
-
-    #[cfg(feature = "serde")]
     /// Appends `entities` as the last rows, whose values the caller has
     /// already pushed to every column (one per entity, in order). Returns
     /// the first new row.
