@@ -325,6 +325,11 @@ struct Batch<'k, 's> {
     keys: &'k Keys<'k>,
     groups: Vec<Group<'s>>,
     by_names: FxHashMap<Vec<&'s str>, usize>,
+    /// Each registered component's rank in order of first appearance in
+    /// the scene: components are registered with the world in that order,
+    /// as inserting them one by one did (component ids, and so archetype
+    /// component order, follow registration).
+    rank: FxHashMap<&'s str, usize>,
     /// Runtime-defined component values, by entity position.
     dynamics: Vec<(usize, Box<dyn Pending>)>,
 }
@@ -342,6 +347,10 @@ impl<'s> Batch<'_, 's> {
                     .is_some_and(|e| e.column.is_some())
             })
             .collect();
+        for &name in &typed {
+            let next = self.rank.len();
+            self.rank.entry(name).or_insert(next);
+        }
         typed.sort_unstable();
         if let Some(last) = self.groups.last() {
             if last.names == typed {
@@ -719,6 +728,7 @@ impl Scene {
             keys: &keys,
             groups: Vec::new(),
             by_names: FxHashMap::default(),
+            rank: FxHashMap::default(),
             dynamics: Vec::new(),
         };
         let base_of = |prefab: &Option<String>,
@@ -842,6 +852,7 @@ impl Scene {
         }
         let Batch {
             groups,
+            rank,
             mut dynamics,
             ..
         } = batch;
@@ -870,9 +881,11 @@ impl Scene {
                             column.map_all(&mut mapper);
                         }
                     }
+                    let mut columns: Vec<_> = g.names.iter().zip(g.columns).collect();
+                    columns.sort_by_key(|(name, _)| rank.get(*name).copied());
                     SpawnGroup {
                         rows: g.rows,
-                        columns: g.columns.into_iter().map(|c| c.into_batch()).collect(),
+                        columns: columns.into_iter().map(|(_, c)| c.into_batch()).collect(),
                     }
                 })
                 .collect()
