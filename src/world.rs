@@ -38,7 +38,11 @@ use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
 /// allocation. Past this, columns grow by doubling.
 mod dynamic_ops;
+#[cfg(feature = "serde")]
+mod scene_ops;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
+#[cfg(feature = "serde")]
+pub(crate) use scene_ops::SpawnGroup;
 
 const MAX_BATCH_RESERVE: usize = 1 << 22;
 
@@ -848,12 +852,6 @@ impl World {
             StorageType::Table => self.archetypes.get(loc.archetype).contains(id),
             StorageType::SparseSet => self.sparse.get(id).is_some_and(|s| s.contains(entity)),
         }
-    }
-
-    /// Every component of `entity` (see `components_of`), if it lives.
-    pub(crate) fn entity_component_ids(&self, entity: Entity) -> Option<Vec<ComponentId>> {
-        let loc = self.entities.get(entity)?;
-        Some(self.components_of(entity, loc))
     }
 
     /// Every component of the entity at `loc`: table ones in id order, then

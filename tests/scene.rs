@@ -2501,3 +2501,59 @@ fn map_entities_derive_shapes() {
     assert!(matches!(orders[1], Order::Follow(e) if e == b));
     assert!(matches!(orders[2], Order::Guard { who, .. } if who == b));
 }
+
+// ----- the fast paths keep the same answers -----------------------------------------------
+
+/// A plain RON scene is read without parsing its values; a value with a
+/// syntax error is then reported when loading, with its location, and the
+/// world is unchanged.
+#[test]
+fn a_malformed_value_in_a_plain_scene_is_found_when_loading() {
+    let text = "(entities: [\n  (id: 1, components: {\"Position\": (x: 1.0, y: 2.0)}),\n  (id: 2, components: {\"Position\": (x: 1.0 y: 2.0)}),\n])";
+    let err = ron_error(text);
+    let SceneError::WrongShape {
+        component,
+        at: Where::Text(at),
+        ..
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(component, "Position");
+    assert_eq!(at.line, 3, "{err}");
+}
+
+/// Values the plain decoder leaves to ron (escapes, comments, hex, explicit
+/// `Some`) load the same as plain ones.
+#[test]
+fn values_outside_the_plain_subset_load_through_ron() {
+    let registry = registry();
+    let text = r#"(entities: [
+        (id: 1, components: {"Position": (x: 1.0, /* c */ y: 2.0), "Health": (0x10)}),
+        (id: 2, components: {"Label": (name: "a\"b"), "Health": (16)}),
+    ])"#;
+    let mut world = World::new();
+    let spawned = Scene::from_ron_str(text)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap();
+    assert_eq!(
+        world.get::<Position>(spawned[1]),
+        Ok(&Position { x: 1.0, y: 2.0 })
+    );
+    assert_eq!(world.get::<Health>(spawned[1]), Ok(&Health(16)));
+    assert_eq!(world.get::<Health>(spawned[2]), Ok(&Health(16)));
+    assert_eq!(world.get::<Label>(spawned[2]).unwrap().name, "a\"b");
+}
+
+/// A binary scene of the first format version is refused by name.
+#[test]
+fn binary_format_version_one_is_refused_by_name() {
+    let mut old = b"mosaic-scene\x01".to_vec();
+    old.extend_from_slice(&[0, 0, 0, 0]);
+    let err = load_error(&old, Format::Binary);
+    assert_eq!(
+        err.to_string(),
+        "binary syntax error: binary scene format version 1 (this version of mosaic reads version 2)"
+    );
+}

@@ -1,18 +1,22 @@
 //! Loading a scene into a world (all-or-nothing), and prefabs at run time.
 
-use std::sync::Arc;
+use std::cell::OnceCell;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
+use super::columns::{left_over, PendingColumn};
 use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, Pending, TypeRegistry};
-use super::value::{entity_refs_decoded, scene_id, scene_key, DecodeError, DynamicSeed};
-use super::{Prefab, Scene, SceneComponent};
+use super::value::{
+    entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed,
+};
+use super::{Prefab, Scene, SceneComponent, TableColumn};
 use crate::bundle::Bundle;
 use crate::dynamic::{ComponentSchema, DynamicComponent, SchemaError};
 use crate::entity::Entity;
 use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::{DynamicInsertError, DynamicQueryError, World};
+use crate::world::{DynamicInsertError, DynamicQueryError, SpawnGroup, World};
 
 /// The entities a scene spawned, by scene id.
 ///
@@ -27,11 +31,21 @@ use crate::world::{DynamicInsertError, DynamicQueryError, World};
 /// assert!(world.contains(spawned[20]));
 /// assert_eq!(spawned.get(30), None);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct SceneSpawn {
     order: Vec<(u64, Entity)>,
-    by_id: FxHashMap<u64, Entity>,
+    /// `order`'s index by id, built on the first lookup (a load whose
+    /// caller never looks an id up does not pay for it).
+    by_id: OnceLock<FxHashMap<u64, Entity>>,
 }
+
+impl PartialEq for SceneSpawn {
+    fn eq(&self, other: &Self) -> bool {
+        self.order == other.order
+    }
+}
+
+impl Eq for SceneSpawn {}
 
 impl SceneSpawn {
     /// The entity spawned for scene id `id`.
@@ -46,7 +60,12 @@ impl SceneSpawn {
     /// assert!(spawned.get(1).is_some());
     /// ```
     pub fn get(&self, id: u64) -> Option<Entity> {
-        self.by_id.get(&id).copied()
+        self.index().get(&id).copied()
+    }
+
+    fn index(&self) -> &FxHashMap<u64, Entity> {
+        self.by_id
+            .get_or_init(|| self.order.iter().copied().collect())
     }
 
     /// `(scene id, entity)` pairs, in scene order.
@@ -105,7 +124,7 @@ impl std::ops::Index<u64> for SceneSpawn {
 
     /// Panics if no entity had scene id `id`.
     fn index(&self, id: u64) -> &Entity {
-        self.by_id
+        self.index()
             .get(&id)
             .unwrap_or_else(|| panic!("no entity had scene id {id}"))
     }
@@ -205,6 +224,225 @@ impl Decoder<'_> {
             }
         }
         Ok(out)
+    }
+}
+
+/// The scene's keys, each mapped to itself: what checking maps entity
+/// references with. Built on first use: a scene whose values hold no
+/// entity references never needs it.
+struct Keys<'a> {
+    order: &'a [(u64, Entity)],
+    map: OnceCell<FxHashMap<Entity, Entity>>,
+}
+
+impl Keys<'_> {
+    fn get(&self) -> &FxHashMap<Entity, Entity> {
+        self.map
+            .get_or_init(|| self.order.iter().map(|&(_, k)| (k, k)).collect())
+    }
+}
+
+/// Where an entity of a binary scene is, for errors.
+fn binary_entity(id: u64) -> Where {
+    Where::Binary(format!("entity {id}"))
+}
+
+/// Checks the value just decoded, which read `refs` entity references:
+/// `map` maps them (with a mapper over the scene's keys); every reference
+/// must be mapped, and to an entity of the scene.
+fn check_refs(
+    refs: u64,
+    keys: &Keys<'_>,
+    component: &str,
+    at: &dyn Fn() -> Where,
+    map: impl FnOnce(&mut KeyMapper<'_>),
+) -> Result<(), SceneError> {
+    if refs == 0 {
+        return Ok(());
+    }
+    let mut mapper = KeyMapper {
+        map: keys.get(),
+        missing: None,
+        calls: 0,
+    };
+    map(&mut mapper);
+    if mapper.calls < refs {
+        return Err(SceneError::UnmappedEntities {
+            component: component.to_owned(),
+            at: at(),
+        });
+    }
+    if let Some(key) = mapper.missing {
+        return Err(SceneError::DanglingReference {
+            component: component.to_owned(),
+            id: scene_id(key),
+            at: at(),
+        });
+    }
+    Ok(())
+}
+
+/// A decode error as the scene error for `component`, placed at `at` if
+/// the decoder did not place it.
+fn wrong_shape(component: &str, e: DecodeError, at: &dyn Fn() -> Where) -> SceneError {
+    SceneError::WrongShape {
+        component: component.to_owned(),
+        path: e.path,
+        message: e.message,
+        at: match e.at {
+            Where::Unknown => at(),
+            known => known,
+        },
+    }
+}
+
+/// Decodes one value into `column` with `decode`, then checks its entity
+/// references.
+fn push_checked(
+    column: &mut dyn PendingColumn,
+    component: &str,
+    keys: &Keys<'_>,
+    at: &dyn Fn() -> Where,
+    decode: impl FnOnce(&mut dyn PendingColumn) -> Result<(), DecodeError>,
+) -> Result<(), SceneError> {
+    let before = entity_refs_decoded();
+    decode(column).map_err(|e| wrong_shape(component, e, at))?;
+    let refs = entity_refs_decoded() - before;
+    check_refs(refs, keys, component, at, |m| column.map_last(m))
+}
+
+/// Entities with the same registered components, decoded a column each.
+struct Group<'s> {
+    /// The components' names, sorted; `columns` in the same order.
+    names: Vec<&'s str>,
+    columns: Vec<Box<dyn PendingColumn>>,
+    /// Positions of the entities in the scene.
+    rows: Vec<usize>,
+}
+
+/// A scene's entities, decoded and checked, waiting to be spawned.
+struct Batch<'k, 's> {
+    keys: &'k Keys<'k>,
+    groups: Vec<Group<'s>>,
+    by_names: FxHashMap<Vec<&'s str>, usize>,
+    /// Each registered component's rank in order of first appearance in
+    /// the scene: components are registered with the world in that order,
+    /// as inserting them one by one did (component ids, and so archetype
+    /// component order, follow registration).
+    rank: FxHashMap<&'s str, usize>,
+    /// Runtime-defined component values, by entity position.
+    dynamics: Vec<(usize, Box<dyn Pending>)>,
+}
+
+impl<'s> Batch<'_, 's> {
+    /// The group of entities whose components are `names` (those of them
+    /// that are registered types make the group).
+    fn group(&mut self, names: &[&'s str], registry: &TypeRegistry) -> usize {
+        let mut typed: Vec<&'s str> = names
+            .iter()
+            .copied()
+            .filter(|n| {
+                registry
+                    .get(n, Kind::Component)
+                    .is_some_and(|e| e.column.is_some())
+            })
+            .collect();
+        for &name in &typed {
+            let next = self.rank.len();
+            self.rank.entry(name).or_insert(next);
+        }
+        typed.sort_unstable();
+        if let Some(last) = self.groups.last() {
+            if last.names == typed {
+                return self.groups.len() - 1;
+            }
+        }
+        if let Some(&g) = self.by_names.get(&typed) {
+            return g;
+        }
+        let columns = typed
+            .iter()
+            .map(|n| {
+                let fns = registry.get(n, Kind::Component).and_then(|e| e.column);
+                (fns.expect("filtered above").new)()
+            })
+            .collect();
+        self.by_names.insert(typed.clone(), self.groups.len());
+        self.groups.push(Group {
+            names: typed,
+            columns,
+            rows: Vec::new(),
+        });
+        self.groups.len() - 1
+    }
+
+    /// The index in `group` of the column of registered component `name`.
+    fn column_of(&self, group: usize, name: &str) -> Option<usize> {
+        self.groups[group].names.binary_search(&name).ok()
+    }
+
+    /// Decodes the values of a binary column, for the entities `ids` at
+    /// positions from `first`.
+    fn decode_column(
+        &mut self,
+        group: usize,
+        column: &'s TableColumn,
+        ids: &[u64],
+        first: usize,
+        registry: &TypeRegistry,
+        decoder: &Decoder<'_>,
+    ) -> Result<(), SceneError> {
+        let name = column.name.as_str();
+        let keys = self.keys;
+        let mut bytes = column.bytes.as_slice();
+        if let Some(k) = self.column_of(group, name) {
+            let values = self.groups[group].columns[k].as_mut();
+            let start = values.len();
+            let refs = entity_refs_decoded();
+            // All at once, unless a value fails or holds entities: then one
+            // by one, each checked.
+            match values.push_rows(bytes, ids.len()) {
+                Ok(rest) if entity_refs_decoded() == refs => bytes = rest,
+                _ => {
+                    values.truncate(start);
+                    for &id in ids {
+                        push_checked(values, name, keys, &|| binary_entity(id), |col| {
+                            bytes = col.push_postcard(bytes)?;
+                            Ok(())
+                        })?;
+                    }
+                }
+            }
+        } else if let Some(schema) = decoder.schemas.get(name).copied() {
+            for (row, &id) in ids.iter().enumerate() {
+                let at = || binary_entity(id);
+                let before = entity_refs_decoded();
+                let (mut value, rest) = take_postcard(bytes, DynamicSeed(schema))
+                    .map_err(|e| wrong_shape(name, e, &at))?;
+                bytes = rest;
+                let refs = entity_refs_decoded() - before;
+                check_refs(refs, keys, name, &at, |m| value.map_entities(m))?;
+                self.dynamics
+                    .push((first + row, Box::new(PendingDynamic(value))));
+            }
+        } else {
+            return Err(SceneError::UnknownComponent {
+                kind: "component",
+                name: name.to_owned(),
+                suggestion: suggest(
+                    name,
+                    registry
+                        .names_of(Kind::Component)
+                        .chain(decoder.schemas.keys().copied()),
+                ),
+                at: ids.first().map_or(Where::Unknown, |&id| binary_entity(id)),
+            });
+        }
+        if bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(left_over(name, bytes.len()))
+        }
     }
 }
 
@@ -348,9 +586,15 @@ impl Scene {
     /// (prefab ones first, then the entity's own, which override), inserts
     /// its resources, declares its runtime-defined components and keeps its
     /// prefabs for [`World::spawn_prefab`]. Returns the entity spawned for
-    /// each scene id. Hooks and observers run as the components go in; if
-    /// one despawns a scene entity, its remaining components are dropped and
-    /// its handle here is stale.
+    /// each scene id.
+    ///
+    /// Each entity is written once, with all its registered components,
+    /// straight into its final archetype (entities with the same components
+    /// a column at a time). Hooks and observers run once every entity is in,
+    /// entity by entity in scene order; runtime-defined components and
+    /// resources go in after. If a hook despawns a scene entity, its
+    /// remaining runtime-defined components are dropped and its handle here
+    /// is stale.
     ///
     /// All-or-nothing: every name, id, prefab, reference and value is
     /// checked and decoded before anything changes; on any error the world
@@ -446,41 +690,146 @@ impl Scene {
             .collect();
 
         // 3. Entities: unique ids.
-        let mut keys: FxHashMap<Entity, Entity> = FxHashMap::default();
-        for e in &self.entities {
-            let key = scene_key(e.id);
-            if keys.insert(key, key).is_some() {
-                return Err(SceneError::DuplicateId {
-                    id: e.id,
-                    at: e.at.clone(),
-                });
+        let mut order: Vec<(u64, Entity)> = Vec::with_capacity(self.len());
+        let listed = self.entities.iter().map(|e| e.id);
+        let tabled = self.tables.iter().flat_map(|t| t.ids.iter().copied());
+        order.extend(listed.chain(tabled).map(|id| (id, scene_key(id))));
+        let mut sorted: Vec<u64> = order.iter().map(|&(_, key)| key.to_bits()).collect();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            // Report the first repeat in scene order.
+            let mut seen = rustc_hash::FxHashSet::default();
+            for (i, &(id, key)) in order.iter().enumerate() {
+                if !seen.insert(key) {
+                    return Err(SceneError::DuplicateId {
+                        id,
+                        at: self
+                            .entities
+                            .get(i)
+                            .map_or_else(|| binary_entity(id), |e| e.at.clone()),
+                    });
+                }
             }
         }
+        let keys = Keys {
+            order: &order,
+            map: OnceCell::new(),
+        };
+        let refs_before = entity_refs_decoded();
         for list in &resolved {
             let mut pending = decoder.decode_all(list)?;
-            map_pending(&mut pending, &keys)?;
+            map_pending(&mut pending, keys.get())?;
         }
 
-        // 4. Every entity's components decode, and refer only to the scene.
-        let mut entities = Vec::with_capacity(self.entities.len());
+        // 4. Every entity's components decode, and refer only to the scene:
+        // typed values into one column per component and group of entities
+        // with the same components, runtime-defined ones one by one.
+        let mut batch = Batch {
+            keys: &keys,
+            groups: Vec::new(),
+            by_names: FxHashMap::default(),
+            rank: FxHashMap::default(),
+            dynamics: Vec::new(),
+        };
+        let base_of = |prefab: &Option<String>,
+                       at: &dyn Fn() -> Where|
+         -> Result<&[SceneComponent], SceneError> {
+            match prefab {
+                None => Ok(&[]),
+                Some(name) => match prefab_index.get(name.as_str()) {
+                    Some(&i) => Ok(&resolved[i]),
+                    None => Err(SceneError::UnknownPrefab {
+                        name: name.clone(),
+                        suggestion: suggest(name, prefab_index.keys().copied()),
+                        at: at(),
+                    }),
+                },
+            }
+        };
+        let mut position = 0;
         for e in &self.entities {
             check_unique(&e.components, "component")?;
-            let base: &[SceneComponent] = match &e.prefab {
-                None => &[],
-                Some(name) => match prefab_index.get(name.as_str()) {
-                    Some(&i) => &resolved[i],
-                    None => {
-                        return Err(SceneError::UnknownPrefab {
-                            name: name.clone(),
-                            suggestion: suggest(name, prefab_index.keys().copied()),
-                            at: e.at.clone(),
-                        })
+            let base = base_of(&e.prefab, &|| e.at.clone())?;
+            let mut list: Vec<&SceneComponent> =
+                Vec::with_capacity(base.len() + e.components.len());
+            for c in base.iter().chain(&e.components) {
+                match list.iter_mut().find(|o| o.name == c.name) {
+                    Some(slot) => *slot = c,
+                    None => list.push(c),
+                }
+            }
+            let names: Vec<&str> = list.iter().map(|c| c.name.as_str()).collect();
+            let group = batch.group(&names, registry);
+            for c in list {
+                match batch.column_of(group, &c.name) {
+                    Some(k) => {
+                        let column = &mut batch.groups[group].columns[k];
+                        push_checked(column.as_mut(), &c.name, &keys, &|| c.value.at(), |col| {
+                            col.push_value(&c.value)
+                        })?;
                     }
-                },
-            };
-            let mut pending = decoder.decode_all(base.iter().chain(&e.components))?;
-            map_pending(&mut pending, &keys)?;
-            entities.push((scene_key(e.id), pending));
+                    None => {
+                        let mut pending = vec![decoder.decode(c, Kind::Component)?];
+                        map_pending(&mut pending, keys.get())?;
+                        let (_, p, _) = pending.pop().expect("one value");
+                        batch.dynamics.push((position, p));
+                    }
+                }
+            }
+            batch.groups[group].rows.push(position);
+            position += 1;
+        }
+        for table in &self.tables {
+            let first = table.ids.first().copied().unwrap_or_default();
+            let at = || binary_entity(first);
+            for (i, c) in table.columns.iter().enumerate() {
+                if table.columns[..i].iter().any(|o| o.name == c.name) {
+                    return Err(SceneError::Duplicate {
+                        what: "component",
+                        name: c.name.clone(),
+                        at: at(),
+                    });
+                }
+            }
+            let base = base_of(&table.prefab, &at)?;
+            let kept: Vec<&SceneComponent> = base
+                .iter()
+                .filter(|b| table.columns.iter().all(|c| c.name != b.name))
+                .collect();
+            let names: Vec<&str> = kept
+                .iter()
+                .map(|c| c.name.as_str())
+                .chain(table.columns.iter().map(|c| c.name.as_str()))
+                .collect();
+            let group = batch.group(&names, registry);
+            let rows = position..position + table.ids.len();
+            for c in &table.columns {
+                batch.decode_column(group, c, &table.ids, rows.start, registry, &decoder)?;
+            }
+            for c in kept {
+                for (row, &id) in rows.clone().zip(&table.ids) {
+                    match batch.column_of(group, &c.name) {
+                        Some(k) => {
+                            let column = &mut batch.groups[group].columns[k];
+                            push_checked(
+                                column.as_mut(),
+                                &c.name,
+                                &keys,
+                                &|| binary_entity(id),
+                                |col| col.push_value(&c.value),
+                            )?;
+                        }
+                        None => {
+                            let mut pending = vec![decoder.decode(c, Kind::Component)?];
+                            map_pending(&mut pending, keys.get())?;
+                            let (_, p, _) = pending.pop().expect("one value");
+                            batch.dynamics.push((row, p));
+                        }
+                    }
+                }
+            }
+            batch.groups[group].rows.extend(rows);
+            position += table.ids.len();
         }
 
         // 5. Resources.
@@ -488,7 +837,7 @@ impl Scene {
         let mut resources = Vec::with_capacity(self.resources.len());
         for r in &self.resources {
             let mut pending = vec![decoder.decode(r, Kind::Resource)?];
-            map_pending(&mut pending, &keys)?;
+            map_pending(&mut pending, keys.get())?;
             resources.extend(pending);
         }
 
@@ -501,21 +850,55 @@ impl Scene {
                 unreachable!("schema checked above: {e}");
             }
         }
-        let spawned = world.spawn_batch((0..entities.len()).map(|_| ()));
-        let map: FxHashMap<Entity, Entity> = entities
-            .iter()
-            .zip(&spawned)
-            .map(|((key, _), &e)| (*key, e))
-            .collect();
-        for ((_, pending), &entity) in entities.into_iter().zip(&spawned) {
-            for (_, mut p, _) in pending {
-                p.map_entities(&mut KeyMapper {
-                    map: &map,
-                    missing: None,
-                    calls: 0,
-                });
-                p.put(world, Some(entity));
+        let Batch {
+            groups,
+            rank,
+            mut dynamics,
+            ..
+        } = batch;
+        // Entity references to remap, or prefabs to keep (which remap
+        // theirs later): the map from scene keys to the entities spawned.
+        let needs_map = entity_refs_decoded() != refs_before || !self.prefabs.is_empty();
+        let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
+        let spawned = world.spawn_columns(order.len(), |spawned| {
+            if needs_map {
+                map = order
+                    .iter()
+                    .zip(spawned)
+                    .map(|(&(_, key), &e)| (key, e))
+                    .collect();
             }
+            let mut mapper = KeyMapper {
+                map: &map,
+                missing: None,
+                calls: 0,
+            };
+            groups
+                .into_iter()
+                .map(|mut g| {
+                    if needs_map {
+                        for column in &mut g.columns {
+                            column.map_all(&mut mapper);
+                        }
+                    }
+                    let mut columns: Vec<_> = g.names.iter().zip(g.columns).collect();
+                    columns.sort_by_key(|(name, _)| rank.get(*name).copied());
+                    SpawnGroup {
+                        rows: g.rows,
+                        columns: columns.into_iter().map(|(_, c)| c.into_batch()).collect(),
+                    }
+                })
+                .collect()
+        });
+        for (_, p) in &mut dynamics {
+            p.map_entities(&mut KeyMapper {
+                map: &map,
+                missing: None,
+                calls: 0,
+            });
+        }
+        for (row, p) in dynamics {
+            p.put(world, Some(spawned[row]));
         }
         for (_, mut p, _) in resources {
             p.map_entities(&mut KeyMapper {
@@ -545,13 +928,8 @@ impl Scene {
             }
         }
         Ok(SceneSpawn {
-            by_id: self
-                .entities
-                .iter()
-                .map(|e| e.id)
-                .zip(spawned.iter().copied())
-                .collect(),
-            order: self.entities.iter().map(|e| e.id).zip(spawned).collect(),
+            order: order.iter().map(|&(id, _)| id).zip(spawned).collect(),
+            by_id: OnceLock::new(),
         })
     }
 }

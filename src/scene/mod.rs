@@ -39,9 +39,12 @@
 //! components whose types are not registered and lists them in
 //! [`Scene::skipped`].
 
+mod columns;
 mod error;
 mod load;
 mod registry;
+mod ron_fast;
+mod ron_scan;
 mod save;
 mod text;
 mod value;
@@ -92,7 +95,42 @@ pub struct Scene {
     resources: Vec<SceneComponent>,
     prefabs: Vec<Prefab>,
     entities: Vec<SceneEntity>,
+    /// Entities stored a component column at a time (saved from a world,
+    /// or read from a binary scene); they come after `entities`.
+    tables: Vec<SceneTable>,
+    /// The registry a saved scene was made with: it writes the values of
+    /// `tables` in the text formats.
+    registry: Option<TypeRegistry>,
     skipped: BTreeMap<String, usize>,
+}
+
+/// A run of consecutive entities with the same components (and prefab),
+/// stored a column at a time.
+#[derive(Clone, Debug)]
+pub(crate) struct SceneTable {
+    ids: Vec<u64>,
+    prefab: Option<String>,
+    columns: Vec<TableColumn>,
+}
+
+/// One component's values for every entity of a [`SceneTable`]: their
+/// postcard bytes, back to back.
+#[derive(Clone)]
+pub(crate) struct TableColumn {
+    name: String,
+    bytes: Vec<u8>,
+}
+
+/// Short: the bytes of a column are not worth printing.
+impl std::fmt::Debug for TableColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TableColumn({:?}, {} bytes)",
+            self.name,
+            self.bytes.len()
+        )
+    }
 }
 
 /// One named value: a component or a resource.
@@ -204,7 +242,7 @@ impl Scene {
     /// assert_eq!(mosaic::scene::Scene::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
-        self.entities.len()
+        self.entities.len() + self.tables.iter().map(|t| t.ids.len()).sum::<usize>()
     }
 
     /// True if the scene has no entities.
@@ -214,7 +252,7 @@ impl Scene {
     /// assert!(mosaic::scene::Scene::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.entities.is_empty()
+        self.len() == 0
     }
 
     /// The scene ids of the entities, in order.
@@ -225,7 +263,10 @@ impl Scene {
     /// assert_eq!(scene.ids().collect::<Vec<_>>(), [4, 2]);
     /// ```
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
-        self.entities.iter().map(|e| e.id)
+        self.entities
+            .iter()
+            .map(|e| e.id)
+            .chain(self.tables.iter().flat_map(|t| t.ids.iter().copied()))
     }
 
     /// The prefab names, in order.

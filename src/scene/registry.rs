@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_content::Value as Content;
 
+use super::columns::{encode_rows, new_column, write_value, EncodeRowsFn, PendingColumn, WriteFn};
 use super::value::{to_content, DecodeError, SceneValue};
 use crate::component::{short_type_name, Component};
 use crate::entity::Entity;
@@ -27,7 +28,7 @@ pub(crate) trait Pending: Send {
 
 /// How a decoded `T` is put into a world, and remapped.
 type PutFn<T> = fn(&mut World, Option<Entity>, T);
-type MapFn<T> = fn(&mut T, &mut dyn EntityMapper);
+pub(crate) type MapFn<T> = fn(&mut T, &mut dyn EntityMapper);
 
 /// A typed value waiting to be put: a component or a resource, as its
 /// registration's `put` says.
@@ -97,6 +98,18 @@ type DecodeFn = fn(&SceneValue) -> Result<Box<dyn Pending>, DecodeError>;
 type TranscodeFn = fn(&SceneValue) -> Result<Content<'static>, DecodeError>;
 type EncodeFn = fn(&World, Option<Entity>) -> Option<Result<Content<'static>, String>>;
 
+/// How a component type's values are read and written a column at a time.
+#[derive(Clone, Copy)]
+pub(crate) struct ColumnFns {
+    /// An empty column to decode values into.
+    pub new: fn() -> Box<dyn PendingColumn>,
+    /// Appends the postcard bytes of the values on some entities of one
+    /// archetype (see [`encode_rows`]).
+    pub encode: EncodeRowsFn,
+    /// Decodes one value from postcard bytes and hands it to a serializer.
+    pub write: WriteFn,
+}
+
 /// What the registry knows about one type.
 #[derive(Clone)]
 pub(crate) struct Entry {
@@ -107,6 +120,8 @@ pub(crate) struct Entry {
     decode: DecodeFn,
     transcode: TranscodeFn,
     encode: EncodeFn,
+    /// Components only.
+    pub column: Option<ColumnFns>,
 }
 
 impl fmt::Debug for Entry {
@@ -223,6 +238,9 @@ impl<T: Component + DeserializeOwned + MapEntities> Registration<'_, T, AsCompon
         let entry = &mut inner.entries[self.index];
         entry.maps_entities = true;
         entry.decode = |value| decode_as::<T>(value, Some(map_with::<T>), put_component::<T>);
+        if let Some(column) = &mut entry.column {
+            column.new = || new_column::<T>(Some(map_with::<T>));
+        }
         self
     }
 }
@@ -315,6 +333,11 @@ impl TypeRegistry {
             decode: |value| decode_as::<T>(value, None, put_component::<T>),
             transcode: transcode::<T>,
             encode: encode::<T>,
+            column: Some(ColumnFns {
+                new: || new_column::<T>(None),
+                encode: encode_rows::<T>,
+                write: write_value::<T>,
+            }),
         })
     }
 
@@ -366,6 +389,7 @@ impl TypeRegistry {
             decode: |value| decode_as::<R>(value, None, put_resource::<R>),
             transcode: transcode::<R>,
             encode: encode::<R>,
+            column: None,
         })
     }
 

@@ -1,12 +1,154 @@
 //! Saving a world (or some of its entities) as a scene, and resolving a
 //! scene's values into the serde data model.
 
-use super::error::{suggest, SceneError};
+use rustc_hash::FxHashSet;
+
+use super::columns::{left_over, write_postcard, Codec};
+use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, TypeRegistry};
 use super::value::{scene_id, to_content, DynamicSeed, SceneValue};
-use super::{Scene, SceneComponent, SceneEntity};
+use super::{Scene, SceneComponent, SceneTable, TableColumn};
+use crate::archetype::ArchetypeId;
+use crate::component::ComponentId;
 use crate::entity::Entity;
 use crate::world::World;
+
+/// Consecutive entities of one archetype with the same sparse components:
+/// saved as one [`SceneTable`].
+struct Run {
+    archetype: ArchetypeId,
+    sparse: Vec<ComponentId>,
+    rows: Vec<usize>,
+    entities: Vec<Entity>,
+}
+
+fn encode_error(component: &str, message: String) -> SceneError {
+    SceneError::Encode {
+        component: component.to_owned(),
+        message,
+    }
+}
+
+/// Saves `entities` (skipping stale handles, and repeats if `dedup`),
+/// straight from the world's columns: each run of consecutive entities with
+/// the same components becomes a table, each component one byte string.
+fn save(
+    world: &World,
+    registry: &TypeRegistry,
+    entities: impl IntoIterator<Item = Entity>,
+    dedup: bool,
+) -> Result<Scene, SceneError> {
+    let mut scene = Scene::new();
+    // Sparse sets that hold anything: an entity's sparse components are the
+    // ones among these that contain it.
+    let sparse: Vec<ComponentId> = world
+        .sparse_sets()
+        .iter()
+        .filter(|(_, set)| !set.entities().is_empty())
+        .map(|(id, _)| id)
+        .collect();
+    let mut seen = FxHashSet::default();
+    let mut run: Option<Run> = None;
+    for entity in entities {
+        if dedup && !seen.insert(entity) {
+            continue;
+        }
+        let Some(loc) = world.location(entity) else {
+            continue;
+        };
+        let has: Vec<ComponentId> = sparse
+            .iter()
+            .copied()
+            .filter(|&id| world.sparse_sets().find(id, entity).is_some())
+            .collect();
+        match &mut run {
+            Some(r) if r.archetype == loc.archetype && r.sparse == has => {
+                r.rows.push(loc.row as usize);
+                r.entities.push(entity);
+            }
+            _ => {
+                if let Some(done) = run.take() {
+                    save_run(world, registry, &mut scene, done)?;
+                }
+                run = Some(Run {
+                    archetype: loc.archetype,
+                    sparse: has,
+                    rows: vec![loc.row as usize],
+                    entities: vec![entity],
+                });
+            }
+        }
+    }
+    if let Some(done) = run {
+        save_run(world, registry, &mut scene, done)?;
+    }
+    for entry in registry.entries(Kind::Resource) {
+        if let Some(value) = entry.encode(world, None) {
+            scene.resources.push(SceneComponent {
+                name: entry.name.clone(),
+                value: SceneValue::Content(value.map_err(|m| encode_error(&entry.name, m))?),
+            });
+        }
+    }
+    scene.schemas = world
+        .dynamic_schemas()
+        .map(|s| (s.clone(), Default::default()))
+        .collect();
+    scene.registry = Some(registry.clone());
+    Ok(scene)
+}
+
+fn save_run(
+    world: &World,
+    registry: &TypeRegistry,
+    scene: &mut Scene,
+    run: Run,
+) -> Result<(), SceneError> {
+    let ids = world.archetype(run.archetype).components().to_vec();
+    let mut columns = Vec::with_capacity(ids.len() + run.sparse.len());
+    for id in ids.into_iter().chain(run.sparse) {
+        let Some(info) = world.component_info(id) else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        if info.schema().is_some() {
+            for &entity in &run.entities {
+                let value = world
+                    .get_dynamic(entity, info.name())
+                    .map_err(|e| encode_error(info.name(), e.to_string()))?;
+                write_postcard(value, &mut bytes).map_err(|m| encode_error(info.name(), m))?;
+            }
+            columns.push(TableColumn {
+                name: info.name().to_owned(),
+                bytes,
+            });
+            continue;
+        }
+        let entry = info
+            .type_id()
+            .and_then(|t| registry.by_type(t, Kind::Component));
+        match entry.and_then(|e| Some((e, e.column?))) {
+            Some((entry, fns)) => {
+                (fns.encode)(world, run.archetype, &run.rows, &run.entities, &mut bytes)
+                    .map_err(|m| encode_error(&entry.name, m))?;
+                columns.push(TableColumn {
+                    name: entry.name.clone(),
+                    bytes,
+                });
+            }
+            None => *scene.skipped.entry(info.name().to_owned()).or_default() += run.entities.len(),
+        }
+    }
+    // By name: the order of component ids differs between a world and its
+    // copy; the file should not.
+    columns.sort_by(|a, b| a.name.cmp(&b.name));
+    scene.tables.push(SceneTable {
+        ids: run.entities.iter().map(|&e| scene_id(e)).collect(),
+        prefab: None,
+        columns,
+    });
+    Ok(())
+}
 
 impl Scene {
     /// Saves every entity of `world` with its registered components and
@@ -44,7 +186,7 @@ impl Scene {
         // Slot order, not archetype order: a loaded scene spawns its
         // entities in file order, so saving the copy gives the same file.
         entities.sort_unstable_by_key(|e| e.index());
-        Scene::from_entities(world, registry, entities)
+        save(world, registry, entities, false)
     }
 
     /// Saves the chosen entities (for example those a query returned), as
@@ -72,72 +214,7 @@ impl Scene {
         registry: &TypeRegistry,
         entities: impl IntoIterator<Item = Entity>,
     ) -> Result<Scene, SceneError> {
-        let mut scene = Scene::new();
-        let encode_error = |component: &str, message: String| SceneError::Encode {
-            component: component.to_owned(),
-            message,
-        };
-        let mut seen = rustc_hash::FxHashSet::default();
-        for entity in entities {
-            if !seen.insert(entity) {
-                continue;
-            }
-            let Some(ids) = world.entity_component_ids(entity) else {
-                continue;
-            };
-            let mut components = Vec::with_capacity(ids.len());
-            for id in ids {
-                let Some(info) = world.component_info(id) else {
-                    continue;
-                };
-                if info.schema().is_some() {
-                    let value = world
-                        .get_dynamic(entity, info.name())
-                        .map_err(|e| encode_error(info.name(), e.to_string()))?;
-                    components.push(SceneComponent {
-                        name: info.name().to_owned(),
-                        value: SceneValue::Content(
-                            to_content(value).map_err(|m| encode_error(info.name(), m))?,
-                        ),
-                    });
-                    continue;
-                }
-                let entry = info
-                    .type_id()
-                    .and_then(|t| registry.by_type(t, Kind::Component));
-                match entry.and_then(|e| Some((e, e.encode(world, Some(entity))?))) {
-                    Some((entry, value)) => components.push(SceneComponent {
-                        name: entry.name.clone(),
-                        value: SceneValue::Content(
-                            value.map_err(|m| encode_error(&entry.name, m))?,
-                        ),
-                    }),
-                    None => *scene.skipped.entry(info.name().to_owned()).or_default() += 1,
-                }
-            }
-            // By name: the order of component ids differs between a world
-            // and its copy; the file should not.
-            components.sort_by(|a, b| a.name.cmp(&b.name));
-            scene.entities.push(SceneEntity {
-                id: scene_id(entity),
-                prefab: None,
-                components,
-                at: Default::default(),
-            });
-        }
-        for entry in registry.entries(Kind::Resource) {
-            if let Some(value) = entry.encode(world, None) {
-                scene.resources.push(SceneComponent {
-                    name: entry.name.clone(),
-                    value: SceneValue::Content(value.map_err(|m| encode_error(&entry.name, m))?),
-                });
-            }
-        }
-        scene.schemas = world
-            .dynamic_schemas()
-            .map(|s| (s.clone(), Default::default()))
-            .collect();
-        Ok(scene)
+        save(world, registry, entities, true)
     }
 
     /// Decodes every value with its type and keeps it in the serde data
@@ -219,6 +296,39 @@ impl Scene {
         for r in &mut self.resources {
             resolve_one(r, Kind::Resource)?;
         }
+        for table in &self.tables {
+            for column in &table.columns {
+                let codec =
+                    Codec::find(&column.name, Some(registry), &schemas).ok_or_else(|| {
+                        SceneError::UnknownComponent {
+                            kind: "component",
+                            name: column.name.clone(),
+                            suggestion: suggest(
+                                &column.name,
+                                registry
+                                    .names_of(Kind::Component)
+                                    .chain(schemas.iter().map(|s| s.name())),
+                            ),
+                            at: Where::Unknown,
+                        }
+                    })?;
+                let mut bytes = column.bytes.as_slice();
+                for &id in &table.ids {
+                    codec.write(&mut bytes, &mut |_| {}).map_err(|message| {
+                        SceneError::WrongShape {
+                            component: column.name.clone(),
+                            path: String::new(),
+                            message,
+                            at: Where::Binary(format!("entity {id}")),
+                        }
+                    })?;
+                }
+                if !bytes.is_empty() {
+                    return Err(left_over(&column.name, bytes.len()));
+                }
+            }
+        }
+        self.registry = Some(registry.clone());
         Ok(())
     }
 }

@@ -4,22 +4,26 @@
 //! value's source span (decoded later with its type, so errors point into
 //! the file), and the binary form keeps each value's own bytes.
 
+use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use ron::extensions::Extensions;
 use serde::de::{MapAccess, Visitor};
-use serde::ser::{SerializeMap, SerializeStruct};
+use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::columns::{write_postcard, Codec};
 use super::error::{Location, SceneError, Where};
 use super::value::{json_offset, Format, SceneValue, Source, ValueWriter};
-use super::{Prefab, Scene, SceneComponent, SceneEntity};
+use super::{Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
 use crate::dynamic::{ComponentSchema, FieldType};
 
-/// The first bytes of a binary scene (name and format version).
-const MAGIC: &[u8] = b"mosaic-scene\x01";
+/// The first bytes of a binary scene (name and format version). Version 2
+/// stores entities a component column at a time (version 1, one value at a
+/// time, is refused with a message naming its version).
+const MAGIC: &[u8] = b"mosaic-scene\x02";
 
 /// A map read as its entries in file order (duplicates kept, for the loader
 /// to report).
@@ -187,6 +191,8 @@ fn build<R>(
             })
             .collect(),
         entities,
+        tables: Vec::new(),
+        registry: None,
         skipped: Default::default(),
     })
 }
@@ -199,6 +205,49 @@ fn without_bom(text: &str) -> &str {
 
 pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
     let text = without_bom(text);
+    // The common shape, read without parsing each value twice.
+    let plain = Source::new(text, Extensions::empty());
+    if let Some(scene) = super::ron_scan::scan(&plain) {
+        #[cfg(debug_assertions)]
+        check_scan(&scene, parse_ron_with_ron(text));
+        return Ok(scene);
+    }
+    parse_ron_with_ron(text)
+}
+
+/// Debug builds check that the scanner read what ron reads (every test
+/// that reads a RON scene checks it).
+#[cfg(debug_assertions)]
+fn check_scan(scanned: &Scene, parsed: Result<Scene, SceneError>) {
+    type Values = Vec<(String, Option<std::ops::Range<usize>>)>;
+    type Outline = (Vec<(u64, Option<String>, Values)>, Values);
+    fn outline(scene: &Scene) -> Outline {
+        let values = |list: &[SceneComponent]| {
+            list.iter()
+                .map(|c| (c.name.clone(), c.value.span()))
+                .collect::<Vec<_>>()
+        };
+        (
+            scene
+                .entities
+                .iter()
+                .map(|e| (e.id, e.prefab.clone(), values(&e.components)))
+                .collect(),
+            values(&scene.resources),
+        )
+    }
+    // A value ron refuses is the loader's to report (with its location),
+    // as the scanner leaves values to it.
+    let Ok(parsed) = parsed else { return };
+    assert_eq!(
+        outline(scanned),
+        outline(&parsed),
+        "RON scanner and ron disagree"
+    );
+    assert!(parsed.schemas.is_empty() && parsed.prefabs.is_empty());
+}
+
+fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
     // The attributes at the top of the file (read when a deserializer is
     // made; a bad one is reported by the full parse below).
     let extensions = ron::Deserializer::from_str_with_options(text, &ron_options())
@@ -253,16 +302,49 @@ pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
     )
 }
 
-/// `(name, postcard bytes)` of each value of one entity or prefab.
+/// `(name, postcard bytes)` of each value of one prefab.
 type BinValues = Vec<(String, Vec<u8>)>;
 
-/// The binary document: names and structure, each value as its own bytes.
+/// A byte string, borrowed when read (postcard writes `[u8]` and byte
+/// strings alike; this reads and writes it in one piece).
+struct Bytes<'a>(&'a [u8]);
+
+impl Serialize for Bytes<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bytes(self.0)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Bytes<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a [u8]>::deserialize(d).map(Bytes)
+    }
+}
+
+/// A run of entities with the same components, a column at a time: their
+/// ids, their prefab, and per component its name and the postcard bytes of
+/// every entity's value, back to back.
 #[derive(Serialize, Deserialize)]
-struct BinDoc {
+struct BinTable<'a> {
+    ids: Vec<u64>,
+    prefab: Option<String>,
+    #[serde(borrow)]
+    columns: Vec<(String, Bytes<'a>)>,
+}
+
+/// Consecutive entities of a scene's list written as one table: ids,
+/// prefab, and each component's name and bytes.
+type ListedRun<'a> = (Vec<u64>, Option<&'a str>, Vec<(&'a str, Vec<u8>)>);
+
+/// The binary document: names and structure; prefab and resource values
+/// each as its own bytes, entities as tables.
+#[derive(Serialize, Deserialize)]
+struct BinDoc<'a> {
     schemas: Vec<(String, Vec<(String, String)>)>,
     resources: Vec<(String, Vec<u8>)>,
     prefabs: Vec<(String, Option<String>, BinValues)>,
-    entities: Vec<(u64, Option<String>, BinValues)>,
+    #[serde(borrow)]
+    tables: Vec<BinTable<'a>>,
 }
 
 pub(crate) fn parse_binary(bytes: &[u8]) -> Result<Scene, SceneError> {
@@ -271,10 +353,17 @@ pub(crate) fn parse_binary(bytes: &[u8]) -> Result<Scene, SceneError> {
         message,
         at: Where::Unknown,
     };
-    let body = bytes
-        .strip_prefix(MAGIC)
-        .ok_or_else(|| syntax("not a mosaic binary scene (wrong header)".to_owned()))?;
-    let (doc, rest): (BinDoc, &[u8]) =
+    let body = bytes.strip_prefix(MAGIC).ok_or_else(|| {
+        let name = &MAGIC[..MAGIC.len() - 1];
+        match bytes.strip_prefix(name).and_then(|rest| rest.first()) {
+            Some(version) => syntax(format!(
+                "binary scene format version {version} (this version of mosaic reads version {})",
+                MAGIC[MAGIC.len() - 1]
+            )),
+            None => syntax("not a mosaic binary scene (wrong header)".to_owned()),
+        }
+    })?;
+    let (doc, rest): (BinDoc<'_>, &[u8]) =
         postcard::take_from_bytes(body).map_err(|e| syntax(e.to_string()))?;
     if !rest.is_empty() {
         return Err(syntax(format!(
@@ -308,16 +397,24 @@ pub(crate) fn parse_binary(bytes: &[u8]) -> Result<Scene, SceneError> {
                 components: components(list),
             })
             .collect(),
-        entities: doc
-            .entities
+        entities: Vec::new(),
+        tables: doc
+            .tables
             .into_iter()
-            .map(|(id, prefab, list)| SceneEntity {
-                id,
-                prefab,
-                components: components(list),
-                at: Where::Binary(format!("entity {id}")),
+            .map(|t| SceneTable {
+                ids: t.ids,
+                prefab: t.prefab,
+                columns: t
+                    .columns
+                    .into_iter()
+                    .map(|(name, bytes)| TableColumn {
+                        name,
+                        bytes: bytes.0.to_vec(),
+                    })
+                    .collect(),
             })
             .collect(),
+        registry: None,
         skipped: Default::default(),
     })
 }
@@ -371,11 +468,94 @@ impl Serialize for EntityOut<'_> {
     }
 }
 
+/// The entities of a table, written one by one: each column is read from
+/// its cursor, which each value written advances.
+struct TableOut<'a> {
+    ids: &'a [u64],
+    prefab: Option<&'a str>,
+    columns: Vec<(&'a str, Codec<'a>, Cell<&'a [u8]>)>,
+}
+
+/// One entity of a [`TableOut`] (the next row of each column).
+struct RowOut<'t, 'a> {
+    table: &'t TableOut<'a>,
+    id: u64,
+}
+
+impl Serialize for RowOut<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("Entity", 3)?;
+        s.serialize_field("id", &self.id)?;
+        if let Some(prefab) = self.table.prefab {
+            s.serialize_field("prefab", prefab)?;
+        }
+        s.serialize_field("components", &RowValues(self.table))?;
+        s.end()
+    }
+}
+
+struct RowValues<'t, 'a>(&'t TableOut<'a>);
+
+impl Serialize for RowValues<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.columns.len()))?;
+        for (name, codec, cursor) in &self.0.columns {
+            map.serialize_entry(name, &CellValue { codec, cursor })?;
+        }
+        map.end()
+    }
+}
+
+/// The next value of a column.
+struct CellValue<'c, 'a> {
+    codec: &'c Codec<'a>,
+    cursor: &'c Cell<&'a [u8]>,
+}
+
+impl Serialize for CellValue<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut bytes = self.cursor.get();
+        let mut serializer = Some(serializer);
+        let mut result = None;
+        self.codec
+            .write(&mut bytes, &mut |value| {
+                if let Some(serializer) = serializer.take() {
+                    result = Some(erased_serde::serialize(value, serializer));
+                }
+            })
+            .map_err(serde::ser::Error::custom)?;
+        self.cursor.set(bytes);
+        result.unwrap_or_else(|| Err(serde::ser::Error::custom("a value was not written")))
+    }
+}
+
+/// The entity list: entities first, then each table's rows.
+struct EntitiesOut<'a> {
+    list: Vec<EntityOut<'a>>,
+    tables: Vec<TableOut<'a>>,
+}
+
+impl Serialize for EntitiesOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = self.list.len() + self.tables.iter().map(|t| t.ids.len()).sum::<usize>();
+        let mut seq = serializer.serialize_seq(Some(len))?;
+        for e in &self.list {
+            seq.serialize_element(e)?;
+        }
+        for table in &self.tables {
+            for &id in table.ids {
+                seq.serialize_element(&RowOut { table, id })?;
+            }
+        }
+        seq.end()
+    }
+}
+
 struct DocOut<'a> {
     schemas: Vec<(&'a str, Vec<(&'a str, &'static str)>)>,
     resources: Vec<(&'a str, ValueWriter<'a>)>,
     prefabs: Vec<(&'a str, PrefabOut<'a>)>,
-    entities: Vec<EntityOut<'a>>,
+    entities: EntitiesOut<'a>,
 }
 
 impl Serialize for DocOut<'_> {
@@ -435,17 +615,48 @@ fn doc_out(scene: &Scene, format: Format) -> Result<DocOut<'_>, SceneError> {
                 ))
             })
             .collect::<Result<_, SceneError>>()?,
-        entities: scene
-            .entities
-            .iter()
-            .map(|e| {
-                Ok(EntityOut {
-                    id: e.id,
-                    prefab: e.prefab.as_deref(),
-                    components: writers(&e.components, format)?,
+        entities: EntitiesOut {
+            list: scene
+                .entities
+                .iter()
+                .map(|e| {
+                    Ok(EntityOut {
+                        id: e.id,
+                        prefab: e.prefab.as_deref(),
+                        components: writers(&e.components, format)?,
+                    })
                 })
-            })
-            .collect::<Result<_, SceneError>>()?,
+                .collect::<Result<_, SceneError>>()?,
+            tables: scene
+                .tables
+                .iter()
+                .map(|t| {
+                    Ok(TableOut {
+                        ids: &t.ids,
+                        prefab: t.prefab.as_deref(),
+                        columns: t
+                            .columns
+                            .iter()
+                            .map(|c| {
+                                let codec = Codec::find(
+                                    &c.name,
+                                    scene.registry.as_ref(),
+                                    scene.schemas.iter().map(|(s, _)| s),
+                                )
+                                .ok_or_else(|| {
+                                    SceneError::Unresolved {
+                                        component: c.name.clone(),
+                                        from: Format::Binary.name(),
+                                        to: format.name(),
+                                    }
+                                })?;
+                                Ok((c.name.as_str(), codec, Cell::new(c.bytes.as_slice())))
+                            })
+                            .collect::<Result<_, SceneError>>()?,
+                    })
+                })
+                .collect::<Result<_, SceneError>>()?,
+        },
     })
 }
 
@@ -499,8 +710,10 @@ impl Scene {
         serde_json::to_string_pretty(&doc).map_err(encode_error)
     }
 
-    /// The scene in the compact binary form (postcard; each value stored as
-    /// its own bytes, so a reader can skip a component it does not know).
+    /// The scene in the compact binary form (postcard). Entities are stored
+    /// in runs with the same components, one byte string per component of
+    /// a run, so a reader can skip a component it does not know; a scene
+    /// saved from a world is written with no decoding at all.
     ///
     /// # Example
     /// ```
@@ -517,6 +730,61 @@ impl Scene {
                 })
                 .collect()
         };
+        // Entities kept one by one (read from text, resolved) become tables
+        // too: one per run of entities with the same prefab and names.
+        let mut listed: Vec<ListedRun<'_>> = Vec::new();
+        for e in &self.entities {
+            let same = listed.last().is_some_and(|(_, prefab, columns)| {
+                *prefab == e.prefab.as_deref()
+                    && columns.len() == e.components.len()
+                    && columns
+                        .iter()
+                        .zip(&e.components)
+                        .all(|((n, _), c)| *n == c.name)
+            });
+            if !same {
+                let columns = e.components.iter().map(|c| (c.name.as_str(), Vec::new()));
+                listed.push((Vec::new(), e.prefab.as_deref(), columns.collect()));
+            }
+            let (ids, _, columns) = listed.last_mut().expect("pushed above");
+            ids.push(e.id);
+            for ((_, bytes), c) in columns.iter_mut().zip(&e.components) {
+                match c.value.writer(&c.name, Format::Binary)? {
+                    ValueWriter::Content(content) => {
+                        write_postcard(content, bytes).map_err(|message| SceneError::Encode {
+                            component: c.name.clone(),
+                            message,
+                        })?
+                    }
+                    ValueWriter::Bytes(b) => bytes.extend_from_slice(b),
+                    ValueWriter::Ron(_) | ValueWriter::Json(_) => {
+                        unreachable!("checked by `writer`")
+                    }
+                }
+            }
+        }
+        let mut tables: Vec<BinTable<'_>> = listed
+            .iter()
+            .map(|(ids, prefab, columns)| BinTable {
+                ids: ids.clone(),
+                prefab: prefab.map(str::to_owned),
+                columns: columns
+                    .iter()
+                    .map(|(n, b)| ((*n).to_owned(), Bytes(b)))
+                    .collect(),
+            })
+            .collect();
+        tables.extend(self.tables.iter().map(|t| {
+            BinTable {
+                ids: t.ids.clone(),
+                prefab: t.prefab.clone(),
+                columns: t
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.clone(), Bytes(&c.bytes)))
+                    .collect(),
+            }
+        }));
         let doc = BinDoc {
             schemas: self
                 .schemas
@@ -537,12 +805,18 @@ impl Scene {
                 .iter()
                 .map(|p| Ok((p.name.clone(), p.extends.clone(), bytes_of(&p.components)?)))
                 .collect::<Result<_, SceneError>>()?,
-            entities: self
-                .entities
-                .iter()
-                .map(|e| Ok((e.id, e.prefab.clone(), bytes_of(&e.components)?)))
-                .collect::<Result<_, SceneError>>()?,
+            tables,
         };
-        postcard::to_extend(&doc, MAGIC.to_vec()).map_err(encode_error)
+        let size = MAGIC.len()
+            + self
+                .tables
+                .iter()
+                .flat_map(|t| &t.columns)
+                .map(|c| c.bytes.len() + 8)
+                .sum::<usize>();
+        let mut out = Vec::with_capacity(size + 64);
+        out.extend_from_slice(MAGIC);
+        write_postcard(&doc, &mut out).map_err(encode_error)?;
+        Ok(out)
     }
 }

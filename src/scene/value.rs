@@ -169,6 +169,15 @@ impl SceneValue {
         }
     }
 
+    /// The value's span in its text file.
+    #[cfg(debug_assertions)]
+    pub fn span(&self) -> Option<Range<usize>> {
+        match self {
+            SceneValue::Text { span, .. } => Some(span.clone()),
+            _ => None,
+        }
+    }
+
     pub fn at(&self) -> Where {
         match self {
             SceneValue::Text { source, span, .. } => Where::Text(source.location(span.start)),
@@ -189,9 +198,19 @@ impl SceneValue {
                 source,
                 span,
             } => {
+                let text = &source.text[span.clone()];
+                if source.ron_extensions.is_empty() {
+                    // The plain subset first; what it refuses goes to ron,
+                    // counting only the entity references ron reads.
+                    let refs = entity_refs_decoded();
+                    if let Some(value) = super::ron_fast::decode(text, seed.clone()) {
+                        return Ok(value);
+                    }
+                    ENTITY_REFS.with(|c| c.set(refs));
+                }
                 let options =
                     super::text::ron_options().with_default_extension(source.ron_extensions);
-                ron::Deserializer::from_str_with_options(&source.text[span.clone()], &options)
+                ron::Deserializer::from_str_with_options(text, &options)
                     .ok()
                     .and_then(|mut de| {
                         let v = seed.clone().deserialize(&mut de).ok()?;
@@ -536,5 +555,38 @@ impl<'de> DeserializeSeed<'de> for FieldSeed {
             FieldType::Str => FieldValue::Str(String::deserialize(d)?),
             FieldType::Entity => FieldValue::Entity(Entity::deserialize(d)?),
         })
+    }
+}
+
+/// Decodes one value from the front of `bytes` (postcard) with `seed`;
+/// returns it and the bytes after it. As [`SceneValue::decode`], only a
+/// value that fails is decoded again with the field-path tracker.
+pub(crate) fn take_postcard<'b, S, V>(
+    bytes: &'b [u8],
+    seed: S,
+) -> Result<(V, &'b [u8]), DecodeError>
+where
+    S: Clone + for<'de> DeserializeSeed<'de, Value = V>,
+{
+    let mut de = postcard::Deserializer::from_bytes(bytes);
+    if let Ok(value) = seed.clone().deserialize(&mut de) {
+        if let Ok(rest) = de.finalize() {
+            return Ok((value, rest));
+        }
+    }
+    let mut track = serde_path_to_error::Track::new();
+    let mut de = postcard::Deserializer::from_bytes(bytes);
+    let result = seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+    let fail = |message: String, path: String| DecodeError {
+        message,
+        path,
+        at: Where::Unknown,
+    };
+    match result {
+        Ok(value) => de
+            .finalize()
+            .map(|rest| (value, rest))
+            .map_err(|e| fail(e.to_string(), String::new())),
+        Err(e) => Err(fail(e.to_string(), track.path().to_string())),
     }
 }

@@ -483,6 +483,42 @@ impl Column {
         }
     }
 
+    /// Appends every value of `values`, in order, with both ticks set to
+    /// `tick`: one copy of the whole run.
+    ///
+    /// # Safety
+    /// - `T` is this column's component type.
+    #[cfg(feature = "serde")]
+    pub unsafe fn append_vec<T: 'static>(&mut self, mut values: Vec<T>, tick: Tick) {
+        debug_assert_eq!(
+            self.type_id,
+            Some(std::any::TypeId::of::<T>()),
+            "column type mismatch"
+        );
+        let n = values.len();
+        self.data.reserve(n);
+        if self.tracked {
+            self.ticks
+                .extend((0..n).map(|_| UnsafeCell::new(ComponentTicks::new(tick))));
+        }
+        // SAFETY: `T` is this column's type (contract), so the slots have
+        // `T`'s layout and an array of `n` of them is laid out as the Vec's;
+        // there is room for `n` more (reserved just above), and the source
+        // and the fresh slots cannot overlap. The values move: `values`
+        // forgets them before anything else runs, so each is dropped once,
+        // by the column.
+        unsafe {
+            let dst = self.data.ptr_at(self.data.len);
+            std::ptr::copy_nonoverlapping(
+                values.as_ptr().cast::<u8>(),
+                dst,
+                n * std::mem::size_of::<T>(),
+            );
+            values.set_len(0);
+        }
+        self.data.len += n;
+    }
+
     #[inline]
     fn push_ticks(&mut self, ticks: ComponentTicks) {
         if self.tracked {

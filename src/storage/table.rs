@@ -118,6 +118,24 @@ impl Table {
         self.entities.len() - 1
     }
 
+    #[cfg(feature = "serde")]
+    /// Appends `entities` as the last rows, whose values the caller has
+    /// already pushed to every column (one per entity, in order). Returns
+    /// the first new row.
+    ///
+    /// # Safety
+    /// - every column holds exactly `entities.len()` values more than the
+    ///   table has rows.
+    pub unsafe fn push_entities(&mut self, entities: &[Entity]) -> usize {
+        debug_assert!(self
+            .columns
+            .iter()
+            .all(|c| c.len() == self.entities.len() + entities.len()));
+        let first = self.entities.len();
+        self.entities.extend_from_slice(entities);
+        first
+    }
+
     /// Moves row `row` to `dst`: values of components both tables have are
     /// moved; values `dst` lacks are dropped if `drop_missing`, else the
     /// caller has already moved them out. Columns `dst` has and `self` lacks

@@ -1,0 +1,397 @@
+//! A fast reader for the common shape of a RON scene: the document's
+//! outline (entities, their ids, prefabs and component names, resources)
+//! read by hand, each component value found by matching brackets.
+//!
+//! Reading the outline with ron finds each value's end by parsing it whole
+//! (ron's raw-value capture parses every number to skip it), and the loader
+//! parses each value again with its type: two full parses. This scanner
+//! only matches brackets, strings and comments inside a value, so a value
+//! is parsed once, when loaded.
+//!
+//! It reads a subset: no attributes (`#![enable(..)]`), no `schemas` or
+//! `prefabs` section, no escapes in names, plain decimal ids. On anything
+//! else, and on any syntax error, it gives up (`None`) and the caller reads
+//! the file with ron, which gives the same scene or the error with its
+//! location. A value's own syntax is checked when it is decoded, with its
+//! location in the file, as for a value read through ron.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::error::Where;
+use super::value::{Format, SceneValue, Source};
+use super::{Scene, SceneComponent, SceneEntity};
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    /// Skips whitespace and comments.
+    fn ws(&mut self) -> Option<()> {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.i += 1,
+                Some(b'/') => self.comment()?,
+                _ => return Some(()),
+            }
+        }
+    }
+
+    /// Skips a comment starting at `/`; `None` if it is not one or is not
+    /// closed.
+    fn comment(&mut self) -> Option<()> {
+        match self.b.get(self.i + 1) {
+            Some(b'/') => {
+                while let Some(c) = self.peek() {
+                    self.i += 1;
+                    if c == b'\n' {
+                        return Some(());
+                    }
+                }
+                // A line comment must end with a newline (ron refuses one
+                // that runs to the end of the file).
+                None
+            }
+            Some(b'*') => {
+                self.i += 2;
+                let mut depth = 1;
+                while depth > 0 {
+                    match (self.peek()?, self.b.get(self.i + 1)) {
+                        (b'*', Some(b'/')) => {
+                            depth -= 1;
+                            self.i += 2;
+                        }
+                        (b'/', Some(b'*')) => {
+                            depth += 1;
+                            self.i += 2;
+                        }
+                        _ => self.i += 1,
+                    }
+                }
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
+    /// Skips whitespace, then consumes `c` if it comes next.
+    fn eat(&mut self, c: u8) -> Option<bool> {
+        self.ws()?;
+        if self.peek() == Some(c) {
+            self.i += 1;
+            Some(true)
+        } else {
+            Some(false)
+        }
+    }
+
+    fn expect(&mut self, c: u8) -> Option<()> {
+        self.eat(c)?.then_some(())
+    }
+
+    fn ident(&mut self) -> Option<&'a str> {
+        self.ws()?;
+        let start = self.i;
+        while matches!(self.peek(), Some(c) if c == b'_' || c.is_ascii_alphanumeric()) {
+            self.i += 1;
+        }
+        let word = &self.b[start..self.i];
+        if word.is_empty() || word[0].is_ascii_digit() {
+            return None;
+        }
+        std::str::from_utf8(word).ok()
+    }
+
+    /// A string with no escapes.
+    fn string(&mut self) -> Option<&'a str> {
+        self.ws()?;
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let start = self.i + 1;
+        let len = self.b[start..]
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\')?;
+        if self.b[start + len] != b'"' {
+            return None;
+        }
+        self.i = start + len + 1;
+        std::str::from_utf8(&self.b[start..start + len]).ok()
+    }
+
+    /// A plain decimal `u64`, and where it starts.
+    fn id(&mut self) -> Option<(u64, usize)> {
+        self.ws()?;
+        let start = self.i;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.i += 1;
+        }
+        if self.i == start
+            || matches!(self.peek(), Some(c) if c == b'_' || c == b'.' || c.is_ascii_alphanumeric())
+        {
+            return None;
+        }
+        let text = std::str::from_utf8(&self.b[start..self.i]).ok()?;
+        Some((text.parse().ok()?, start))
+    }
+
+    /// The span of one value (brackets matched, strings and comments
+    /// skipped), ending before the `,` or closing bracket after it.
+    fn value(&mut self) -> Option<Range<usize>> {
+        self.ws()?;
+        let start = self.i;
+        let mut end = start;
+        let mut depth = 0usize;
+        loop {
+            match self.peek()? {
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                b')' | b']' | b'}' => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                    self.i += 1;
+                }
+                b',' if depth == 0 => break,
+                b'"' => {
+                    // Raw strings (`r"…"`, `r#"…"#`) are left to ron.
+                    if self.i > 0 && matches!(self.b[self.i - 1], b'r' | b'#') {
+                        return None;
+                    }
+                    self.i += 1;
+                    loop {
+                        match self.peek()? {
+                            b'\\' => self.i += 2,
+                            b'"' => break,
+                            _ => self.i += 1,
+                        }
+                    }
+                    self.i += 1;
+                }
+                b'\'' => {
+                    // A char: skip its first byte (or escape pair), then
+                    // find the closing quote within the longest escape.
+                    self.i += 1;
+                    self.i += if self.peek()? == b'\\' { 2 } else { 1 };
+                    let rest = self.b.get(self.i..)?;
+                    self.i += rest.iter().take(10).position(|&c| c == b'\'')? + 1;
+                }
+                b'/' => {
+                    self.comment()?;
+                    continue;
+                }
+                b' ' | b'\t' | b'\n' | b'\r' => {
+                    self.i += 1;
+                    continue;
+                }
+                b'#' => return None,
+                c if c >= 0x80 => return None,
+                _ => self.i += 1,
+            }
+            end = self.i;
+        }
+        (end > start && self.i <= self.b.len()).then_some(start..end)
+    }
+
+    /// `{ "Name": value, ... }`: each name and value span.
+    fn values(&mut self) -> Option<Vec<(&'a str, Range<usize>)>> {
+        self.expect(b'{')?;
+        let mut out = Vec::new();
+        loop {
+            if self.eat(b'}')? {
+                return Some(out);
+            }
+            let name = self.string()?;
+            self.expect(b':')?;
+            out.push((name, self.value()?));
+            if !self.eat(b',')? {
+                self.expect(b'}')?;
+                return Some(out);
+            }
+        }
+    }
+}
+
+/// Reads `source` as a RON scene if it has the common shape; `None` to
+/// read it with ron instead.
+pub(crate) fn scan(source: &Arc<Source>) -> Option<Scene> {
+    let text = Arc::clone(source);
+    let mut s = Scanner {
+        b: source.text.as_bytes(),
+        i: 0,
+    };
+    let value = |span: Range<usize>| SceneValue::Text {
+        format: Format::Ron,
+        source: Arc::clone(&text),
+        span,
+    };
+    let components = |list: Vec<(&str, Range<usize>)>| -> Vec<SceneComponent> {
+        list.into_iter()
+            .map(|(name, span)| SceneComponent {
+                name: name.to_owned(),
+                value: value(span),
+            })
+            .collect()
+    };
+    let mut scene = Scene::new();
+    let (mut seen_entities, mut seen_resources) = (false, false);
+    s.expect(b'(')?;
+    loop {
+        if s.eat(b')')? {
+            break;
+        }
+        match s.ident()? {
+            "entities" if !seen_entities => {
+                seen_entities = true;
+                s.expect(b':')?;
+                s.expect(b'[')?;
+                loop {
+                    if s.eat(b']')? {
+                        break;
+                    }
+                    scene.entities.push(entity(&mut s, source, &components)?);
+                    if !s.eat(b',')? {
+                        s.expect(b']')?;
+                        break;
+                    }
+                }
+            }
+            "resources" if !seen_resources => {
+                seen_resources = true;
+                s.expect(b':')?;
+                scene.resources = components(s.values()?);
+            }
+            _ => return None,
+        }
+        if !s.eat(b',')? {
+            s.expect(b')')?;
+            break;
+        }
+    }
+    s.ws()?;
+    (s.i == s.b.len()).then_some(scene)
+}
+
+fn entity<'a>(
+    s: &mut Scanner<'a>,
+    source: &Source,
+    components: &dyn Fn(Vec<(&'a str, Range<usize>)>) -> Vec<SceneComponent>,
+) -> Option<SceneEntity> {
+    s.expect(b'(')?;
+    let (mut id, mut prefab, mut list) = (None, None, None);
+    loop {
+        if s.eat(b')')? {
+            break;
+        }
+        match s.ident()? {
+            "id" if id.is_none() => {
+                s.expect(b':')?;
+                id = Some(s.id()?);
+            }
+            "prefab" if prefab.is_none() => {
+                s.expect(b':')?;
+                prefab = Some(s.string()?.to_owned());
+            }
+            "components" if list.is_none() => {
+                s.expect(b':')?;
+                list = Some(components(s.values()?));
+            }
+            _ => return None,
+        }
+        if !s.eat(b',')? {
+            s.expect(b')')?;
+            break;
+        }
+    }
+    let (id, at) = id?;
+    Some(SceneEntity {
+        id,
+        prefab,
+        components: list.unwrap_or_default(),
+        at: Where::Text(source.location(at)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ron::extensions::Extensions;
+
+    type Spans = Vec<(u64, Vec<(String, String)>)>;
+
+    fn spans(text: &str) -> Option<Spans> {
+        let source = Source::new(text, Extensions::empty());
+        let scene = scan(&source)?;
+        Some(
+            scene
+                .entities
+                .iter()
+                .map(|e| {
+                    let values = e.components.iter().map(|c| {
+                        let SceneValue::Text { span, .. } = &c.value else {
+                            unreachable!()
+                        };
+                        (c.name.clone(), source.text[span.clone()].to_owned())
+                    });
+                    (e.id, values.collect())
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn reads_the_common_shape() {
+        let text = r#"// a scene
+(
+    entities: [
+        (id: 1, components: { "A": (x: 1.0, s: "a)],\"}"), "B": ['(', '\'', '}'] /* c) */ , }),
+        (components: {"C": Some((1, 2)) // end
+        }, prefab: "P", id: 2,),
+    ],
+    resources: { "R": 5 },
+)
+"#;
+        assert_eq!(
+            spans(text).unwrap(),
+            [
+                (
+                    1,
+                    vec![
+                        ("A".into(), r#"(x: 1.0, s: "a)],\"}")"#.into()),
+                        ("B".into(), r"['(', '\'', '}']".into()),
+                    ]
+                ),
+                (2, vec![("C".into(), "Some((1, 2))".into())]),
+            ]
+        );
+    }
+
+    #[test]
+    fn leaves_everything_else_to_ron() {
+        for text in [
+            "#![enable(implicit_some)] (entities: [])",
+            "(prefabs: {})",
+            "(schemas: {})",
+            "Scene(entities: [])",
+            "(entities: [(id: 0x10)])",
+            "(entities: [(id: 1, components: {\"A\\u{41}\": 1})])",
+            "(entities: [(id: 1, components: {\"A\": r\"x\"})])",
+            "(entities: [(id: 1, components: {\"A\": (1}])",
+            "(entities: [(id: 1)]) trailing",
+            "(entities: [(id: 1)], entities: [])",
+            "(entities: [(id: 1, nope: 2)])",
+            "(entities: [(id: 1)]) // no newline",
+        ] {
+            assert!(spans(text).is_none(), "{text}");
+        }
+    }
+}
