@@ -119,7 +119,7 @@ impl<'de> Deserialize<'de> for RonSpan<'de> {
 
 /// The newtype name by which ron recognises a raw-value request (ron 0.12,
 /// `ron::value::raw`).
-const RON_RAW_VALUE: &str = "$ron::private::RawValue";
+pub(crate) const RON_RAW_VALUE: &str = "$ron::private::RawValue";
 
 /// A schema from its name and `(field, type name)` pairs, as files write it.
 fn schema_of(name: String, fields: Vec<(String, String)>) -> Result<ComponentSchema, SceneError> {
