@@ -1141,8 +1141,8 @@ mod tests {
                 Rect(1, 2), Named(w: -3, h: 1e300)], map: {"x": (1, false), "y": (2, true),},)"#,
             ],
         );
-        eprintln!("decoded {decoded}");
-        assert!(decoded > 2000, "{decoded}");
+        // Not vacuous: many of the mutated values are decoded.
+        assert!(decoded > 1000, "{decoded}");
     }
 
     #[test]

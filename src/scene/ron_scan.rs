@@ -32,6 +32,13 @@ impl<'a> Scanner<'a> {
         self.b.get(self.i).copied()
     }
 
+    /// Skips whitespace (without comments).
+    fn blank(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
     /// Skips whitespace and comments.
     fn ws(&mut self) -> Option<()> {
         loop {
@@ -125,9 +132,10 @@ impl<'a> Scanner<'a> {
         std::str::from_utf8(&self.b[start..start + len]).ok()
     }
 
-    /// A plain decimal `u64`, and where it starts.
+    /// A plain decimal `u64`, and where it starts (after whitespace only:
+    /// ron's span of a value starts at a comment before it).
     fn id(&mut self) -> Option<(u64, usize)> {
-        self.ws()?;
+        self.blank();
         let start = self.i;
         while matches!(self.peek(), Some(b'0'..=b'9')) {
             self.i += 1;
@@ -142,9 +150,12 @@ impl<'a> Scanner<'a> {
     }
 
     /// The span of one value (brackets matched, strings and comments
-    /// skipped), ending before the `,` or closing bracket after it.
+    /// skipped), ending before the `,` or closing bracket after it. ron's
+    /// span of a value keeps a comment before or after it and trims other
+    /// whitespace than these four, so those are left to ron, as are
+    /// control characters.
     fn value(&mut self) -> Option<Range<usize>> {
-        self.ws()?;
+        self.blank();
         let start = self.i;
         let mut end = start;
         let mut depth = 0usize;
@@ -185,7 +196,7 @@ impl<'a> Scanner<'a> {
                     let rest = self.b.get(self.i..)?;
                     self.i += rest.iter().take(10).position(|&c| c == b'\'')? + 1;
                 }
-                b'/' => {
+                b'/' if depth > 0 => {
                     self.comment()?;
                     continue;
                 }
@@ -193,8 +204,8 @@ impl<'a> Scanner<'a> {
                     self.i += 1;
                     continue;
                 }
-                b'#' => return None,
-                c if c >= 0x80 => return None,
+                b'#' | b'/' => return None,
+                c if c >= 0x80 || c < 0x20 || c == 0x7f => return None,
                 _ => self.i += 1,
             }
             end = self.i;
@@ -325,6 +336,200 @@ fn entity<'a>(
 mod tests {
     use super::*;
     use ron::extensions::Extensions;
+    use serde::Deserialize;
+
+    /// What a scene's outline is: entities (id, where, prefab, component
+    /// names and value spans) and resources.
+    type Outline = (
+        Vec<(u64, Where, Option<String>, Vec<(String, Range<usize>)>)>,
+        Vec<(String, Range<usize>)>,
+    );
+
+    fn outline(scene: &Scene) -> Outline {
+        let values = |list: &[SceneComponent]| {
+            list.iter()
+                .map(|c| match &c.value {
+                    SceneValue::Text { span, .. } => (c.name.clone(), span.clone()),
+                    _ => unreachable!("read from text"),
+                })
+                .collect::<Vec<_>>()
+        };
+        let entities = scene.entities.iter().map(|e| {
+            let values = values(&e.components);
+            (e.id, e.at.clone(), e.prefab.clone(), values)
+        });
+        (entities.collect(), values(&scene.resources))
+    }
+
+    /// Whether ron reads `text` as one value.
+    fn ron_reads(text: &str) -> bool {
+        ron::Deserializer::from_str(text).is_ok_and(|mut de| {
+            serde::de::IgnoredAny::deserialize(&mut de).is_ok() && de.end().is_ok()
+        })
+    }
+
+    /// The scanner either refuses `text` or reads the outline ron reads;
+    /// where ron refuses the document, one of the values scanned must be
+    /// one ron refuses (the loader reports it when decoding). Returns
+    /// whether the scanner read it.
+    fn agrees(text: &str) -> bool {
+        let Some(scanned) = scan(&Source::new(text, Extensions::empty())) else {
+            return false;
+        };
+        let mine = outline(&scanned);
+        match super::super::text::parse_ron_with_ron(text) {
+            Ok(parsed) => {
+                assert!(parsed.schemas.is_empty() && parsed.prefabs.is_empty());
+                assert_eq!(mine, outline(&parsed), "{text:?}");
+            }
+            Err(e) => {
+                let values = mine.0.iter().flat_map(|e| &e.3).chain(&mine.1);
+                assert!(
+                    values
+                        .clone()
+                        .any(|(_, span)| !ron_reads(&text[span.clone()])),
+                    "scanned {text:?}, which ron refuses ({e}), and every value: {:?}",
+                    values
+                        .map(|(_, span)| &text[span.clone()])
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+        true
+    }
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Pieces spliced into documents.
+    const PIECES: &[&str] = &[
+        " ",
+        "\t",
+        "\r",
+        "\n",
+        "\r\n",
+        "\x0b",
+        "\x0c",
+        "\u{85}",
+        "\u{a0}",
+        "\u{feff}",
+        "\u{2028}",
+        "//",
+        "// c\n",
+        "// c",
+        "/*",
+        "*/",
+        "/* c */",
+        "/* ) */",
+        "/* /* */ */",
+        ",",
+        ",,",
+        "(",
+        ")",
+        "()",
+        "[",
+        "]",
+        "{",
+        "}",
+        ":",
+        "\"",
+        "'",
+        "\\",
+        "\\\"",
+        "r",
+        "r#",
+        "#",
+        "r\"",
+        "r#\"",
+        "\"#",
+        "b",
+        "b'",
+        "b\"",
+        "br",
+        "Some",
+        "None",
+        "Some(",
+        "0",
+        "1",
+        "00",
+        "0x",
+        "_",
+        "+",
+        "-",
+        ".",
+        "e",
+        "u64",
+        "é",
+        "x",
+        "id",
+        "id: 3",
+        "prefab",
+        "components",
+        "entities",
+        "resources",
+        "prefabs",
+        "schemas",
+        "#![enable(implicit_some)]",
+        "Scene",
+        "\"A\"",
+        "\"A\": 1",
+        "'('",
+        "'\\''",
+        "\u{0}",
+        "\x7f",
+    ];
+
+    fn mutate(rng: &mut Rng, text: &str) -> String {
+        let mut s: Vec<char> = text.chars().collect();
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(s.len() + 1);
+            let piece = PIECES[rng.below(PIECES.len())];
+            match rng.below(3) {
+                0 => drop(s.splice(at..at, piece.chars())),
+                1 if at < s.len() => drop(s.remove(at)),
+                _ if at < s.len() => drop(s.splice(at..at + 1, piece.chars())),
+                _ => {}
+            }
+        }
+        s.into_iter().collect()
+    }
+
+    #[test]
+    fn mutated_scenes_read_as_ron_reads_them() {
+        let docs = [
+            "(entities: [(id: 1, components: {\"A\": (x: 1.0, y: -2), \"B\": [1, 2]})])",
+            "(resources: {\"R\": Some(\"a)\"), \"S\": '(',}, entities: [(id: 7, prefab: \"P\")])",
+            "// a scene\n(\n  entities: [\n    (id: 2, components: {\n      \"A\": (1, \"x\"), // c\n      \"B\": { 1: [()] }, /* d */\n    }),\n    (components: {}, id: 3,),\n  ],\n)\n",
+            "(entities: [(id: 10, components: {\"A\": Rect(w: 1, h: 2), \"B\": \"s\\\"t\", \"C\": 'x'})], resources: {})",
+            "(resources: {\"R\": 1,}, entities: [(prefab: \"P\", id: 007,), (id: 18446744073709551615)],)",
+        ];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut scanned = 0;
+        for doc in docs {
+            assert!(agrees(doc), "{doc}");
+            for _ in 0..ROUNDS {
+                let text = mutate(&mut rng, doc);
+                scanned += agrees(&text) as usize;
+                scanned += agrees(&mutate(&mut rng, &text)) as usize;
+            }
+        }
+        // Not vacuous: many of the mutated documents are scanned.
+        assert!(scanned > 300, "{scanned}");
+    }
+
+    /// Mutations tried per document.
+    const ROUNDS: usize = 1500;
 
     type Spans = Vec<(u64, Vec<(String, String)>)>;
 
@@ -353,8 +558,8 @@ mod tests {
         let text = r#"// a scene
 (
     entities: [
-        (id: 1, components: { "A": (x: 1.0, s: "a)],\"}"), "B": ['(', '\'', '}'] /* c) */ , }),
-        (components: {"C": Some((1, 2)) // end
+        (id: 1, components: { "A": (x: 1.0, s: "a)],\"}"), "B": ['(', '\'', '}'], /* c) */ }),
+        (components: {"C": Some((1, /* ) */ 2)), // end
         }, prefab: "P", id: 2,),
     ],
     resources: { "R": 5 },
@@ -370,7 +575,7 @@ mod tests {
                         ("B".into(), r"['(', '\'', '}']".into()),
                     ]
                 ),
-                (2, vec![("C".into(), "Some((1, 2))".into())]),
+                (2, vec![("C".into(), "Some((1, /* ) */ 2))".into())]),
             ]
         );
     }
@@ -390,6 +595,15 @@ mod tests {
             "(entities: [(id: 1)], entities: [])",
             "(entities: [(id: 1, nope: 2)])",
             "(entities: [(id: 1)]) // no newline",
+            // ron's span of a value keeps comments around it, and its
+            // location of an id starts at a comment before it.
+            "(entities: [(id: 1, components: {\"A\": /* c */ 1})])",
+            "(entities: [(id: 1, components: {\"A\": 1 /* c */})])",
+            "(entities: [(id: 1, components: {\"A\": 1 // c\n})])",
+            "(entities: [(id: /* c */ 1)])",
+            // ron trims more whitespace than the scanner knows.
+            "(entities: [(id: 1, components: {\"A\": \x0b1})])",
+            "(entities: [(id: 1, components: {\"A\": 1\u{2028}})])",
         ] {
             assert!(spans(text).is_none(), "{text}");
         }

@@ -247,7 +247,7 @@ fn check_scan(scanned: &Scene, parsed: Result<Scene, SceneError>) {
     assert!(parsed.schemas.is_empty() && parsed.prefabs.is_empty());
 }
 
-fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
+pub(super) fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
     // The attributes at the top of the file (read when a deserializer is
     // made; a bad one is reported by the full parse below).
     let extensions = ron::Deserializer::from_str_with_options(text, &ron_options())
