@@ -210,6 +210,16 @@ impl<'a> Scanner<'a> {
             }
             end = self.i;
         }
+        // ron's span of a value that ends in an identifier (a unit struct
+        // or variant) runs on over the whitespace after it: left to ron.
+        let word = self.b[start..end]
+            .iter()
+            .rev()
+            .take_while(|&&c| c == b'_' || c.is_ascii_alphanumeric())
+            .count();
+        if end < self.i && word > 0 && !self.b[end - word].is_ascii_digit() {
+            return None;
+        }
         (end > start && self.i <= self.b.len()).then_some(start..end)
     }
 
@@ -528,6 +538,116 @@ mod tests {
         assert!(scanned > 300, "{scanned}");
     }
 
+    /// Valid documents with random layout: the scanner must read most of
+    /// them, and read each as ron does.
+    #[test]
+    fn generated_scenes_read_as_ron_reads_them() {
+        const GAPS: &[&str] = &[
+            "",
+            " ",
+            "\n",
+            "\t",
+            "\r\n",
+            "/* c */",
+            "// c\n",
+            " /* ( \" */ ",
+            "/*/**/*/",
+        ];
+        const VALUES: &[&str] = &[
+            "1",
+            "-2.5e3",
+            "0x1F",
+            "1_000",
+            "inf",
+            "()",
+            "Unit",
+            "(x: 1.0, y: -2)",
+            "[1, 2,]",
+            "{\"a\": [()], }",
+            "Some((1, \"x\"))",
+            "\"s)]}\"",
+            "\"q\\\"(\"",
+            "'('",
+            "'\\''",
+            "'\"'",
+            "'é'",
+            "\"é💥\"",
+            "Rect(w: 1, h: [2 /* ] */, 3])",
+            "[1, // ]\n 2]",
+            "b\"(\"",
+            "b'('",
+            "(\n  a: 1,\n)",
+            "E(\"}\")",
+            "r\"raw\"",
+            "r#type",
+        ];
+        let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+        let mut scanned = 0;
+        for _ in 0..2000 {
+            let gap = |rng: &mut Rng| GAPS[rng.below(GAPS.len())];
+            let mut doc = String::new();
+            let values = |rng: &mut Rng, doc: &mut String| {
+                *doc += "{";
+                for _ in 0..rng.below(4) {
+                    let name = ["A", "B", "C"][rng.below(3)];
+                    let value = VALUES[rng.below(VALUES.len())];
+                    let (g1, g2, g3) = (gap(rng), gap(rng), gap(rng));
+                    *doc += &format!("{g1}\"{name}\"{g2}:{g3}{value}{}", gap(rng));
+                    *doc += [",", ", "][rng.below(2)];
+                }
+                *doc += gap(rng);
+                *doc += "}";
+            };
+            doc += gap(&mut rng);
+            doc += "(";
+            if rng.below(2) == 0 {
+                doc += &format!(
+                    "{}resources{}:{}",
+                    gap(&mut rng),
+                    gap(&mut rng),
+                    gap(&mut rng)
+                );
+                values(&mut rng, &mut doc);
+                doc += ",";
+            }
+            doc += &format!(
+                "{}entities{}:{}[",
+                gap(&mut rng),
+                gap(&mut rng),
+                gap(&mut rng)
+            );
+            for _ in 0..rng.below(4) {
+                let mut fields = vec![format!(
+                    "id{}:{}{}{}",
+                    gap(&mut rng),
+                    gap(&mut rng),
+                    ["1", "007", "18446744073709551615", "42"][rng.below(4)],
+                    gap(&mut rng)
+                )];
+                if rng.below(2) == 0 {
+                    fields.push(format!("prefab:{}\"P\"", gap(&mut rng)));
+                }
+                if rng.below(3) != 0 {
+                    let mut list = String::new();
+                    values(&mut rng, &mut list);
+                    fields.push(format!(
+                        "components{}:{}{list}",
+                        gap(&mut rng),
+                        gap(&mut rng)
+                    ));
+                }
+                if rng.below(2) == 0 {
+                    fields.reverse();
+                }
+                doc += &format!("{}({}){},", gap(&mut rng), fields.join(","), gap(&mut rng));
+            }
+            doc += &format!("{}]{}){}\n", gap(&mut rng), gap(&mut rng), gap(&mut rng));
+            scanned += agrees(&doc) as usize;
+        }
+        // Most are scanned (comments right around a value are ron's).
+        assert!(scanned > 200, "{scanned}");
+    }
+
     /// Mutations tried per document.
     const ROUNDS: usize = 1500;
 
@@ -601,6 +721,9 @@ mod tests {
             "(entities: [(id: 1, components: {\"A\": 1 /* c */})])",
             "(entities: [(id: 1, components: {\"A\": 1 // c\n})])",
             "(entities: [(id: /* c */ 1)])",
+            // ron's span of a unit struct or variant runs over the
+            // whitespace after it.
+            "(entities: [(id: 1, components: {\"A\": Unit })])",
             // ron trims more whitespace than the scanner knows.
             "(entities: [(id: 1, components: {\"A\": \x0b1})])",
             "(entities: [(id: 1, components: {\"A\": 1\u{2028}})])",

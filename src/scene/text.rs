@@ -220,7 +220,7 @@ pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
 #[cfg(debug_assertions)]
 fn check_scan(scanned: &Scene, parsed: Result<Scene, SceneError>) {
     type Values = Vec<(String, Option<std::ops::Range<usize>>)>;
-    type Outline = (Vec<(u64, Option<String>, Values)>, Values);
+    type Outline = (Vec<(u64, Where, Option<String>, Values)>, Values);
     fn outline(scene: &Scene) -> Outline {
         let values = |list: &[SceneComponent]| {
             list.iter()
@@ -231,7 +231,7 @@ fn check_scan(scanned: &Scene, parsed: Result<Scene, SceneError>) {
             scene
                 .entities
                 .iter()
-                .map(|e| (e.id, e.prefab.clone(), values(&e.components)))
+                .map(|e| (e.id, e.at.clone(), e.prefab.clone(), values(&e.components)))
                 .collect(),
             values(&scene.resources),
         )
