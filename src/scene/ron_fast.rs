@@ -1145,6 +1145,48 @@ mod tests {
         assert!(decoded > 1000, "{decoded}");
     }
 
+    /// `text` with random whitespace (half the time also comments and
+    /// `\x0b`, which are ron's) next to its punctuation.
+    fn relayout(rng: &mut Rng, text: &str) -> String {
+        const GAPS: &[&str] = &[" ", "\n", "\t", "\r\n", "  ", "/* c */", "// c\n", "\x0b"];
+        let kinds = [5, GAPS.len()][rng.below(2)];
+        let punct = |c: Option<char>| c.is_some_and(|c| "()[]{},:".contains(c));
+        let mut out = String::new();
+        let mut prev = None;
+        for c in text.chars() {
+            if (punct(prev) || punct(Some(c))) && rng.below(3) == 0 {
+                out += GAPS[rng.below(kinds)];
+            }
+            out.push(c);
+            prev = Some(c);
+        }
+        out
+    }
+
+    #[test]
+    fn relaid_values_decode_as_ron_decodes_them() {
+        let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+        let mut decoded = 0;
+        for _ in 0..200 {
+            let d = &mut rng;
+            decoded += agrees::<All>(&relayout(
+                d,
+                r#"All(b: true, i: -1, u: 2, f: 1.5, c: 'x',
+                s: "s", o: Some(Some(3)), unit: Unit, n: Newtype(4), arr: (1, 2, 3),
+                list: [Dot, Circle(1), Rect(1, 2,), Named(w: 1, h: 2), Wrap(Some(Dot))],
+                map: {"a": (1, true),},)"#,
+            )) as usize;
+            decoded += agrees::<Vec<Pair>>(&relayout(d, "[Pair(1, 2), (3, 4,)]")) as usize;
+            decoded += agrees::<Vec<Empty>>(&relayout(d, "[Empty(), ()]")) as usize;
+            decoded += agrees::<Vec<Option<()>>>(&relayout(d, "[(), Some(()), None]")) as usize;
+            decoded += agrees::<Vec<Pos>>(&relayout(d, "[Position(x: 1), (y: 2, x: 3)]")) as usize;
+            decoded += agrees::<BTreeMap<Dir, Option<u8>>>(&relayout(d, "{Up: Some(1), Down: 2}"))
+                as usize;
+        }
+        // Not vacuous: about half are decoded.
+        assert!(decoded > 300, "{decoded}");
+    }
+
     #[test]
     fn known_divergences_are_left_to_ron() {
         // Each of these was once decoded differently from ron (or decoded
