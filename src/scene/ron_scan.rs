@@ -9,7 +9,8 @@
 //! is parsed once, when loaded.
 //!
 //! It reads a subset: no attributes (`#![enable(..)]`), no `schemas` or
-//! `prefabs` section, no escapes in names, plain decimal ids. On anything
+//! `prefabs` section, no escapes in names, plain decimal ids, no comments
+//! right around a value (ron's span of a value keeps them). On anything
 //! else, and on any syntax error, it gives up (`None`) and the caller reads
 //! the file with ron, which gives the same scene or the error with its
 //! location. A value's own syntax is checked when it is decoded, with its
@@ -205,7 +206,7 @@ impl<'a> Scanner<'a> {
                     continue;
                 }
                 b'#' | b'/' => return None,
-                c if c >= 0x80 || c < 0x20 || c == 0x7f => return None,
+                c if !(0x20..0x7f).contains(&c) => return None,
                 _ => self.i += 1,
             }
             end = self.i;
