@@ -1133,6 +1133,11 @@ mod tests {
         decoded += differential::<MapAsStruct>(d, &["{1: 2}", "{\"a\": 1}"]);
         decoded += differential::<AnyVariant>(d, &["A", "\"A\""]);
         decoded += differential::<std::ops::Range<i32>>(d, &["(start: 1, end: 2)", "1..2"]);
+        decoded += differential::<Option<Pos>>(d, &["Position(x: 1)", "Some((x: 2))", "None"]);
+        decoded += differential::<Vec<Option<Shape>>>(d, &["[Dot, Some(Rect(1, 2)), None]"]);
+        decoded += differential::<(u8,)>(d, &["(1,)", "(1)"]);
+        decoded += differential::<Option<(u8, char)>>(d, &["(1, 'a')", "Some((1, 'a'))"]);
+        decoded += differential::<Vec<crate::Entity>>(d, &["[1, 4294967296, 0]"]);
         decoded += differential::<All>(
             d,
             &[
