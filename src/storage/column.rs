@@ -405,32 +405,23 @@ impl Column {
         unsafe { self.data.swap_remove_take::<T>(row) }
     }
 
-    /// Replaces the value in `row` with `value`, marking it changed; the old
-    /// value is dropped (a panic in its drop is kept in `panics`, with the
-    /// new value in place).
+    /// Puts `value` in `row` and returns the value it replaces, marking the
+    /// slot changed at `tick`.
     ///
     /// # Safety
-    /// - `row < len`; `T` is this column's component type.
+    /// - `row < len`, and the column holds `T`s.
     #[inline]
-    pub unsafe fn replace_value<T: 'static>(
-        &mut self,
-        row: usize,
-        value: T,
-        tick: Tick,
-        panics: &mut DeferredPanic,
-    ) {
+    pub unsafe fn replace_take<T: 'static>(&mut self, row: usize, value: T, tick: Tick) -> T {
         debug_assert_eq!(
             self.type_id,
             Some(std::any::TypeId::of::<T>()),
             "column type mismatch"
         );
+        debug_assert!(row < self.len());
         self.set_changed(row, tick);
-        // SAFETY: row < len holds an initialised `T` (contract); the old value
-        // is handed back and dropped once below.
-        let old = unsafe { self.ptr_at(row).cast::<T>().replace(value) };
-        if std::mem::needs_drop::<T>() {
-            panics.run(|| drop(old));
-        }
+        // SAFETY: row < len holds an initialised `T` (contract); the old
+        // value goes to the caller, who owns it from here.
+        unsafe { self.ptr_at(row).cast::<T>().replace(value) }
     }
 
     /// See [`BlobVec::swap_remove_drop`].

@@ -1,11 +1,20 @@
 //! Sparse-set storage: one set per sparse component type.
 
+use std::any::TypeId;
+use std::marker::PhantomData;
+
 use super::{Column, DeferredPanic};
 use crate::change::Tick;
 use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
 
 const ABSENT: u32 = u32::MAX;
+
+#[cold]
+#[inline(never)]
+fn slot_taken(index: usize, holder: Entity) -> ! {
+    panic!("sparse set: slot {index} is held by {holder:?}, another generation");
+}
 
 /// Values of one component type, packed densely and found by entity index.
 ///
@@ -69,20 +78,54 @@ impl SparseSet {
         tick: Tick,
         panics: &mut DeferredPanic,
     ) -> bool {
-        if let Some(d) = self.dense_index(entity) {
-            // SAFETY: d < len; `T` is the set's type (contract).
-            unsafe { self.column.replace_value(d, value, tick, panics) };
-            return true;
+        // SAFETY: forwarded contract.
+        match unsafe { self.insert_or_replace(entity, value, tick) } {
+            Some(old) => {
+                if std::mem::needs_drop::<T>() {
+                    panics.run(|| drop(old));
+                }
+                true
+            }
+            None => false,
         }
+    }
+
+    /// Stores `value` for `entity` and hands back the value it replaces, if
+    /// any (marked changed at `tick`, like a fresh value is marked added).
+    /// The set is complete when this returns: the caller drops the old value
+    /// when it suits it (a panicking drop then finds nothing half-done).
+    ///
+    /// # Safety
+    /// - `T` is this set's component type.
+    #[inline(always)]
+    pub unsafe fn insert_or_replace<T: 'static>(
+        &mut self,
+        entity: Entity,
+        value: T,
+        tick: Tick,
+    ) -> Option<T> {
         let index = entity.index() as usize;
-        if index >= self.sparse.len() {
-            self.grow_sparse(index);
+        match self.sparse.get(index) {
+            Some(&d) if d != ABSENT => {
+                // A slot holds the dense index of the value of whichever
+                // entity has this index; only the same generation owns it.
+                if self.entities[d as usize] == entity {
+                    // SAFETY: d < len (a present slot's dense index);
+                    // `T` is the set's type (contract).
+                    return Some(unsafe { self.column.replace_take(d as usize, value, tick) });
+                }
+                // A live entity's index is unique and despawn empties its
+                // slots, so an older generation cannot hold this slot.
+                slot_taken(index, self.entities[d as usize]);
+            }
+            Some(_) => {}
+            None => self.grow_sparse(index),
         }
         self.sparse[index] = self.entities.len() as u32;
         self.entities.push(entity);
         // SAFETY: `T` is the set's type (contract).
         unsafe { self.column.push_value(value, tick) };
-        false
+        None
     }
 
     /// [`SparseSet::insert_value`] with the type checked at run time: for
@@ -116,6 +159,7 @@ impl SparseSet {
     }
 
     #[cold]
+    #[inline(never)]
     fn grow_sparse(&mut self, index: usize) {
         self.sparse.resize(index + 1, ABSENT);
     }
@@ -217,14 +261,91 @@ impl SparseSet {
 }
 
 /// All sparse sets of a world, indexed by component id.
+///
+/// Invariant: if `last` is `Some((t, id, slot))`, `sets[slot]` is the set of
+/// component `id`, which holds values of the Rust type whose `TypeId` is `t`.
 #[derive(Default)]
 pub(crate) struct SparseSets {
     /// `index[component] == position in sets + 1`, or 0 if not sparse/created.
     index: Vec<u32>,
     sets: Vec<(ComponentId, SparseSet)>,
+    /// The set a typed insert or remove used last: loops over one component
+    /// type (the common case) find its set without hashing the type.
+    last: Option<(TypeId, ComponentId, u32)>,
+}
+
+/// The sparse set of the Rust component type `T`, checked to hold `T`s: its
+/// typed operations need no `unsafe` at the call site.
+pub(crate) struct TypedSet<'a, T> {
+    set: &'a mut SparseSet,
+    value: PhantomData<fn(T) -> T>,
+}
+
+impl<T: 'static> TypedSet<'_, T> {
+    /// See [`SparseSet::insert_or_replace`].
+    #[inline(always)]
+    pub fn insert(&mut self, entity: Entity, value: T, tick: Tick) -> Option<T> {
+        // SAFETY: a `TypedSet<T>` is only made for a set of `T`s (see
+        // `SparseSets::typed`).
+        unsafe { self.set.insert_or_replace(entity, value, tick) }
+    }
+
+    /// See [`SparseSet::remove_value`].
+    #[inline(always)]
+    pub fn remove(&mut self, entity: Entity) -> Option<T> {
+        // SAFETY: as in `insert`.
+        unsafe { self.set.remove_value(entity) }
+    }
 }
 
 impl SparseSets {
+    /// The set of Rust type `T`, if it is the one remembered by
+    /// [`SparseSets::remember`]; also its component id.
+    #[inline(always)]
+    pub fn typed<T: 'static>(&mut self) -> Option<(ComponentId, TypedSet<'_, T>)> {
+        match self.last {
+            Some((t, id, slot)) if t == TypeId::of::<T>() => Some((
+                id,
+                TypedSet {
+                    set: &mut self.sets[slot as usize].1,
+                    value: PhantomData,
+                },
+            )),
+            _ => None,
+        }
+    }
+
+    /// True if [`SparseSets::typed`] finds `T`'s set.
+    #[inline(always)]
+    pub fn remembers<T: 'static>(&self) -> bool {
+        matches!(self.last, Some((t, ..)) if t == TypeId::of::<T>())
+    }
+
+    /// Remembers the set of component `id`, which must hold `T`s (checked),
+    /// for [`SparseSets::typed`]; creates the set if `create`. Returns false
+    /// if there is no set (and `!create`).
+    #[cold]
+    #[inline(never)]
+    pub fn remember<T: 'static>(
+        &mut self,
+        id: ComponentId,
+        components: &Components,
+        create: bool,
+    ) -> bool {
+        let slot = match self.index.get(id.index()) {
+            Some(&i) if i > 0 => i - 1,
+            _ if create => self.create(id, components) - 1,
+            _ => return false,
+        };
+        assert!(
+            self.sets[slot as usize].1.column.holds::<T>(),
+            "sparse set of {id:?} does not hold `{}`",
+            std::any::type_name::<T>()
+        );
+        self.last = Some((TypeId::of::<T>(), id, slot));
+        true
+    }
+
     #[inline]
     pub fn get(&self, id: ComponentId) -> Option<&SparseSet> {
         match self.index.get(id.index()) {
