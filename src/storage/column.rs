@@ -147,6 +147,24 @@ impl BlobVec {
     /// # Safety
     /// - `src` points to a valid value of this column's type, which the caller
     ///   will not use or drop again.
+    /// Appends `value`: [`BlobVec::push_uninit`] and a typed write, with
+    /// the slot's address computed from `T`'s size (a constant) rather than
+    /// the runtime item size.
+    ///
+    /// # Safety
+    /// - `T`'s layout is this vector's item layout.
+    #[inline]
+    pub unsafe fn push_typed<T>(&mut self, value: T) {
+        debug_assert_eq!(Layout::new::<T>(), self.item);
+        self.reserve(1);
+        let row = self.len;
+        self.len += 1;
+        // SAFETY: row < capacity after reserve; `T`s fill the allocation
+        // exactly as items do (same layout, contract), so slot `row` is in
+        // bounds and aligned; for a ZST the offset is zero.
+        unsafe { self.data.as_ptr().cast::<T>().add(row).write(value) };
+    }
+
     #[inline]
     pub unsafe fn push_from(&mut self, src: *const u8) {
         // SAFETY: caller contract; the new slot is written right away.
@@ -355,7 +373,7 @@ impl Column {
         // SAFETY: the new slot is written right away, with a `T`, this
         // column's type (contract), so its layout matches. A typed write (not
         // a byte copy of runtime size) lets the compiler inline the store.
-        unsafe { self.data.push_uninit().cast::<T>().write(value) };
+        unsafe { self.data.push_typed(value) };
     }
 
     /// Moves the value and ticks of `row` to the end of `dst`, leaving `row`
