@@ -228,17 +228,21 @@ impl World {
         };
         let mut rows = NewRows::new(table, info, plan.edge, ctx);
         let entities = &mut self.entities;
+        // Fresh ids for the hinted count in one step (a shared atomic counter,
+        // which command buffers use too); the unused rest goes back below.
+        let mut batch = entities.take_fresh(reserve);
         // The iterator is user code: if it panics, the entities spawned so
         // far stay (each is complete) and are announced before the panic
         // goes on.
         let iterated = catch_unwind(AssertUnwindSafe(|| {
             for bundle in bundles {
-                let entity = entities.alloc();
+                let entity = entities.alloc_in(&mut batch);
                 let row = rows.push(entity, bundle);
                 entities.set_location(entity.index(), location(target, row));
                 spawned.push(entity);
             }
         }));
+        self.entities.end_batch(batch);
         self.after_spawn::<B>(&spawned);
         if let Err(payload) = iterated {
             resume_unwind(payload);

@@ -1306,3 +1306,93 @@ fn sparse_one_replace_drops_old_value_once() {
     drop(world);
     assert_eq!(DROPS.load(Ordering::SeqCst), 3);
 }
+
+// ----- spawn_batch's fresh ids taken in one step ---------------------------------
+
+/// An iterator with a made-up size hint.
+struct Hinted<I>(I, (usize, Option<usize>));
+
+impl<I: Iterator> Iterator for Hinted<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.0.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.1
+    }
+}
+
+#[test]
+fn spawn_batch_gives_back_unused_ids() {
+    // A hint of 1000 for 10 entities: the next spawn still gets the next
+    // index, not one past the hinted count.
+    let mut world = World::new();
+    let es = world.spawn_batch(Liar {
+        next: 0,
+        len: 10,
+        hint: (1000, Some(1000)),
+    });
+    let indices: Vec<u32> = es.iter().map(|e| e.index()).collect();
+    assert_eq!(indices, (0..10).collect::<Vec<_>>());
+    assert_eq!(world.spawn(A(0)).index(), 10);
+    assert_eq!(world.len(), 11);
+    world.check_invariants();
+}
+
+#[test]
+fn spawn_batch_with_command_buffer_reserving_meanwhile() {
+    let mut world = World::new();
+    let mut commands = CommandBuffer::new(&world);
+    let mut reserved = Vec::new();
+    // The hint claims 150: the batch takes ids 0..150 at once, the buffer
+    // takes ids past them, and the 50 unused ones cannot go back to the
+    // shared counter: they become free slots.
+    let es = world.spawn_batch(Hinted(
+        (0..100u32).map(|i| {
+            if i % 40 == 0 {
+                // A fresh id taken mid-batch, from the same shared counter.
+                reserved.push(commands.spawn(B(i)));
+            }
+            A(i)
+        }),
+        (150, Some(150)),
+    ));
+    assert!(reserved.iter().all(|r| r.index() >= 150));
+    assert_eq!(es.len(), 100);
+    assert_eq!(reserved.len(), 3);
+    world.check_invariants();
+    commands.apply(&mut world).unwrap();
+    for (i, &e) in es.iter().enumerate() {
+        assert_eq!(*world.get::<A>(e).unwrap(), A(i as u32));
+    }
+    for (&r, i) in reserved.iter().zip([0, 40, 80]) {
+        assert_eq!(*world.get::<B>(r).unwrap(), B(i));
+    }
+    let mut all: Vec<Entity> = es.iter().chain(&reserved).copied().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 103, "no id handed out twice");
+    assert_eq!(world.len(), 103);
+    // Later spawns reuse nothing live and keep the world consistent.
+    let more = world.spawn_batch((0..50u32).map(B));
+    for &e in &more {
+        assert!(!all.contains(&e));
+    }
+    assert_eq!(world.len(), 153);
+    world.check_invariants();
+}
+
+#[test]
+fn spawn_batch_iterator_panic_keeps_ids_consistent() {
+    let mut world = World::new();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn_batch((0..100u32).map(|i| {
+            assert!(i < 30, "iterator fails");
+            A(i)
+        }))
+    }));
+    assert!(result.is_err());
+    assert_eq!(world.len(), 30);
+    assert_eq!(world.spawn(A(0)).index(), 30);
+    world.check_invariants();
+}

@@ -180,11 +180,15 @@ pub(crate) struct WriteCtx<'a> {
 
 /// Appends new rows to one table, all for one bundle type: the plan is
 /// checked once, then each [`NewRows::push`] writes one row.
+///
+/// Invariant: every column of the table, and its entity list, has room for
+/// `room` more rows.
 pub(crate) struct NewRows<'t, 'c, B> {
     table: &'t mut Table,
     info: &'t BundleInfo,
     edge: &'t InsertEdge,
     ctx: WriteCtx<'c>,
+    room: usize,
     bundle: std::marker::PhantomData<fn(B)>,
 }
 
@@ -202,15 +206,22 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
             table.component_ids().len(),
             "insert plan does not cover the table"
         );
+        assert_eq!(
+            edge.slots.len(),
+            info.table_ids.len(),
+            "insert plan is not this bundle's"
+        );
         assert!(
             edge.slots.iter().all(|&(_, replace)| !replace),
             "a new row replaces nothing"
         );
+        let room = table.spare_rows();
         NewRows {
             table,
             info,
             edge,
             ctx,
+            room,
             bundle: std::marker::PhantomData,
         }
     }
@@ -218,20 +229,92 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
     /// Appends a row for `entity` holding `bundle`; returns the row.
     #[inline]
     pub fn push(&mut self, entity: Entity, bundle: B) -> usize {
-        let row = self.table.len();
-        write_row(
-            self.table,
-            row,
+        if self.room == 0 {
+            self.grow();
+        }
+        self.room -= 1;
+        let mut writer = NewRowWriter {
             entity,
-            bundle,
-            self.info,
-            self.edge,
-            &mut self.ctx,
-        );
+            tick: self.ctx.tick,
+            table: &mut *self.table,
+            slots: &self.edge.slots,
+            components: &self.info.components,
+            registry: self.ctx.components,
+            sparse: &mut *self.ctx.sparse,
+            panics: &mut *self.ctx.panics,
+            next_component: 0,
+            next_slot: 0,
+        };
+        bundle.write_components(&mut writer);
+        debug_assert_eq!(writer.next_slot, self.edge.slots.len());
         // SAFETY: the plan names every column once (checked in `new`; bundles
-        // naming a type twice are refused), so `write_row` pushed one value to
+        // naming a type twice are refused), so the writer pushed one value to
         // each.
         unsafe { self.table.push_entity(entity) }
+    }
+
+    /// Makes room for more rows: geometric growth, as pushing one by one
+    /// would do.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.table.reserve(1);
+        self.room = self.table.spare_rows();
+        assert!(self.room > 0, "table did not grow");
+    }
+}
+
+/// Writes one new row of a [`NewRows`] table: every table component is
+/// pushed to its column (which has room: the `NewRows` invariant), sparse
+/// ones go to their sets.
+struct NewRowWriter<'a> {
+    entity: Entity,
+    tick: Tick,
+    table: &'a mut Table,
+    slots: &'a [(u32, bool)],
+    components: &'a [(ComponentId, StorageType)],
+    registry: &'a Components,
+    sparse: &'a mut SparseSets,
+    panics: &'a mut DeferredPanic,
+    next_component: usize,
+    next_slot: usize,
+}
+
+impl ComponentWriter for NewRowWriter<'_> {
+    #[inline(always)]
+    fn write<C: Component>(&mut self, value: C) {
+        match C::STORAGE {
+            StorageType::Table => {
+                // The plan has one slot per table component of the bundle
+                // (checked by `NewRows::new`), and the bundle writes as many
+                // (Bundle contract).
+                let (col, _) = self.slots[self.next_slot];
+                self.next_slot += 1;
+                // SAFETY: slots name columns of this table (they were made
+                // from its component list: the module invariant); the
+                // column holds `C`s, the component at this bundle position;
+                // it has room for this row (`NewRows` invariant: each
+                // column gets one value per row).
+                unsafe {
+                    self.table
+                        .column_at_unchecked_mut(col as usize)
+                        .push_value_unchecked(value, self.tick)
+                };
+            }
+            StorageType::SparseSet => {
+                let id = self.components[self.next_component].0;
+                write_sparse_value(
+                    self.sparse,
+                    self.registry,
+                    id,
+                    self.entity,
+                    value,
+                    self.tick,
+                    self.panics,
+                );
+            }
+        }
+        self.next_component += 1;
     }
 }
 

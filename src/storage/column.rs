@@ -142,11 +142,29 @@ impl BlobVec {
         unsafe { self.ptr_at(row) }
     }
 
-    /// Appends a value copied from `src`, which the caller gives up.
+    /// How many more items fit without growing.
+    #[inline]
+    pub fn spare(&self) -> usize {
+        self.capacity - self.len
+    }
+
+    /// [`BlobVec::push_typed`] without the capacity check.
     ///
     /// # Safety
-    /// - `src` points to a valid value of this column's type, which the caller
-    ///   will not use or drop again.
+    /// - `T`'s layout is this vector's item layout;
+    /// - `spare() > 0`.
+    #[inline(always)]
+    pub unsafe fn push_typed_unchecked<T>(&mut self, value: T) {
+        debug_assert_eq!(Layout::new::<T>(), self.item);
+        debug_assert!(self.len < self.capacity);
+        let row = self.len;
+        self.len += 1;
+        // SAFETY: row < capacity (contract); `T`s fill the allocation
+        // exactly as items do (same layout, contract), so slot `row` is in
+        // bounds and aligned; for a ZST the offset is zero.
+        unsafe { self.data.as_ptr().cast::<T>().add(row).write(value) };
+    }
+
     /// Appends `value`: [`BlobVec::push_uninit`] and a typed write, with
     /// the slot's address computed from `T`'s size (a constant) rather than
     /// the runtime item size.
@@ -165,6 +183,11 @@ impl BlobVec {
         unsafe { self.data.as_ptr().cast::<T>().add(row).write(value) };
     }
 
+    /// Appends a value copied from `src`, which the caller gives up.
+    ///
+    /// # Safety
+    /// - `src` points to a valid value of this column's type, which the caller
+    ///   will not use or drop again.
     #[inline]
     pub unsafe fn push_from(&mut self, src: *const u8) {
         // SAFETY: caller contract; the new slot is written right away.
@@ -374,6 +397,30 @@ impl Column {
         // column's type (contract), so its layout matches. A typed write (not
         // a byte copy of runtime size) lets the compiler inline the store.
         unsafe { self.data.push_typed(value) };
+    }
+
+    /// How many more values fit without growing (the value array; a
+    /// tracked column's ticks grow on their own).
+    #[inline]
+    pub fn spare(&self) -> usize {
+        self.data.spare()
+    }
+
+    /// [`Column::push_value`] without the value array's capacity check.
+    ///
+    /// # Safety
+    /// - `T` is this column's component type;
+    /// - `spare() > 0`.
+    #[inline(always)]
+    pub unsafe fn push_value_unchecked<T: 'static>(&mut self, value: T, tick: Tick) {
+        debug_assert_eq!(
+            self.type_id,
+            Some(std::any::TypeId::of::<T>()),
+            "column type mismatch"
+        );
+        self.push_ticks(ComponentTicks::new(tick));
+        // SAFETY: forwarded contract (same type, so same layout; room left).
+        unsafe { self.data.push_typed_unchecked(value) };
     }
 
     /// Moves the value and ticks of `row` to the end of `dst`, leaving `row`

@@ -166,7 +166,6 @@ impl SparseSet {
         unsafe { self.remove_value(entity) }
     }
 
-
     /// Removes `entity`'s value and returns it, if it has one:
     /// [`SparseSet::remove_with`] for a statically known type.
     ///

@@ -81,6 +81,27 @@ impl Table {
         unsafe { self.columns.get_unchecked(index) }
     }
 
+    /// The column at `index` (a position in [`Table::component_ids`]),
+    /// without a bounds check.
+    ///
+    /// # Safety
+    /// - `index < component_ids().len()`.
+    #[inline(always)]
+    pub unsafe fn column_at_unchecked_mut(&mut self, index: usize) -> &mut Column {
+        debug_assert!(index < self.columns.len());
+        // SAFETY: index < columns.len() (contract).
+        unsafe { self.columns.get_unchecked_mut(index) }
+    }
+
+    /// How many rows can be added before some column (or the entity list)
+    /// must grow.
+    pub fn spare_rows(&self) -> usize {
+        self.columns
+            .iter()
+            .map(Column::spare)
+            .fold(self.entities.capacity() - self.entities.len(), usize::min)
+    }
+
     #[inline]
     pub fn column_at_mut(&mut self, index: usize) -> &mut Column {
         &mut self.columns[index]
