@@ -180,7 +180,9 @@ impl World {
             panics: &mut panics,
             tick,
         };
-        let row = NewRows::new(table, info, plan.edge, ctx).push(entity, bundle);
+        let mut rows = NewRows::new(table, info, plan.edge, ctx);
+        let row = rows.push(entity, bundle);
+        rows.finish();
         self.entities
             .set_location(entity.index(), location(target, row));
         self.after_spawn::<B>(&[entity]);
@@ -242,6 +244,7 @@ impl World {
                 spawned.push(entity);
             }
         }));
+        rows.finish();
         self.entities.end_batch(batch);
         self.after_spawn::<B>(&spawned);
         if let Err(payload) = iterated {

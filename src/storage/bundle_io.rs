@@ -181,13 +181,19 @@ pub(crate) struct WriteCtx<'a> {
 /// Appends new rows to one table, all for one bundle type: the plan is
 /// checked once, then each [`NewRows::push`] writes one row.
 ///
-/// Invariant: every column of the table, and its entity list, has room for
-/// `room` more rows.
+/// Rows are written past the table's length and counted in bulk (when room
+/// runs out, at [`NewRows::finish`], or on drop if a panic unwinds), so the
+/// loop over rows stores no lengths.
+///
+/// Invariants: rows `table.len() .. table.len() + written` are complete
+/// (every column and the entity written); every column and the entity list
+/// have room for `room` rows past those.
 pub(crate) struct NewRows<'t, 'c, B> {
     table: &'t mut Table,
     info: &'t BundleInfo,
     edge: &'t InsertEdge,
     ctx: WriteCtx<'c>,
+    written: usize,
     room: usize,
     bundle: std::marker::PhantomData<fn(B)>,
 }
@@ -221,6 +227,7 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
             info,
             edge,
             ctx,
+            written: 0,
             room,
             bundle: std::marker::PhantomData,
         }
@@ -232,9 +239,10 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
         if self.room == 0 {
             self.grow();
         }
-        self.room -= 1;
+        let row = self.table.len() + self.written;
         let mut writer = NewRowWriter {
             entity,
+            row,
             tick: self.ctx.tick,
             table: &mut *self.table,
             slots: &self.edge.slots,
@@ -247,10 +255,26 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
         };
         bundle.write_components(&mut writer);
         debug_assert_eq!(writer.next_slot, self.edge.slots.len());
-        // SAFETY: the plan names every column once (checked in `new`; bundles
-        // naming a type twice are refused), so the writer pushed one value to
-        // each.
-        unsafe { self.table.push_entity(entity) }
+        // SAFETY: row = len + written < len + written + room (room > 0), so
+        // it is within the entity list's spare capacity.
+        unsafe { self.table.write_spare_entity(row, entity) };
+        // The plan names every column once (checked in `new`; bundles
+        // naming a type twice are refused), so the writer wrote one value
+        // to each: the row is complete.
+        self.written += 1;
+        self.room -= 1;
+        row
+    }
+
+    /// Counts the rows written so far.
+    #[inline]
+    fn commit(&mut self) {
+        if self.written > 0 {
+            let len = self.table.len() + self.written;
+            // SAFETY: rows up to `len` are complete (type invariant).
+            unsafe { self.table.set_len(len) };
+            self.written = 0;
+        }
     }
 
     /// Makes room for more rows: geometric growth, as pushing one by one
@@ -258,9 +282,28 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
+        self.commit();
         self.table.reserve(1);
         self.room = self.table.spare_rows();
         assert!(self.room > 0, "table did not grow");
+    }
+
+    /// Counts every row written; the table is complete again.
+    pub fn finish(mut self) {
+        self.commit();
+    }
+}
+
+impl<B> Drop for NewRows<'_, '_, B> {
+    /// A panic unwinding past the rows (the batch's iterator is user code)
+    /// keeps the complete ones.
+    fn drop(&mut self) {
+        if self.written > 0 {
+            let len = self.table.len() + self.written;
+            // SAFETY: rows up to `len` are complete (type invariant).
+            unsafe { self.table.set_len(len) };
+            self.written = 0;
+        }
     }
 }
 
@@ -269,6 +312,7 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
 /// ones go to their sets.
 struct NewRowWriter<'a> {
     entity: Entity,
+    row: usize,
     tick: Tick,
     table: &'a mut Table,
     slots: &'a [(u32, bool)],
@@ -293,12 +337,13 @@ impl ComponentWriter for NewRowWriter<'_> {
                 // SAFETY: slots name columns of this table (they were made
                 // from its component list: the module invariant); the
                 // column holds `C`s, the component at this bundle position;
-                // it has room for this row (`NewRows` invariant: each
-                // column gets one value per row).
+                // `row` is past its length and within its spare capacity,
+                // and written once (`NewRows` invariants: one value per
+                // column per row).
                 unsafe {
                     self.table
                         .column_at_unchecked_mut(col as usize)
-                        .push_value_unchecked(value, self.tick)
+                        .write_spare(self.row, value, self.tick)
                 };
             }
             StorageType::SparseSet => {

@@ -148,21 +148,32 @@ impl BlobVec {
         self.capacity - self.len
     }
 
-    /// [`BlobVec::push_typed`] without the capacity check.
+    /// Writes `value` to slot `row`, at or past the length, without
+    /// counting it: [`BlobVec::set_len`] does that later.
     ///
     /// # Safety
     /// - `T`'s layout is this vector's item layout;
-    /// - `spare() > 0`.
+    /// - `len <= row < capacity`, and the slot is not written twice before
+    ///   it is counted.
     #[inline(always)]
-    pub unsafe fn push_typed_unchecked<T>(&mut self, value: T) {
+    pub unsafe fn write_spare<T>(&mut self, row: usize, value: T) {
         debug_assert_eq!(Layout::new::<T>(), self.item);
-        debug_assert!(self.len < self.capacity);
-        let row = self.len;
-        self.len += 1;
+        debug_assert!(self.len <= row && row < self.capacity);
         // SAFETY: row < capacity (contract); `T`s fill the allocation
-        // exactly as items do (same layout, contract), so slot `row` is in
-        // bounds and aligned; for a ZST the offset is zero.
+        // exactly as items do (same layout), so the slot is in bounds and
+        // aligned; for a ZST the offset is zero.
         unsafe { self.data.as_ptr().cast::<T>().add(row).write(value) };
+    }
+
+    /// Counts the slots up to `len` as initialised.
+    ///
+    /// # Safety
+    /// - `self.len <= len <= capacity`, and every slot from the old length
+    ///   to `len` holds a value written by [`BlobVec::write_spare`].
+    #[inline]
+    pub unsafe fn set_len(&mut self, len: usize) {
+        debug_assert!(self.len <= len && len <= self.capacity);
+        self.len = len;
     }
 
     /// Appends `value`: [`BlobVec::push_uninit`] and a typed write, with
@@ -399,28 +410,59 @@ impl Column {
         unsafe { self.data.push_typed(value) };
     }
 
-    /// How many more values fit without growing (the value array; a
-    /// tracked column's ticks grow on their own).
+    /// How many more values (and, if tracked, ticks) fit without growing.
     #[inline]
     pub fn spare(&self) -> usize {
-        self.data.spare()
+        let data = self.data.spare();
+        if self.tracked {
+            data.min(self.ticks.capacity() - self.ticks.len())
+        } else {
+            data
+        }
     }
 
-    /// [`Column::push_value`] without the value array's capacity check.
+    /// Writes `value` (added and changed at `tick`) to slot `row`, past the
+    /// length, without counting it: [`Column::set_len`] does that later.
+    /// Batch writers use this to keep lengths out of their loop.
     ///
     /// # Safety
     /// - `T` is this column's component type;
-    /// - `spare() > 0`.
+    /// - `len() <= row < len() + spare()`, and the slot is not written
+    ///   twice before it is counted.
     #[inline(always)]
-    pub unsafe fn push_value_unchecked<T: 'static>(&mut self, value: T, tick: Tick) {
+    pub unsafe fn write_spare<T: 'static>(&mut self, row: usize, value: T, tick: Tick) {
         debug_assert_eq!(
             self.type_id,
             Some(std::any::TypeId::of::<T>()),
             "column type mismatch"
         );
-        self.push_ticks(ComponentTicks::new(tick));
-        // SAFETY: forwarded contract (same type, so same layout; room left).
-        unsafe { self.data.push_typed_unchecked(value) };
+        if self.tracked {
+            debug_assert!(self.ticks.len() <= row && row < self.ticks.capacity());
+            // SAFETY: row < the ticks' capacity (contract: `spare` counts
+            // them when tracked); the slot is past their length.
+            unsafe {
+                self.ticks
+                    .as_mut_ptr()
+                    .add(row)
+                    .write(UnsafeCell::new(ComponentTicks::new(tick)))
+            };
+        }
+        // SAFETY: forwarded contract (same type, so same layout).
+        unsafe { self.data.write_spare(row, value) };
+    }
+
+    /// Counts the values written by [`Column::write_spare`] up to `len`.
+    ///
+    /// # Safety
+    /// - every slot from `len()` to `len` was written by `write_spare`.
+    #[inline]
+    pub unsafe fn set_len(&mut self, len: usize) {
+        if self.tracked {
+            // SAFETY: the ticks of those slots were written with them.
+            unsafe { self.ticks.set_len(len) };
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.data.set_len(len) };
     }
 
     /// Moves the value and ticks of `row` to the end of `dst`, leaving `row`
