@@ -377,18 +377,30 @@ impl Entities {
         }
     }
 
-    /// [`Entities::alloc`], from `batch` while it lasts.
-    #[inline]
-    pub fn alloc_in(&mut self, batch: &mut FreshBatch) -> Entity {
+    /// [`Entities::alloc`] of a live entity at `location`, from `batch`
+    /// while it lasts.
+    #[inline(always)]
+    pub fn alloc_in(&mut self, batch: &mut FreshBatch, location: EntityLocation) -> Entity {
         if batch.next == batch.end {
-            return self.alloc();
+            return self.alloc_at(location);
         }
         let index = batch.next;
         batch.next += 1;
         debug_assert_eq!(self.meta.len(), index as usize);
-        self.meta.push(DEAD);
+        self.meta.push(EntityMeta {
+            generation: FIRST_GENERATION,
+            location,
+        });
         self.len += 1;
         Entity::new(index, FIRST_GENERATION)
+    }
+
+    /// [`Entities::alloc`] of a live entity at `location`.
+    #[inline(never)]
+    fn alloc_at(&mut self, location: EntityLocation) -> Entity {
+        let entity = self.alloc();
+        self.set_location(entity.index(), location);
+        entity
     }
 
     /// Ends a batch: indices it did not hand out go back to the shared

@@ -238,9 +238,9 @@ impl World {
         // goes on.
         let iterated = catch_unwind(AssertUnwindSafe(|| {
             for bundle in bundles {
-                let entity = entities.alloc_in(&mut batch);
-                let row = rows.push(entity, bundle);
-                entities.set_location(entity.index(), location(target, row));
+                let at = location(target, rows.next_row());
+                let entity = entities.alloc_in(&mut batch, at);
+                rows.push(entity, bundle);
                 spawned.push(entity);
             }
         }));

@@ -233,6 +233,12 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
         }
     }
 
+    /// The row the next [`NewRows::push`] writes.
+    #[inline]
+    pub fn next_row(&self) -> usize {
+        self.table.len() + self.written
+    }
+
     /// Appends a row for `entity` holding `bundle`; returns the row.
     #[inline]
     pub fn push(&mut self, entity: Entity, bundle: B) -> usize {
