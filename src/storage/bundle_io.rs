@@ -7,6 +7,8 @@
 //! one target column per table component of the bundle, and — for a new row —
 //! the bundle covers every column of the target table.
 
+use std::ptr::NonNull;
+
 use super::{DeferredPanic, SparseSets, Table};
 use crate::archetype::InsertEdge;
 use crate::bundle::{Bundle, BundleInfo, ComponentReader, ComponentWriter};
@@ -195,7 +197,35 @@ pub(crate) struct NewRows<'t, 'c, B> {
     ctx: WriteCtx<'c>,
     written: usize,
     room: usize,
+    /// See [`direct_columns`]; refreshed whenever the table grows.
+    direct: Option<DirectColumns>,
     bundle: std::marker::PhantomData<fn(B)>,
+}
+
+/// How many table components a bundle may have for [`NewRows`] to write
+/// them through [`DirectColumns`].
+const DIRECT_COLUMNS: usize = 16;
+
+/// Per table component of a bundle, in bundle order: the base pointer of
+/// its column's values.
+type DirectColumns = [NonNull<u8>; DIRECT_COLUMNS];
+
+/// The value arrays of the columns `slots` name, in bundle order, if no
+/// column tracks ticks (whose arrays would need writing too) and there are
+/// at most [`DIRECT_COLUMNS`]. Valid until a column grows.
+fn direct_columns(table: &Table, slots: &[(u32, bool)]) -> Option<DirectColumns> {
+    if slots.len() > DIRECT_COLUMNS {
+        return None;
+    }
+    let mut out = [NonNull::dangling(); DIRECT_COLUMNS];
+    for (ptr, &(col, _)) in out.iter_mut().zip(slots) {
+        let column = table.column_at(col as usize);
+        if column.is_tracked() {
+            return None;
+        }
+        *ptr = column.base_ptr();
+    }
+    Some(out)
 }
 
 impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
@@ -222,6 +252,7 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
             "a new row replaces nothing"
         );
         let room = table.spare_rows();
+        let direct = direct_columns(table, &edge.slots);
         NewRows {
             table,
             info,
@@ -229,6 +260,7 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
             ctx,
             written: 0,
             room,
+            direct,
             bundle: std::marker::PhantomData,
         }
     }
@@ -246,6 +278,23 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
             self.grow();
         }
         let row = self.table.len() + self.written;
+        if let Some(columns) = &self.direct {
+            let mut writer = DirectWriter {
+                entity,
+                row,
+                tick: self.ctx.tick,
+                columns,
+                components: &self.info.components,
+                registry: self.ctx.components,
+                sparse: &mut *self.ctx.sparse,
+                panics: &mut *self.ctx.panics,
+                next_component: 0,
+                next_slot: 0,
+            };
+            bundle.write_components(&mut writer);
+            debug_assert_eq!(writer.next_slot, self.edge.slots.len());
+            return self.end_row(row, entity);
+        }
         let mut writer = NewRowWriter {
             entity,
             row,
@@ -261,6 +310,12 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
         };
         bundle.write_components(&mut writer);
         debug_assert_eq!(writer.next_slot, self.edge.slots.len());
+        self.end_row(row, entity)
+    }
+
+    /// Completes row `row` (its values written) with its entity.
+    #[inline(always)]
+    fn end_row(&mut self, row: usize, entity: Entity) -> usize {
         // SAFETY: row = len + written < len + written + room (room > 0), so
         // it is within the entity list's spare capacity.
         unsafe { self.table.write_spare_entity(row, entity) };
@@ -291,6 +346,7 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
         self.commit();
         self.table.reserve(1);
         self.room = self.table.spare_rows();
+        self.direct = direct_columns(self.table, &self.edge.slots);
         assert!(self.room > 0, "table did not grow");
     }
 
@@ -310,6 +366,55 @@ impl<B> Drop for NewRows<'_, '_, B> {
             unsafe { self.table.set_len(len) };
             self.written = 0;
         }
+    }
+}
+
+/// [`NewRowWriter`] through [`DirectColumns`]: each table value is one
+/// typed store.
+struct DirectWriter<'a> {
+    entity: Entity,
+    row: usize,
+    tick: Tick,
+    columns: &'a DirectColumns,
+    components: &'a [(ComponentId, StorageType)],
+    registry: &'a Components,
+    sparse: &'a mut SparseSets,
+    panics: &'a mut DeferredPanic,
+    next_component: usize,
+    next_slot: usize,
+}
+
+impl ComponentWriter for DirectWriter<'_> {
+    #[inline(always)]
+    fn write<C: Component>(&mut self, value: C) {
+        match C::STORAGE {
+            StorageType::Table => {
+                let base = self.columns[self.next_slot];
+                self.next_slot += 1;
+                // SAFETY: `base` is the value array of the column of this
+                // bundle position's component, `C` (module invariant; Bundle
+                // contract), untracked, and not reallocated since
+                // `direct_columns` read it (only `NewRows::grow` grows the
+                // table, and refreshes them). `row` is past the column's
+                // length and within its capacity, written once (`NewRows`
+                // invariants), so the slot is in bounds, aligned for `C`
+                // (the array is laid out for `C`s) and free.
+                unsafe { base.as_ptr().cast::<C>().add(self.row).write(value) };
+            }
+            StorageType::SparseSet => {
+                let id = self.components[self.next_component].0;
+                write_sparse_value(
+                    self.sparse,
+                    self.registry,
+                    id,
+                    self.entity,
+                    value,
+                    self.tick,
+                    self.panics,
+                );
+            }
+        }
+        self.next_component += 1;
     }
 }
 

@@ -120,6 +120,12 @@ impl Table {
         unsafe { self.entities.set_len(len) };
     }
 
+    /// The column at `index` (a position in [`Table::component_ids`]).
+    #[inline]
+    pub fn column_at(&self, index: usize) -> &Column {
+        &self.columns[index]
+    }
+
     /// How many rows can be added before some column (or the entity list)
     /// must grow.
     pub fn spare_rows(&self) -> usize {
