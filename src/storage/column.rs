@@ -45,6 +45,26 @@ fn dangling(align: usize) -> NonNull<u8> {
     NonNull::<u8>::dangling().with_addr(std::num::NonZeroUsize::new(align).expect("align > 0"))
 }
 
+/// Copies one item of `size` bytes from `src` to `dst`. Common small sizes
+/// get a copy of constant size, which compiles to a few moves; others call
+/// `memcpy` (archetype moves copy every value this way, mostly small ones).
+///
+/// # Safety
+/// - as [`std::ptr::copy_nonoverlapping`] for `size` bytes.
+#[inline(always)]
+unsafe fn copy_item(src: *const u8, dst: *mut u8, size: usize) {
+    // SAFETY: forwarded contract; each arm copies exactly `size` bytes.
+    unsafe {
+        match size {
+            4 => std::ptr::copy_nonoverlapping(src, dst, 4),
+            8 => std::ptr::copy_nonoverlapping(src, dst, 8),
+            12 => std::ptr::copy_nonoverlapping(src, dst, 12),
+            16 => std::ptr::copy_nonoverlapping(src, dst, 16),
+            _ => std::ptr::copy_nonoverlapping(src, dst, size),
+        }
+    }
+}
+
 impl BlobVec {
     pub fn new(item: Layout, drop: Option<unsafe fn(*mut u8)>) -> Self {
         let capacity = if item.size() == 0 { usize::MAX } else { 0 };
@@ -204,7 +224,7 @@ impl BlobVec {
         // SAFETY: caller contract; the new slot is written right away.
         unsafe {
             let dst = self.push_uninit();
-            std::ptr::copy_nonoverlapping(src, dst, self.item.size());
+            copy_item(src, dst, self.item.size());
         }
     }
 
@@ -219,9 +239,7 @@ impl BlobVec {
         let last = self.len - 1;
         if row != last {
             // SAFETY: row and last are distinct, initialised slots < len.
-            unsafe {
-                std::ptr::copy_nonoverlapping(self.ptr_at(last), self.ptr_at(row), self.item.size())
-            };
+            unsafe { copy_item(self.ptr_at(last), self.ptr_at(row), self.item.size()) };
         }
         self.len = last;
     }
