@@ -12,7 +12,9 @@
 //! ```
 //!
 //! Instructions per run = total collected / N. Workloads: `frag-mosaic`,
-//! `frag-hecs`, `simple-mosaic`, `simple-hecs`, `addrem-sparse-mosaic`,
+//! `frag-hecs`, `simple-mosaic`, `simple-hecs`, `insert-mosaic` (a fresh
+//! world and `spawn_batch` of 10,000 entities with four components, as in
+//! simple_insert), `addrem-sparse-mosaic`,
 //! `addrem-table-mosaic`, `addrem-hecs` (add_remove's `N` counts whole
 //! insert-all-then-remove-all passes over 10,000 entities).
 
@@ -108,6 +110,29 @@ fn measured_simple_hecs(world: &mut hecs::World, n: usize) {
     }
 }
 
+#[derive(Component, Clone, Copy)]
+struct Transform(#[allow(dead_code)] [f32; 16]);
+
+#[derive(Component, Clone, Copy)]
+#[allow(dead_code)]
+struct Rotation(f32, f32, f32);
+
+#[inline(never)]
+fn measured_insert_mosaic(n: usize) {
+    for _ in 0..n {
+        let mut world = World::new();
+        let entities = world.spawn_batch((0..10_000).map(|_| {
+            (
+                Transform([1.0; 16]),
+                Position(1.0, 0.0, 0.0),
+                Rotation(1.0, 0.0, 0.0),
+                Velocity(1.0, 0.0, 0.0),
+            )
+        }));
+        black_box((&world, &entities));
+    }
+}
+
 #[inline(never)]
 fn measured_addrem_mosaic<C: Component + Copy>(
     world: &mut World,
@@ -141,7 +166,18 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args.next().unwrap_or_else(|| "frag-mosaic".into());
     let n: usize = args.next().map_or(1000, |s| s.parse().expect("N"));
-    match workload.as_str() {
+    let started = std::time::Instant::now();
+    run(&workload, n);
+    // Wall time too, for a quick look outside callgrind (noisy: use the
+    // suite's report for figures).
+    eprintln!(
+        "{workload}: {:.1} us per run",
+        started.elapsed().as_secs_f64() * 1e6 / n as f64
+    );
+}
+
+fn run(workload: &str, n: usize) {
+    match workload {
         "frag-mosaic" => {
             let mut world = frag_world_mosaic();
             let mut q = world.query::<&mut Data>();
@@ -163,6 +199,7 @@ fn main() {
             );
             measured_simple_hecs(&mut world, n);
         }
+        "insert-mosaic" => measured_insert_mosaic(n),
         "addrem-sparse-mosaic" | "addrem-table-mosaic" => {
             let mut world = World::new();
             let entities = world.spawn_batch((0..10_000).map(|_| (AddRemoveA(0.0),)));

@@ -177,6 +177,34 @@ impl FreshIndices {
     fn handed_out(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+
+    /// Takes `n` never-used indices in one step and returns the first, or
+    /// takes none (`None`) if fewer than `n` are left.
+    fn take(&self, n: u64) -> Option<u64> {
+        let limit = u64::from(u32::MAX);
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |start| {
+                start.checked_add(n).filter(|&end| end <= limit)
+            })
+            .ok()
+    }
+
+    /// Gives back `start..end`, the last indices taken, if no index was
+    /// taken since. Returns false (giving back nothing) otherwise.
+    fn give_back(&self, start: u64, end: u64) -> bool {
+        self.0
+            .compare_exchange(end, start, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    }
+}
+
+/// Never-used indices a batch spawn took in one step
+/// ([`Entities::take_fresh`]), handed out one by one by
+/// [`Entities::alloc_in`]; the rest goes back with [`Entities::end_batch`].
+#[derive(Debug)]
+pub(crate) struct FreshBatch {
+    next: u32,
+    end: u32,
 }
 
 /// The allocator: one [`EntityMeta`] per slot ever used, plus a free list.
@@ -322,6 +350,80 @@ impl Entities {
         }
         self.meta.push(DEAD);
         Entity::new(index, FIRST_GENERATION)
+    }
+
+    /// Takes up to `n` never-used indices at once for a batch spawn: one
+    /// atomic step instead of one per entity. Takes none while the free list
+    /// has indices, which are reused first (as [`Entities::alloc`] does).
+    /// Until [`Entities::end_batch`], the untaken part counts as reserved
+    /// fresh ids (see the type's invariants), so nothing may flush.
+    pub fn take_fresh(&mut self, n: usize) -> FreshBatch {
+        let none = FreshBatch { next: 0, end: 0 };
+        if !self.free.is_empty() || n == 0 {
+            return none;
+        }
+        let Some(start) = self.fresh.take(n as u64) else {
+            return none;
+        };
+        // Fresh indices a command buffer reserved in between become live at
+        // the next flush, as with `alloc`.
+        while (self.meta.len() as u64) < start {
+            self.pending.push(self.meta.len() as u32);
+            self.meta.push(DEAD);
+        }
+        FreshBatch {
+            next: start as u32,
+            end: (start + n as u64) as u32,
+        }
+    }
+
+    /// [`Entities::alloc`] of a live entity at `location`, from `batch`
+    /// while it lasts.
+    #[inline(always)]
+    pub fn alloc_in(&mut self, batch: &mut FreshBatch, location: EntityLocation) -> Entity {
+        if batch.next == batch.end {
+            return self.alloc_at(location);
+        }
+        let index = batch.next;
+        batch.next += 1;
+        debug_assert_eq!(self.meta.len(), index as usize);
+        self.meta.push(EntityMeta {
+            generation: FIRST_GENERATION,
+            location,
+        });
+        self.len += 1;
+        Entity::new(index, FIRST_GENERATION)
+    }
+
+    /// [`Entities::alloc`] of a live entity at `location`.
+    #[inline(never)]
+    fn alloc_at(&mut self, location: EntityLocation) -> Entity {
+        let entity = self.alloc();
+        self.set_location(entity.index(), location);
+        entity
+    }
+
+    /// Ends a batch: indices it did not hand out go back to the shared
+    /// counter if no one took an index since, else onto the free list (in
+    /// order, lowest next), so no id is left reserved for nobody.
+    pub fn end_batch(&mut self, batch: FreshBatch) {
+        if batch.next == batch.end {
+            return;
+        }
+        debug_assert_eq!(self.meta.len(), batch.next as usize);
+        if self
+            .fresh
+            .give_back(u64::from(batch.next), u64::from(batch.end))
+        {
+            return;
+        }
+        let unused = (batch.end - batch.next) as usize;
+        self.meta.resize(self.meta.len() + unused, DEAD);
+        // The free list was empty when the batch began (`take_fresh`), and
+        // nothing frees or reserves through `&self` during one.
+        debug_assert!(self.free.is_empty() && *self.free_cursor.get_mut() == 0);
+        self.free.extend((batch.next..batch.end).rev());
+        *self.free_cursor.get_mut() = self.free.len() as i64;
     }
 
     /// Reserves room for `additional` more slots.

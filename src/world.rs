@@ -184,7 +184,9 @@ impl World {
             panics: &mut panics,
             tick,
         };
-        let row = NewRows::new(table, info, plan.edge, ctx).push(entity, bundle);
+        let mut rows = NewRows::new(table, info, plan.edge, ctx);
+        let row = rows.push(entity, bundle);
+        rows.finish();
         self.entities
             .set_location(entity.index(), location(target, row));
         self.after_spawn::<B>(&[entity]);
@@ -232,17 +234,22 @@ impl World {
         };
         let mut rows = NewRows::new(table, info, plan.edge, ctx);
         let entities = &mut self.entities;
+        // Fresh ids for the hinted count in one step (a shared atomic counter,
+        // which command buffers use too); the unused rest goes back below.
+        let mut batch = entities.take_fresh(reserve);
         // The iterator is user code: if it panics, the entities spawned so
         // far stay (each is complete) and are announced before the panic
         // goes on.
         let iterated = catch_unwind(AssertUnwindSafe(|| {
             for bundle in bundles {
-                let entity = entities.alloc();
-                let row = rows.push(entity, bundle);
-                entities.set_location(entity.index(), location(target, row));
+                let at = location(target, rows.next_row());
+                let entity = entities.alloc_in(&mut batch, at);
+                rows.push(entity, bundle);
                 spawned.push(entity);
             }
         }));
+        rows.finish();
+        self.entities.end_batch(batch);
         self.after_spawn::<B>(&spawned);
         if let Err(payload) = iterated {
             resume_unwind(payload);
@@ -560,7 +567,43 @@ impl World {
         entity: Entity,
         component: C,
     ) -> Result<(), EntityError> {
-        self.insert(entity, component)
+        match C::STORAGE {
+            StorageType::SparseSet => self.insert_sparse_one(entity, component),
+            StorageType::Table => self.insert(entity, component),
+        }
+    }
+
+    /// [`World::insert_one`] of a sparse component: the entity keeps its
+    /// archetype and row, so this is one sparse-set write. The set is found
+    /// through the remembered last type, not the bundle registry; a
+    /// component with announced lifecycle takes [`World::insert`]'s path.
+    #[inline]
+    fn insert_sparse_one<C: Component>(
+        &mut self,
+        entity: Entity,
+        component: C,
+    ) -> Result<(), EntityError> {
+        self.flush();
+        if self.entities.get(entity).is_none() {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        if !self.sparse.remembers::<C>() {
+            // Registers `C` first, as `insert` does: a first registration may
+            // switch its lifecycle on.
+            let id = self.components.register::<C>();
+            self.sparse.remember::<C>(id, &self.components, true);
+        }
+        let tick = self.change_tick();
+        let Some((id, mut set)) = self.sparse.typed::<C>() else {
+            unreachable!("remembered just above")
+        };
+        if self.components.lifecycle_active() && self.components.announces(id) {
+            return self.insert(entity, component);
+        }
+        // The set is complete before a replaced value's drop runs, so a
+        // panic there leaves nothing half-done.
+        drop(set.insert(entity, component, tick));
+        Ok(())
     }
 
     /// Removes the components of bundle `B` from `entity` and returns them.
@@ -712,7 +755,36 @@ impl World {
     /// ```
     #[inline]
     pub fn remove_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
-        self.remove::<C>(entity)
+        match C::STORAGE {
+            StorageType::SparseSet => self.remove_sparse_one::<C>(entity),
+            StorageType::Table => self.remove::<C>(entity),
+        }
+    }
+
+    /// [`World::remove_one`] of a sparse component: one sparse-set removal,
+    /// found as in [`World::insert_sparse_one`]. A component with announced
+    /// lifecycle takes [`World::remove`]'s path.
+    #[inline]
+    fn remove_sparse_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
+        self.flush();
+        if self.entities.get(entity).is_none() {
+            return Err(ComponentError::NoSuchEntity(entity));
+        }
+        if !self.sparse.remembers::<C>() {
+            let id = self.components.register::<C>();
+            // No set yet: no entity has a `C` (and none is made here, so
+            // set-creation order stays that of the inserts).
+            if !self.sparse.remember::<C>(id, &self.components, false) {
+                return self.remove::<C>(entity);
+            }
+        }
+        let Some((id, mut set)) = self.sparse.typed::<C>() else {
+            unreachable!("remembered just above")
+        };
+        if self.components.lifecycle_active() && self.components.announces(id) {
+            return self.remove::<C>(entity);
+        }
+        set.remove(entity).ok_or_else(|| missing::<C>(entity))
     }
 
     /// A shared reference to `entity`'s `T`.

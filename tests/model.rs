@@ -214,6 +214,23 @@ trait ModelBundle: Bundle + Send + 'static {
     fn idxs(out: &mut Vec<usize>);
     fn expected(v: u32, out: &mut Vec<(usize, u64)>);
     fn values(&self, out: &mut Vec<(usize, u64)>);
+    /// `world.insert`; a single component also takes `insert_one` (on odd
+    /// `v`), whose sparse path is its own.
+    fn insert_into(self, world: &mut World, e: Entity, v: u32) -> Result<(), EntityError>
+    where
+        Self: Sized,
+    {
+        let _ = v;
+        world.insert(e, self)
+    }
+    /// `world.remove`; a single component also takes `remove_one` (for odd
+    /// entity indices).
+    fn remove_from(world: &mut World, e: Entity) -> Result<Self, ComponentError>
+    where
+        Self: Sized,
+    {
+        world.remove::<Self>(e)
+    }
 }
 
 macro_rules! component_bundle {
@@ -230,6 +247,20 @@ macro_rules! component_bundle {
             }
             fn values(&self, out: &mut Vec<(usize, u64)>) {
                 out.push((<$t as Comp>::IDX, Comp::value(self)));
+            }
+            fn insert_into(self, world: &mut World, e: Entity, v: u32) -> Result<(), EntityError> {
+                if v % 2 == 1 {
+                    world.insert_one(e, self)
+                } else {
+                    world.insert(e, self)
+                }
+            }
+            fn remove_from(world: &mut World, e: Entity) -> Result<Self, ComponentError> {
+                if e.index() % 2 == 1 {
+                    world.remove_one::<$t>(e)
+                } else {
+                    world.remove::<$t>(e)
+                }
             }
         }
     )*};
@@ -868,7 +899,7 @@ fn do_insert(c: &mut Case, e: Entity, kind: usize, v: u32) {
     impl KindVisitor for V<'_> {
         type Out = Result<(), EntityError>;
         fn visit<B: ModelBundle>(self) -> Self::Out {
-            self.0.insert(self.1, B::make(self.2, self.3))
+            B::make(self.2, self.3).insert_into(self.0, self.1, self.2)
         }
     }
     c.model.flush();
@@ -890,7 +921,7 @@ fn do_remove(c: &mut Case, e: Entity, kind: usize) {
     impl KindVisitor for V<'_> {
         type Out = Result<Vec<(usize, u64)>, ComponentError>;
         fn visit<B: ModelBundle>(self) -> Self::Out {
-            let bundle = self.0.remove::<B>(self.1)?;
+            let bundle = B::remove_from(self.0, self.1)?;
             let mut values = Vec::new();
             bundle.values(&mut values);
             Ok(values)

@@ -1147,3 +1147,252 @@ fn same_operations_give_same_iteration_order() {
     let long_b = run_ops(7, 2000);
     assert_eq!(long_a, long_b);
 }
+
+// ----- single sparse components (insert_one / remove_one) ------------------------
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+struct S2(u32);
+
+#[test]
+fn sparse_one_stale_and_reserved_entities() {
+    let mut world = World::new();
+    let e = world.spawn(A(1));
+    world.insert_one(e, S(1)).unwrap();
+    world.despawn(e).unwrap();
+    // The type's set is remembered from the insert: a stale handle is still
+    // refused, and changes nothing.
+    assert_eq!(world.insert_one(e, S(2)), Err(EntityError::NoSuchEntity(e)));
+    assert_eq!(
+        world.remove_one::<S>(e),
+        Err(ComponentError::NoSuchEntity(e))
+    );
+    let reused = world.spawn(A(2));
+    assert_eq!(reused.index(), e.index());
+    assert!(
+        !world.has::<S>(reused),
+        "the old value went with the old entity"
+    );
+    assert_eq!(world.insert_one(e, S(3)), Err(EntityError::NoSuchEntity(e)));
+    assert!(!world.has::<S>(reused));
+    // A reserved id becomes live at the insert (or remove), as with `insert`.
+    let r = world.reserve_entity();
+    world.insert_one(r, S(4)).unwrap();
+    assert_eq!(*world.get::<S>(r).unwrap(), S(4));
+    let r2 = world.reserve_entity();
+    assert!(world.remove_one::<S>(r2).is_err());
+    assert!(world.contains(r2));
+    world.check_invariants();
+}
+
+#[test]
+fn sparse_one_alternating_types_and_first_remove() {
+    let mut world = World::new();
+    let e = world.spawn(());
+    let f = world.spawn(());
+    // Removing a type no entity ever had: missing, and no set is made.
+    assert_eq!(
+        world.remove_one::<S2>(e),
+        Err(ComponentError::MissingComponent {
+            entity: e,
+            component: "S2".to_owned()
+        })
+    );
+    for i in 0..4 {
+        world.insert_one(e, S(i)).unwrap();
+        world.insert_one(f, S2(i + 10)).unwrap();
+        world.insert_one(f, S(i + 20)).unwrap();
+    }
+    assert_eq!(*world.get::<S>(e).unwrap(), S(3));
+    assert_eq!(*world.get::<S>(f).unwrap(), S(23));
+    assert_eq!(*world.get::<S2>(f).unwrap(), S2(13));
+    assert_eq!(world.remove_one::<S2>(f), Ok(S2(13)));
+    assert_eq!(world.remove_one::<S>(e), Ok(S(3)));
+    assert!(world.remove_one::<S2>(e).is_err());
+    assert_eq!(world.remove_one::<S>(f), Ok(S(23)));
+    // Sets were made in insert order (S, then S2; the failed remove made
+    // none): despawn announces sparse components in that order.
+    world.insert_one(e, S2(1)).unwrap();
+    world.insert_one(e, S(1)).unwrap();
+    world.check_invariants();
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = order.clone();
+    world.observe(move |_: Trigger<OnRemove<S>>, _: DeferredWorld| {
+        log.lock().unwrap().push("S");
+    });
+    let log = order.clone();
+    world.observe(move |_: Trigger<OnRemove<S2>>, _: DeferredWorld| {
+        log.lock().unwrap().push("S2");
+    });
+    world.despawn(e).unwrap();
+    assert_eq!(*order.lock().unwrap(), ["S", "S2"]);
+}
+
+#[test]
+fn sparse_one_hooks_and_observers_registered_later_still_run() {
+    static ADDS: AtomicUsize = AtomicUsize::new(0);
+    static REMOVES: AtomicUsize = AtomicUsize::new(0);
+    let mut world = World::new();
+    let e = world.spawn(());
+    // Warm the fast path for S before any lifecycle exists.
+    world.insert_one(e, S(1)).unwrap();
+    world.remove_one::<S>(e).unwrap();
+    world
+        .register_component_hooks::<S>()
+        .on_add(|_, _| {
+            ADDS.fetch_add(1, Ordering::SeqCst);
+        })
+        .on_remove(|_, _| {
+            REMOVES.fetch_add(1, Ordering::SeqCst);
+        });
+    world.insert_one(e, S(2)).unwrap();
+    world.insert_one(e, S(3)).unwrap(); // a replace: not an add
+    assert_eq!(ADDS.load(Ordering::SeqCst), 1);
+    assert_eq!(world.remove_one::<S>(e), Ok(S(3)));
+    assert_eq!(REMOVES.load(Ordering::SeqCst), 1);
+
+    let seen = Arc::new(AtomicUsize::new(0));
+    let f = world.spawn(());
+    world.insert_one(f, S2(1)).unwrap();
+    let counter = seen.clone();
+    world.observe(move |_: Trigger<OnInsert<S2>>, _: DeferredWorld| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    world.insert_one(f, S2(2)).unwrap();
+    assert_eq!(seen.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn sparse_one_change_ticks() {
+    let mut world = World::new();
+    let e = world.spawn(A(0));
+    let mut added = world.query_filtered::<Entity, Added<S>>();
+    let mut changed = world.query_filtered::<Entity, Changed<S>>();
+    assert_eq!(added.iter(&world).count(), 0);
+    assert_eq!(changed.iter(&world).count(), 0);
+    world.insert_one(e, S(1)).unwrap();
+    assert_eq!(added.iter(&world).collect::<Vec<_>>(), [e]);
+    assert_eq!(changed.iter(&world).collect::<Vec<_>>(), [e]);
+    world.insert_one(e, S(2)).unwrap();
+    assert_eq!(added.iter(&world).count(), 0, "a replace is no add");
+    assert_eq!(changed.iter(&world).collect::<Vec<_>>(), [e]);
+    assert_eq!(changed.iter(&world).count(), 0);
+    world.remove_one::<S>(e).unwrap();
+    world.insert_one(e, S(3)).unwrap();
+    assert_eq!(added.iter(&world).collect::<Vec<_>>(), [e]);
+}
+
+#[test]
+fn sparse_one_replace_drops_old_value_once() {
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    #[derive(Component)]
+    #[component(storage = "sparse")]
+    struct Counted(#[allow(dead_code)] u32);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let mut world = World::new();
+    let e = world.spawn(());
+    world.insert_one(e, Counted(1)).unwrap();
+    world.insert_one(e, Counted(2)).unwrap();
+    assert_eq!(DROPS.load(Ordering::SeqCst), 1);
+    let taken = world.remove_one::<Counted>(e).unwrap();
+    assert_eq!(DROPS.load(Ordering::SeqCst), 1);
+    drop(taken);
+    assert_eq!(DROPS.load(Ordering::SeqCst), 2);
+    world.insert_one(e, Counted(3)).unwrap();
+    drop(world);
+    assert_eq!(DROPS.load(Ordering::SeqCst), 3);
+}
+
+// ----- spawn_batch's fresh ids taken in one step ---------------------------------
+
+/// An iterator with a made-up size hint.
+struct Hinted<I>(I, (usize, Option<usize>));
+
+impl<I: Iterator> Iterator for Hinted<I> {
+    type Item = I::Item;
+    fn next(&mut self) -> Option<I::Item> {
+        self.0.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.1
+    }
+}
+
+#[test]
+fn spawn_batch_gives_back_unused_ids() {
+    // A hint of 1000 for 10 entities: the next spawn still gets the next
+    // index, not one past the hinted count.
+    let mut world = World::new();
+    let es = world.spawn_batch(Liar {
+        next: 0,
+        len: 10,
+        hint: (1000, Some(1000)),
+    });
+    let indices: Vec<u32> = es.iter().map(|e| e.index()).collect();
+    assert_eq!(indices, (0..10).collect::<Vec<_>>());
+    assert_eq!(world.spawn(A(0)).index(), 10);
+    assert_eq!(world.len(), 11);
+    world.check_invariants();
+}
+
+#[test]
+fn spawn_batch_with_command_buffer_reserving_meanwhile() {
+    let mut world = World::new();
+    let mut commands = CommandBuffer::new(&world);
+    let mut reserved = Vec::new();
+    // The hint claims 150: the batch takes ids 0..150 at once, the buffer
+    // takes ids past them, and the 50 unused ones cannot go back to the
+    // shared counter: they become free slots.
+    let es = world.spawn_batch(Hinted(
+        (0..100u32).map(|i| {
+            if i % 40 == 0 {
+                // A fresh id taken mid-batch, from the same shared counter.
+                reserved.push(commands.spawn(B(i)));
+            }
+            A(i)
+        }),
+        (150, Some(150)),
+    ));
+    assert!(reserved.iter().all(|r| r.index() >= 150));
+    assert_eq!(es.len(), 100);
+    assert_eq!(reserved.len(), 3);
+    world.check_invariants();
+    commands.apply(&mut world).unwrap();
+    for (i, &e) in es.iter().enumerate() {
+        assert_eq!(*world.get::<A>(e).unwrap(), A(i as u32));
+    }
+    for (&r, i) in reserved.iter().zip([0, 40, 80]) {
+        assert_eq!(*world.get::<B>(r).unwrap(), B(i));
+    }
+    let mut all: Vec<Entity> = es.iter().chain(&reserved).copied().collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 103, "no id handed out twice");
+    assert_eq!(world.len(), 103);
+    // Later spawns reuse nothing live and keep the world consistent.
+    let more = world.spawn_batch((0..50u32).map(B));
+    for &e in &more {
+        assert!(!all.contains(&e));
+    }
+    assert_eq!(world.len(), 153);
+    world.check_invariants();
+}
+
+#[test]
+fn spawn_batch_iterator_panic_keeps_ids_consistent() {
+    let mut world = World::new();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn_batch((0..100u32).map(|i| {
+            assert!(i < 30, "iterator fails");
+            A(i)
+        }))
+    }));
+    assert!(result.is_err());
+    assert_eq!(world.len(), 30);
+    assert_eq!(world.spawn(A(0)).index(), 30);
+    world.check_invariants();
+}

@@ -7,6 +7,8 @@
 //! one target column per table component of the bundle, and — for a new row —
 //! the bundle covers every column of the target table.
 
+use std::ptr::NonNull;
+
 use super::{DeferredPanic, SparseSets, Table};
 use crate::archetype::InsertEdge;
 use crate::bundle::{Bundle, BundleInfo, ComponentReader, ComponentWriter};
@@ -180,12 +182,50 @@ pub(crate) struct WriteCtx<'a> {
 
 /// Appends new rows to one table, all for one bundle type: the plan is
 /// checked once, then each [`NewRows::push`] writes one row.
+///
+/// Rows are written past the table's length and counted in bulk (when room
+/// runs out, at [`NewRows::finish`], or on drop if a panic unwinds), so the
+/// loop over rows stores no lengths.
+///
+/// Invariants: rows `table.len() .. table.len() + written` are complete
+/// (every column and the entity written); every column and the entity list
+/// have room for `room` rows past those.
 pub(crate) struct NewRows<'t, 'c, B> {
     table: &'t mut Table,
     info: &'t BundleInfo,
     edge: &'t InsertEdge,
     ctx: WriteCtx<'c>,
+    written: usize,
+    room: usize,
+    /// See [`direct_columns`]; refreshed whenever the table grows.
+    direct: Option<DirectColumns>,
     bundle: std::marker::PhantomData<fn(B)>,
+}
+
+/// How many table components a bundle may have for [`NewRows`] to write
+/// them through [`DirectColumns`].
+const DIRECT_COLUMNS: usize = 16;
+
+/// Per table component of a bundle, in bundle order: the base pointer of
+/// its column's values.
+type DirectColumns = [NonNull<u8>; DIRECT_COLUMNS];
+
+/// The value arrays of the columns `slots` name, in bundle order, if no
+/// column tracks ticks (whose arrays would need writing too) and there are
+/// at most [`DIRECT_COLUMNS`]. Valid until a column grows.
+fn direct_columns(table: &Table, slots: &[(u32, bool)]) -> Option<DirectColumns> {
+    if slots.len() > DIRECT_COLUMNS {
+        return None;
+    }
+    let mut out = [NonNull::dangling(); DIRECT_COLUMNS];
+    for (ptr, &(col, _)) in out.iter_mut().zip(slots) {
+        let column = table.column_at(col as usize);
+        if column.is_tracked() {
+            return None;
+        }
+        *ptr = column.base_ptr();
+    }
+    Some(out)
 }
 
 impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
@@ -202,36 +242,235 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
             table.component_ids().len(),
             "insert plan does not cover the table"
         );
+        assert_eq!(
+            edge.slots.len(),
+            info.table_ids.len(),
+            "insert plan is not this bundle's"
+        );
         assert!(
             edge.slots.iter().all(|&(_, replace)| !replace),
             "a new row replaces nothing"
         );
+        let room = table.spare_rows();
+        let direct = direct_columns(table, &edge.slots);
         NewRows {
             table,
             info,
             edge,
             ctx,
+            written: 0,
+            room,
+            direct,
             bundle: std::marker::PhantomData,
         }
+    }
+
+    /// The row the next [`NewRows::push`] writes.
+    #[inline]
+    pub fn next_row(&self) -> usize {
+        self.table.len() + self.written
     }
 
     /// Appends a row for `entity` holding `bundle`; returns the row.
     #[inline]
     pub fn push(&mut self, entity: Entity, bundle: B) -> usize {
-        let row = self.table.len();
-        write_row(
-            self.table,
-            row,
+        if self.room == 0 {
+            self.grow();
+        }
+        let row = self.table.len() + self.written;
+        if let Some(columns) = &self.direct {
+            let mut writer = DirectWriter {
+                entity,
+                row,
+                tick: self.ctx.tick,
+                columns,
+                components: &self.info.components,
+                registry: self.ctx.components,
+                sparse: &mut *self.ctx.sparse,
+                panics: &mut *self.ctx.panics,
+                next_component: 0,
+                next_slot: 0,
+            };
+            bundle.write_components(&mut writer);
+            debug_assert_eq!(writer.next_slot, self.edge.slots.len());
+            return self.end_row(row, entity);
+        }
+        let mut writer = NewRowWriter {
             entity,
-            bundle,
-            self.info,
-            self.edge,
-            &mut self.ctx,
-        );
-        // SAFETY: the plan names every column once (checked in `new`; bundles
-        // naming a type twice are refused), so `write_row` pushed one value to
-        // each.
-        unsafe { self.table.push_entity(entity) }
+            row,
+            tick: self.ctx.tick,
+            table: &mut *self.table,
+            slots: &self.edge.slots,
+            components: &self.info.components,
+            registry: self.ctx.components,
+            sparse: &mut *self.ctx.sparse,
+            panics: &mut *self.ctx.panics,
+            next_component: 0,
+            next_slot: 0,
+        };
+        bundle.write_components(&mut writer);
+        debug_assert_eq!(writer.next_slot, self.edge.slots.len());
+        self.end_row(row, entity)
+    }
+
+    /// Completes row `row` (its values written) with its entity.
+    #[inline(always)]
+    fn end_row(&mut self, row: usize, entity: Entity) -> usize {
+        // SAFETY: row = len + written < len + written + room (room > 0), so
+        // it is within the entity list's spare capacity.
+        unsafe { self.table.write_spare_entity(row, entity) };
+        // The plan names every column once (checked in `new`; bundles
+        // naming a type twice are refused), so the writer wrote one value
+        // to each: the row is complete.
+        self.written += 1;
+        self.room -= 1;
+        row
+    }
+
+    /// Counts the rows written so far.
+    #[inline]
+    fn commit(&mut self) {
+        if self.written > 0 {
+            let len = self.table.len() + self.written;
+            // SAFETY: rows up to `len` are complete (type invariant).
+            unsafe { self.table.set_len(len) };
+            self.written = 0;
+        }
+    }
+
+    /// Makes room for more rows: geometric growth, as pushing one by one
+    /// would do.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.commit();
+        self.table.reserve(1);
+        self.room = self.table.spare_rows();
+        self.direct = direct_columns(self.table, &self.edge.slots);
+        assert!(self.room > 0, "table did not grow");
+    }
+
+    /// Counts every row written; the table is complete again.
+    pub fn finish(mut self) {
+        self.commit();
+    }
+}
+
+impl<B> Drop for NewRows<'_, '_, B> {
+    /// A panic unwinding past the rows (the batch's iterator is user code)
+    /// keeps the complete ones.
+    fn drop(&mut self) {
+        if self.written > 0 {
+            let len = self.table.len() + self.written;
+            // SAFETY: rows up to `len` are complete (type invariant).
+            unsafe { self.table.set_len(len) };
+            self.written = 0;
+        }
+    }
+}
+
+/// [`NewRowWriter`] through [`DirectColumns`]: each table value is one
+/// typed store.
+struct DirectWriter<'a> {
+    entity: Entity,
+    row: usize,
+    tick: Tick,
+    columns: &'a DirectColumns,
+    components: &'a [(ComponentId, StorageType)],
+    registry: &'a Components,
+    sparse: &'a mut SparseSets,
+    panics: &'a mut DeferredPanic,
+    next_component: usize,
+    next_slot: usize,
+}
+
+impl ComponentWriter for DirectWriter<'_> {
+    #[inline(always)]
+    fn write<C: Component>(&mut self, value: C) {
+        match C::STORAGE {
+            StorageType::Table => {
+                let base = self.columns[self.next_slot];
+                self.next_slot += 1;
+                // SAFETY: `base` is the value array of the column of this
+                // bundle position's component, `C` (module invariant; Bundle
+                // contract), untracked, and not reallocated since
+                // `direct_columns` read it (only `NewRows::grow` grows the
+                // table, and refreshes them). `row` is past the column's
+                // length and within its capacity, written once (`NewRows`
+                // invariants), so the slot is in bounds, aligned for `C`
+                // (the array is laid out for `C`s) and free.
+                unsafe { base.as_ptr().cast::<C>().add(self.row).write(value) };
+            }
+            StorageType::SparseSet => {
+                let id = self.components[self.next_component].0;
+                write_sparse_value(
+                    self.sparse,
+                    self.registry,
+                    id,
+                    self.entity,
+                    value,
+                    self.tick,
+                    self.panics,
+                );
+            }
+        }
+        self.next_component += 1;
+    }
+}
+
+/// Writes one new row of a [`NewRows`] table: every table component is
+/// pushed to its column (which has room: the `NewRows` invariant), sparse
+/// ones go to their sets.
+struct NewRowWriter<'a> {
+    entity: Entity,
+    row: usize,
+    tick: Tick,
+    table: &'a mut Table,
+    slots: &'a [(u32, bool)],
+    components: &'a [(ComponentId, StorageType)],
+    registry: &'a Components,
+    sparse: &'a mut SparseSets,
+    panics: &'a mut DeferredPanic,
+    next_component: usize,
+    next_slot: usize,
+}
+
+impl ComponentWriter for NewRowWriter<'_> {
+    #[inline(always)]
+    fn write<C: Component>(&mut self, value: C) {
+        match C::STORAGE {
+            StorageType::Table => {
+                // The plan has one slot per table component of the bundle
+                // (checked by `NewRows::new`), and the bundle writes as many
+                // (Bundle contract).
+                let (col, _) = self.slots[self.next_slot];
+                self.next_slot += 1;
+                // SAFETY: slots name columns of this table (they were made
+                // from its component list: the module invariant); the
+                // column holds `C`s, the component at this bundle position;
+                // `row` is past its length and within its spare capacity,
+                // and written once (`NewRows` invariants: one value per
+                // column per row).
+                unsafe {
+                    self.table
+                        .column_at_unchecked_mut(col as usize)
+                        .write_spare(self.row, value, self.tick)
+                };
+            }
+            StorageType::SparseSet => {
+                let id = self.components[self.next_component].0;
+                write_sparse_value(
+                    self.sparse,
+                    self.registry,
+                    id,
+                    self.entity,
+                    value,
+                    self.tick,
+                    self.panics,
+                );
+            }
+        }
+        self.next_component += 1;
     }
 }
 

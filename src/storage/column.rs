@@ -45,6 +45,26 @@ fn dangling(align: usize) -> NonNull<u8> {
     NonNull::<u8>::dangling().with_addr(std::num::NonZeroUsize::new(align).expect("align > 0"))
 }
 
+/// Copies one item of `size` bytes from `src` to `dst`. Common small sizes
+/// get a copy of constant size, which compiles to a few moves; others call
+/// `memcpy` (archetype moves copy every value this way, mostly small ones).
+///
+/// # Safety
+/// - as [`std::ptr::copy_nonoverlapping`] for `size` bytes.
+#[inline(always)]
+unsafe fn copy_item(src: *const u8, dst: *mut u8, size: usize) {
+    // SAFETY: forwarded contract; each arm copies exactly `size` bytes.
+    unsafe {
+        match size {
+            4 => std::ptr::copy_nonoverlapping(src, dst, 4),
+            8 => std::ptr::copy_nonoverlapping(src, dst, 8),
+            12 => std::ptr::copy_nonoverlapping(src, dst, 12),
+            16 => std::ptr::copy_nonoverlapping(src, dst, 16),
+            _ => std::ptr::copy_nonoverlapping(src, dst, size),
+        }
+    }
+}
+
 impl BlobVec {
     pub fn new(item: Layout, drop: Option<unsafe fn(*mut u8)>) -> Self {
         let capacity = if item.size() == 0 { usize::MAX } else { 0 };
@@ -142,6 +162,58 @@ impl BlobVec {
         unsafe { self.ptr_at(row) }
     }
 
+    /// How many more items fit without growing.
+    #[inline]
+    pub fn spare(&self) -> usize {
+        self.capacity - self.len
+    }
+
+    /// Writes `value` to slot `row`, at or past the length, without
+    /// counting it: [`BlobVec::set_len`] does that later.
+    ///
+    /// # Safety
+    /// - `T`'s layout is this vector's item layout;
+    /// - `len <= row < capacity`, and the slot is not written twice before
+    ///   it is counted.
+    #[inline(always)]
+    pub unsafe fn write_spare<T>(&mut self, row: usize, value: T) {
+        debug_assert_eq!(Layout::new::<T>(), self.item);
+        debug_assert!(self.len <= row && row < self.capacity);
+        // SAFETY: row < capacity (contract); `T`s fill the allocation
+        // exactly as items do (same layout), so the slot is in bounds and
+        // aligned; for a ZST the offset is zero.
+        unsafe { self.data.as_ptr().cast::<T>().add(row).write(value) };
+    }
+
+    /// Counts the slots up to `len` as initialised.
+    ///
+    /// # Safety
+    /// - `self.len <= len <= capacity`, and every slot from the old length
+    ///   to `len` holds a value written by [`BlobVec::write_spare`].
+    #[inline]
+    pub unsafe fn set_len(&mut self, len: usize) {
+        debug_assert!(self.len <= len && len <= self.capacity);
+        self.len = len;
+    }
+
+    /// Appends `value`: [`BlobVec::push_uninit`] and a typed write, with
+    /// the slot's address computed from `T`'s size (a constant) rather than
+    /// the runtime item size.
+    ///
+    /// # Safety
+    /// - `T`'s layout is this vector's item layout.
+    #[inline]
+    pub unsafe fn push_typed<T>(&mut self, value: T) {
+        debug_assert_eq!(Layout::new::<T>(), self.item);
+        self.reserve(1);
+        let row = self.len;
+        self.len += 1;
+        // SAFETY: row < capacity after reserve; `T`s fill the allocation
+        // exactly as items do (same layout, contract), so slot `row` is in
+        // bounds and aligned; for a ZST the offset is zero.
+        unsafe { self.data.as_ptr().cast::<T>().add(row).write(value) };
+    }
+
     /// Appends a value copied from `src`, which the caller gives up.
     ///
     /// # Safety
@@ -152,7 +224,7 @@ impl BlobVec {
         // SAFETY: caller contract; the new slot is written right away.
         unsafe {
             let dst = self.push_uninit();
-            std::ptr::copy_nonoverlapping(src, dst, self.item.size());
+            copy_item(src, dst, self.item.size());
         }
     }
 
@@ -167,9 +239,7 @@ impl BlobVec {
         let last = self.len - 1;
         if row != last {
             // SAFETY: row and last are distinct, initialised slots < len.
-            unsafe {
-                std::ptr::copy_nonoverlapping(self.ptr_at(last), self.ptr_at(row), self.item.size())
-            };
+            unsafe { copy_item(self.ptr_at(last), self.ptr_at(row), self.item.size()) };
         }
         self.len = last;
     }
@@ -355,7 +425,62 @@ impl Column {
         // SAFETY: the new slot is written right away, with a `T`, this
         // column's type (contract), so its layout matches. A typed write (not
         // a byte copy of runtime size) lets the compiler inline the store.
-        unsafe { self.data.push_uninit().cast::<T>().write(value) };
+        unsafe { self.data.push_typed(value) };
+    }
+
+    /// How many more values (and, if tracked, ticks) fit without growing.
+    #[inline]
+    pub fn spare(&self) -> usize {
+        let data = self.data.spare();
+        if self.tracked {
+            data.min(self.ticks.capacity() - self.ticks.len())
+        } else {
+            data
+        }
+    }
+
+    /// Writes `value` (added and changed at `tick`) to slot `row`, past the
+    /// length, without counting it: [`Column::set_len`] does that later.
+    /// Batch writers use this to keep lengths out of their loop.
+    ///
+    /// # Safety
+    /// - `T` is this column's component type;
+    /// - `len() <= row < len() + spare()`, and the slot is not written
+    ///   twice before it is counted.
+    #[inline(always)]
+    pub unsafe fn write_spare<T: 'static>(&mut self, row: usize, value: T, tick: Tick) {
+        debug_assert_eq!(
+            self.type_id,
+            Some(std::any::TypeId::of::<T>()),
+            "column type mismatch"
+        );
+        if self.tracked {
+            debug_assert!(self.ticks.len() <= row && row < self.ticks.capacity());
+            // SAFETY: row < the ticks' capacity (contract: `spare` counts
+            // them when tracked); the slot is past their length.
+            unsafe {
+                self.ticks
+                    .as_mut_ptr()
+                    .add(row)
+                    .write(UnsafeCell::new(ComponentTicks::new(tick)))
+            };
+        }
+        // SAFETY: forwarded contract (same type, so same layout).
+        unsafe { self.data.write_spare(row, value) };
+    }
+
+    /// Counts the values written by [`Column::write_spare`] up to `len`.
+    ///
+    /// # Safety
+    /// - every slot from `len()` to `len` was written by `write_spare`.
+    #[inline]
+    pub unsafe fn set_len(&mut self, len: usize) {
+        if self.tracked {
+            // SAFETY: the ticks of those slots were written with them.
+            unsafe { self.ticks.set_len(len) };
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.data.set_len(len) };
     }
 
     /// Moves the value and ticks of `row` to the end of `dst`, leaving `row`
@@ -405,32 +530,23 @@ impl Column {
         unsafe { self.data.swap_remove_take::<T>(row) }
     }
 
-    /// Replaces the value in `row` with `value`, marking it changed; the old
-    /// value is dropped (a panic in its drop is kept in `panics`, with the
-    /// new value in place).
+    /// Puts `value` in `row` and returns the value it replaces, marking the
+    /// slot changed at `tick`.
     ///
     /// # Safety
-    /// - `row < len`; `T` is this column's component type.
+    /// - `row < len`, and the column holds `T`s.
     #[inline]
-    pub unsafe fn replace_value<T: 'static>(
-        &mut self,
-        row: usize,
-        value: T,
-        tick: Tick,
-        panics: &mut DeferredPanic,
-    ) {
+    pub unsafe fn replace_take<T: 'static>(&mut self, row: usize, value: T, tick: Tick) -> T {
         debug_assert_eq!(
             self.type_id,
             Some(std::any::TypeId::of::<T>()),
             "column type mismatch"
         );
+        debug_assert!(row < self.len());
         self.set_changed(row, tick);
-        // SAFETY: row < len holds an initialised `T` (contract); the old value
-        // is handed back and dropped once below.
-        let old = unsafe { self.ptr_at(row).cast::<T>().replace(value) };
-        if std::mem::needs_drop::<T>() {
-            panics.run(|| drop(old));
-        }
+        // SAFETY: row < len holds an initialised `T` (contract); the old
+        // value goes to the caller, who owns it from here.
+        unsafe { self.ptr_at(row).cast::<T>().replace(value) }
     }
 
     /// See [`BlobVec::swap_remove_drop`].

@@ -1,11 +1,28 @@
 //! Sparse-set storage: one set per sparse component type.
 
+use std::any::TypeId;
+use std::marker::PhantomData;
+
 use super::{Column, DeferredPanic};
 use crate::change::Tick;
 use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
 
 const ABSENT: u32 = u32::MAX;
+
+#[cold]
+#[inline(never)]
+fn slot_taken(index: usize, holder: Option<Entity>) -> ! {
+    panic!("sparse set: slot {index} is held by {holder:?}, not the entity inserted");
+}
+
+/// Grows `sparse` to cover `index`; returns that (empty) slot.
+#[cold]
+#[inline(never)]
+fn grow_sparse(sparse: &mut Vec<u32>, index: usize) -> &mut u32 {
+    sparse.resize(index + 1, ABSENT);
+    &mut sparse[index]
+}
 
 /// Values of one component type, packed densely and found by entity index.
 ///
@@ -41,13 +58,12 @@ impl SparseSet {
     /// Dense index of `entity`'s value, if it has one.
     #[inline(always)]
     pub fn dense_index(&self, entity: Entity) -> Option<usize> {
-        let d = *self.sparse.get(entity.index() as usize)?;
-        if d == ABSENT {
-            return None;
-        }
-        // The generation check makes a stale handle miss, even though
-        // despawn always empties the slot first.
-        (self.entities[d as usize] == entity).then_some(d as usize)
+        // An empty slot holds `ABSENT`, past any dense index, so the bounds
+        // check of the lookup below covers it. The generation check makes a
+        // stale handle miss, even though despawn always empties the slot
+        // first.
+        let d = *self.sparse.get(entity.index() as usize)? as usize;
+        (self.entities.get(d) == Some(&entity)).then_some(d)
     }
 
     #[inline]
@@ -69,20 +85,55 @@ impl SparseSet {
         tick: Tick,
         panics: &mut DeferredPanic,
     ) -> bool {
-        if let Some(d) = self.dense_index(entity) {
-            // SAFETY: d < len; `T` is the set's type (contract).
-            unsafe { self.column.replace_value(d, value, tick, panics) };
-            return true;
+        // SAFETY: forwarded contract.
+        match unsafe { self.insert_or_replace(entity, value, tick) } {
+            Some(old) => {
+                if std::mem::needs_drop::<T>() {
+                    panics.run(|| drop(old));
+                }
+                true
+            }
+            None => false,
         }
+    }
+
+    /// Stores `value` for `entity` and hands back the value it replaces, if
+    /// any (marked changed at `tick`, like a fresh value is marked added).
+    /// The set is complete when this returns: the caller drops the old value
+    /// when it suits it (a panicking drop then finds nothing half-done).
+    ///
+    /// # Safety
+    /// - `T` is this set's component type.
+    #[inline(always)]
+    pub unsafe fn insert_or_replace<T: 'static>(
+        &mut self,
+        entity: Entity,
+        value: T,
+        tick: Tick,
+    ) -> Option<T> {
         let index = entity.index() as usize;
-        if index >= self.sparse.len() {
-            self.grow_sparse(index);
+        let slot = match self.sparse.get_mut(index) {
+            Some(slot) => slot,
+            None => grow_sparse(&mut self.sparse, index),
+        };
+        if *slot != ABSENT {
+            let d = *slot as usize;
+            // A slot holds the dense index of the value of whichever entity
+            // has this index; only the same generation owns it.
+            if self.entities.get(d) == Some(&entity) {
+                // SAFETY: d < len (its entity was just read); `T` is the
+                // set's type (contract).
+                return Some(unsafe { self.column.replace_take(d, value, tick) });
+            }
+            // A live entity's index is unique and despawn empties its slots,
+            // so an older generation cannot hold this slot.
+            slot_taken(index, self.entities.get(d).copied());
         }
-        self.sparse[index] = self.entities.len() as u32;
+        *slot = self.entities.len() as u32;
         self.entities.push(entity);
         // SAFETY: `T` is the set's type (contract).
         unsafe { self.column.push_value(value, tick) };
-        false
+        None
     }
 
     /// [`SparseSet::insert_value`] with the type checked at run time: for
@@ -115,11 +166,6 @@ impl SparseSet {
         unsafe { self.remove_value(entity) }
     }
 
-    #[cold]
-    fn grow_sparse(&mut self, index: usize) {
-        self.sparse.resize(index + 1, ABSENT);
-    }
-
     /// Removes `entity`'s value and returns it, if it has one:
     /// [`SparseSet::remove_with`] for a statically known type.
     ///
@@ -127,11 +173,23 @@ impl SparseSet {
     /// - `T` is this set's component type.
     #[inline(always)]
     pub unsafe fn remove_value<T: 'static>(&mut self, entity: Entity) -> Option<T> {
-        let d = self.dense_index(entity)?;
-        // SAFETY: d < len; `T` is the set's type (contract).
-        let value = unsafe { self.column.swap_remove_take::<T>(d) };
-        self.swap_remove_index(d);
-        Some(value)
+        let slot = self.sparse.get_mut(entity.index() as usize)?;
+        // `ABSENT` is past any dense index (see `dense_index`).
+        let d = *slot as usize;
+        if self.entities.get(d) != Some(&entity) {
+            return None;
+        }
+        *slot = ABSENT;
+        self.entities.swap_remove(d);
+        if let Some(moved) = self.entities.get(d) {
+            self.sparse[moved.index() as usize] = d as u32;
+        }
+        // The value last: its move goes through a raw pointer, after which
+        // the compiler reloads every length. The column is still one longer
+        // than `entities`, and its slot `d` is the entity's value.
+        // SAFETY: d < the column's len (it was < entities' len before the
+        // swap-remove); `T` is the set's type (contract).
+        Some(unsafe { self.column.swap_remove_take::<T>(d) })
     }
 
     /// Removes the value at dense index `dense`, which must be `entity`'s
@@ -217,14 +275,111 @@ impl SparseSet {
 }
 
 /// All sparse sets of a world, indexed by component id.
-#[derive(Default)]
+///
+/// Invariant: with `last == (t, id, slot)` and `t` not `NoSet`'s id,
+/// `sets[slot]` is the set of component `id`, which holds values of the Rust
+/// type whose `TypeId` is `t`.
 pub(crate) struct SparseSets {
     /// `index[component] == position in sets + 1`, or 0 if not sparse/created.
     index: Vec<u32>,
     sets: Vec<(ComponentId, SparseSet)>,
+    /// The set a typed insert or remove used last: loops over one component
+    /// type (the common case) find its set without hashing the type.
+    last: (TypeId, ComponentId, u32),
+}
+
+/// The type `SparseSets::last` names while it remembers no set: private, so
+/// no set holds it.
+struct NoSet;
+
+impl Default for SparseSets {
+    fn default() -> Self {
+        SparseSets {
+            index: Vec::new(),
+            sets: Vec::new(),
+            last: (TypeId::of::<NoSet>(), ComponentId::new(0), 0),
+        }
+    }
+}
+
+/// The sparse set of the Rust component type `T`, checked to hold `T`s: its
+/// typed operations need no `unsafe` at the call site.
+pub(crate) struct TypedSet<'a, T> {
+    set: &'a mut SparseSet,
+    value: PhantomData<fn(T) -> T>,
+}
+
+impl<T: 'static> TypedSet<'_, T> {
+    /// See [`SparseSet::insert_or_replace`].
+    #[inline(always)]
+    pub fn insert(&mut self, entity: Entity, value: T, tick: Tick) -> Option<T> {
+        // SAFETY: a `TypedSet<T>` is only made for a set of `T`s (see
+        // `SparseSets::typed`).
+        unsafe { self.set.insert_or_replace(entity, value, tick) }
+    }
+
+    /// See [`SparseSet::remove_value`].
+    #[inline(always)]
+    pub fn remove(&mut self, entity: Entity) -> Option<T> {
+        // SAFETY: as in `insert`.
+        unsafe { self.set.remove_value(entity) }
+    }
 }
 
 impl SparseSets {
+    /// The set of Rust type `T`, if it is the one remembered by
+    /// [`SparseSets::remember`]; also its component id.
+    #[inline(always)]
+    pub fn typed<T: 'static>(&mut self) -> Option<(ComponentId, TypedSet<'_, T>)> {
+        let (t, id, slot) = self.last;
+        if t != TypeId::of::<T>() {
+            return None;
+        }
+        debug_assert!(slot < self.sets.len() as u32);
+        // SAFETY: `t` is a real type's id (`NoSet` is never a `T` here: it
+        // is private and no set holds it), so `slot` names an existing set
+        // (type invariant); sets are never removed.
+        let set = unsafe { &mut self.sets.get_unchecked_mut(slot as usize).1 };
+        Some((
+            id,
+            TypedSet {
+                set,
+                value: PhantomData,
+            },
+        ))
+    }
+
+    /// True if [`SparseSets::typed`] finds `T`'s set.
+    #[inline(always)]
+    pub fn remembers<T: 'static>(&self) -> bool {
+        self.last.0 == TypeId::of::<T>()
+    }
+
+    /// Remembers the set of component `id`, which must hold `T`s (checked),
+    /// for [`SparseSets::typed`]; creates the set if `create`. Returns false
+    /// if there is no set (and `!create`).
+    #[cold]
+    #[inline(never)]
+    pub fn remember<T: 'static>(
+        &mut self,
+        id: ComponentId,
+        components: &Components,
+        create: bool,
+    ) -> bool {
+        let slot = match self.index.get(id.index()) {
+            Some(&i) if i > 0 => i - 1,
+            _ if create => self.create(id, components) - 1,
+            _ => return false,
+        };
+        assert!(
+            self.sets[slot as usize].1.column.holds::<T>(),
+            "sparse set of {id:?} does not hold `{}`",
+            std::any::type_name::<T>()
+        );
+        self.last = (TypeId::of::<T>(), id, slot);
+        true
+    }
+
     #[inline]
     pub fn get(&self, id: ComponentId) -> Option<&SparseSet> {
         match self.index.get(id.index()) {

@@ -81,6 +81,60 @@ impl Table {
         unsafe { self.columns.get_unchecked(index) }
     }
 
+    /// The column at `index` (a position in [`Table::component_ids`]),
+    /// without a bounds check.
+    ///
+    /// # Safety
+    /// - `index < component_ids().len()`.
+    #[inline(always)]
+    pub unsafe fn column_at_unchecked_mut(&mut self, index: usize) -> &mut Column {
+        debug_assert!(index < self.columns.len());
+        // SAFETY: index < columns.len() (contract).
+        unsafe { self.columns.get_unchecked_mut(index) }
+    }
+
+    /// Writes `entity` as the entity of row `row`, past the length, without
+    /// counting it: [`Table::set_len`] does that later.
+    ///
+    /// # Safety
+    /// - `len() <= row < len() + spare_rows()`.
+    #[inline(always)]
+    pub unsafe fn write_spare_entity(&mut self, row: usize, entity: Entity) {
+        debug_assert!(self.entities.len() <= row && row < self.entities.capacity());
+        // SAFETY: row < capacity (contract), past the length.
+        unsafe { self.entities.as_mut_ptr().add(row).write(entity) };
+    }
+
+    /// Counts the rows up to `len`, written with [`Column::write_spare`]
+    /// and [`Table::write_spare_entity`].
+    ///
+    /// # Safety
+    /// - every column's slots and every entity from `len()` to `len` were
+    ///   written.
+    pub unsafe fn set_len(&mut self, len: usize) {
+        for c in self.columns.iter_mut() {
+            // SAFETY: forwarded contract.
+            unsafe { c.set_len(len) };
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.entities.set_len(len) };
+    }
+
+    /// The column at `index` (a position in [`Table::component_ids`]).
+    #[inline]
+    pub fn column_at(&self, index: usize) -> &Column {
+        &self.columns[index]
+    }
+
+    /// How many rows can be added before some column (or the entity list)
+    /// must grow.
+    pub fn spare_rows(&self) -> usize {
+        self.columns
+            .iter()
+            .map(Column::spare)
+            .fold(self.entities.capacity() - self.entities.len(), usize::min)
+    }
+
     #[inline]
     pub fn column_at_mut(&mut self, index: usize) -> &mut Column {
         &mut self.columns[index]
