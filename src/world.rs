@@ -40,6 +40,7 @@ use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 mod dynamic_ops;
 #[cfg(feature = "serde")]
 mod scene_ops;
+mod sort;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 #[cfg(feature = "serde")]
 pub(crate) use scene_ops::SpawnGroup;

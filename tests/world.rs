@@ -1396,3 +1396,110 @@ fn spawn_batch_iterator_panic_keeps_ids_consistent() {
     assert_eq!(world.spawn(A(0)).index(), 30);
     world.check_invariants();
 }
+
+// ----- sort_by_key -------------------------------------------------------------
+
+#[test]
+fn sort_by_key_reorders_each_table_and_keeps_every_handle() {
+    let mut world = World::new();
+    // Two tables holding A, one with a droppable and a zero-sized column.
+    let keys = [5u32, 3, 9, 3, 0, 7, 1];
+    let plain: Vec<Entity> = keys
+        .iter()
+        .map(|&k| world.spawn((A(k), B(k * 10))))
+        .collect();
+    let named: Vec<Entity> = keys
+        .iter()
+        .map(|&k| world.spawn((A(100 - k), Marker, Plain(k), C(k))))
+        .collect();
+    world.insert_one(named[2], S(42)).unwrap();
+    world.sort_by_key::<A, _>(|a| a.0);
+    world.check_invariants();
+    let order = world.run_system_once(|q: Query<(Entity, &A)>| {
+        q.iter().map(|(e, a)| (e, a.0)).collect::<Vec<_>>()
+    });
+    let (first, second) = order.split_at(keys.len());
+    assert_eq!(
+        first.iter().map(|x| x.1).collect::<Vec<_>>(),
+        [0, 1, 3, 3, 5, 7, 9]
+    );
+    assert_eq!(
+        second.iter().map(|x| x.1).collect::<Vec<_>>(),
+        [91, 93, 95, 97, 97, 99, 100]
+    );
+    // Stable: the two 3s keep their spawn order.
+    assert_eq!((first[2].0, first[3].0), (plain[1], plain[3]));
+    // Every handle still finds its own components, and structural changes
+    // after the sort work.
+    for (i, &k) in keys.iter().enumerate() {
+        assert_eq!(world.get::<A>(plain[i]), Ok(&A(k)));
+        assert_eq!(world.get::<B>(plain[i]), Ok(&B(k * 10)));
+        assert_eq!(world.get::<Plain>(named[i]), Ok(&Plain(k)));
+        assert_eq!(world.get::<C>(named[i]), Ok(&C(k)));
+    }
+    assert_eq!(world.get::<S>(named[2]), Ok(&S(42)));
+    world.despawn(plain[4]).unwrap();
+    world.remove_one::<B>(plain[0]).unwrap();
+    world.insert_one(named[0], B(1)).unwrap();
+    world.check_invariants();
+    assert_eq!(world.get::<A>(plain[0]), Ok(&A(5)));
+    // Already sorted: nothing moves.
+    world.sort_by_key::<A, _>(|a| a.0);
+    world.sort_by_key::<Plain, _>(|p| std::cmp::Reverse(p.0));
+    world.check_invariants();
+    // Each table on its own: named[0] (Plain 5) moved to a table of its own
+    // when it got a B.
+    let plains =
+        world.run_system_once(|q: Query<&Plain>| q.iter().map(|p| p.0).collect::<Vec<_>>());
+    assert_eq!(plains, [9, 7, 3, 3, 1, 0, 5]);
+}
+
+#[test]
+fn sort_by_key_moves_ticks_with_values_and_is_not_a_change() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..6).map(|i| world.spawn(A(10 - i))).collect();
+    let mut changed = world.query_filtered::<Entity, Changed<A>>();
+    assert_eq!(changed.iter(&world).count(), 6);
+    world.get_mut::<A>(es[1]).unwrap().0 = 50;
+    world.sort_by_key::<A, _>(|a| a.0);
+    assert_eq!(changed.iter(&world).collect::<Vec<_>>(), [es[1]]);
+    assert_eq!(changed.iter(&world).count(), 0);
+}
+
+#[test]
+fn sort_by_key_orders_a_sparse_set() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..5).map(|i| world.spawn(A(i))).collect();
+    for (&e, k) in es.iter().zip([4, 2, 8, 6, 0]) {
+        world.insert_one(e, S(k)).unwrap();
+    }
+    world.remove_one::<S>(es[4]).unwrap();
+    world.sort_by_key::<S, _>(|s| s.0);
+    world.check_invariants();
+    let order = world
+        .run_system_once(|q: Query<(Entity, &S)>| q.iter().map(|(e, _)| e).collect::<Vec<_>>());
+    assert_eq!(order, [es[1], es[0], es[3], es[2]]);
+    assert_eq!(world.get::<S>(es[2]), Ok(&S(8)));
+    assert!(world.get::<S>(es[4]).is_err());
+    world.insert_one(es[4], S(1)).unwrap();
+    assert_eq!(world.remove_one::<S>(es[1]), Ok(S(2)));
+    world.check_invariants();
+}
+
+#[test]
+fn sort_by_key_with_a_panicking_key_changes_nothing() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..5).map(|i| world.spawn((A(5 - i), B(i)))).collect();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.sort_by_key::<A, _>(|a| {
+            assert!(a.0 != 2, "no twos");
+            a.0
+        })
+    }));
+    assert!(result.is_err());
+    world.check_invariants();
+    let order = world.run_system_once(|q: Query<Entity>| q.iter().collect::<Vec<_>>());
+    assert_eq!(order, es);
+    // A component nobody registered: nothing to sort.
+    world.sort_by_key::<Plain, _>(|p| p.0);
+}

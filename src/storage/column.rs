@@ -129,6 +129,36 @@ impl BlobVec {
         self.capacity = new_capacity;
     }
 
+    /// Reorders the values: afterwards slot `i` holds what slot `order[i]`
+    /// held. Copies into a fresh buffer of the same capacity, so nothing is
+    /// dropped or duplicated.
+    ///
+    /// # Safety
+    /// - `order` is a permutation of `0..len` (each index exactly once).
+    pub unsafe fn permute(&mut self, order: &[u32]) {
+        debug_assert_eq!(order.len(), self.len);
+        let size = self.item.size();
+        if size == 0 || self.len < 2 {
+            return;
+        }
+        let mut fresh = BlobVec::new(self.item, self.drop);
+        fresh.reserve(self.capacity);
+        for (i, &from) in order.iter().enumerate() {
+            debug_assert!((from as usize) < self.len);
+            // SAFETY: `from < len` (a permutation of `0..len`, contract) and
+            // `i < len <= fresh.capacity`; the buffers are distinct
+            // allocations. Each source slot is read once, so each value
+            // moves to exactly one slot.
+            unsafe {
+                std::ptr::copy_nonoverlapping(self.ptr_at(from as usize), fresh.ptr_at(i), size);
+            }
+        }
+        fresh.len = self.len;
+        // The values now live in `fresh`: the old buffer must not drop them.
+        self.len = 0;
+        std::mem::swap(self, &mut fresh);
+    }
+
     /// Pointer to slot `row`.
     ///
     /// # Safety
@@ -349,6 +379,26 @@ impl Column {
             data: BlobVec::new(info.layout(), info.drop_fn()),
             ticks: Vec::new(),
             tracked: info.tracks_changes(),
+        }
+    }
+
+    /// Reorders the values and their ticks: afterwards row `i` holds what
+    /// row `order[i]` held.
+    ///
+    /// # Safety
+    /// - `order` is a permutation of `0..len` (each index exactly once).
+    pub unsafe fn permute(&mut self, order: &[u32]) {
+        // SAFETY: forwarded contract.
+        unsafe { self.data.permute(order) };
+        if self.tracked {
+            let old: Vec<ComponentTicks> = std::mem::take(&mut self.ticks)
+                .into_iter()
+                .map(UnsafeCell::into_inner)
+                .collect();
+            self.ticks = order
+                .iter()
+                .map(|&from| UnsafeCell::new(old[from as usize]))
+                .collect();
         }
     }
 

@@ -259,6 +259,29 @@ impl SparseSet {
         self.column.clamp_ticks(now);
     }
 
+    /// Reorders the set: afterwards dense slot `i` holds what slot
+    /// `order[i]` held (value, ticks and entity).
+    ///
+    /// Panics, before changing anything, if `order` is not a permutation of
+    /// `0..len`.
+    pub fn reorder(&mut self, order: &[u32]) {
+        assert!(
+            super::table::is_permutation(order, self.entities.len()),
+            "a set reorder needs each of the {} values exactly once",
+            self.entities.len()
+        );
+        // SAFETY: `order` is a permutation of `0..len` (checked above), and
+        // the column holds `len` values (type invariant).
+        unsafe { self.column.permute(order) };
+        self.entities = order
+            .iter()
+            .map(|&from| self.entities[from as usize])
+            .collect();
+        for (d, e) in self.entities.iter().enumerate() {
+            self.sparse[e.index() as usize] = d as u32;
+        }
+    }
+
     /// Checks the invariants documented on the type; panics on violation.
     pub fn check_invariants(&self) {
         assert_eq!(self.column.len(), self.entities.len());

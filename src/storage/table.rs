@@ -270,6 +270,29 @@ impl Table {
         }
     }
 
+    /// Reorders the rows: afterwards row `i` holds what row `order[i]`
+    /// held, in every column and in the entity list. The caller updates
+    /// the entities' locations.
+    ///
+    /// Panics, before changing anything, if `order` is not a permutation of
+    /// `0..len`.
+    pub fn reorder(&mut self, order: &[u32]) {
+        assert!(
+            is_permutation(order, self.len()),
+            "a table reorder needs each of the {} rows exactly once",
+            self.len()
+        );
+        for column in self.columns.iter_mut() {
+            // SAFETY: `order` is a permutation of `0..len` (checked above),
+            // and every column has `len` values (table invariant).
+            unsafe { column.permute(order) };
+        }
+        self.entities = order
+            .iter()
+            .map(|&from| self.entities[from as usize])
+            .collect();
+    }
+
     /// Checks the invariants documented on the type; panics on violation.
     pub fn check_invariants(&self) {
         assert!(self.ids.windows(2).all(|w| w[0] < w[1]), "ids not sorted");
@@ -277,4 +300,22 @@ impl Table {
             assert_eq!(c.len(), self.entities.len(), "column length mismatch");
         }
     }
+}
+
+/// True if `order` holds each of `0..len` exactly once.
+pub(crate) fn is_permutation(order: &[u32], len: usize) -> bool {
+    if order.len() != len {
+        return false;
+    }
+    let mut seen = vec![false; len];
+    order.iter().all(|&i| {
+        let slot = seen.get_mut(i as usize);
+        match slot {
+            Some(seen) if !*seen => {
+                *seen = true;
+                true
+            }
+            _ => false,
+        }
+    })
 }
