@@ -170,6 +170,11 @@ pub fn build_schedule(parallel: bool) -> Schedule {
         .after("pickup");
     schedule.add_system("spell", spell).after("contact");
     schedule
+        .add_system("tidy", tidy)
+        .after("ghost_timer")
+        .after("glow")
+        .after("spell");
+    schedule
         .set_enabled("spell", false)
         .expect("the spell was just added");
     schedule

@@ -35,6 +35,23 @@ pub const GRID_CHUNK: usize = 16 * 1024;
 /// How much of a flare is left after one second.
 pub const FLARE_KEEP_PER_SECOND: f32 = 0.002;
 
+/// How often [`tidy`] sorts the stored positions, in frames.
+pub const TIDY_EVERY: u64 = 250;
+
+/// **Keeping memory in order.** Every [`TIDY_EVERY`] frames (five seconds),
+/// sorts the stored positions by collision-grid cell with
+/// `World::sort_by_key`: rows are reordered inside their tables, handles
+/// and components stay. Particles drift away from the order they were
+/// spawned in, and the grid's passes then read and write memory at random;
+/// after a sort they go through it in order again. Runs last in the frame,
+/// as an exclusive system (`&mut World`): it moves rows, so nothing else
+/// may run beside it.
+pub fn tidy(world: &mut World) {
+    if world.resource::<Time>().frame() % TIDY_EVERY == 0 {
+        world.sort_by_key::<Position, _>(|p| crate::grid::cell_key(p.x, p.y));
+    }
+}
+
 /// **Input, part one: the keyboard.** Copies this frame's keys from the
 /// [`KeyScript`] (the headless stand-in for a person) into [`Input`]. It
 /// always runs, like real hardware; it is the [`input`] system that gets
@@ -202,8 +219,13 @@ pub fn collision(
         let grid = &*grid;
         chunks.for_each(|chunk| grid.add_chunk(chunk.index(), chunk.map(body)));
     } else {
-        grid.begin(arena.width, arena.height, 1);
-        grid.add_chunk(0, colliders.iter().map(body));
+        // The same chunks, one after another.
+        let chunks = colliders.par_chunks(GRID_CHUNK).len();
+        grid.begin(arena.width, arena.height, chunks);
+        let mut bodies = colliders.iter().map(body);
+        for k in 0..chunks {
+            grid.add_chunk(k, bodies.by_ref().take(GRID_CHUNK));
+        }
     }
     grid.finish(threading.parallel);
     let mut sent = 0;

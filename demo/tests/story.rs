@@ -341,3 +341,33 @@ fn timing_table_names_every_system() {
     let spell = timings.rows().iter().find(|r| r.name == "spell").unwrap();
     assert_eq!(spell.runs, 0, "the spell waits for its frame");
 }
+
+#[test]
+fn tidy_sorts_the_particles_by_grid_cell_every_few_seconds() {
+    use mosaic_demo::grid::cell_key;
+    use mosaic_demo::systems::TIDY_EVERY;
+    let mut sim = Sim::new(&Settings {
+        particles: 3_000,
+        ..Settings::default()
+    })
+    .unwrap();
+    let particle_keys = |world: &mut World| {
+        world.run_system_once(|q: Query<&Position, (With<Light>, Without<Sprite>)>| {
+            q.iter().map(|p| cell_key(p.x, p.y)).collect::<Vec<_>>()
+        })
+    };
+    let sorted = |keys: &[(u32, u32)]| keys.windows(2).all(|w| w[0] <= w[1]);
+    // Spawned in cell order; drifted out of it a while later.
+    sim.run(TIDY_EVERY - 1);
+    let drifted = particle_keys(&mut sim.world);
+    assert_eq!(drifted.len(), 3_000);
+    assert!(
+        !sorted(&drifted),
+        "particles have drifted out of cell order"
+    );
+    // The tidy frame puts them back in order, without losing any.
+    sim.run(1);
+    let tidied = particle_keys(&mut sim.world);
+    assert_eq!(tidied.len(), 3_000);
+    assert!(sorted(&tidied));
+}
