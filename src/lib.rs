@@ -65,7 +65,9 @@ pub use system::{
     SystemTimings,
 };
 pub use time::Time;
-pub use world::{DynamicInsertError, DynamicMut, DynamicQueryError, World, WorldId};
+pub use world::{
+    DynamicInsertError, DynamicMut, DynamicQueryError, SparseMut, SparseMutError, World, WorldId,
+};
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]` and
 /// `#[derive(MapEntities)]`.

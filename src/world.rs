@@ -41,9 +41,11 @@ mod dynamic_ops;
 #[cfg(feature = "serde")]
 mod scene_ops;
 mod sort;
+mod sparse_view;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 #[cfg(feature = "serde")]
 pub(crate) use scene_ops::SpawnGroup;
+pub use sparse_view::{SparseMut, SparseMutError};
 
 const MAX_BATCH_RESERVE: usize = 1 << 22;
 

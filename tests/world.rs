@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use mosaic::prelude::*;
+use mosaic::SparseMutError;
 
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct A(u32);
@@ -1502,4 +1503,89 @@ fn sort_by_key_with_a_panicking_key_changes_nothing() {
     assert_eq!(order, es);
     // A component nobody registered: nothing to sort.
     world.sort_by_key::<Plain, _>(|p| p.0);
+}
+
+// ----- sparse_mut ----------------------------------------------------------------
+
+#[derive(Component, Debug)]
+#[component(storage = "sparse")]
+struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[derive(Component, Debug, PartialEq)]
+#[component(storage = "sparse")]
+struct Hooked(u32);
+
+#[test]
+fn sparse_mut_inserts_and_removes_like_insert_one_and_remove_one() {
+    let mut world = World::new();
+    let es = world.spawn_batch((0..6).map(A));
+    let gone = world.spawn(A(99));
+    world.despawn(gone).unwrap();
+    let mut added = world.query_filtered::<Entity, Added<S>>();
+    added.iter(&world).count();
+    let drops = Arc::new(AtomicUsize::new(0));
+    {
+        let mut s = world.sparse_mut::<S>().unwrap();
+        assert!(s.is_empty());
+        for (i, &e) in es.iter().enumerate() {
+            assert_eq!(s.insert(e, S(i as u32)), Ok(None));
+        }
+        assert_eq!(s.insert(es[0], S(50)), Ok(Some(S(0))));
+        assert_eq!(s.insert(gone, S(1)), Err(EntityError::NoSuchEntity(gone)));
+        assert_eq!(s.remove(es[1]), Ok(S(1)));
+        assert!(matches!(
+            s.remove(es[1]),
+            Err(ComponentError::MissingComponent { entity, .. }) if entity == es[1]
+        ));
+        assert_eq!(s.remove(gone), Err(ComponentError::NoSuchEntity(gone)));
+        assert_eq!(s.len(), 5);
+    }
+    world.check_invariants();
+    assert_eq!(world.get::<S>(es[0]), Ok(&S(50)));
+    assert!(world.get::<S>(es[1]).is_err());
+    assert_eq!(
+        world.get::<A>(es[1]),
+        Ok(&A(1)),
+        "the entity itself is untouched"
+    );
+    let mut seen: Vec<Entity> = added.iter(&world).collect();
+    seen.sort();
+    let mut want: Vec<Entity> = es.iter().copied().filter(|&e| e != es[1]).collect();
+    want.sort();
+    assert_eq!(seen, want, "inserts are stamped as added");
+    // Values are dropped exactly once: replaced, removed, or with the world.
+    {
+        let mut c = world.sparse_mut::<Counted>().unwrap();
+        c.insert(es[2], Counted(drops.clone())).unwrap();
+        drop(c.insert(es[2], Counted(drops.clone())).unwrap());
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+        drop(c.remove(es[2]).unwrap());
+        c.insert(es[3], Counted(drops.clone())).unwrap();
+    }
+    assert_eq!(drops.load(Ordering::Relaxed), 2);
+    world.despawn(es[3]).unwrap();
+    assert_eq!(drops.load(Ordering::Relaxed), 3);
+    world.check_invariants();
+}
+
+#[test]
+fn sparse_mut_refuses_table_components_and_announced_ones() {
+    let mut world = World::new();
+    let e = world.spawn(A(1));
+    assert_eq!(
+        world.sparse_mut::<A>().unwrap_err(),
+        SparseMutError::NotSparse("A".into())
+    );
+    world.register_component_hooks::<Hooked>().on_add(|_, _| {});
+    let err = world.sparse_mut::<Hooked>().unwrap_err();
+    assert_eq!(err, SparseMutError::Announced("Hooked".into()));
+    assert!(err.to_string().contains("insert_one"));
+    world.insert_one(e, Hooked(2)).unwrap();
+    assert_eq!(world.get::<Hooked>(e), Ok(&Hooked(2)));
 }

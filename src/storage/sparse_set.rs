@@ -333,6 +333,12 @@ pub(crate) struct TypedSet<'a, T> {
 }
 
 impl<T: 'static> TypedSet<'_, T> {
+    /// How many entities have a value.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.set.entities.len()
+    }
+
     /// See [`SparseSet::insert_or_replace`].
     #[inline(always)]
     pub fn insert(&mut self, entity: Entity, value: T, tick: Tick) -> Option<T> {

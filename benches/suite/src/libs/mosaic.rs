@@ -5,8 +5,10 @@
 //! a `QueryState` built once and kept (`iter_mut(&mut world).for_each`), and
 //! `#[component(storage = "sparse")]` for the component that add_remove
 //! toggles (the storage mosaic documents for frequently added/removed
-//! components; `AddRemoveTable` is the same workload with table storage, for
-//! comparison with the archetype-moving peers).
+//! components), toggled through `World::sparse_mut` (its set resolved once
+//! per pass, like specs' storage and shipyard's view); `AddRemoveTable` is
+//! the same workload with table storage and `insert_one`/`remove_one`, for
+//! comparison with the archetype-moving peers.
 //!
 //! heavy_compute runs one system whose `Query::par_iter_mut` spreads the
 //! entities over rayon's pool; schedule runs three named systems in a
@@ -151,11 +153,15 @@ impl AddRemove {
     }
 
     pub fn run(&mut self) {
+        // The set, resolved once for the whole pass, as the README
+        // recommends for toggling one sparse component on many entities
+        // (specs' `WriteStorage`, shipyard's `ViewMut`).
+        let mut b = self.world.sparse_mut::<AddRemoveB>().unwrap();
         for &entity in &self.entities {
-            self.world.insert_one(entity, AddRemoveB(0.0)).unwrap();
+            b.insert(entity, AddRemoveB(0.0)).unwrap();
         }
         for &entity in &self.entities {
-            black_box(self.world.remove_one::<AddRemoveB>(entity).unwrap());
+            black_box(b.remove(entity).unwrap());
         }
     }
 }
