@@ -49,6 +49,30 @@ mod save;
 mod text;
 mod value;
 
+/// The deterministic generator the RON differential tests share.
+#[cfg(test)]
+mod test_rng {
+    /// A small deterministic generator (xorshift).
+    pub(crate) struct Rng(pub(crate) u64);
+
+    impl Rng {
+        pub(crate) fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        pub(crate) fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+
+        pub(crate) fn pick<'a>(&mut self, list: &[&'a str]) -> &'a str {
+            list[self.below(list.len())]
+        }
+    }
+}
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

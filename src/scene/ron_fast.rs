@@ -779,22 +779,7 @@ mod tests {
         true
     }
 
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn pick<'a>(&mut self, list: &[&'a str]) -> &'a str {
-            list[self.below(list.len())]
-        }
-    }
+    use crate::scene::test_rng::Rng;
 
     /// Pieces spliced into values: every syntax the fast path must refuse
     /// or read as ron does.
