@@ -1051,6 +1051,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe parsing code, thousands of generated cases: hours under Miri"
+    )]
     fn numbers_decode_as_ron_decodes_them() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let mut decoded = 0;
@@ -1076,6 +1080,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe parsing code, thousands of generated cases: hours under Miri"
+    )]
     fn mutated_values_decode_as_ron_decodes_them() {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let d = &mut rng;
@@ -1154,6 +1162,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe parsing code, thousands of generated cases: hours under Miri"
+    )]
     fn relaid_values_decode_as_ron_decodes_them() {
         let mut rng = Rng(0x5851_f42d_4c95_7f2d);
         let mut decoded = 0;

@@ -505,6 +505,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe parsing code, thousands of generated cases: hours under Miri"
+    )]
     fn mutated_scenes_read_as_ron_reads_them() {
         let docs = [
             "(entities: [(id: 1, components: {\"A\": (x: 1.0, y: -2), \"B\": [1, 2]})])",
@@ -530,6 +534,10 @@ mod tests {
     /// Valid documents with random layout: the scanner must read most of
     /// them, and read each as ron does.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe parsing code, thousands of generated cases: hours under Miri"
+    )]
     fn generated_scenes_read_as_ron_reads_them() {
         const GAPS: &[&str] = &[
             "",
