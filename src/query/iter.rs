@@ -124,8 +124,17 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     /// in a matched archetype and passes the filter.
     #[inline]
     fn next_driven(&mut self) -> Option<Q::Item<'w>> {
+        let QueryIter {
+            archetypes,
+            data_state,
+            filter_state,
+            data,
+            filter,
+            driven,
+            ..
+        } = self;
+        let driven = driven.as_mut()?;
         loop {
-            let driven = self.driven.as_mut()?;
             let &entity = driven.entities.next()?;
             // A set only holds live entities; a miss would be skipped.
             let Some(loc) = driven.world.location(entity) else {
@@ -135,14 +144,17 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
                 Some((id, matches)) if id == loc.archetype => matches,
                 _ => {
                     let matched = driven.state.matched_entry(loc.archetype);
-                    driven.current = Some((loc.archetype, matched.is_some()));
                     if let Some(matched) = matched {
-                        let archetype = &self.archetypes[loc.archetype.index()];
-                        // SAFETY: an archetype of this world, and its entry
-                        // in the state's matched list (contract of
+                        let archetype = &archetypes[loc.archetype.index()];
+                        // SAFETY: an archetype of this world that the state
+                        // matched, with its archetype states (contract of
                         // `new_driven`).
-                        unsafe { self.set_tables(matched, archetype) };
+                        unsafe {
+                            Q::set_archetype(data, data_state, matched.data, archetype);
+                            F::set_archetype(filter, filter_state, matched.filter, archetype);
+                        }
                     }
+                    driven.current = Some((loc.archetype, matched.is_some()));
                     matched.is_some()
                 }
             };
@@ -154,34 +166,13 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             // each entity of the list comes once, so no row is fetched
             // twice (contract of `new_driven`).
             unsafe {
-                if !F::filter(&mut self.filter, entity, row) {
+                if !F::filter(filter, entity, row) {
                     continue;
                 }
-                if let Some(item) = Q::fetch(&mut self.data, entity, row) {
+                if let Some(item) = Q::fetch(data, entity, row) {
                     return Some(item);
                 }
             }
-        }
-    }
-
-    /// Points the data and filter fetches at `archetype`.
-    ///
-    /// # Safety
-    /// - `archetype` belongs to the world `self` was made for, and
-    ///   `matched` is its entry in the matched list of the state `self` was
-    ///   made from (so its archetype states are the ones `match_archetype`
-    ///   returned for it).
-    #[inline(always)]
-    unsafe fn set_tables(&mut self, matched: &MatchedArchetype<Q, F>, archetype: &'w Archetype) {
-        // SAFETY: forwarded contract.
-        unsafe {
-            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
-            F::set_archetype(
-                &mut self.filter,
-                self.filter_state,
-                matched.filter,
-                archetype,
-            );
         }
     }
 
@@ -200,7 +191,15 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         let entities = &archetype.entities()[..rows.end];
         // SAFETY: a matched archetype of this world with its states
         // (contract).
-        unsafe { self.set_tables(matched, archetype) };
+        unsafe {
+            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
+            F::set_archetype(
+                &mut self.filter,
+                self.filter_state,
+                matched.filter,
+                archetype,
+            );
+        }
         self.entities = entities;
         self.row = rows.start;
         self
@@ -221,7 +220,15 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         let archetype = unsafe { self.archetypes.get_unchecked(matched.id.index()) };
         // SAFETY: a matched archetype of this world, with the states
         // `match_archetype` returned for it (contract of `new`).
-        unsafe { self.set_tables(matched, archetype) };
+        unsafe {
+            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
+            F::set_archetype(
+                &mut self.filter,
+                self.filter_state,
+                matched.filter,
+                archetype,
+            );
+        }
         self.entities = archetype.entities();
         self.row = 0;
         true
