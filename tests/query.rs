@@ -1204,9 +1204,14 @@ fn check_documented_order<A: Val, B: Val, C: Val>() {
     assert_eq!(order(&mut q, &world), [e0, e3, e2]);
     let e4 = world.spawn(A::new(4));
     assert_eq!(order(&mut q, &world), [e0, e3, e2, e4]);
-    // Moving e0 to a new (later) archetype: e4 fills its row.
+    // Moving e0 to a new (later) archetype: e4 fills its row. A sparse `A`
+    // is walked in its set's order, which a table move does not touch.
     world.insert_one(e0, M1).unwrap();
-    assert_eq!(order(&mut q, &world), [e4, e3, e2, e0]);
+    if A::STORAGE == StorageType::SparseSet {
+        assert_eq!(order(&mut q, &world), [e0, e3, e2, e4]);
+    } else {
+        assert_eq!(order(&mut q, &world), [e4, e3, e2, e0]);
+    }
     let _ = (B::new(0), C::new(0));
 }
 
@@ -1375,4 +1380,149 @@ fn a_query_walks_tables_when_they_hold_fewer_rows_than_the_set() {
     let mut q = world.query::<(Entity, &Ghost, &Pos)>();
     let got: Vec<Entity> = q.iter(&world).map(|(e, ..)| e).collect();
     assert_eq!(got, few, "table order (the order Pos was added)");
+}
+
+#[test]
+fn sparse_driven_query_visits_dense_sets_by_position() {
+    // Queries of only sparse components (and `Entity`) with no filter walk
+    // their smallest set and read its values by position: every entity of
+    // that set is visited once, in set order, whatever table it lives in.
+    let n: u32 = if cfg!(miri) { 12 } else { 600 };
+    let mut world = World::new();
+    let mut all = Vec::new();
+    for i in 0..n {
+        let e = match i % 4 {
+            0 => world.spawn((TA(i), SA(i))),
+            1 => world.spawn((TB(i), SA(i))),
+            2 => world.spawn((TA(i), TC(i), SA(i))),
+            _ => world.spawn(SA(i)),
+        };
+        all.push(e);
+    }
+    // SB on every third entity, inserted in reverse: its set is the smaller.
+    let with_b: Vec<Entity> = all.iter().rev().step_by(3).copied().collect();
+    for &e in &with_b {
+        world.insert_one(e, SB(1000 + e.index())).unwrap();
+    }
+    // No entity ever had SC: its set does not exist.
+    let none = world.query::<&SC>().iter(&world).count();
+    assert_eq!(none, 0);
+
+    // One component: every value, in set order (spawn order), once.
+    assert_eq!(
+        world.query::<&SA>().iter(&world).size_hint(),
+        (0, Some(n as usize))
+    );
+    let mut q = world.query::<(Entity, &mut SA)>();
+    let mut seen = Vec::new();
+    q.iter_mut(&mut world).for_each(|(e, a)| {
+        a.0 += 1;
+        seen.push(e);
+    });
+    assert_eq!(seen, all);
+    // `next` agrees with `fold`.
+    let values: Vec<u32> = q.iter_mut(&mut world).map(|(_, a)| a.0).collect();
+    assert_eq!(values, (1..=n).collect::<Vec<_>>());
+
+    // Two components: the run walks SB's set (smaller) in its order, reads
+    // SB by position and looks SA up.
+    let mut q = world.query::<(&SA, &mut SB, Entity)>();
+    let got: Vec<(Entity, u32, u32)> = q
+        .iter_mut(&mut world)
+        .map(|(a, b, e)| {
+            b.0 += 1;
+            (e, a.0, b.0)
+        })
+        .collect();
+    let expected: Vec<(Entity, u32, u32)> = with_b
+        .iter()
+        .map(|&e| {
+            let i = all.iter().position(|&x| x == e).unwrap() as u32;
+            (e, i + 1, 1001 + e.index())
+        })
+        .collect();
+    assert_eq!(got, expected);
+
+    // An entity losing SA is skipped by the lookup; one losing SB leaves
+    // the walk.
+    world.remove_one::<SA>(with_b[0]).unwrap();
+    world.remove_one::<SB>(with_b[1]).unwrap();
+    let mut q = world.query::<(Entity, &SB, &SA)>();
+    let got: Vec<Entity> = q.iter(&world).map(|(e, ..)| e).collect();
+    assert_eq!(got.len(), with_b.len() - 2);
+    assert!(!got.contains(&with_b[0]) && !got.contains(&with_b[1]));
+
+    // A despawn swaps the set's last entity into the hole: positions follow.
+    world.despawn(all[0]).unwrap();
+    let mut q = world.query::<(Entity, &SA)>();
+    for (e, a) in q.iter(&world) {
+        assert_eq!(world.get::<SA>(e).unwrap().0, a.0);
+    }
+    assert_eq!(q.iter(&world).count(), n as usize - 2);
+}
+
+#[test]
+fn sparse_driven_query_visits_dense_sets_with_change_ticks() {
+    // A dense `&mut` run marks each value it hands out as changed, at its
+    // own position, and nothing else.
+    let mut world = World::new();
+    let ids: Vec<Entity> = (0..40)
+        .map(|i| {
+            if i % 2 == 0 {
+                world.spawn((TA(i), SA(i)))
+            } else {
+                world.spawn(SA(i))
+            }
+        })
+        .collect();
+    let mut changed = world.query_filtered::<Entity, Changed<SA>>();
+    assert_eq!(changed.iter(&world).count(), 40);
+    assert_eq!(changed.iter(&world).count(), 0);
+    let mut q = world.query::<(Entity, &mut SA)>();
+    // Touch only every fifth value through `next`.
+    for (e, a) in q.iter_mut(&mut world) {
+        if e.index() % 5 == 0 {
+            a.0 += 1;
+        }
+    }
+    // `&mut` marks every item handed out, like table columns do.
+    assert_eq!(changed.iter(&world).count(), 40);
+    let mut q = world.query::<(Entity, &SA)>();
+    let touched: Vec<Entity> = q
+        .iter(&world)
+        .filter(|(e, a)| a.0 != e.index())
+        .map(|(e, _)| e)
+        .collect();
+    let expected: Vec<Entity> = ids.iter().copied().filter(|e| e.index() % 5 == 0).collect();
+    assert_eq!(touched, expected);
+    // A dense run through `get_mut` elsewhere still marks only that one.
+    world.get_mut::<SA>(ids[7]).unwrap().0 = 0;
+    assert_eq!(changed.iter(&world).collect::<Vec<_>>(), [ids[7]]);
+}
+
+#[test]
+fn sparse_driven_dense_runs_in_parallel_and_chunks() {
+    // Split runs start mid-set: each reads the values at its own positions.
+    let n: u32 = if cfg!(miri) { 40 } else { 20_000 };
+    let mut world = World::new();
+    for i in 0..n {
+        if i % 3 == 0 {
+            world.spawn((TB(i), SA(i)));
+        } else {
+            world.spawn(SA(i));
+        }
+    }
+    world.run_system_once(|mut q: Query<&mut SA>| q.par_iter_mut().for_each(|a| a.0 *= 2));
+    let values: Vec<u32> = world.run_system_once(|q: Query<&SA>| q.iter().map(|a| a.0).collect());
+    assert_eq!(values, (0..n).map(|i| i * 2).collect::<Vec<_>>());
+    let chunked: Vec<u32> = world.run_system_once(|q: Query<(Entity, &SA)>| {
+        q.par_chunks(97).map(|c| c.map(|(_, a)| a.0).sum::<u32>())
+    });
+    assert_eq!(chunked.len(), (n as usize).div_ceil(97));
+    assert_eq!(
+        chunked.iter().sum::<u32>(),
+        (0..n).map(|i| i * 2).sum::<u32>()
+    );
+    let first: u32 = (0..97.min(n)).map(|i| i * 2).sum();
+    assert_eq!(chunked[0], first);
 }

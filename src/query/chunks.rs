@@ -11,10 +11,9 @@
 
 use std::fmt;
 
-use super::state::MatchedArchetype;
+use super::state::{Driver, MatchedArchetype};
 use super::{QueryData, QueryFilter, QueryIter, QueryState, TickRange};
 use crate::component::short_type_name;
-use crate::entity::Entity;
 use crate::world::World;
 
 /// Below this many rows in all, chunks run one after another on the calling
@@ -62,7 +61,7 @@ pub struct QueryParChunks<'a, 's, Q: QueryData, F: QueryFilter> {
     chunk_len: usize,
     /// The sparse set's entities the run walks instead of tables, if any
     /// (see `QueryState::driver`).
-    driver: Option<&'a [Entity]>,
+    driver: Option<Driver<'a>>,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryParChunks<'_, '_, Q, F> {
@@ -141,8 +140,8 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
     }
 
     fn rows(&self) -> usize {
-        if let Some(entities) = self.driver {
-            return entities.len();
+        if let Some(driver) = self.driver {
+            return driver.entities.len();
         }
         self.state
             .matched()
@@ -240,9 +239,12 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
     /// Visits each chunk's start in order: its index, the position in
     /// `matched` of the table it starts in, and its first row there.
     fn cut(&self, mut visit: impl FnMut(usize, usize, usize)) {
-        if let Some(entities) = self.driver {
+        if let Some(driver) = self.driver {
             // Positions in the set's list; the table position is unused.
-            for (index, offset) in (0..entities.len()).step_by(self.chunk_len).enumerate() {
+            for (index, offset) in (0..driver.entities.len())
+                .step_by(self.chunk_len)
+                .enumerate()
+            {
                 visit(index, 0, offset);
             }
             return;
@@ -264,8 +266,8 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
 
     /// Chunk `index`, which starts at row `offset` of `matched()[position]`.
     fn chunk(&self, index: usize, position: usize, offset: usize) -> QueryChunk<'a, 's, Q, F> {
-        if let Some(entities) = self.driver {
-            let run = &entities[offset..entities.len().min(offset + self.chunk_len)];
+        if let Some(driver) = self.driver {
+            let run = offset..driver.entities.len().min(offset + self.chunk_len);
             return QueryChunk {
                 index,
                 world: self.world,
@@ -277,7 +279,7 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
                 // `'a`; runs of a sparse set's list hold distinct entities,
                 // and chunks are disjoint runs.
                 current: Some(unsafe {
-                    QueryIter::new_driven(self.world, self.state, self.ticks, run)
+                    QueryIter::new_driven(self.world, self.state, self.ticks, driver, run)
                 }),
             };
         }

@@ -85,11 +85,36 @@ pub unsafe trait QueryData {
         archetype: &'w Archetype,
     );
 
+    /// True when items need no archetype: every archetype matches, and
+    /// `fetch` finds each value from the entity alone (a sparse set lookup)
+    /// or, after [`set_driver`](Self::set_driver), from the entity's dense
+    /// index in the driving set. `Entity`, and `&T` / `&mut T` of sparse
+    /// components, and tuples of those, are. A query of such data with no
+    /// filter walks its smallest sparse set without looking anything up.
+    #[doc(hidden)]
+    const DENSE: bool = false;
+
+    /// Tells a fetch of a [`DENSE`](Self::DENSE) query that the run walks
+    /// the sparse set of component `driver` in order, and that `fetch` will
+    /// get each entity's dense index in that set as its `row`. A fetch of
+    /// `driver` itself then reads the set's arrays at that index.
+    ///
+    /// # Safety
+    /// - `Self::DENSE`; `fetch` was made by `init_fetch` with `state`;
+    /// - every later `fetch` call passes as `row` the entity's index in the
+    ///   entity list of `driver`'s sparse set of the same world.
+    #[doc(hidden)]
+    #[inline]
+    unsafe fn set_driver(_fetch: &mut Self::Fetch<'_>, _state: &Self::State, _driver: ComponentId) {
+    }
+
     /// Yields the item for `row`, or `None` if a sparse component it needs
     /// is missing.
     ///
     /// # Safety
-    /// - `row` is a row of the archetype last set and `entity` is its entity;
+    /// - `row` is a row of the archetype last set and `entity` is its entity
+    ///   (or, after `set_driver`, `row` is `entity`'s dense index in the
+    ///   driving set: see there);
     /// - if `Self` writes, no item fetched from the same row is still alive.
     #[doc(hidden)]
     unsafe fn fetch<'w>(
@@ -137,6 +162,7 @@ unsafe impl QueryData for Entity {
     type Fetch<'w> = ();
     type State = ();
     type ArchetypeState = ();
+    const DENSE: bool = true;
 
     fn init_state(_world: &mut World) {}
 
@@ -174,6 +200,9 @@ pub struct ReadFetch<'w, T> {
     /// null check).
     column: NonNull<T>,
     sparse: Option<&'w SparseSet>,
+    /// The set's values, when a run walks `T`'s own set (see
+    /// `QueryData::set_driver`): the item of dense index `row` is there.
+    driver: Option<NonNull<T>>,
 }
 
 fn sparse_set<T: Component>(world: &World, id: ComponentId) -> Option<&SparseSet> {
@@ -222,6 +251,7 @@ unsafe impl<T: Component> QueryData for &T {
     type Fetch<'w> = ReadFetch<'w, T>;
     type State = ComponentId;
     type ArchetypeState = u32;
+    const DENSE: bool = matches!(T::STORAGE, StorageType::SparseSet);
 
     fn init_state(world: &mut World) -> ComponentId {
         world.register_component::<T>()
@@ -245,6 +275,14 @@ unsafe impl<T: Component> QueryData for &T {
         ReadFetch {
             column: NonNull::dangling(),
             sparse: sparse_set::<T>(world, id),
+            driver: None,
+        }
+    }
+
+    #[inline]
+    unsafe fn set_driver(fetch: &mut ReadFetch<'_, T>, &id: &ComponentId, driver: ComponentId) {
+        if id == driver {
+            fetch.driver = fetch.sparse.map(|set| set.column().base_ptr().cast::<T>());
         }
     }
 
@@ -274,6 +312,12 @@ unsafe impl<T: Component> QueryData for &T {
             // `set_archetype` stored (contract); the value is initialised.
             StorageType::Table => Some(unsafe { fetch.column.add(row).as_ref() }),
             StorageType::SparseSet => {
+                if let Some(values) = fetch.driver {
+                    // SAFETY: after `set_driver`, `row` is `entity`'s dense
+                    // index in this set (contract), so < len: an
+                    // initialised value.
+                    return Some(unsafe { values.add(row).as_ref() });
+                }
                 let (_, ptr) = sparse_ptr::<T>(fetch.sparse, entity)?;
                 // SAFETY: the pointer is to the entity's initialised value.
                 Some(unsafe { &*ptr })
@@ -297,6 +341,10 @@ pub struct WriteFetch<'w, T> {
     sparse: Option<&'w SparseSet>,
     track: bool,
     tick: Tick,
+    /// The set's values, when a run walks `T`'s own set (see
+    /// `QueryData::set_driver`), and its tick array (null unless tracked).
+    driver: Option<NonNull<T>>,
+    driver_ticks: *mut ComponentTicks,
 }
 
 // SAFETY: reports a write of T; writes only the given row of T's column (and
@@ -306,6 +354,7 @@ unsafe impl<T: Component> QueryData for &mut T {
     type Fetch<'w> = WriteFetch<'w, T>;
     type State = ComponentId;
     type ArchetypeState = u32;
+    const DENSE: bool = matches!(T::STORAGE, StorageType::SparseSet);
 
     fn init_state(world: &mut World) -> ComponentId {
         world.register_component::<T>()
@@ -332,6 +381,21 @@ unsafe impl<T: Component> QueryData for &mut T {
             sparse: sparse_set::<T>(world, id),
             track: world.components().info(id).tracks_changes(),
             tick: ticks.this_run,
+            driver: None,
+            driver_ticks: std::ptr::null_mut(),
+        }
+    }
+
+    #[inline]
+    unsafe fn set_driver(fetch: &mut WriteFetch<'_, T>, &id: &ComponentId, driver: ComponentId) {
+        if id != driver {
+            return;
+        }
+        if let Some(set) = fetch.sparse {
+            fetch.driver = Some(set.column().base_ptr().cast::<T>());
+            if fetch.track {
+                fetch.driver_ticks = set.column().ticks_ptr();
+            }
         }
     }
 
@@ -376,6 +440,17 @@ unsafe impl<T: Component> QueryData for &mut T {
                 Some(unsafe { fetch.column.add(row).as_mut() })
             }
             StorageType::SparseSet => {
+                if let Some(values) = fetch.driver {
+                    if !fetch.driver_ticks.is_null() {
+                        // SAFETY: after `set_driver`, `row` is `entity`'s
+                        // dense index in this set (contract), in bounds of
+                        // its ticks; exclusive access to T's ticks.
+                        unsafe { (*fetch.driver_ticks.add(row)).changed = fetch.tick };
+                    }
+                    // SAFETY: `row` < len as above: the entity's
+                    // initialised value; exclusive access, one item per row.
+                    return Some(unsafe { values.add(row).as_mut() });
+                }
                 let set = fetch.sparse?;
                 let (dense, ptr) = sparse_ptr::<T>(Some(set), entity)?;
                 if fetch.track {
@@ -573,6 +648,7 @@ macro_rules! tuple_query_data {
             type Fetch<'w> = ($($q::Fetch<'w>,)*);
             type State = ($($q::State,)*);
             type ArchetypeState = ($($q::ArchetypeState,)*);
+            const DENSE: bool = true $(&& $q::DENSE)*;
 
             fn init_state(world: &mut World) -> Self::State {
                 ($($q::init_state(world),)*)
@@ -603,6 +679,15 @@ macro_rules! tuple_query_data {
                 // SAFETY: the tuple matched, so every element did, with the
                 // state it holds.
                 $(unsafe { $q::set_archetype($f, $s, $a, archetype) };)*
+            }
+
+            #[inline]
+            unsafe fn set_driver(fetch: &mut Self::Fetch<'_>, state: &Self::State, driver: ComponentId) {
+                let ($($f,)*) = fetch;
+                let ($($s,)*) = state;
+                // SAFETY: the tuple is DENSE only if every element is;
+                // forwarded contract.
+                $(unsafe { $q::set_driver($f, $s, driver) };)*
             }
 
             #[inline(always)]

@@ -56,6 +56,11 @@ pub unsafe trait QueryFilter {
     #[doc(hidden)]
     fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState>;
 
+    /// True when the filter matches every archetype and passes every
+    /// entity (the empty filter `()`), so a run may skip it entirely.
+    #[doc(hidden)]
+    const ALWAYS_TRUE: bool = false;
+
     /// # Safety
     /// - `state` was built by `init_state` on `world`.
     #[doc(hidden)]
@@ -440,6 +445,7 @@ macro_rules! tuple_filter {
             type Fetch<'w> = ($($q::Fetch<'w>,)*);
             type State = ($($q::State,)*);
             type ArchetypeState = ($($q::ArchetypeState,)*);
+            const ALWAYS_TRUE: bool = true $(&& $q::ALWAYS_TRUE)*;
 
             fn init_state(world: &mut World) -> Self::State {
                 ($($q::init_state(world),)*)

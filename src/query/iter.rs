@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::state::MatchedArchetype;
+use super::state::{Driver, MatchedArchetype};
 use super::{QueryData, QueryFilter, QueryState, TickRange};
 use crate::archetype::{Archetype, ArchetypeId};
 use crate::entity::Entity;
@@ -44,12 +44,19 @@ pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
     driven: Option<Driven<'w, 's, Q, F>>,
 }
 
-/// A run over a sparse set's entities: each is looked up where it lives.
+/// A run over a sparse set's entities: each is looked up where it lives,
+/// or, for a dense query, read straight from the set by position.
 struct Driven<'w, 's, Q: QueryData, F: QueryFilter> {
     world: &'w World,
     state: &'s QueryState<Q, F>,
-    /// The set's entities still to visit.
-    entities: std::slice::Iter<'w, Entity>,
+    /// The driving set's whole entity list; position `i` is dense index `i`.
+    entities: &'w [Entity],
+    /// The next position to visit, and the end of the run.
+    next: usize,
+    end: usize,
+    /// True for a dense query: no archetype to look up, and the fetches
+    /// were told the driver (`QueryData::set_driver`).
+    dense: bool,
     /// The archetype the fetches were last set to, and whether the state
     /// matched it.
     current: Option<(ArchetypeId, bool)>,
@@ -93,28 +100,44 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         }
     }
 
-    /// An iterator over `entities` (all, or a run of, the entities of a
-    /// sparse set every match has), looking each up where it lives.
+    /// An iterator over positions `run` of `driver`'s entity list (all, or
+    /// a run of, the entities of a sparse set every match has), looking
+    /// each up where it lives, or, for a [dense](QueryState::is_dense)
+    /// state, reading the set's values by position.
     ///
     /// # Safety
     /// - as [`QueryIter::new`], for `state`'s matched archetypes; `state` is
     ///   prepared for `world`;
-    /// - `entities` holds each entity at most once (a sparse set's list
-    ///   does), so no two items share a row.
+    /// - `driver` is the entity list of component `driver.id`'s sparse set
+    ///   in `world` (as [`QueryState::driver`] returns it), and
+    ///   `run.end <= driver.entities.len()`. A set's list holds each entity
+    ///   once, so no two items share a row.
     pub(crate) unsafe fn new_driven(
         world: &'w World,
         state: &'s QueryState<Q, F>,
         ticks: TickRange,
-        entities: &'w [Entity],
+        driver: Driver<'w>,
+        run: std::ops::Range<usize>,
     ) -> Self {
+        assert!(run.start <= run.end && run.end <= driver.entities.len());
         let (data_state, filter_state) = state.states();
         // SAFETY: forwarded contract; no matched archetype is listed, so
         // only `next_driven` produces items.
         let mut iter = unsafe { QueryIter::new(world, &[], data_state, filter_state, ticks) };
+        let dense = state.is_dense();
+        if dense {
+            // SAFETY: a dense state's data is `DENSE`; the fetch came from
+            // `init_fetch` with this state; every fetch of a dense run
+            // passes the entity's position in `driver`'s list (below).
+            unsafe { Q::set_driver(&mut iter.data, data_state, driver.id) };
+        }
         iter.driven = Some(Driven {
             world,
             state,
-            entities: entities.iter(),
+            entities: driver.entities,
+            next: run.start,
+            end: run.end,
+            dense,
             current: None,
         });
         iter
@@ -134,8 +157,20 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             ..
         } = self;
         let driven = driven.as_mut()?;
-        loop {
-            let &entity = driven.entities.next()?;
+        while driven.next < driven.end {
+            let position = driven.next;
+            driven.next += 1;
+            let entity = driven.entities[position];
+            if driven.dense {
+                // SAFETY: `position` is `entity`'s index in the driving
+                // set's list, as `set_driver` was promised; each position
+                // comes once, so no row is fetched twice. A dense query
+                // matches every archetype and has no filter.
+                if let Some(item) = unsafe { Q::fetch(data, entity, position) } {
+                    return Some(item);
+                }
+                continue;
+            }
             // A set only holds live entities; a miss would be skipped.
             let Some(loc) = driven.world.location(entity) else {
                 continue;
@@ -174,6 +209,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
                 }
             }
         }
+        None
     }
 
     /// Restricts the iterator to `rows` of one matched archetype (the
@@ -282,6 +318,21 @@ impl<'w, Q: QueryData, F: QueryFilter> QueryIter<'w, '_, Q, F> {
     where
         G: FnMut(B, Q::Item<'w>) -> B,
     {
+        if let Some(driven) = self.driven.as_mut().filter(|d| d.dense) {
+            // A dense run: one loop over the set's list, like a plain array.
+            let run = driven.next..driven.end;
+            driven.next = driven.end;
+            let entities = &driven.entities[run.clone()];
+            for (position, &entity) in run.zip(entities) {
+                // SAFETY: `position` is `entity`'s index in the driving
+                // set's list, as `set_driver` was promised; the run was
+                // marked visited above, so each is fetched once.
+                if let Some(item) = unsafe { Q::fetch(&mut self.data, entity, position) } {
+                    acc = g(acc, item);
+                }
+            }
+            return acc;
+        }
         while let Some(item) = self.next_driven() {
             acc = g(acc, item);
         }
@@ -314,7 +365,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         if let Some(driven) = &self.driven {
-            return (0, Some(driven.entities.len()));
+            return (0, Some(driven.end - driven.next));
         }
         let here = self.entities.len() - self.row;
         let rest: usize = self

@@ -12,7 +12,9 @@
 //! (no lookup), then a loop over rows with no per-entity lookup.
 //! Sparse components are looked up per entity (that is the trade they make);
 //! a query that requires one walks the smallest such set instead of the
-//! tables when the set is the shorter list (see [`Query::iter`]).
+//! tables when the set is the shorter list, and a query of sparse
+//! components alone reads its smallest set as one array (see
+//! [`Query::iter`]).
 //!
 //! # Safety policy
 //!

@@ -76,7 +76,10 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     /// sparse `T`) instead walks the smallest such component's set, in the
     /// set's order, when that set holds fewer entities than the matched
     /// tables have rows: a query for a rare marker then costs what the
-    /// marker's set holds, not what the world holds.
+    /// marker's set holds, not what the world holds. A query of sparse
+    /// components alone (`&T`, `&mut T`, plus `Entity`) with no filter
+    /// always walks its smallest set, reading that set's values by
+    /// position like one array, and looks the others up per entity.
     ///
     /// # Example
     /// ```
@@ -399,7 +402,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
             }
         };
         match self.state.driver(self.world) {
-            Some(entities) => entities.iter().copied().for_each(&mut probe),
+            Some(driver) => driver.entities.iter().copied().for_each(&mut probe),
             None => {
                 for matched in self.state.matched() {
                     self.world
@@ -486,7 +489,7 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
         let (world, state, ticks) = (self.world, self.state, self.ticks);
         let driver = state.driver(world);
         let total: usize = match driver {
-            Some(entities) => entities.len(),
+            Some(driver) => driver.entities.len(),
             None => state
                 .matched()
                 .iter()
@@ -505,14 +508,17 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
         // less time.
         let batch = total.div_ceil(threads * BATCHES_PER_THREAD).max(1);
         let f = &f;
-        if let Some(entities) = driver {
+        if let Some(driver) = driver {
             rayon::scope(|scope| {
-                for run in entities.chunks(batch) {
+                let len = driver.entities.len();
+                for start in (0..len).step_by(batch) {
+                    let run = start..(start + batch).min(len);
                     scope.spawn(move |_| {
                         // SAFETY: runs of a sparse set's list hold distinct
                         // entities, so no two threads make items for one
                         // entity; the caller's access covers the query.
-                        unsafe { QueryIter::new_driven(world, state, ticks, run) }.for_each(f);
+                        unsafe { QueryIter::new_driven(world, state, ticks, driver, run) }
+                            .for_each(f);
                     });
                 }
             });

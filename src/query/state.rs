@@ -47,8 +47,20 @@ pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     /// of a sparse `T`): a run may walk the smallest of their sets instead
     /// of every matched row (see [`QueryState::driver`]).
     sparse_required: Vec<ComponentId>,
+    /// True when a run needs no archetype at all ([`QueryData::DENSE`]
+    /// data, no filter, at least one sparse component): it then always
+    /// walks the smallest set and reads that set's values by position.
+    dense: bool,
     /// The tick of the previous run; `None` before the first.
     last_run: Option<Tick>,
+}
+
+/// The sparse set a run walks instead of the matched tables (see
+/// [`QueryState::driver`]): its component and its entity list.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Driver<'w> {
+    pub id: ComponentId,
+    pub entities: &'w [Entity],
 }
 
 /// One archetype a query state matched, with the archetype states of its
@@ -107,10 +119,11 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             )
         });
         F::update_access(&filter_state, &mut access);
-        let sparse_required = access
+        let sparse_required: Vec<ComponentId> = access
             .required()
             .filter(|&id| world.components().info(id).storage() == StorageType::SparseSet)
             .collect();
+        let dense = Q::DENSE && F::ALWAYS_TRUE && !sparse_required.is_empty();
         let mut state = QueryState {
             world_id: world.id(),
             data_state,
@@ -120,6 +133,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             matched_index: Vec::new(),
             archetypes_seen: 0,
             sparse_required,
+            dense,
             last_run: None,
         };
         state.update_archetypes(world);
@@ -318,9 +332,12 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         world: &'w World,
         ticks: TickRange,
     ) -> QueryIter<'w, 's, Q, F> {
-        if let Some(entities) = self.driver(world) {
-            // SAFETY: forwarded contract; the entities are a sparse set's.
-            return unsafe { QueryIter::new_driven(world, self, ticks, entities) };
+        if let Some(driver) = self.driver(world) {
+            // SAFETY: forwarded contract; the driver is a set of `world`,
+            // and the range is its whole list.
+            return unsafe {
+                QueryIter::new_driven(world, self, ticks, driver, 0..driver.entities.len())
+            };
         }
         // SAFETY: forwarded contract; `matched` lists archetypes of `world`.
         unsafe {
@@ -365,40 +382,52 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         &self.matched
     }
 
-    /// The entities a run walks instead of the matched tables, if it walks
-    /// a sparse set: the smallest set among the sparse components every
-    /// match has, when it holds fewer entities than the matched tables have
-    /// rows. A query for a rare sparse component (a status effect, a
-    /// marker) then costs what that component's set holds, not what the
-    /// world holds. Either way the order is a pure function of the world.
-    /// For a state [prepared](Self::prepare) for `world`.
+    /// The set a run walks instead of the matched tables, if it walks one:
+    /// the smallest set among the sparse components every match has, when
+    /// it holds fewer entities than the matched tables have rows. A query
+    /// for a rare sparse component (a status effect, a marker) then costs
+    /// what that component's set holds, not what the world holds. A
+    /// [dense](Self::is_dense) query always walks it. Either way the order
+    /// is a pure function of the world. For a state
+    /// [prepared](Self::prepare) for `world`.
     #[inline]
-    pub(crate) fn driver<'w>(&self, world: &'w World) -> Option<&'w [Entity]> {
+    pub(crate) fn driver<'w>(&self, world: &'w World) -> Option<Driver<'w>> {
         if self.sparse_required.is_empty() {
             return None;
         }
         self.smallest_set(world)
     }
 
+    /// True when runs need no archetype: the data is all sparse
+    /// components (and `Entity`) and there is no filter. Such a run visits
+    /// the driving set in order and reads its values by position, like a
+    /// plain array; other sparse components are looked up per entity.
+    pub(crate) fn is_dense(&self) -> bool {
+        self.dense
+    }
+
     #[inline(never)]
-    fn smallest_set<'w>(&self, world: &'w World) -> Option<&'w [Entity]> {
-        let mut best: Option<&'w [Entity]> = None;
+    fn smallest_set<'w>(&self, world: &'w World) -> Option<Driver<'w>> {
+        let mut best: Option<Driver<'w>> = None;
         for &id in &self.sparse_required {
             let entities = world
                 .sparse_sets()
                 .get(id)
                 .map_or(&[][..], |set| set.entities());
-            if best.is_none_or(|b| entities.len() < b.len()) {
-                best = Some(entities);
+            if best.is_none_or(|b| entities.len() < b.entities.len()) {
+                best = Some(Driver { id, entities });
             }
         }
         let best = best?;
+        if self.dense {
+            return Some(best);
+        }
         let rows: usize = self
             .matched
             .iter()
             .map(|m| world.archetype(m.id).len())
             .sum();
-        (best.len() < rows).then_some(best)
+        (best.entities.len() < rows).then_some(best)
     }
 
     /// The entry of archetype `id`, if this state matched it.

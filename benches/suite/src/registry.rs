@@ -152,6 +152,8 @@ row_list! {
 
     #[cfg(feature = "mosaic")]
     "fragmented_iter", "mosaic" => libs::mosaic::FragIter;
+    #[cfg(feature = "mosaic")]
+    "fragmented_iter", "mosaic_table" => libs::mosaic::FragIterTable;
     "fragmented_iter", "bevy" => libs::bevy::FragIter;
     "fragmented_iter", "hecs" => libs::hecs::FragIter;
     "fragmented_iter", "legion" => libs::legion::FragIter;

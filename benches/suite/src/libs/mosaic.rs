@@ -8,7 +8,10 @@
 //! components), toggled through `World::sparse_mut` (its set resolved once
 //! per pass, like specs' storage and shipyard's view); `AddRemoveTable` is
 //! the same workload with table storage and `insert_one`/`remove_one`, for
-//! comparison with the archetype-moving peers.
+//! comparison with the archetype-moving peers. fragmented_iter declares
+//! its shared `Data` sparse (a query of sparse components alone walks the
+//! set as one array); `FragIterTable` (row `mosaic_table`) keeps it in the
+//! 26 tables.
 //!
 //! heavy_compute runs one system whose `Query::par_iter_mut` spreads the
 //! entities over rayon's pool; schedule runs three named systems in a
@@ -88,39 +91,63 @@ impl SimpleIter {
     }
 }
 
+/// fragmented_iter's shared component, declared sparse: it is the one
+/// component every one of the 26 archetypes has, and the only one the
+/// query reads, which is where mosaic's README recommends sparse storage
+/// (a query of sparse components alone walks the set as one array).
 #[derive(Component)]
+#[component(storage = "sparse")]
 struct Data(f32);
 
+/// The same with table storage (row `mosaic_table`): 26 tables of 20 rows.
+#[derive(Component)]
+struct TableData(f32);
+
 macro_rules! frag_types {
-    ($world:ident; $($name:ident),*) => {
+    ($world:ident, $data:ident; $($name:ident),*) => {
         $(
             #[derive(Component)]
             struct $name(#[allow(dead_code)] f32);
-            $world.spawn_batch((0..FRAG_ENTITIES_PER_TYPE).map(|_| ($name(0.0), Data(1.0))));
+            $world.spawn_batch((0..FRAG_ENTITIES_PER_TYPE).map(|_| ($name(0.0), $data(1.0))));
         )*
     };
 }
 
-/// Double `Data` across 26 archetypes of 20 entities.
-pub struct FragIter {
-    world: World,
-    query: QueryState<&'static mut Data>,
+macro_rules! frag_iter {
+    ($(#[$doc:meta])* $bench:ident, $data:ident) => {
+        $(#[$doc])*
+        pub struct $bench {
+            world: World,
+            query: QueryState<&'static mut $data>,
+        }
+
+        impl $bench {
+            pub fn new() -> Self {
+                let mut world = World::new();
+                frag_types!(world, $data; A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
+                let query = world.query::<&mut $data>();
+                Self { world, query }
+            }
+
+            pub fn run(&mut self) {
+                self.query
+                    .iter_mut(&mut self.world)
+                    .for_each(|data| double(&mut data.0));
+            }
+        }
+    };
 }
 
-impl FragIter {
-    pub fn new() -> Self {
-        let mut world = World::new();
-        frag_types!(world; A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
-        let query = world.query::<&mut Data>();
-        Self { world, query }
-    }
-
-    pub fn run(&mut self) {
-        self.query
-            .iter_mut(&mut self.world)
-            .for_each(|data| double(&mut data.0));
-    }
-}
+frag_iter!(
+    /// Double `Data` (sparse) on 26 archetypes of 20 entities.
+    FragIter,
+    Data
+);
+frag_iter!(
+    /// Double `TableData` across 26 archetypes of 20 entities.
+    FragIterTable,
+    TableData
+);
 
 #[derive(Component)]
 struct AddRemoveA(#[allow(dead_code)] f32);
