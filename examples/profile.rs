@@ -12,7 +12,8 @@
 //! ```
 //!
 //! Instructions per run = total collected / N. Workloads: `frag-mosaic`,
-//! `frag-hecs`, `simple-mosaic`, `simple-hecs`, `insert-mosaic` (a fresh
+//! `frag-sparse-mosaic` (the same with `Data` sparse, as the suite's mosaic
+//! row declares it), `frag-hecs`, `simple-mosaic`, `simple-hecs`, `insert-mosaic` (a fresh
 //! world and `spawn_batch` of 10,000 entities with four components, as in
 //! simple_insert), `addrem-sparse-mosaic`,
 //! `addrem-table-mosaic`, `addrem-hecs` (add_remove's `N` counts whole
@@ -24,6 +25,11 @@ use mosaic::prelude::*;
 
 #[derive(Component, Clone, Copy)]
 struct Data(f32);
+
+/// fragmented_iter's `Data` declared sparse, as the suite's mosaic row does.
+#[derive(Component, Clone, Copy)]
+#[component(storage = "sparse")]
+struct SparseData(f32);
 
 #[derive(Component, Clone, Copy)]
 struct Position(f32, f32, f32);
@@ -41,6 +47,12 @@ macro_rules! frag_types {
         fn frag_world_mosaic() -> World {
             let mut world = World::new();
             $(world.spawn_batch((0..20).map(|_| ($name(0.0), Data(1.0))));)*
+            world
+        }
+
+        fn frag_world_sparse_mosaic() -> World {
+            let mut world = World::new();
+            $(world.spawn_batch((0..20).map(|_| ($name(0.0), SparseData(1.0))));)*
             world
         }
 
@@ -66,6 +78,13 @@ struct TableB(#[allow(dead_code)] f32);
 
 #[inline(never)]
 fn measured_frag_mosaic(world: &mut World, q: &mut QueryState<&mut Data>, n: usize) {
+    for _ in 0..n {
+        q.iter_mut(black_box(&mut *world)).for_each(|d| d.0 *= 2.0);
+    }
+}
+
+#[inline(never)]
+fn measured_frag_sparse_mosaic(world: &mut World, q: &mut QueryState<&mut SparseData>, n: usize) {
     for _ in 0..n {
         q.iter_mut(black_box(&mut *world)).for_each(|d| d.0 *= 2.0);
     }
@@ -182,6 +201,11 @@ fn run(workload: &str, n: usize) {
             let mut world = frag_world_mosaic();
             let mut q = world.query::<&mut Data>();
             measured_frag_mosaic(&mut world, &mut q, n);
+        }
+        "frag-sparse-mosaic" => {
+            let mut world = frag_world_sparse_mosaic();
+            let mut q = world.query::<&mut SparseData>();
+            measured_frag_sparse_mosaic(&mut world, &mut q, n);
         }
         "frag-hecs" => measured_frag_hecs(&mut frag_world_hecs(), n),
         "simple-mosaic" => {
