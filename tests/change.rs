@@ -735,3 +735,34 @@ fn advance_change_tick_never_makes_old_values_new() {
         "a value added ~6.4 billion ticks ago is reported as added since the last run"
     );
 }
+
+#[test]
+fn a_skipped_entity_is_not_marked_changed() {
+    // `&mut A` next to a sparse component the entity lacks: the query
+    // skips the entity, so its `A` must not be stamped as changed. Table
+    // sweep (`TA` with sparse `SB`) and dense walk (`SA` with `SB`).
+    let mut world = World::new();
+    let both = world.spawn((TA(1), SA(1), SB(1)));
+    let lacks = world.spawn((TA(2), SA(2)));
+    // More `SB` elsewhere, so neither query walks `SB`'s set (which would
+    // never reach `lacks`).
+    world.spawn_batch((0..3).map(SB));
+    let mut changed_ta = world.query_filtered::<Entity, Changed<TA>>();
+    let mut changed_sa = world.query_filtered::<Entity, Changed<SA>>();
+    assert_eq!(changed_ta.iter(&world).count(), 2);
+    assert_eq!(changed_sa.iter(&world).count(), 2);
+
+    let mut table = world.query::<(&mut TA, &SB)>();
+    assert_eq!(table.iter_mut(&mut world).count(), 1);
+    assert_eq!(changed_ta.iter(&world).collect::<Vec<_>>(), [both]);
+
+    let mut dense = world.query::<(Entity, &mut SA, &SB)>();
+    assert_eq!(dense.iter_mut(&mut world).count(), 1);
+    assert_eq!(changed_sa.iter(&world).collect::<Vec<_>>(), [both]);
+    // The same with the optional form, which yields `lacks` too and
+    // stamps both.
+    let mut optional = world.query::<(&mut SA, Option<&SB>)>();
+    assert_eq!(optional.iter_mut(&mut world).count(), 2);
+    assert_eq!(changed_sa.iter(&world).count(), 2);
+    let _ = lacks;
+}

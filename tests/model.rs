@@ -411,7 +411,9 @@ enum Op {
     CmdApply,
 }
 
-const QUERIES: usize = 13;
+const QUERIES: usize = 14;
+/// The tick-filtered queries among them (`Op::QueryTicks` runs these).
+const TICK_QUERIES: std::ops::Range<usize> = 8..13;
 
 fn who() -> impl Strategy<Value = Who> {
     (prop::bool::weighted(0.8), any::<usize>()).prop_map(|(live, index)| Who { live, index })
@@ -595,6 +597,8 @@ type RequiredItem = (Entity, &'static Spa, &'static Big);
 type OrZst = Or<(With<ZTab>, With<ZSpa>)>;
 type OrTicks = Or<(Changed<Big>, Added<ZSpa>)>;
 type MutSpaItem = (Entity, &'static mut Spa, Option<&'static mut Big>);
+/// Sparse components alone, no filter: a dense walk of the smaller set.
+type DenseItem = (Entity, &'static mut Spa, &'static ZSpa);
 
 struct States {
     with_tab: QueryState<Entity, With<Tab>>,
@@ -610,6 +614,7 @@ struct States {
     added_spa: QueryState<Entity, Added<Spa>>,
     changed_spa: QueryState<Entity, Changed<Spa>>,
     or_ticks: QueryState<Entity, OrTicks>,
+    dense: QueryState<DenseItem>,
     /// Event-log position of each tick-filtered state's last run.
     seen: [usize; 5],
 }
@@ -630,6 +635,7 @@ impl States {
             added_spa: world.query_filtered(),
             changed_spa: world.query_filtered(),
             or_ticks: world.query_filtered(),
+            dense: world.query(),
             seen: [0; 5],
         }
     }
@@ -789,6 +795,31 @@ fn run_query(q: usize, world: &mut World, st: &mut States, m: &mut Model) {
             };
             assert_eq!(got, want, "{name} (events since position {since})");
             st.seen[k] = m.events.len();
+        }
+        13 => {
+            let mut got = BTreeMap::new();
+            for (e, spa, _) in st.dense.iter_mut(world) {
+                let before = spa.value();
+                spa.mutate();
+                assert!(
+                    got.insert(e, before).is_none(),
+                    "(&mut Spa, &ZSpa): {e:?} twice"
+                );
+            }
+            let want: BTreeMap<Entity, u64> = m
+                .live
+                .iter()
+                .filter_map(|(&e, s)| {
+                    s[3]?;
+                    Some((e, s[1]?))
+                })
+                .collect();
+            assert_eq!(got, want, "(&mut Spa, &ZSpa)");
+            for e in got.into_keys() {
+                let slot = &mut m.live.get_mut(&e).unwrap()[1];
+                *slot = slot.map(Spa::mutated);
+                m.changed(e, 1);
+            }
         }
         _ => unreachable!(),
     }
@@ -1143,7 +1174,7 @@ fn step(c: &mut Case, op: &Op) {
         }
         Op::Query(q) => run_query(q, &mut c.world, &mut c.states, &mut c.model),
         Op::QueryTicks => {
-            for q in 8..QUERIES {
+            for q in TICK_QUERIES {
                 run_query(q, &mut c.world, &mut c.states, &mut c.model);
             }
         }

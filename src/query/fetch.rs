@@ -94,6 +94,28 @@ pub unsafe trait QueryData {
     #[doc(hidden)]
     const DENSE: bool = false;
 
+    /// True when `fetch` may yield `None` for an entity of a matched
+    /// archetype (a sparse component the entity lacks).
+    #[doc(hidden)]
+    const FALLIBLE: bool = false;
+
+    /// True when `fetch` writes something (a change tick) as it yields.
+    #[doc(hidden)]
+    const WRITES_ON_FETCH: bool = false;
+
+    /// Whether `fetch` would yield an item for `entity`, without writing
+    /// anything: a tuple asks this of its fallible elements first when
+    /// another element writes as it fetches, so a change tick is never
+    /// stamped on an entity the query then skips.
+    ///
+    /// # Safety
+    /// - as `fetch`, except that nothing is yielded.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn can_fetch(_fetch: &Self::Fetch<'_>, _entity: Entity) -> bool {
+        true
+    }
+
     /// Tells a fetch of a [`DENSE`](Self::DENSE) query that the run walks
     /// the sparse set of component `driver` in order, and that `fetch` will
     /// get each entity's dense index in that set as its `row`. A fetch of
@@ -252,6 +274,17 @@ unsafe impl<T: Component> QueryData for &T {
     type State = ComponentId;
     type ArchetypeState = u32;
     const DENSE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+    const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+
+    #[inline(always)]
+    unsafe fn can_fetch(fetch: &ReadFetch<'_, T>, entity: Entity) -> bool {
+        match T::STORAGE {
+            StorageType::Table => true,
+            StorageType::SparseSet => {
+                fetch.driver.is_some() || fetch.sparse.is_some_and(|s| s.contains(entity))
+            }
+        }
+    }
 
     fn init_state(world: &mut World) -> ComponentId {
         world.register_component::<T>()
@@ -355,6 +388,18 @@ unsafe impl<T: Component> QueryData for &mut T {
     type State = ComponentId;
     type ArchetypeState = u32;
     const DENSE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+    const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+    const WRITES_ON_FETCH: bool = true;
+
+    #[inline(always)]
+    unsafe fn can_fetch(fetch: &WriteFetch<'_, T>, entity: Entity) -> bool {
+        match T::STORAGE {
+            StorageType::Table => true,
+            StorageType::SparseSet => {
+                fetch.driver.is_some() || fetch.sparse.is_some_and(|s| s.contains(entity))
+            }
+        }
+    }
 
     fn init_state(world: &mut World) -> ComponentId {
         world.register_component::<T>()
@@ -480,6 +525,7 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     type Fetch<'w> = OptionFetch<Q::Fetch<'w>>;
     type State = Q::State;
     type ArchetypeState = Option<Q::ArchetypeState>;
+    const WRITES_ON_FETCH: bool = Q::WRITES_ON_FETCH;
 
     fn init_state(world: &mut World) -> Q::State {
         Q::init_state(world)
@@ -649,6 +695,15 @@ macro_rules! tuple_query_data {
             type State = ($($q::State,)*);
             type ArchetypeState = ($($q::ArchetypeState,)*);
             const DENSE: bool = true $(&& $q::DENSE)*;
+            const FALLIBLE: bool = false $(|| $q::FALLIBLE)*;
+            const WRITES_ON_FETCH: bool = false $(|| $q::WRITES_ON_FETCH)*;
+
+            #[inline(always)]
+            unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {
+                let ($($f,)*) = fetch;
+                // SAFETY: forwarded contract.
+                true $(&& unsafe { $q::can_fetch($f, entity) })*
+            }
 
             fn init_state(world: &mut World) -> Self::State {
                 ($($q::init_state(world),)*)
@@ -692,6 +747,17 @@ macro_rules! tuple_query_data {
 
             #[inline(always)]
             unsafe fn fetch<'w>(fetch: &mut Self::Fetch<'w>, entity: Entity, row: usize) -> Option<Self::Item<'w>> {
+                // An element that writes as it fetches (a change tick) must
+                // not run for an entity a later element then rejects: when
+                // both kinds are present, every element is asked first.
+                // All constants: the check vanishes from other tuples.
+                let involved = 0 $(+ ($q::FALLIBLE || $q::WRITES_ON_FETCH) as usize)*;
+                if Self::WRITES_ON_FETCH && Self::FALLIBLE && involved >= 2 {
+                    // SAFETY: forwarded contract.
+                    if !unsafe { Self::can_fetch(fetch, entity) } {
+                        return None;
+                    }
+                }
                 let ($($f,)*) = fetch;
                 // SAFETY: forwarded contract.
                 Some(($(unsafe { $q::fetch($f, entity, row) }?,)*))
