@@ -257,6 +257,17 @@ pub(super) unsafe fn column_at(archetype: &Archetype, index: u32) -> &Column {
     unsafe { archetype.table.column_unchecked(index as usize) }
 }
 
+/// Whether a fetch of `T` finds `entity`'s value: always for a table `T`
+/// (the archetype matched) or when the run walks `T`'s own set; otherwise
+/// if `T`'s set holds the entity.
+#[inline(always)]
+fn present<T: Component>(driving: bool, set: Option<&SparseSet>, entity: Entity) -> bool {
+    match T::STORAGE {
+        StorageType::Table => true,
+        StorageType::SparseSet => driving || set.is_some_and(|s| s.contains(entity)),
+    }
+}
+
 /// Pointer to `entity`'s value in `set`, if it has one.
 #[inline]
 fn sparse_ptr<T>(set: Option<&SparseSet>, entity: Entity) -> Option<(usize, *mut T)> {
@@ -278,12 +289,7 @@ unsafe impl<T: Component> QueryData for &T {
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &ReadFetch<'_, T>, entity: Entity) -> bool {
-        match T::STORAGE {
-            StorageType::Table => true,
-            StorageType::SparseSet => {
-                fetch.driver.is_some() || fetch.sparse.is_some_and(|s| s.contains(entity))
-            }
-        }
+        present::<T>(fetch.driver.is_some(), fetch.sparse, entity)
     }
 
     fn init_state(world: &mut World) -> ComponentId {
@@ -393,12 +399,7 @@ unsafe impl<T: Component> QueryData for &mut T {
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &WriteFetch<'_, T>, entity: Entity) -> bool {
-        match T::STORAGE {
-            StorageType::Table => true,
-            StorageType::SparseSet => {
-                fetch.driver.is_some() || fetch.sparse.is_some_and(|s| s.contains(entity))
-            }
-        }
+        present::<T>(fetch.driver.is_some(), fetch.sparse, entity)
     }
 
     fn init_state(world: &mut World) -> ComponentId {
