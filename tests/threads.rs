@@ -97,6 +97,41 @@ fn par_iter_and_par_chunks_over_a_walked_sparse_set() {
     }
 }
 
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+#[component(storage = "sparse")]
+struct Charge(u64);
+
+#[test]
+fn par_iter_and_par_chunks_over_a_dense_sparse_walk() {
+    // A query of sparse components alone reads its set by position; split
+    // runs start mid-set and must read and write their own positions.
+    let mut world = world();
+    let all: Vec<Entity> = world.run_system_once(|q: Query<Entity>| q.iter().collect());
+    for (i, &e) in all.iter().enumerate() {
+        world.insert_one(e, Charge(i as u64)).unwrap();
+    }
+    // Change ticks on, so the dense writes stamp them too.
+    let mut changed = world.query_filtered::<Entity, Changed<Charge>>();
+    assert_eq!(changed.iter(&world).count(), all.len());
+    world.run_system_once(|mut q: Query<&mut Charge>| {
+        q.par_iter_mut().for_each(|c| c.0 *= 3);
+    });
+    world.run_system_once(|mut q: Query<(Entity, &mut Charge)>| {
+        q.par_chunks_mut(16).for_each(|chunk| {
+            let k = chunk.index() as u64;
+            chunk.for_each(|(_, c)| c.0 += k * 1_000_000);
+        });
+    });
+    for (i, &e) in all.iter().enumerate() {
+        let k = (i / 16) as u64;
+        assert_eq!(
+            world.get::<Charge>(e).unwrap().0,
+            3 * i as u64 + k * 1_000_000
+        );
+    }
+    assert_eq!(changed.iter(&world).count(), all.len());
+}
+
 #[test]
 fn par_iter_reads_from_many_threads() {
     let mut world = world();
