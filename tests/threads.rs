@@ -5,8 +5,12 @@
 //! CI runs this file under Miri with Tree Borrows and permissive
 //! provenance: rayon's crossbeam-epoch stores tagged pointers (which strict
 //! provenance rejects) and is known not to satisfy Stacked Borrows, while it
-//! does satisfy Tree Borrows (crossbeam-rs/crossbeam#545, #996). The limits
-//! are that dependency's, not mosaic's code.
+//! does satisfy Tree Borrows (crossbeam-rs/crossbeam#545, #996). It also
+//! passes `-Zmiri-tree-borrows-no-precise-interior-mut`: rayon-core's scope
+//! frees its `Scope` while a job that just finished still holds a protected
+//! `&Scope` (rayon-rs/rayon#1008, #952), which precise Tree Borrows reports
+//! on some interleavings (see `.ci/run`). The limits are those dependencies',
+//! not mosaic's code.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
