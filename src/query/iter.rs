@@ -147,17 +147,11 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     /// in a matched archetype and passes the filter.
     #[inline]
     fn next_driven(&mut self) -> Option<Q::Item<'w>> {
-        let QueryIter {
-            archetypes,
-            data_state,
-            filter_state,
-            data,
-            filter,
-            driven,
-            ..
-        } = self;
-        let driven = driven.as_mut()?;
-        while driven.next < driven.end {
+        loop {
+            let driven = self.driven.as_mut()?;
+            if driven.next >= driven.end {
+                return None;
+            }
             let position = driven.next;
             driven.next += 1;
             let entity = driven.entities[position];
@@ -166,7 +160,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
                 // set's list, as `set_driver` was promised; each position
                 // comes once, so no row is fetched twice. A dense query
                 // matches every archetype and has no filter.
-                if let Some(item) = unsafe { Q::fetch(data, entity, position) } {
+                if let Some(item) = unsafe { Q::fetch(&mut self.data, entity, position) } {
                     return Some(item);
                 }
                 continue;
@@ -179,17 +173,14 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
                 Some((id, matches)) if id == loc.archetype => matches,
                 _ => {
                     let matched = driven.state.matched_entry(loc.archetype);
-                    if let Some(matched) = matched {
-                        let archetype = &archetypes[loc.archetype.index()];
-                        // SAFETY: an archetype of this world that the state
-                        // matched, with its archetype states (contract of
-                        // `new_driven`).
-                        unsafe {
-                            Q::set_archetype(data, data_state, matched.data, archetype);
-                            F::set_archetype(filter, filter_state, matched.filter, archetype);
-                        }
-                    }
                     driven.current = Some((loc.archetype, matched.is_some()));
+                    if let Some(matched) = matched {
+                        let archetype = &self.archetypes[loc.archetype.index()];
+                        // SAFETY: an archetype of this world, and its entry
+                        // in the state's matched list (contract of
+                        // `new_driven`).
+                        unsafe { self.set_tables(matched, archetype) };
+                    }
                     matched.is_some()
                 }
             };
@@ -201,15 +192,35 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             // each entity of the list comes once, so no row is fetched
             // twice (contract of `new_driven`).
             unsafe {
-                if !F::filter(filter, entity, row) {
+                if !F::filter(&mut self.filter, entity, row) {
                     continue;
                 }
-                if let Some(item) = Q::fetch(data, entity, row) {
+                if let Some(item) = Q::fetch(&mut self.data, entity, row) {
                     return Some(item);
                 }
             }
         }
-        None
+    }
+
+    /// Points the data and filter fetches at `archetype`.
+    ///
+    /// # Safety
+    /// - `archetype` belongs to the world `self` was made for, and
+    ///   `matched` is its entry in the matched list of the state `self` was
+    ///   made from (so its archetype states are the ones `match_archetype`
+    ///   returned for it).
+    #[inline(always)]
+    unsafe fn set_tables(&mut self, matched: &MatchedArchetype<Q, F>, archetype: &'w Archetype) {
+        // SAFETY: forwarded contract.
+        unsafe {
+            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
+            F::set_archetype(
+                &mut self.filter,
+                self.filter_state,
+                matched.filter,
+                archetype,
+            );
+        }
     }
 
     /// Restricts the iterator to `rows` of one matched archetype (the
@@ -227,15 +238,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         let entities = &archetype.entities()[..rows.end];
         // SAFETY: a matched archetype of this world with its states
         // (contract).
-        unsafe {
-            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
-            F::set_archetype(
-                &mut self.filter,
-                self.filter_state,
-                matched.filter,
-                archetype,
-            );
-        }
+        unsafe { self.set_tables(matched, archetype) };
         self.entities = entities;
         self.row = rows.start;
         self
@@ -256,15 +259,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         let archetype = unsafe { self.archetypes.get_unchecked(matched.id.index()) };
         // SAFETY: a matched archetype of this world, with the states
         // `match_archetype` returned for it (contract of `new`).
-        unsafe {
-            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
-            F::set_archetype(
-                &mut self.filter,
-                self.filter_state,
-                matched.filter,
-                archetype,
-            );
-        }
+        unsafe { self.set_tables(matched, archetype) };
         self.entities = archetype.entities();
         self.row = 0;
         true
