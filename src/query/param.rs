@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use rayon::prelude::*;
 use thiserror::Error;
 
 use super::{
@@ -469,12 +470,12 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryParIter<'_, '_, Q, F> {
 const MIN_PARALLEL_ROWS: usize = 64;
 
 /// How many batches `par_iter` cuts the rows into, per thread.
-const BATCHES_PER_THREAD: usize = 16;
+const BATCHES_PER_THREAD: usize = 64;
 
 impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
     /// Calls `f` on every item, on the thread pool. Rows are split into
-    /// batches (sixteen per thread); each batch is walked like a normal
-    /// iteration.
+    /// batches (64 per thread, shared out by rayon's work stealing); each
+    /// batch is walked like a normal iteration.
     ///
     /// # Example
     /// ```
@@ -505,41 +506,36 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
         }
         // Many small batches: rayon's work stealing evens out uneven items,
         // and the last batch to finish leaves the other threads idle for
-        // less time.
+        // less time. The batches are split by rayon's `join` (no allocation
+        // per batch), each batch a leaf.
         let batch = total.div_ceil(threads * BATCHES_PER_THREAD).max(1);
         let f = &f;
         if let Some(driver) = driver {
-            rayon::scope(|scope| {
-                let len = driver.entities.len();
-                for start in (0..len).step_by(batch) {
-                    let run = start..(start + batch).min(len);
-                    scope.spawn(move |_| {
-                        // SAFETY: runs of a sparse set's list hold distinct
-                        // entities, so no two threads make items for one
-                        // entity; the caller's access covers the query.
-                        unsafe { QueryIter::new_driven(world, state, ticks, driver, run) }
-                            .for_each(f);
-                    });
-                }
-            });
+            let len = driver.entities.len();
+            (0..len.div_ceil(batch))
+                .into_par_iter()
+                .with_max_len(1)
+                .for_each(|b| {
+                    let run = b * batch..((b + 1) * batch).min(len);
+                    // SAFETY: runs of a sparse set's list hold distinct
+                    // entities, so no two threads make items for one
+                    // entity; the caller's access covers the query.
+                    unsafe { QueryIter::new_driven(world, state, ticks, driver, run) }.for_each(f);
+                });
             return;
         }
-        rayon::scope(|scope| {
-            for matched in state.matched() {
-                let len = world.archetype(matched.id).len();
-                let mut start = 0;
-                while start < len {
-                    let rows = start..(start + batch).min(len);
-                    start = rows.end;
-                    scope.spawn(move |_| {
-                        // SAFETY: batches cover disjoint rows, so no two
-                        // threads make items for one entity; the caller's
-                        // access covers the query.
-                        unsafe { state.iter_rows_prepared(world, ticks, matched, rows) }
-                            .for_each(f);
-                    });
-                }
-            }
+        state.matched().par_iter().for_each(|matched| {
+            let len = world.archetype(matched.id).len();
+            (0..len.div_ceil(batch))
+                .into_par_iter()
+                .with_max_len(1)
+                .for_each(|b| {
+                    let rows = b * batch..((b + 1) * batch).min(len);
+                    // SAFETY: batches cover disjoint rows, so no two threads
+                    // make items for one entity; the caller's access covers
+                    // the query.
+                    unsafe { state.iter_rows_prepared(world, ticks, matched, rows) }.for_each(f);
+                });
         });
     }
 }
