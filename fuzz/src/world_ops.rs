@@ -748,6 +748,8 @@ type DataItem = (
 type RequiredItem = (Entity, &'static Spa, &'static Big);
 type MutSpaItem = (Entity, &'static mut Spa, Option<&'static mut Big>);
 type ZstItem = (Entity, &'static ZTab, Option<&'static mut BigSpa>);
+/// Sparse components alone, no filter: a dense walk of the smallest set.
+type DenseItem = (Entity, &'static mut BigSpa, &'static ZSpa, &'static Spa);
 type OrZst = Or<(With<ZTab>, With<ZSpa>)>;
 type OrTicks = Or<(Changed<Big>, Added<ZSpa>)>;
 
@@ -755,7 +757,7 @@ type OrTicks = Or<(Changed<Big>, Added<ZSpa>)>;
 /// ones.
 const TICK_STATES: usize = 7;
 /// Query numbers: plain `0..TICK_BASE`, tick-filtered `TICK_BASE..QUERIES`.
-const TICK_BASE: usize = 9;
+const TICK_BASE: usize = 10;
 const QUERIES: usize = TICK_BASE + 5;
 
 struct States {
@@ -768,6 +770,7 @@ struct States {
     mut_tab: QueryState<(Entity, &'static mut Tab), With<Big>>,
     mut_spa: QueryState<MutSpaItem>,
     zst: QueryState<ZstItem, Without<Tab>>,
+    dense: QueryState<DenseItem>,
     added_tab: QueryState<Entity, Added<Tab>>,
     changed_tab: QueryState<Entity, Changed<Tab>>,
     added_spa: QueryState<Entity, Added<Spa>>,
@@ -795,6 +798,7 @@ impl States {
             mut_tab: world.query_filtered(),
             mut_spa: world.query(),
             zst: world.query_filtered(),
+            dense: world.query(),
             added_tab: world.query_filtered(),
             changed_tab: world.query_filtered(),
             added_spa: world.query_filtered(),
@@ -958,6 +962,30 @@ fn run_query(q: usize, world: &mut World, st: &mut States, m: &mut Model) {
                     *slot = slot.map(BigSpa::mutated);
                     m.changed(e, 5);
                 }
+            }
+        }
+        9 => {
+            let mut got = BTreeMap::new();
+            for (e, big_spa, zspa, spa) in st.dense.iter_mut(world) {
+                check_aligned(&*big_spa);
+                check_aligned(zspa);
+                let before = (big_spa.value(), spa.value());
+                big_spa.mutate();
+                assert!(got.insert(e, before).is_none(), "dense query: {e:?} twice");
+            }
+            let want: BTreeMap<Entity, (u64, u64)> = m
+                .live
+                .iter()
+                .filter_map(|(&e, s)| {
+                    s[3]?;
+                    Some((e, (s[5]?, s[1]?)))
+                })
+                .collect();
+            assert_eq!(got, want, "(&mut BigSpa, &ZSpa, &Spa)");
+            for e in got.into_keys() {
+                let slot = &mut m.live.get_mut(&e).unwrap()[5];
+                *slot = slot.map(BigSpa::mutated);
+                m.changed(e, 5);
             }
         }
         TICK_BASE..QUERIES => run_tick_query(q - TICK_BASE, world, st, m),
