@@ -24,7 +24,11 @@ use crate::world::World;
 ///   ones as writes;
 /// - match in `match_archetype` only archetypes `set_archetype` can read,
 ///   and return there only archetype states `set_archetype` may trust;
-/// - yield from `fetch` only references into the row it is given.
+/// - yield from `fetch` only references into the row it is given;
+/// - declare `DENSE` only if every archetype matches and `fetch` works
+///   without `set_archetype` (see there), `FALLIBLE` if `fetch` can yield
+///   `None` in a matched archetype, and `WRITES_ON_FETCH` if `fetch` writes
+///   anything; `can_fetch` must agree with what `fetch` would yield.
 ///
 /// # Example
 /// ```

@@ -20,7 +20,9 @@ use crate::world::World;
 /// # Safety
 /// An implementation must match in `match_archetype` only archetypes that
 /// `set_archetype` can read, return there only archetype states
-/// `set_archetype` may trust, and read in `filter` only the given row.
+/// `set_archetype` may trust, and read in `filter` only the given row. It
+/// may declare `ALWAYS_TRUE` only if it matches every archetype and passes
+/// every entity.
 ///
 /// # Example
 /// ```
