@@ -756,6 +756,11 @@ fn a_skipped_entity_is_not_marked_changed() {
     assert_eq!(table.iter_mut(&mut world).count(), 1);
     assert_eq!(changed_ta.iter(&world).collect::<Vec<_>>(), [both]);
 
+    // Two writers, the second one sparse: every element is asked first.
+    let mut two = world.query::<(&mut TA, &mut SB)>();
+    assert_eq!(two.iter_mut(&mut world).count(), 1);
+    assert_eq!(changed_ta.iter(&world).collect::<Vec<_>>(), [both]);
+
     let mut dense = world.query::<(Entity, &mut SA, &SB)>();
     assert_eq!(dense.iter_mut(&mut world).count(), 1);
     assert_eq!(changed_sa.iter(&world).collect::<Vec<_>>(), [both]);

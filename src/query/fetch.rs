@@ -26,9 +26,11 @@ use crate::world::World;
 ///   and return there only archetype states `set_archetype` may trust;
 /// - yield from `fetch` only references into the row it is given;
 /// - declare `DENSE` only if every archetype matches and `fetch` works
-///   without `set_archetype` (see there), `FALLIBLE` if `fetch` can yield
-///   `None` in a matched archetype, and `WRITES_ON_FETCH` if `fetch` writes
-///   anything; `can_fetch` must agree with what `fetch` would yield.
+///   without `set_archetype` (see there).
+///
+/// (`FALLIBLE`, `WRITES_ON_FETCH` and `can_fetch` are not safety matters:
+/// set wrongly, they can only let a skipped entity's change tick be
+/// written.)
 ///
 /// # Example
 /// ```
@@ -753,19 +755,38 @@ macro_rules! tuple_query_data {
             #[inline(always)]
             unsafe fn fetch<'w>(fetch: &mut Self::Fetch<'w>, entity: Entity, row: usize) -> Option<Self::Item<'w>> {
                 // An element that writes as it fetches (a change tick) must
-                // not run for an entity a later element then rejects: when
-                // both kinds are present, every element is asked first.
-                // All constants: the check vanishes from other tuples.
-                let involved = 0 $(+ ($q::FALLIBLE || $q::WRITES_ON_FETCH) as usize)*;
-                if Self::WRITES_ON_FETCH && Self::FALLIBLE && involved >= 2 {
+                // not run for an entity another element then rejects. The
+                // elements that write nothing go first, so one that fails
+                // skips the entity before any write; only when a second
+                // writer could still fail after the first has written is
+                // every element asked beforehand. All constants: the
+                // compiler keeps one straight sequence of fetches.
+                let writers = 0 $(+ $q::WRITES_ON_FETCH as usize)*;
+                let fallible_writers = 0 $(+ ($q::WRITES_ON_FETCH && $q::FALLIBLE) as usize)*;
+                if writers >= 2 && fallible_writers >= 1 {
                     // SAFETY: forwarded contract.
                     if !unsafe { Self::can_fetch(fetch, entity) } {
                         return None;
                     }
                 }
                 let ($($f,)*) = fetch;
-                // SAFETY: forwarded contract.
-                Some(($(unsafe { $q::fetch($f, entity, row) }?,)*))
+                $(
+                    let $a = if $q::WRITES_ON_FETCH {
+                        None
+                    } else {
+                        // SAFETY: forwarded contract.
+                        Some(unsafe { $q::fetch($f, entity, row) }?)
+                    };
+                )*
+                $(
+                    let $a = match $a {
+                        Some(item) => item,
+                        // SAFETY: forwarded contract; each element is
+                        // fetched once, in one of the two passes.
+                        None => unsafe { $q::fetch($f, entity, row) }?,
+                    };
+                )*
+                Some(($($a,)*))
             }
 
             #[inline(always)]

@@ -11,9 +11,11 @@ use crate::world::World;
 /// Iterator over a query's items, from [`QueryState::iter`] and
 /// [`QueryState::iter_mut`](crate::QueryState::iter_mut).
 ///
-/// Visits matched archetypes in creation order and their rows in order.
-/// `for_each` (and every consuming adaptor built on `fold`) runs a tight
-/// loop per table.
+/// Visits matched archetypes in creation order and their rows in order, or,
+/// when the query walks a sparse set (see [`Query::iter`](crate::Query::iter)),
+/// that set's entities in the set's order. `for_each` (and every consuming
+/// adaptor built on `fold`) runs a tight loop per table, or one over the
+/// walked set.
 ///
 /// # Example
 /// ```
