@@ -140,14 +140,7 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
     }
 
     fn rows(&self) -> usize {
-        if let Some(driver) = self.driver {
-            return driver.entities.len();
-        }
-        self.state
-            .matched()
-            .iter()
-            .map(|m| self.world.archetype(m.id).len())
-            .sum()
+        self.state.run_len(self.world, self.driver)
     }
 
     /// Calls `f` once per chunk, on the thread pool; each item is in

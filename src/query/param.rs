@@ -489,14 +489,7 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
     pub fn for_each(self, f: impl Fn(Q::Item<'_>) + Send + Sync) {
         let (world, state, ticks) = (self.world, self.state, self.ticks);
         let driver = state.driver(world);
-        let total: usize = match driver {
-            Some(driver) => driver.entities.len(),
-            None => state
-                .matched()
-                .iter()
-                .map(|m| world.archetype(m.id).len())
-                .sum(),
-        };
+        let total = state.run_len(world, driver);
         let threads = rayon::current_num_threads();
         if threads <= 1 || total < MIN_PARALLEL_ROWS {
             // SAFETY: the caller's access (a `&mut Query` or a read-only one)

@@ -47,10 +47,6 @@ pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     /// of a sparse `T`): a run may walk the smallest of their sets instead
     /// of every matched row (see [`QueryState::driver`]).
     sparse_required: Vec<ComponentId>,
-    /// True when a run needs no archetype at all ([`QueryData::DENSE`]
-    /// data, no filter, at least one sparse component): it then always
-    /// walks the smallest set and reads that set's values by position.
-    dense: bool,
     /// The tick of the previous run; `None` before the first.
     last_run: Option<Tick>,
 }
@@ -119,11 +115,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             )
         });
         F::update_access(&filter_state, &mut access);
-        let sparse_required: Vec<ComponentId> = access
+        let sparse_required = access
             .required()
             .filter(|&id| world.components().info(id).storage() == StorageType::SparseSet)
             .collect();
-        let dense = Q::DENSE && F::ALWAYS_TRUE && !sparse_required.is_empty();
         let mut state = QueryState {
             world_id: world.id(),
             data_state,
@@ -133,7 +128,6 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             matched_index: Vec::new(),
             archetypes_seen: 0,
             sparse_required,
-            dense,
             last_run: None,
         };
         state.update_archetypes(world);
@@ -402,8 +396,27 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// components (and `Entity`) and there is no filter. Such a run visits
     /// the driving set in order and reads its values by position, like a
     /// plain array; other sparse components are looked up per entity.
+    #[inline]
     pub(crate) fn is_dense(&self) -> bool {
-        self.dense
+        Q::DENSE && F::ALWAYS_TRUE && !self.sparse_required.is_empty()
+    }
+
+    /// How many entities a run visits at most: the driving set's (as
+    /// [`driver`](Self::driver) returned it for `world`), or the matched
+    /// tables' rows.
+    pub(crate) fn run_len(&self, world: &World, driver: Option<Driver<'_>>) -> usize {
+        match driver {
+            Some(driver) => driver.entities.len(),
+            None => self.matched_rows(world),
+        }
+    }
+
+    /// The rows of every matched table in `world`.
+    fn matched_rows(&self, world: &World) -> usize {
+        self.matched
+            .iter()
+            .map(|m| world.archetype(m.id).len())
+            .sum()
     }
 
     #[inline(never)]
@@ -419,15 +432,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             }
         }
         let best = best?;
-        if self.dense {
+        if self.is_dense() {
             return Some(best);
         }
-        let rows: usize = self
-            .matched
-            .iter()
-            .map(|m| world.archetype(m.id).len())
-            .sum();
-        (best.entities.len() < rows).then_some(best)
+        (best.entities.len() < self.matched_rows(world)).then_some(best)
     }
 
     /// The entry of archetype `id`, if this state matched it.
