@@ -2557,3 +2557,34 @@ fn binary_format_version_one_is_refused_by_name() {
         "binary syntax error: binary scene format version 1 (this version of mosaic reads version 2)"
     );
 }
+
+/// `to_binary` measures the document before writing it, so its bytes are
+/// one allocation of exactly their size: a world of a thousand entities
+/// (whose ids alone outgrow a guess from the component bytes) and a scene
+/// of listed entities read from text alike.
+#[test]
+fn binary_output_is_allocated_once_at_its_exact_size() {
+    let registry = registry();
+    let mut world = World::new();
+    world.spawn_batch((0..1000u32).map(|i| {
+        (
+            Position {
+                x: i as f32,
+                y: 0.5,
+            },
+            Health(i),
+        )
+    }));
+    let saved = Scene::from_world(&world, &registry).unwrap();
+    let bytes = saved.to_binary().unwrap();
+    assert_eq!(bytes.capacity(), bytes.len());
+
+    let mut listed = Scene::from_ron_str(
+        r#"(entities: [(id: 1, components: {"Health": (3)}), (id: 2, components: {"Label": (name: "x")})])"#,
+    )
+    .unwrap();
+    listed.resolve(&registry).unwrap();
+    let bytes = listed.to_binary().unwrap();
+    assert_eq!(bytes.capacity(), bytes.len());
+    assert_eq!(Scene::from_binary(&bytes).unwrap().len(), 2);
+}

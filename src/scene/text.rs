@@ -4,6 +4,7 @@
 //! value's source span (decoded later with its type, so errors point into
 //! the file), and the binary form keeps each value's own bytes.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
@@ -326,7 +327,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Bytes<'a> {
 /// every entity's value, back to back.
 #[derive(Serialize, Deserialize)]
 struct BinTable<'a> {
-    ids: Vec<u64>,
+    /// Borrowed when written, owned when read (varints cannot be borrowed).
+    ids: Cow<'a, [u64]>,
     prefab: Option<String>,
     #[serde(borrow)]
     columns: Vec<(String, Bytes<'a>)>,
@@ -402,7 +404,7 @@ pub(crate) fn parse_binary(bytes: &[u8]) -> Result<Scene, SceneError> {
             .tables
             .into_iter()
             .map(|t| SceneTable {
-                ids: t.ids,
+                ids: t.ids.into_owned(),
                 prefab: t.prefab,
                 columns: t
                     .columns
@@ -766,7 +768,7 @@ impl Scene {
         let mut tables: Vec<BinTable<'_>> = listed
             .iter()
             .map(|(ids, prefab, columns)| BinTable {
-                ids: ids.clone(),
+                ids: Cow::Borrowed(ids),
                 prefab: prefab.map(str::to_owned),
                 columns: columns
                     .iter()
@@ -776,7 +778,7 @@ impl Scene {
             .collect();
         tables.extend(self.tables.iter().map(|t| {
             BinTable {
-                ids: t.ids.clone(),
+                ids: Cow::Borrowed(&t.ids),
                 prefab: t.prefab.clone(),
                 columns: t
                     .columns
@@ -807,14 +809,12 @@ impl Scene {
                 .collect::<Result<_, SceneError>>()?,
             tables,
         };
-        let size = MAGIC.len()
-            + self
-                .tables
-                .iter()
-                .flat_map(|t| &t.columns)
-                .map(|c| c.bytes.len() + 8)
-                .sum::<usize>();
-        let mut out = Vec::with_capacity(size + 64);
+        // The exact size first (a pass that copies nothing), so the bytes
+        // are written once into one allocation of the right size: a
+        // guess that falls short doubles the largest buffer of a save.
+        let size = postcard::serialize_with_flavor(&doc, postcard::ser_flavors::Size::default())
+            .map_err(encode_error)?;
+        let mut out = Vec::with_capacity(MAGIC.len() + size);
         out.extend_from_slice(MAGIC);
         write_postcard(&doc, &mut out).map_err(encode_error)?;
         Ok(out)
