@@ -124,7 +124,7 @@ fn main() {
     let mut world = World::new();
     world.insert_resource(Tally::default());
     let mut rng = Lcg(0x5EED);
-    world.spawn_batch((0..BALLS).map(|_| {
+    world.extend((0..BALLS).map(|_| {
         let (x, y) = rng.pair(RADIUS, BOX - RADIUS);
         let (vx, vy) = rng.pair(-1.5, 1.5);
         (Position { x, y }, Velocity { x: vx, y: vy }, Health(10))

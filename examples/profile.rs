@@ -14,7 +14,7 @@
 //! Instructions per run = total collected / N. Workloads: `frag-mosaic`,
 //! `frag-sparse-mosaic` (the same with `Data` sparse, as the suite's mosaic
 //! row declares it), `frag-hecs`, `simple-mosaic`, `simple-hecs`, `insert-mosaic` (a fresh
-//! world and `spawn_batch` of 10,000 entities with four components, as in
+//! world and `extend` of 10,000 entities with four components, as in
 //! simple_insert), `addrem-sparse-mosaic`,
 //! `addrem-table-mosaic`, `addrem-hecs` (add_remove's `N` counts whole
 //! insert-all-then-remove-all passes over 10,000 entities).
@@ -140,7 +140,7 @@ struct Rotation(f32, f32, f32);
 fn measured_insert_mosaic(n: usize) {
     for _ in 0..n {
         let mut world = World::new();
-        let entities = world.spawn_batch((0..10_000).map(|_| {
+        world.extend((0..10_000).map(|_| {
             (
                 Transform([1.0; 16]),
                 Position(1.0, 0.0, 0.0),
@@ -148,7 +148,7 @@ fn measured_insert_mosaic(n: usize) {
                 Velocity(1.0, 0.0, 0.0),
             )
         }));
-        black_box((&world, &entities));
+        black_box(&world);
     }
 }
 

@@ -115,6 +115,54 @@ impl Default for World {
     }
 }
 
+/// Spawns one entity per bundle, as [`World::spawn_batch`] does, without
+/// collecting their handles: for bulk spawns whose entities are found again
+/// by queries (particles, tiles, a level's props), this saves the returned
+/// `Vec` (8 bytes per entity) and the copy into it.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Particle { life: f32 }
+/// let mut world = World::new();
+/// world.extend((0..1000).map(|i| Particle { life: i as f32 }));
+/// assert_eq!(world.len(), 1000);
+/// let mut particles = world.query::<&Particle>();
+/// assert_eq!(particles.iter(&world).filter(|p| p.life < 10.0).count(), 10);
+/// ```
+impl<B: Bundle> Extend<B> for World {
+    fn extend<I: IntoIterator<Item = B>>(&mut self, bundles: I) {
+        let rows = self.spawn_rows(bundles);
+        if self.spawn_has_lifecycle::<B>() {
+            let spawned =
+                self.archetypes.get(rows.archetype).entities()[rows.rows.clone()].to_vec();
+            self.after_spawn::<B>(&spawned);
+        }
+        rows.resume();
+    }
+}
+
+/// The rows [`World::spawn_rows`] appended, and the panics it caught on the
+/// way: the caller runs the lifecycle, then [`SpawnedRows::resume`]s them.
+struct SpawnedRows {
+    archetype: ArchetypeId,
+    rows: std::ops::Range<usize>,
+    /// The batch iterator's own panic, raised first.
+    iterated: Option<Box<dyn std::any::Any + Send>>,
+    /// The first panic of a drop or hook while writing.
+    panics: DeferredPanic,
+}
+
+impl SpawnedRows {
+    /// Re-raises the panic caught while spawning, if any.
+    fn resume(self) {
+        if let Some(payload) = self.iterated {
+            resume_unwind(payload);
+        }
+        self.panics.resume();
+    }
+}
+
 impl World {
     /// An empty world with a fresh [`WorldId`].
     ///
@@ -199,7 +247,9 @@ impl World {
 
     /// Creates one entity per bundle. Reserves room once (from the
     /// iterator's size hint) and writes straight into the target table.
-    /// Returns the new entities in order.
+    /// Returns the new entities in order; when the handles are not needed,
+    /// [`World::extend`](#impl-Extend<B>-for-World) spawns the same way
+    /// without building the `Vec`.
     ///
     /// # Example
     /// ```
@@ -211,6 +261,23 @@ impl World {
     /// assert_eq!(world.get::<Position>(es[7]).unwrap().0, 7.0);
     /// ```
     pub fn spawn_batch<B, I>(&mut self, bundles: I) -> Vec<Entity>
+    where
+        B: Bundle,
+        I: IntoIterator<Item = B>,
+    {
+        let rows = self.spawn_rows(bundles);
+        // Taken before the lifecycle runs: hooks and observers may move or
+        // despawn the new entities.
+        let spawned = self.archetypes.get(rows.archetype).entities()[rows.rows.clone()].to_vec();
+        self.after_spawn::<B>(&spawned);
+        rows.resume();
+        spawned
+    }
+
+    /// Appends one row per bundle to `B`'s table (see
+    /// [`World::spawn_batch`]), without running the lifecycle. The new
+    /// entities are the returned rows of the returned archetype.
+    fn spawn_rows<B, I>(&mut self, bundles: I) -> SpawnedRows
     where
         B: Bundle,
         I: IntoIterator<Item = B>,
@@ -227,7 +294,7 @@ impl World {
         let table = plan.dst.unwrap_or(plan.src);
         table.reserve(reserve);
         self.entities.reserve_capacity(reserve);
-        let mut spawned = Vec::with_capacity(reserve);
+        let first = table.len();
         let mut panics = DeferredPanic::new();
         let ctx = WriteCtx {
             components: &self.components,
@@ -248,26 +315,24 @@ impl World {
                 let at = location(target, rows.next_row());
                 let entity = entities.alloc_in(&mut batch, at);
                 rows.push(entity, bundle);
-                spawned.push(entity);
             }
         }));
+        let end = rows.next_row();
         rows.finish();
         self.entities.end_batch(batch);
-        self.after_spawn::<B>(&spawned);
-        if let Err(payload) = iterated {
-            resume_unwind(payload);
+        SpawnedRows {
+            archetype: target,
+            rows: first..end,
+            iterated: iterated.err(),
+            panics,
         }
-        panics.resume();
-        spawned
     }
 
     /// Runs the lifecycle of `entities`, just spawned with bundle `B`:
     /// announcements, hooks, observers and required components. The
     /// entities are complete before any of it runs, and stay if it panics.
     fn after_spawn<B: Bundle>(&mut self, entities: &[Entity]) {
-        if !self.components.lifecycle_active()
-            || !(self.components.spawn_announced() || self.bundle_announces::<B>())
-        {
+        if !self.spawn_has_lifecycle::<B>() {
             return;
         }
         let added: Vec<(ComponentId, bool)> =
@@ -276,6 +341,13 @@ impl World {
             self.announce_insert(entity, true, &added);
         }
         self.flush_observer_commands();
+    }
+
+    /// Whether spawning with bundle `B` runs any lifecycle (announcements,
+    /// hooks, observers, required components).
+    fn spawn_has_lifecycle<B: Bundle>(&mut self) -> bool {
+        self.components.lifecycle_active()
+            && (self.components.spawn_announced() || self.bundle_announces::<B>())
     }
 
     /// Destroys `entity`, dropping each of its components exactly once.

@@ -373,6 +373,8 @@ enum Op {
         kind: usize,
         v: u32,
         n: usize,
+        /// `spawn_batch` (true) or `World::extend` (false).
+        collect: bool,
     },
     Despawn(Who),
     Insert {
@@ -424,8 +426,8 @@ fn op() -> impl Strategy<Value = Op> {
     let v = any::<u32>();
     prop_oneof![
         6 => (kind.clone(), v).prop_map(|(kind, v)| Op::Spawn { kind, v }),
-        2 => (kind.clone(), v, 0..6usize)
-            .prop_map(|(kind, v, n)| Op::SpawnBatch { kind, v, n }),
+        2 => (kind.clone(), v, 0..6usize, any::<bool>())
+            .prop_map(|(kind, v, n, collect)| Op::SpawnBatch { kind, v, n, collect }),
         3 => who().prop_map(Op::Despawn),
         5 => (who(), kind.clone(), v).prop_map(|(who, kind, v)| Op::Insert { who, kind, v }),
         4 => (who(), kind.clone()).prop_map(|(who, kind)| Op::Remove { who, kind }),
@@ -905,19 +907,43 @@ fn do_spawn(c: &mut Case, kind: usize, v: u32) {
     c.model.spawn(e, &kind_expected(kind, v));
 }
 
-fn do_spawn_batch(c: &mut Case, kind: usize, v: u32, n: usize) {
-    struct V<'a>(&'a mut World, u32, usize, &'a Live);
+/// Every entity of the world, in archetype order and each table's row
+/// order.
+fn all_entities(world: &World) -> Vec<Entity> {
+    world
+        .archetypes()
+        .flat_map(|a| a.entities().iter().copied())
+        .collect()
+}
+
+fn do_spawn_batch(c: &mut Case, kind: usize, v: u32, n: usize, collect: bool) {
+    struct V<'a>(&'a mut World, u32, usize, &'a Live, bool);
     impl KindVisitor for V<'_> {
         type Out = Vec<Entity>;
         fn visit<B: ModelBundle>(self) -> Vec<Entity> {
             let (v, live) = (self.1, self.3);
-            self.0
-                .spawn_batch((0..self.2 as u32).map(|i| B::make(v.wrapping_add(i), live)))
+            let bundles = (0..self.2 as u32).map(|i| B::make(v.wrapping_add(i), live));
+            if self.4 {
+                self.0.spawn_batch(bundles)
+            } else {
+                self.0.extend(bundles);
+                Vec::new()
+            }
         }
     }
     c.model.flush();
-    let es = with_kind(kind, V(&mut c.world, v, n, &c.live));
-    assert_eq!(es.len(), n, "spawn_batch count");
+    let es = with_kind(kind, V(&mut c.world, v, n, &c.live, collect));
+    let es = if collect {
+        es
+    } else {
+        // `extend` returns nothing: the new entities are those the model
+        // does not know (reserved ones were flushed above), appended in
+        // order to one table.
+        let mut new = all_entities(&c.world);
+        new.retain(|e| !c.model.live.contains_key(e));
+        new
+    };
+    assert_eq!(es.len(), n, "spawn_batch / extend count");
     for (i, e) in es.into_iter().enumerate() {
         c.model.fresh(e);
         c.model
@@ -1145,7 +1171,12 @@ fn record_spawn(c: &mut Case, kind: usize, v: u32) {
 fn step(c: &mut Case, op: &Op) {
     match *op {
         Op::Spawn { kind, v } => do_spawn(c, kind, v),
-        Op::SpawnBatch { kind, v, n } => do_spawn_batch(c, kind, v, n),
+        Op::SpawnBatch {
+            kind,
+            v,
+            n,
+            collect,
+        } => do_spawn_batch(c, kind, v, n, collect),
         Op::Despawn(who) => {
             let e = c.model.pick(who);
             c.model.flush();
@@ -1338,6 +1369,13 @@ fn every_operation_once() {
         kind: 10,
         v: 100,
         n: 5,
+        collect: true,
+    });
+    ops.push(Op::SpawnBatch {
+        kind: 10,
+        v: 200,
+        n: 4,
+        collect: false,
     });
     for q in 0..QUERIES {
         ops.push(Op::Query(q));

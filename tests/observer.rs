@@ -346,6 +346,30 @@ fn spawn_batch_announces_each_entity_in_order() {
     world.check_invariants();
 }
 
+/// `World::extend` runs the same lifecycle as `spawn_batch`, in the same
+/// order, for entities appended after rows the table already had.
+#[test]
+fn extend_announces_each_entity_like_spawn_batch() {
+    let mut batch_world = lifecycle_world();
+    let mut extend_world = lifecycle_world();
+    for world in [&mut batch_world, &mut extend_world] {
+        world.spawn((A(100), S(100)));
+        take_log(world);
+    }
+    let es = batch_world.spawn_batch((0..4).map(|i| (A(i), S(i))));
+    extend_world.extend((0..4).map(|i| (A(i), S(i))));
+    assert_eq!(es.len(), 4);
+    assert_eq!(log(&extend_world), log(&batch_world));
+    assert_eq!(log(&extend_world).len(), 4 * 5);
+    for &e in &es {
+        assert_eq!(
+            extend_world.get::<S>(e).unwrap().0,
+            batch_world.get::<S>(e).unwrap().0
+        );
+    }
+    extend_world.check_invariants();
+}
+
 #[test]
 fn insert_announces_add_only_for_new_components_and_insert_for_all() {
     let mut world = lifecycle_world();

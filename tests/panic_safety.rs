@@ -651,6 +651,31 @@ fn lifecycle_runs_for_entities_a_panicking_batch_kept() {
     finish(world, &t);
 }
 
+/// The same through `World::extend`, which returns no handles: the rows it
+/// kept get their lifecycle all the same.
+#[test]
+fn lifecycle_runs_for_entities_a_panicking_extend_kept() {
+    let t = Tracker::new();
+    let mut world = hooked_world();
+    world.register_required::<Hooked, Required>().unwrap();
+    world.spawn((Hooked(100), plain(&t, 100)));
+    let tt = Arc::clone(&t);
+    let msg = expect_panic(|| {
+        world.extend((0..5u32).map(move |i| {
+            assert!(i != 3, "intentional panic in the iterator");
+            (Hooked(i), plain(&tt, i))
+        }))
+    });
+    assert!(msg.contains("intentional panic"), "{msg}");
+    check(&world, &t);
+    assert_eq!(world.len(), 4, "one before, three spawned before the panic");
+    let mut missing = world.query_filtered::<Entity, (With<Hooked>, Without<Required>)>();
+    assert_eq!(missing.iter(&world).count(), 0, "required components added");
+    let (index, live) = hooks_index_matches(&mut world);
+    assert_eq!(index, live, "on_add ran for every kept entity");
+    finish(world, &t);
+}
+
 /// An insert whose replaced value panics on drop finishes the structural
 /// change (see `insert_moving_archetype_while_a_replaced_value_panics`);
 /// the components it added must get their hooks run too.
