@@ -129,6 +129,28 @@ impl BlobVec {
         self.capacity = new_capacity;
     }
 
+    /// Takes `values`' buffer as this array's: no allocation, no copy.
+    ///
+    /// # Safety
+    /// - `T`'s layout is `item`;
+    /// - nothing is allocated (`capacity == 0`, so `T` is not zero-sized),
+    ///   and `values` has allocated (`values.capacity() > 0`).
+    #[cfg(feature = "serde")]
+    unsafe fn adopt_vec<T>(&mut self, values: Vec<T>) {
+        debug_assert_eq!(Layout::new::<T>(), self.item);
+        debug_assert!(self.capacity == 0 && values.capacity() > 0);
+        let mut values = std::mem::ManuallyDrop::new(values);
+        // This keeps the type invariant: a `Vec<T>` of non-zero capacity owns an
+        // allocation of `Layout::array::<T>(capacity)` from the global
+        // allocator, which is `array_layout(item, capacity)` since `item`
+        // is `T`'s layout (contract): exactly what `grow` and `drop` expect
+        // of `data`. Its first `len` slots are initialised. The `Vec` is
+        // forgotten, so the buffer has one owner.
+        self.data = NonNull::new(values.as_mut_ptr().cast::<u8>()).expect("allocated Vec");
+        self.capacity = values.capacity();
+        self.len = values.len();
+    }
+
     /// Reorders the values: afterwards slot `i` holds what slot `order[i]`
     /// held. Copies into a fresh buffer of the same capacity, so nothing is
     /// dropped or duplicated.
@@ -650,7 +672,9 @@ impl Column {
     }
 
     /// Appends every value of `values`, in order, with both ticks set to
-    /// `tick`: one copy of the whole run.
+    /// `tick`: one copy of the whole run, or none when the column has no
+    /// allocation yet (a table that a scene load just created): then the
+    /// `Vec`'s buffer becomes the column's.
     ///
     /// # Safety
     /// - `T` is this column's component type.
@@ -662,11 +686,16 @@ impl Column {
             "column type mismatch"
         );
         let n = values.len();
-        self.data.reserve(n);
         if self.tracked {
             self.ticks
                 .extend((0..n).map(|_| UnsafeCell::new(ComponentTicks::new(tick))));
         }
+        if self.data.capacity == 0 && values.capacity() > 0 {
+            // SAFETY: `T` is this column's type (contract).
+            unsafe { self.data.adopt_vec(values) };
+            return;
+        }
+        self.data.reserve(n);
         // SAFETY: `T` is this column's type (contract), so the slots have
         // `T`'s layout and an array of `n` of them is laid out as the Vec's;
         // there is room for `n` more (reserved just above), and the source
@@ -755,6 +784,47 @@ mod tests {
         drop(v);
         assert_eq!(DROPS.load(Ordering::SeqCst), 10);
         p.resume();
+    }
+
+    /// A `Vec`'s buffer taken whole (`adopt_vec`, a scene load into a new
+    /// table) is the array's: it grows from the `Vec`'s capacity, which
+    /// need not be a power of two, and every value is dropped once.
+    #[cfg(feature = "serde")]
+    #[test]
+    fn adopted_vec_grows_and_drops_once() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        #[repr(align(32))]
+        struct D(u64);
+        impl Drop for D {
+            fn drop(&mut self) {
+                DROPS.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        unsafe fn drop_d(p: *mut u8) {
+            // SAFETY: test-only: p is a valid D.
+            unsafe { p.cast::<D>().drop_in_place() }
+        }
+        let mut v = BlobVec::new(Layout::new::<D>(), Some(drop_d));
+        let mut values = Vec::with_capacity(5);
+        values.extend((0..3).map(D));
+        // SAFETY: `D`'s layout is the array's; nothing allocated yet.
+        unsafe { v.adopt_vec(values) };
+        assert_eq!((v.len(), v.capacity), (3, 5));
+        for i in 3..9 {
+            let d = std::mem::ManuallyDrop::new(D(i));
+            // SAFETY: `d` is a valid D we give up.
+            unsafe { v.push_from((&*d as *const D).cast()) };
+        }
+        for i in 0..9 {
+            // SAFETY: i < len; slot i holds a D.
+            let d = unsafe { &*v.ptr_at(i).cast::<D>() };
+            assert_eq!(d.0, i as u64);
+            assert_eq!(d as *const D as usize % 32, 0);
+        }
+        assert_eq!(DROPS.load(Ordering::SeqCst), 0);
+        drop(v);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 9);
     }
 
     #[test]

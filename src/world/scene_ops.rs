@@ -68,8 +68,9 @@ impl World {
                 .zip(group.columns)
                 .map(|(&(id, storage), values)| (id, storage, values))
                 .collect();
+            // No `reserve`: each column makes its own room, and a column
+            // with nothing allocated yet takes its batch's buffer instead.
             let table = self.archetypes.table_mut(archetype);
-            table.reserve(entities.len());
             let first = write_new_rows(
                 table,
                 &mut self.sparse,
