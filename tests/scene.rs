@@ -2588,3 +2588,36 @@ fn binary_output_is_allocated_once_at_its_exact_size() {
     assert_eq!(bytes.capacity(), bytes.len());
     assert_eq!(Scene::from_binary(&bytes).unwrap().len(), 2);
 }
+
+/// `from_binary_vec` keeps the bytes it is given instead of copying them:
+/// the scene reads, loads, clones and writes back exactly as one from
+/// `from_binary`, also after the scene it was cloned from is gone.
+#[test]
+fn a_scene_read_from_an_owned_vec_loads_like_one_read_from_a_slice() {
+    let registry = registry();
+    let world = sample_world();
+    let bytes = Scene::from_world(&world, &registry)
+        .unwrap()
+        .to_binary()
+        .unwrap();
+    let borrowed = Scene::from_binary(&bytes).unwrap();
+    let owned = Scene::from_binary_vec(bytes.clone()).unwrap();
+    assert_eq!(owned.len(), borrowed.len());
+    assert_eq!(owned.to_binary().unwrap(), bytes);
+
+    let clone = owned.clone();
+    drop(owned);
+    let mut copy = World::new();
+    let spawned = clone.spawn_into(&mut copy, &registry).unwrap();
+    assert_equal_world(&world, &copy, &spawned);
+
+    let mut garbage = bytes.clone();
+    garbage.truncate(bytes.len() / 2);
+    assert!(matches!(
+        Scene::from_binary_vec(garbage),
+        Err(SceneError::Syntax {
+            format: "binary",
+            ..
+        })
+    ));
+}

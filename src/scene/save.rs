@@ -7,7 +7,7 @@ use super::columns::{left_over, write_postcard, Codec};
 use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, TypeRegistry};
 use super::value::{scene_id, to_content, DynamicSeed, SceneValue};
-use super::{Scene, SceneComponent, SceneTable, TableColumn};
+use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
 use crate::archetype::ArchetypeId;
 use crate::component::ComponentId;
 use crate::entity::Entity;
@@ -120,7 +120,7 @@ fn save_run(
             }
             columns.push(TableColumn {
                 name: info.name().to_owned(),
-                bytes,
+                bytes: ColumnBytes::owned(bytes),
             });
             continue;
         }
@@ -133,7 +133,7 @@ fn save_run(
                     .map_err(|m| encode_error(&entry.name, m))?;
                 columns.push(TableColumn {
                     name: entry.name.clone(),
-                    bytes,
+                    bytes: ColumnBytes::owned(bytes),
                 });
             }
             None => *scene.skipped.entry(info.name().to_owned()).or_default() += run.entities.len(),

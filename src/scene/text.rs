@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::sync::Arc;
 
 use ron::extensions::Extensions;
@@ -18,7 +19,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::columns::{write_postcard, Codec};
 use super::error::{Location, SceneError, Where};
 use super::value::{json_offset, Format, SceneValue, Source, ValueWriter};
-use super::{Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
+use super::{ColumnBytes, Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
 use crate::dynamic::{ComponentSchema, FieldType};
 
 /// The first bytes of a binary scene (name and format version). Version 2
@@ -349,7 +350,12 @@ struct BinDoc<'a> {
     tables: Vec<BinTable<'a>>,
 }
 
-pub(crate) fn parse_binary(bytes: &[u8]) -> Result<Scene, SceneError> {
+/// A table of a binary scene being read: ids, prefab, and per component
+/// its name and the range of its bytes in the input.
+type ReadTable = (Vec<u64>, Option<String>, Vec<(String, Range<usize>)>);
+
+pub(crate) fn parse_binary(buffer: Vec<u8>) -> Result<Scene, SceneError> {
+    let bytes = buffer.as_slice();
     let syntax = |message: String| SceneError::Syntax {
         format: "binary",
         message,
@@ -381,37 +387,61 @@ pub(crate) fn parse_binary(bytes: &[u8]) -> Result<Scene, SceneError> {
             })
             .collect()
     };
+    // Each column's bytes are a range of `buffer`, found from where its
+    // slice starts (the slices borrow from `buffer`).
+    let tables: Vec<ReadTable> = doc
+        .tables
+        .into_iter()
+        .map(|t| {
+            let columns = t
+                .columns
+                .into_iter()
+                .map(|(name, column)| {
+                    let start = (column.0.as_ptr().addr())
+                        .checked_sub(bytes.as_ptr().addr())
+                        .expect("postcard borrows from its input");
+                    (name, start..start + column.0.len())
+                })
+                .collect();
+            (t.ids.into_owned(), t.prefab, columns)
+        })
+        .collect();
     let mut schemas = Vec::new();
     for (name, fields) in doc.schemas {
         let at = Where::Binary(format!("schema `{name}`"));
         schemas.push((schema_of(name, fields)?, at));
     }
+    let resources = components(doc.resources);
+    let prefabs = doc
+        .prefabs
+        .into_iter()
+        .map(|(name, extends, list)| Prefab {
+            at: Where::Binary(format!("prefab `{name}`")),
+            name,
+            extends,
+            components: components(list),
+        })
+        .collect();
+    // Nothing borrows `buffer` any more: the columns share it.
+    let buffer = Arc::new(buffer);
     Ok(Scene {
         schemas,
-        resources: components(doc.resources),
-        prefabs: doc
-            .prefabs
-            .into_iter()
-            .map(|(name, extends, list)| Prefab {
-                at: Where::Binary(format!("prefab `{name}`")),
-                name,
-                extends,
-                components: components(list),
-            })
-            .collect(),
+        resources,
+        prefabs,
         entities: Vec::new(),
-        tables: doc
-            .tables
+        tables: tables
             .into_iter()
-            .map(|t| SceneTable {
-                ids: t.ids.into_owned(),
-                prefab: t.prefab,
-                columns: t
-                    .columns
+            .map(|(ids, prefab, columns)| SceneTable {
+                ids,
+                prefab,
+                columns: columns
                     .into_iter()
-                    .map(|(name, bytes)| TableColumn {
+                    .map(|(name, range)| TableColumn {
                         name,
-                        bytes: bytes.0.to_vec(),
+                        bytes: ColumnBytes {
+                            buffer: Arc::clone(&buffer),
+                            range,
+                        },
                     })
                     .collect(),
             })
@@ -783,7 +813,7 @@ impl Scene {
                 columns: t
                     .columns
                     .iter()
-                    .map(|c| (c.name.clone(), Bytes(&c.bytes)))
+                    .map(|c| (c.name.clone(), Bytes(c.bytes.as_slice())))
                     .collect(),
             }
         }));
