@@ -755,25 +755,37 @@ impl SharedTicks for UnsafeCell<ComponentTicks> {
 mod tests {
     use super::*;
 
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A value that counts its drops in the counter it names (each test
+    /// has its own), over-aligned so tests check alignment too.
+    #[repr(align(32))]
+    struct D(u64, &'static AtomicUsize);
+
+    impl Drop for D {
+        fn drop(&mut self) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    unsafe fn drop_d(p: *mut u8) {
+        // SAFETY: test-only: p is a valid D.
+        unsafe { p.cast::<D>().drop_in_place() }
+    }
+
+    /// Pushes a `D` by moving it into `v`.
+    fn push_d(v: &mut BlobVec, d: D) {
+        let d = std::mem::ManuallyDrop::new(d);
+        // SAFETY: `v` holds `D`s; `d` is a valid D we give up.
+        unsafe { v.push_from((&*d as *const D).cast()) };
+    }
+
     #[test]
     fn push_swap_remove_and_drop_counts() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         static DROPS: AtomicUsize = AtomicUsize::new(0);
-        struct D(#[allow(dead_code)] u64);
-        impl Drop for D {
-            fn drop(&mut self) {
-                DROPS.fetch_add(1, Ordering::SeqCst);
-            }
-        }
-        unsafe fn drop_d(p: *mut u8) {
-            // SAFETY: test-only: p is a valid D.
-            unsafe { p.cast::<D>().drop_in_place() }
-        }
         let mut v = BlobVec::new(Layout::new::<D>(), Some(drop_d));
         for i in 0..10 {
-            let d = std::mem::ManuallyDrop::new(D(i));
-            // SAFETY: `d` is a valid D we give up.
-            unsafe { v.push_from((&*d as *const D).cast()) };
+            push_d(&mut v, D(i, &DROPS));
         }
         let mut p = DeferredPanic::new();
         // SAFETY: 3 < len.
@@ -792,29 +804,15 @@ mod tests {
     #[cfg(feature = "serde")]
     #[test]
     fn adopted_vec_grows_and_drops_once() {
-        use std::sync::atomic::{AtomicUsize, Ordering};
         static DROPS: AtomicUsize = AtomicUsize::new(0);
-        #[repr(align(32))]
-        struct D(u64);
-        impl Drop for D {
-            fn drop(&mut self) {
-                DROPS.fetch_add(1, Ordering::SeqCst);
-            }
-        }
-        unsafe fn drop_d(p: *mut u8) {
-            // SAFETY: test-only: p is a valid D.
-            unsafe { p.cast::<D>().drop_in_place() }
-        }
         let mut v = BlobVec::new(Layout::new::<D>(), Some(drop_d));
         let mut values = Vec::with_capacity(5);
-        values.extend((0..3).map(D));
+        values.extend((0..3).map(|i| D(i, &DROPS)));
         // SAFETY: `D`'s layout is the array's; nothing allocated yet.
         unsafe { v.adopt_vec(values) };
         assert_eq!((v.len(), v.capacity), (3, 5));
         for i in 3..9 {
-            let d = std::mem::ManuallyDrop::new(D(i));
-            // SAFETY: `d` is a valid D we give up.
-            unsafe { v.push_from((&*d as *const D).cast()) };
+            push_d(&mut v, D(i, &DROPS));
         }
         for i in 0..9 {
             // SAFETY: i < len; slot i holds a D.
