@@ -311,11 +311,9 @@ impl World {
         // far stay (each is complete) and are announced before the panic
         // goes on.
         let iterated = catch_unwind(AssertUnwindSafe(|| {
-            for bundle in bundles {
-                let at = location(target, rows.next_row());
-                let entity = entities.alloc_in(&mut batch, at);
-                rows.push(entity, bundle);
-            }
+            rows.push_all(bundles, |row| {
+                entities.alloc_in(&mut batch, location(target, row))
+            });
         }));
         let end = rows.next_row();
         rows.finish();

@@ -981,6 +981,16 @@ fn batch_with_hint(len: u32, hint: (usize, Option<usize>)) {
     let after = world.spawn(A(7));
     assert_eq!(*world.get::<A>(after).unwrap(), A(7));
     world.check_invariants();
+
+    // `extend` writes the same rows, in the same order.
+    let mut extended = World::new();
+    extended.spawn(A(u32::MAX));
+    extended.extend(Liar { next: 0, len, hint });
+    let mut q = extended.query::<&A>();
+    let values: Vec<u32> = q.iter(&extended).map(|a| a.0).collect();
+    let expected: Vec<u32> = std::iter::once(u32::MAX).chain(0..len).collect();
+    assert_eq!(values, expected);
+    extended.check_invariants();
 }
 
 #[test]

@@ -313,6 +313,91 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
         self.end_row(row, entity)
     }
 
+    /// [`NewRows::push`]es a row per bundle, for the entity `entity_for`
+    /// returns given the row (called just before the row is written).
+    ///
+    /// Through [`DirectColumns`], rows are written in runs as long as the
+    /// room: the row counter, the column pointers and the entity list's
+    /// pointer are locals for a run, so the loop keeps them in registers
+    /// (stores through raw column pointers would otherwise make the
+    /// compiler reload `self` after every value).
+    #[inline]
+    pub fn push_all(
+        &mut self,
+        mut bundles: impl Iterator<Item = B>,
+        mut entity_for: impl FnMut(usize) -> Entity,
+    ) {
+        /// Counts a run's rows into `written`/`room` when the run ends,
+        /// also when user code (the iterator) unwinds out of it.
+        struct Run<'a> {
+            written: &'a mut usize,
+            room: &'a mut usize,
+            done: usize,
+        }
+        impl Drop for Run<'_> {
+            #[inline]
+            fn drop(&mut self) {
+                *self.written += self.done;
+                *self.room -= self.done;
+            }
+        }
+
+        loop {
+            let Some(columns) = self.direct else {
+                for bundle in bundles {
+                    let entity = entity_for(self.next_row());
+                    self.push(entity, bundle);
+                }
+                return;
+            };
+            let first = self.table.len() + self.written;
+            let len = self.room;
+            let entity_list = self.table.entity_list_ptr();
+            let mut run = Run {
+                written: &mut self.written,
+                room: &mut self.room,
+                done: 0,
+            };
+            while run.done < len {
+                let Some(bundle) = bundles.next() else {
+                    return;
+                };
+                let row = first + run.done;
+                let entity = entity_for(row);
+                let mut writer = DirectWriter {
+                    entity,
+                    row,
+                    tick: self.ctx.tick,
+                    columns: &columns,
+                    components: &self.info.components,
+                    registry: self.ctx.components,
+                    sparse: &mut *self.ctx.sparse,
+                    panics: &mut *self.ctx.panics,
+                    next_component: 0,
+                    next_slot: 0,
+                };
+                bundle.write_components(&mut writer);
+                debug_assert_eq!(writer.next_slot, self.edge.slots.len());
+                // SAFETY: `row` = len + written + done < len + written +
+                // room, within the entity list's spare capacity (`NewRows`
+                // invariant), and the list has not moved since
+                // `entity_list_ptr` (only `grow` reallocates). Every column
+                // of the row was written just above (the plan names each
+                // once), so counting it (`done`) keeps the invariant.
+                unsafe { entity_list.add(row).write(entity) };
+                run.done += 1;
+            }
+            drop(run);
+            // The room is used up: grow only if another bundle comes
+            // (`push` grows, and refreshes the column pointers).
+            let Some(bundle) = bundles.next() else {
+                return;
+            };
+            let entity = entity_for(self.next_row());
+            self.push(entity, bundle);
+        }
+    }
+
     /// Completes row `row` (its values written) with its entity.
     #[inline(always)]
     fn end_row(&mut self, row: usize, entity: Entity) -> usize {

@@ -105,6 +105,14 @@ impl Table {
         unsafe { self.entities.as_mut_ptr().add(row).write(entity) };
     }
 
+    /// The entity list's base pointer, for writing rows past its length
+    /// within its capacity (as [`Table::write_spare_entity`] does) until
+    /// the table next grows.
+    #[inline]
+    pub fn entity_list_ptr(&mut self) -> *mut Entity {
+        self.entities.as_mut_ptr()
+    }
+
     /// Counts the rows up to `len`, written with [`Column::write_spare`]
     /// and [`Table::write_spare_entity`].
     ///
