@@ -671,6 +671,20 @@ impl Column {
         }
     }
 
+    /// Makes room to [`Column::append_vec`] `additional` values, except
+    /// that a column with nothing allocated stays so: its batch's buffer
+    /// will become its own. After this, `append_vec` of that many values
+    /// cannot fail.
+    #[cfg(feature = "serde")]
+    pub fn reserve_for_append(&mut self, additional: usize) {
+        if self.data.capacity > 0 {
+            self.data.reserve(additional);
+        }
+        if self.tracked {
+            self.ticks.reserve(additional);
+        }
+    }
+
     /// Appends every value of `values`, in order, with both ticks set to
     /// `tick`: one copy of the whole run, or none when the column has no
     /// allocation yet (a table that a scene load just created): then the

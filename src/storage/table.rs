@@ -155,6 +155,17 @@ impl Table {
         }
     }
 
+    /// Makes room for `additional` rows appended a column at a time
+    /// ([`Column::reserve_for_append`]): a scene load reserves first, so
+    /// that a failure to grow comes before any column has its values.
+    #[cfg(feature = "serde")]
+    pub fn reserve_for_append(&mut self, additional: usize) {
+        self.entities.reserve(additional);
+        for c in self.columns.iter_mut() {
+            c.reserve_for_append(additional);
+        }
+    }
+
     /// Appends `entity` to a table with no columns (the empty archetype's).
     pub fn push_empty(&mut self, entity: Entity) -> usize {
         assert!(

@@ -68,9 +68,10 @@ impl World {
                 .zip(group.columns)
                 .map(|(&(id, storage), values)| (id, storage, values))
                 .collect();
-            // No `reserve`: each column makes its own room, and a column
-            // with nothing allocated yet takes its batch's buffer instead.
+            // Room first, so nothing can fail once values are written; a
+            // column with nothing allocated yet takes its batch's buffer.
             let table = self.archetypes.table_mut(archetype);
+            table.reserve_for_append(entities.len());
             let first = write_new_rows(
                 table,
                 &mut self.sparse,
