@@ -1251,20 +1251,41 @@ fn do_spawn(c: &mut Case, kind: u8, v: u32) {
     c.model.spawn(e, &kind_expected(kind, v));
 }
 
+/// `n`'s high bit picks `World::extend` over `spawn_batch`; the rest (mod
+/// [`MAX_BATCH`]) is the count.
 fn do_spawn_batch(c: &mut Case, kind: u8, v: u32, n: u8) {
-    struct V<'a>(&'a mut World, u32, u8);
+    struct V<'a>(&'a mut World, u32, u8, bool);
     impl KindVisitor for V<'_> {
         type Out = Vec<Entity>;
         fn visit<B: ModelBundle>(self) -> Vec<Entity> {
             let v = self.1;
-            self.0
-                .spawn_batch((0..u32::from(self.2)).map(|i| B::make(v.wrapping_add(i))))
+            let bundles = (0..u32::from(self.2)).map(|i| B::make(v.wrapping_add(i)));
+            if self.3 {
+                self.0.extend(bundles);
+                Vec::new()
+            } else {
+                self.0.spawn_batch(bundles)
+            }
         }
     }
-    let n = n % MAX_BATCH;
+    let extend = n & 0x80 != 0;
+    let n = (n & 0x7f) % MAX_BATCH;
     c.model.flush();
-    let es = with_kind(kind, V(&mut c.world, v, n));
-    assert_eq!(es.len(), usize::from(n), "spawn_batch count");
+    let es = with_kind(kind, V(&mut c.world, v, n, extend));
+    let es = if extend {
+        // The new entities: those the model does not know (reserved ones
+        // were flushed above), appended in order to one table.
+        let mut new: Vec<Entity> = c
+            .world
+            .archetypes()
+            .flat_map(|a| a.entities().iter().copied())
+            .collect();
+        new.retain(|e| !c.model.live.contains_key(e));
+        new
+    } else {
+        es
+    };
+    assert_eq!(es.len(), usize::from(n), "spawn_batch / extend count");
     for (i, e) in es.into_iter().enumerate() {
         c.model.fresh(e);
         c.model
