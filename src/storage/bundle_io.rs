@@ -279,20 +279,15 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
         }
         let row = self.table.len() + self.written;
         if let Some(columns) = &self.direct {
-            let mut writer = DirectWriter {
+            write_direct(
+                bundle,
                 entity,
                 row,
-                tick: self.ctx.tick,
                 columns,
-                components: &self.info.components,
-                registry: self.ctx.components,
-                sparse: &mut *self.ctx.sparse,
-                panics: &mut *self.ctx.panics,
-                next_component: 0,
-                next_slot: 0,
-            };
-            bundle.write_components(&mut writer);
-            debug_assert_eq!(writer.next_slot, self.edge.slots.len());
+                self.info,
+                &mut self.ctx,
+                self.edge,
+            );
             return self.end_row(row, entity);
         }
         let mut writer = NewRowWriter {
@@ -364,20 +359,15 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
                 };
                 let row = first + run.done;
                 let entity = entity_for(row);
-                let mut writer = DirectWriter {
+                write_direct(
+                    bundle,
                     entity,
                     row,
-                    tick: self.ctx.tick,
-                    columns: &columns,
-                    components: &self.info.components,
-                    registry: self.ctx.components,
-                    sparse: &mut *self.ctx.sparse,
-                    panics: &mut *self.ctx.panics,
-                    next_component: 0,
-                    next_slot: 0,
-                };
-                bundle.write_components(&mut writer);
-                debug_assert_eq!(writer.next_slot, self.edge.slots.len());
+                    &columns,
+                    self.info,
+                    &mut self.ctx,
+                    self.edge,
+                );
                 // SAFETY: `row` = len + written + done < len + written +
                 // room, within the entity list's spare capacity (`NewRows`
                 // invariant), and the list has not moved since
@@ -452,6 +442,35 @@ impl<B> Drop for NewRows<'_, '_, B> {
             self.written = 0;
         }
     }
+}
+
+/// Writes `bundle`'s values for `entity` into row `row` through `columns`
+/// (table components) and the sparse sets: one row of [`NewRows::push`] or
+/// [`NewRows::push_all`], which count it.
+#[inline(always)]
+fn write_direct<B: Bundle>(
+    bundle: B,
+    entity: Entity,
+    row: usize,
+    columns: &DirectColumns,
+    info: &BundleInfo,
+    ctx: &mut WriteCtx<'_>,
+    edge: &InsertEdge,
+) {
+    let mut writer = DirectWriter {
+        entity,
+        row,
+        tick: ctx.tick,
+        columns,
+        components: &info.components,
+        registry: ctx.components,
+        sparse: &mut *ctx.sparse,
+        panics: &mut *ctx.panics,
+        next_component: 0,
+        next_slot: 0,
+    };
+    bundle.write_components(&mut writer);
+    debug_assert_eq!(writer.next_slot, edge.slots.len());
 }
 
 /// [`NewRowWriter`] through [`DirectColumns`]: each table value is one
