@@ -134,8 +134,7 @@ impl<B: Bundle> Extend<B> for World {
     fn extend<I: IntoIterator<Item = B>>(&mut self, bundles: I) {
         let rows = self.spawn_rows(bundles);
         if self.spawn_has_lifecycle::<B>() {
-            let spawned =
-                self.archetypes.get(rows.archetype).entities()[rows.rows.clone()].to_vec();
+            let spawned = self.spawned_entities(&rows);
             self.after_spawn::<B>(&spawned);
         }
         rows.resume();
@@ -268,7 +267,7 @@ impl World {
         let rows = self.spawn_rows(bundles);
         // Taken before the lifecycle runs: hooks and observers may move or
         // despawn the new entities.
-        let spawned = self.archetypes.get(rows.archetype).entities()[rows.rows.clone()].to_vec();
+        let spawned = self.spawned_entities(&rows);
         self.after_spawn::<B>(&spawned);
         rows.resume();
         spawned
@@ -324,6 +323,11 @@ impl World {
             iterated: iterated.err(),
             panics,
         }
+    }
+
+    /// The entities of the rows [`World::spawn_rows`] appended, in order.
+    fn spawned_entities(&self, rows: &SpawnedRows) -> Vec<Entity> {
+        self.archetypes.get(rows.archetype).entities()[rows.rows.clone()].to_vec()
     }
 
     /// Runs the lifecycle of `entities`, just spawned with bundle `B`:
