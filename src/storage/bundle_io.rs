@@ -7,6 +7,7 @@
 //! one target column per table component of the bundle, and — for a new row —
 //! the bundle covers every column of the target table.
 
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 use super::{DeferredPanic, SparseSets, Table};
@@ -524,8 +525,8 @@ impl ComponentWriter for DirectWriter<'_> {
 
 /// Writes one new row of a [`NewRows`] table: every table component is
 /// pushed to its column (which has room: the `NewRows` invariant), sparse
-/// ones go to their sets.
-struct NewRowWriter<'a> {
+/// ones go to their sets. Also the writer of [`push_row_with`]'s extras.
+pub(crate) struct NewRowWriter<'a> {
     entity: Entity,
     row: usize,
     tick: Tick,
@@ -575,6 +576,98 @@ impl ComponentWriter for NewRowWriter<'_> {
             }
         }
         self.next_component += 1;
+    }
+}
+
+/// Appends a row for `entity` to `table`, the target of `edge` from the
+/// empty archetype for the bundle `info` describes: `bundle`'s values, then
+/// those `extras` writes (the rest of `info`, in its order: the required
+/// components a spawn brings). Returns the row.
+///
+/// `extras` runs user code (constructors) and may panic: then every value
+/// already written for the row is dropped once, nothing is counted (the
+/// table is as before) and the panic goes on.
+pub(crate) fn push_row_with<B: Bundle>(
+    table: &mut Table,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+    extras: impl FnOnce(&mut NewRowWriter<'_>),
+) -> usize {
+    assert_eq!(
+        edge.slots.len(),
+        table.component_ids().len(),
+        "insert plan does not cover the table"
+    );
+    assert_eq!(
+        edge.slots.len(),
+        info.table_ids.len(),
+        "insert plan is not this bundle's"
+    );
+    table.reserve(1);
+    let row = table.len();
+    let mut writer = NewRowWriter {
+        entity,
+        row,
+        tick: ctx.tick,
+        table,
+        slots: &edge.slots,
+        components: &info.components,
+        registry: ctx.components,
+        sparse: &mut *ctx.sparse,
+        panics: &mut *ctx.panics,
+        next_component: 0,
+        next_slot: 0,
+    };
+    bundle.write_components(&mut writer);
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| extras(&mut writer))) {
+        writer.abandon();
+        resume_unwind(payload);
+    }
+    assert!(
+        writer.next_slot == edge.slots.len() && writer.next_component == info.components.len(),
+        "the extras did not complete the row"
+    );
+    let table = writer.table;
+    // SAFETY: `reserve(1)` left room for one row; every column of the row
+    // was written once (the plan names each column once, and all slots were
+    // used: asserted above), so after the entity the row is complete.
+    unsafe {
+        table.write_spare_entity(row, entity);
+        table.set_len(row + 1);
+    }
+    row
+}
+
+impl NewRowWriter<'_> {
+    /// Drops the values written so far for this row, which was not
+    /// counted: the table and the sparse sets are as before the row.
+    #[cold]
+    fn abandon(self) {
+        // The first panic is already unwinding: further ones (drops) are
+        // caught and dropped.
+        let mut panics = DeferredPanic::new();
+        for &(col, _) in &self.slots[..self.next_slot] {
+            let column = self.table.column_at_mut(col as usize);
+            let len = column.len();
+            // SAFETY: this writer wrote slot `row` = `len` of this column
+            // with `write_spare` (each column once, in slot order), so
+            // counting it is sound; it is then the last value, and dropped.
+            unsafe {
+                column.set_len(len + 1);
+                column.swap_remove_drop(len, &mut panics);
+            }
+        }
+        for &(id, storage) in &self.components[..self.next_component] {
+            if storage == StorageType::SparseSet {
+                if let Some(set) = self.sparse.get_mut(id) {
+                    set.remove_drop(self.entity, &mut panics);
+                }
+            }
+        }
+        drop(panics);
     }
 }
 
