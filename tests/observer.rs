@@ -1441,3 +1441,39 @@ fn a_panicking_observer_command_does_not_wedge_later_flushes() {
     assert_eq!(world.len(), 2);
     world.check_invariants();
 }
+
+// ----- typed removal reading ----------------------------------------------------
+
+/// Issue #17: a system asks "which entities lost an `A` since my last run"
+/// with `RemovedComponents<A>`; removals of other types are not listed.
+#[test]
+fn removed_components_lists_the_entities_that_lost_a_type_since_the_last_run() {
+    use mosaic::RemovedComponents;
+    #[derive(Default)]
+    struct Lost(Vec<Vec<Entity>>);
+    let mut world = World::new();
+    world.insert_resource(Lost::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system(
+        "lost",
+        |mut r: RemovedComponents<A>, mut lost: ResMut<Lost>| {
+            lost.0.push(r.read().collect());
+        },
+    );
+    schedule.run(&mut world);
+    let a = world.spawn((A(1), B(1)));
+    let b = world.spawn(A(2));
+    let c = world.spawn(B(3));
+    world.remove_one::<A>(a).unwrap();
+    world.remove_one::<B>(c).unwrap(); // not an `A`
+    world.despawn(b).unwrap();
+    schedule.run(&mut world);
+    let d = world.spawn(A(4));
+    world.clear();
+    schedule.run(&mut world);
+    schedule.run(&mut world);
+    assert_eq!(
+        world.resource::<Lost>().0,
+        [vec![], vec![a, b], vec![d], vec![]]
+    );
+}
