@@ -200,6 +200,9 @@ pub(crate) struct Bundles {
     /// (`None`: nothing). Valid for `required_epoch`.
     required: Vec<Option<Option<WithRequired>>>,
     required_epoch: u64,
+    /// Bundles known by their component list only (a bundle plus the
+    /// requirements an insert brings), by that list.
+    combined: FxHashMap<Box<[ComponentId]>, BundleId>,
 }
 
 /// A bundle plus the components it requires (transitively) and does not
@@ -291,6 +294,24 @@ impl Bundles {
         }
         self.required[id.index()] = Some(with.clone());
         with
+    }
+
+    /// The bundle of `id`'s components followed by `extras` (distinct
+    /// from them and from each other), registered once per list.
+    pub fn combined(
+        &mut self,
+        id: BundleId,
+        extras: impl Iterator<Item = (ComponentId, StorageType)>,
+    ) -> BundleId {
+        let mut list: Vec<(ComponentId, StorageType)> = self.get(id).components.to_vec();
+        list.extend(extras);
+        let key: Box<[ComponentId]> = list.iter().map(|&(c, _)| c).collect();
+        if let Some(&known) = self.combined.get(&key) {
+            return known;
+        }
+        let combined = self.push_info(list);
+        self.combined.insert(key, combined);
+        combined
     }
 
     /// Registers a bundle of these (distinct) components, known by id only.

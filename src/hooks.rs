@@ -46,7 +46,7 @@ use crate::bundle::ComponentWriter;
 use crate::component::{short_type_name, Component, ComponentId, Components, StorageType};
 use crate::entity::Entity;
 use crate::observer::DeferredWorld;
-use crate::storage::bundle_io::NewRowWriter;
+use crate::storage::bundle_io::{NewRowWriter, SparseWriter, Writer};
 use crate::world::World;
 
 /// A hook: runs with the world (no structural changes; commands are
@@ -153,9 +153,13 @@ pub(crate) trait RequiredMaker: Send + Sync {
     /// May panic (a user constructor).
     fn make(&self) -> Box<dyn Any + Send>;
 
-    /// Inserts a value [`RequiredMaker::make`] made into `entity`, quietly
-    /// (the caller announces the whole change).
-    fn insert_made(&self, world: &mut World, entity: Entity, value: Box<dyn Any + Send>);
+    /// Writes a value [`RequiredMaker::make`] made as the next component
+    /// of a row being inserted into.
+    fn write_made(&self, value: Box<dyn Any + Send>, writer: &mut Writer<'_>);
+
+    /// Writes a value [`RequiredMaker::make`] made as the next component
+    /// of a sparse-only insert.
+    fn write_made_sparse(&self, value: Box<dyn Any + Send>, writer: &mut SparseWriter<'_>);
 }
 
 struct Maker<F>(F);
@@ -169,12 +173,20 @@ impl<C: Component, F: Fn() -> C + Send + Sync> RequiredMaker for Maker<F> {
         Box::new((self.0)())
     }
 
-    fn insert_made(&self, world: &mut World, entity: Entity, value: Box<dyn Any + Send>) {
-        let value = value
-            .downcast::<C>()
-            .expect("made by this requirement's constructor");
-        world.insert_quietly(entity, *value);
+    fn write_made(&self, value: Box<dyn Any + Send>, writer: &mut Writer<'_>) {
+        writer.write::<C>(unbox(value));
     }
+
+    fn write_made_sparse(&self, value: Box<dyn Any + Send>, writer: &mut SparseWriter<'_>) {
+        writer.write::<C>(unbox(value));
+    }
+}
+
+/// The `C` a [`RequiredMaker`] of `C` made.
+fn unbox<C: Component>(value: Box<dyn Any + Send>) -> C {
+    *value
+        .downcast::<C>()
+        .expect("made by this requirement's constructor")
 }
 
 /// A requirement: the required component and how to make it.

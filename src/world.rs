@@ -622,8 +622,11 @@ impl World {
     ) {
         let mut changes = self.insert_changes(entity, loc, bundle_id);
         let made = self.make_required(entity, loc, &changes);
-        let panics = self.insert_at(entity, loc, bundle_id, bundle);
-        self.insert_made(entity, made, &mut changes);
+        let panics = if made.is_empty() {
+            self.insert_at(entity, loc, bundle_id, bundle)
+        } else {
+            self.insert_with_made(entity, loc, bundle_id, bundle, made, &mut changes)
+        };
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.
         self.announce_insert(entity, false, &changes);

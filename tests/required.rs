@@ -864,3 +864,41 @@ fn observer_commands_run_after_the_required_components_are_in() {
         );
     }
 }
+
+/// Issue #17, item 1: the entity moves once, straight to the archetype of
+/// the bundle plus every missing requirement: no intermediate archetype
+/// (bundle without its requirements) is ever made.
+#[test]
+fn spawn_and_insert_move_the_entity_once() {
+    #[derive(Component, Default)]
+    #[require(Mid)]
+    struct Lone;
+    let mut world = World::new();
+    let e = world.spawn(Lone);
+    let f = world.spawn(Name("f"));
+    world.insert_one(f, Lone).unwrap();
+    let mut sets: Vec<Vec<&str>> = world
+        .archetypes()
+        .map(|a| {
+            let mut names: Vec<&str> = a
+                .components()
+                .iter()
+                .map(|&id| world.component_info(id).unwrap().name())
+                .collect();
+            names.sort();
+            names
+        })
+        .collect();
+    sets.sort();
+    assert_eq!(
+        sets,
+        [
+            vec![],
+            vec!["Bottom", "Lone", "Mid"],
+            vec!["Bottom", "Lone", "Mid", "Name"],
+            vec!["Name"],
+        ]
+    );
+    assert!(world.has::<Bottom>(e) && world.has::<Bottom>(f));
+    world.check_invariants();
+}

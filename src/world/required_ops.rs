@@ -10,8 +10,10 @@
 //! - A spawn writes the bundle and its requirements into one new row of
 //!   the final archetype (one move; the resolved set of each bundle type is
 //!   cached, see [`Bundles::with_required`](crate::bundle::Bundles)).
-//! - An insert makes the missing requirements first, then inserts the
-//!   bundle and each requirement with no announcement in between.
+//! - An insert makes the missing requirements first (they depend on what
+//!   the entity has), then moves the entity once, to the archetype of its
+//!   components plus the bundle plus the requirements (a bundle of its own,
+//!   registered once per component list).
 
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -19,12 +21,12 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use super::location;
 use super::World;
 use crate::archetype::ArchetypeId;
-use crate::bundle::{Bundle, WithRequired};
+use crate::bundle::{Bundle, BundleId, WithRequired};
 use crate::change::Tick;
 use crate::component::ComponentId;
 use crate::entity::{Entity, EntityLocation};
 use crate::hooks::Requirement;
-use crate::storage::bundle_io::{self, WriteCtx};
+use crate::storage::bundle_io::{self, WriteCtx, Writer};
 use crate::storage::DeferredPanic;
 
 /// Requirements made for an insert, before the world changes.
@@ -127,29 +129,64 @@ impl World {
         made
     }
 
-    /// Inserts requirements [`World::make_required`] made into `entity`,
-    /// quietly, and lists them in `changes` as added.
-    pub(super) fn insert_made(
+    /// Inserts `bundle` (bundle `bundle_id`) and the requirements
+    /// [`World::make_required`] made into `entity` (at `loc`) in one move,
+    /// and lists the requirements in `changes` as added. Returns the panics
+    /// of replaced values' drops, for the caller to raise once it is done.
+    pub(super) fn insert_with_made<B: Bundle>(
         &mut self,
         entity: Entity,
+        loc: EntityLocation,
+        bundle_id: BundleId,
+        bundle: B,
         made: MadeRequirements,
         changes: &mut Vec<(ComponentId, bool)>,
-    ) {
-        for (r, value) in made {
-            r.maker.insert_made(self, entity, value);
-            changes.push((r.component, true));
+    ) -> DeferredPanic {
+        let extras = made.iter().map(|(r, _)| (r.component, r.storage));
+        let combined = self.bundles.combined(bundle_id, extras);
+        changes.extend(made.iter().map(|(r, _)| (r.component, true)));
+        let tick = self.change_tick();
+        let info = self.bundles.get(combined);
+        let mut panics = DeferredPanic::new();
+        let mut ctx = WriteCtx {
+            components: &self.components,
+            sparse: &mut self.sparse,
+            panics: &mut panics,
+            tick,
+        };
+        if info.table_ids.is_empty() {
+            bundle_io::write_sparse_with(entity, bundle, info, &mut ctx, |w| {
+                for (r, value) in made {
+                    r.maker.write_made_sparse(value, w);
+                }
+            });
+            return panics;
         }
-    }
-
-    /// Inserts `bundle` into `entity` (alive) with no announcement: a step
-    /// of a change the caller announces as a whole.
-    pub(crate) fn insert_quietly<B: Bundle>(&mut self, entity: Entity, bundle: B) {
-        let loc = self
-            .entities
-            .get(entity)
-            .expect("requirements are inserted into a live entity");
-        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
-        self.insert_at(entity, loc, bundle_id, bundle).resume();
+        let extras = |w: &mut Writer<'_>| {
+            for (r, value) in made {
+                r.maker.write_made(value, w);
+            }
+        };
+        let plan = self
+            .archetypes
+            .insert_plan(loc.archetype, info, &self.components);
+        let row = loc.row as usize;
+        match plan.dst {
+            None => bundle_io::overwrite_row_with(
+                plan.src, row, entity, bundle, info, plan.edge, &mut ctx, extras,
+            ),
+            Some(dst) => {
+                let (new_row, moved) = bundle_io::move_and_write_with(
+                    plan.src, row, dst, entity, bundle, info, plan.edge, &mut ctx, extras,
+                );
+                self.entities
+                    .set_location(entity.index(), location(plan.edge.target, new_row));
+                if let Some(moved) = moved {
+                    self.entities.set_location(moved.index(), loc);
+                }
+            }
+        }
+        panics
     }
 
     /// Completes the requirements of components added to `entity` outside
@@ -164,7 +201,11 @@ impl World {
         let mut changes = changes.to_vec();
         if let Some(loc) = self.entities.get(entity) {
             let made = self.make_required(entity, loc, &changes);
-            self.insert_made(entity, made, &mut changes);
+            if !made.is_empty() {
+                let nothing = self.bundles.register::<()>(&mut self.components).id;
+                self.insert_with_made(entity, loc, nothing, (), made, &mut changes)
+                    .resume();
+            }
         }
         self.announce_insert(entity, spawned, &changes);
     }
