@@ -30,11 +30,14 @@
 //! in the same move).
 //!
 //! For instruction counts (stable on a noisy machine), one pass of one
-//! variant: `LIFECYCLE_ONE_PASS=plain|unrelated_observer|observed`, e.g.
+//! variant: `LIFECYCLE_ONE_PASS=plain|unrelated_observer|observed|diamonds|by_hand`, e.g.
 //!
 //! ```text
 //! cargo bench --bench lifecycle
-//! LIFECYCLE_ONE_PASS=plain valgrind --tool=callgrind target/release/deps/lifecycle-*
+//! LIFECYCLE_ONE_PASS=plain valgrind --tool=callgrind \
+//!     --toggle-collect='*add_remove_pass*' target/release/deps/lifecycle-<hash>
+//! LIFECYCLE_ONE_PASS=diamonds valgrind --tool=callgrind \
+//!     --toggle-collect='*spawn_diamonds*' target/release/deps/lifecycle-<hash>
 //! ```
 
 use std::hint::black_box;
@@ -209,35 +212,41 @@ fn diamond_world() -> World {
     world
 }
 
+/// `SPAWNS` spawns of `D0`, which brings the other 54 as requirements.
+#[inline(never)]
+fn spawn_diamonds(world: &mut World) {
+    for _ in 0..SPAWNS {
+        black_box(world.spawn(D0(1)));
+    }
+}
+
+/// `SPAWNS` spawns of the 55 components as one bundle.
+#[inline(never)]
+fn spawn_by_hand(world: &mut World) {
+    for _ in 0..SPAWNS {
+        black_box(world.spawn(resolved()));
+    }
+}
+
 fn required_spawn(c: &mut Criterion) {
     let mut group = c.benchmark_group("required_spawn");
     group.bench_function("diamonds", |b| {
-        b.iter_batched_ref(
-            diamond_world,
-            |world| {
-                for _ in 0..SPAWNS {
-                    black_box(world.spawn(D0(1)));
-                }
-            },
-            BatchSize::LargeInput,
-        )
+        b.iter_batched_ref(diamond_world, spawn_diamonds, BatchSize::LargeInput)
     });
     group.bench_function("by_hand", |b| {
-        b.iter_batched_ref(
-            diamond_world,
-            |world| {
-                for _ in 0..SPAWNS {
-                    black_box(world.spawn(resolved()));
-                }
-            },
-            BatchSize::LargeInput,
-        )
+        b.iter_batched_ref(diamond_world, spawn_by_hand, BatchSize::LargeInput)
     });
     group.finish();
 }
 
-/// One add_remove pass of the variant `name`, for instruction counting.
+/// One add_remove pass of the variant `name` (or one batch of
+/// `required_spawn`: `diamonds`, `by_hand`), for instruction counting.
 fn one_pass(name: &str) {
+    match name {
+        "diamonds" => return spawn_diamonds(&mut diamond_world()),
+        "by_hand" => return spawn_by_hand(&mut diamond_world()),
+        _ => {}
+    }
     let variant = Variant::ALL
         .into_iter()
         .find(|v| v.name() == name)
