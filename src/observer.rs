@@ -15,6 +15,15 @@
 //! [`ComponentHooks`](crate::ComponentHooks)) run just before the observers
 //! of the same event.
 //!
+//! # Order for a spawn or an insert
+//!
+//! The whole change comes first: the bundle and every required component
+//! it brings (see [`crate::hooks`]) are in place before anything runs. Then:
+//! `OnSpawn` (for a spawn); one `OnAdd` per component the entity lacked —
+//! the bundle's in bundle order, then the requirements, nearest first; then
+//! one `OnInsert` per component, in the same order. So every hook and
+//! observer sees the entity with all of them.
+//!
 //! # What observers may do
 //!
 //! An observer gets a [`DeferredWorld`]: it may read and write components
@@ -692,7 +701,9 @@ impl World {
 
     fn trigger_inner<E: 'static>(&mut self, event: &E, entity: Option<Entity>) {
         self.prepare_observers();
-        run_observers(self, TypeId::of::<E>(), event, entity);
+        self.discard_commands_on_panic(|world| {
+            run_observers(world, TypeId::of::<E>(), event, entity);
+        });
         self.flush_observer_commands();
     }
 

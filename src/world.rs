@@ -347,9 +347,10 @@ impl World {
         self.archetypes.get(rows.archetype).entities()[rows.rows.clone()].to_vec()
     }
 
-    /// Runs the lifecycle of `entities`, just spawned with bundle `B`:
-    /// announcements, hooks, observers and required components. The
-    /// entities are complete before any of it runs, and stay if it panics.
+    /// Runs the lifecycle of `entities`, just spawned with bundle `B`
+    /// (which brings no required components: those bundles spawn through
+    /// [`World::spawn`]): announcements, hooks, observers. The entities are
+    /// complete before any of it runs, and stay if it panics.
     fn after_spawn<B: Bundle>(&mut self, entities: &[Entity]) {
         if !self.spawn_has_lifecycle::<B>() {
             return;

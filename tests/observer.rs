@@ -1477,3 +1477,26 @@ fn removed_components_lists_the_entities_that_lost_a_type_since_the_last_run() {
         [vec![], vec![a, b], vec![d], vec![]]
     );
 }
+
+/// Issue #17, item 7 (policy): commands queued by the observers of a
+/// `trigger` whose later observer panicked are dropped too.
+#[test]
+fn commands_of_a_failed_trigger_are_dropped() {
+    let mut world = World::new();
+    world.observe(|_: Trigger<Ping>, mut w: DeferredWorld| {
+        w.commands().spawn(Leftover);
+    });
+    world.observe(|t: Trigger<Ping>, _: DeferredWorld| {
+        assert!(t.event().0 != 13, "unlucky ping");
+    });
+    let err = catch_unwind(AssertUnwindSafe(|| world.trigger(Ping(13)))).unwrap_err();
+    assert_eq!(panic_text(&*err), "unlucky ping");
+    world.trigger(Ping(1));
+    let mut q = world.query::<&Leftover>();
+    assert_eq!(
+        q.iter(&world).count(),
+        1,
+        "only the successful trigger's spawn"
+    );
+    world.check_invariants();
+}

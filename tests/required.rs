@@ -902,3 +902,23 @@ fn spawn_and_insert_move_the_entity_once() {
     assert!(world.has::<Bottom>(e) && world.has::<Bottom>(f));
     world.check_invariants();
 }
+
+/// The cached resolution follows requirements added at run time, after
+/// spawns have used (and cached) the old set.
+#[test]
+fn a_requirement_added_later_applies_to_later_spawns_and_inserts() {
+    #[derive(Component, Default, Debug, PartialEq)]
+    struct Late(u8);
+    let mut world = World::new();
+    let before = world.spawn(Physics);
+    assert!(!world.has::<Late>(before));
+    world
+        .register_required_with::<Position, Late>(|| Late(3))
+        .unwrap();
+    let after = world.spawn(Physics);
+    assert_eq!(world.get::<Late>(after), Ok(&Late(3)), "through Position");
+    let f = world.spawn(Name("f"));
+    world.insert_one(f, Physics).unwrap();
+    assert_eq!(world.get::<Late>(f), Ok(&Late(3)));
+    world.check_invariants();
+}
