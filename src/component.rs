@@ -15,8 +15,11 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use std::sync::Arc;
+
 use crate::hooks::{
-    cycle_panic, requirement_path, ComponentHooks, RequiredComponents, Requirement,
+    cycle_message, requirement_path, resolve_requirements, ComponentHooks, RequiredComponents,
+    Requirement,
 };
 use crate::observer::LifecycleTypes;
 
@@ -129,6 +132,12 @@ pub struct ComponentInfo {
     track_changes: bool,
     hooks: ComponentHooks,
     required: Vec<Requirement>,
+    /// Every requirement, transitively ([`resolve_requirements`]); made on
+    /// first use, forgotten when a requirement is added.
+    resolved: Option<Arc<[Requirement]>>,
+    /// The type's `#[require(..)]` declarations loop: every use panics
+    /// with this message.
+    cycle: Option<Arc<str>>,
     /// Observers watch this type's lifecycle.
     observed: bool,
     lifecycle_types: Option<LifecycleTypes>,
@@ -321,15 +330,48 @@ pub(crate) struct Components {
     /// Some observer watches `OnSpawn` / `OnDespawn`.
     spawn_observed: bool,
     despawn_observed: bool,
+    /// Some type's `#[require(..)]` declarations loop (its info says so).
+    cycles: bool,
+    /// Bumped by every requirement added after registration.
+    requirements_epoch: u64,
 }
 
 impl Components {
     #[inline]
     pub fn register<T: Component>(&mut self) -> ComponentId {
         if let Some(&id) = self.by_type.get(&TypeId::of::<T>()) {
+            if self.cycles {
+                self.refuse_cycle(id);
+            }
             return id;
         }
         self.register_new::<T>()
+    }
+
+    /// Panics if component `id`'s declared requirements loop.
+    #[cold]
+    fn refuse_cycle(&self, id: ComponentId) {
+        if let Some(message) = &self.infos[id.index()].cycle {
+            panic!("{message}");
+        }
+    }
+
+    /// Every component `id` requires, transitively, nearest first (see
+    /// [`resolve_requirements`]); computed once per set of requirements.
+    pub fn resolved_requirements(&mut self, id: ComponentId) -> Arc<[Requirement]> {
+        if let Some(resolved) = &self.infos[id.index()].resolved {
+            return Arc::clone(resolved);
+        }
+        let resolved: Arc<[Requirement]> = resolve_requirements(self, id).into();
+        self.infos[id.index()].resolved = Some(Arc::clone(&resolved));
+        resolved
+    }
+
+    /// Changes whenever a requirement is added (so caches built on
+    /// requirements know to start again).
+    #[inline]
+    pub fn requirements_epoch(&self) -> u64 {
+        self.requirements_epoch
     }
 
     #[cold]
@@ -347,6 +389,8 @@ impl Components {
             track_changes: false,
             hooks: ComponentHooks::default(),
             required: Vec::new(),
+            resolved: None,
+            cycle: None,
             observed: false,
             lifecycle_types: Some(LifecycleTypes::of::<T>()),
         });
@@ -362,7 +406,16 @@ impl Components {
                     .chain(path.iter())
                     .map(|&c| self.name(c))
                     .collect();
-                cycle_panic::<T>(&names.join(" -> "));
+                // Remembered: the type stays registered, and every later
+                // use panics the same way (see `Components::register`).
+                // Every type on the loop is marked: each requires itself.
+                let message = cycle_message::<T>(&names.join(" -> "));
+                let message: Arc<str> = Arc::from(message.as_str());
+                for &member in std::iter::once(&id).chain(path.iter()) {
+                    self.infos[member.index()].cycle = Some(Arc::clone(&message));
+                }
+                self.cycles = true;
+                panic!("{message}");
             }
         }
         if !hooks.is_empty() || !required.is_empty() {
@@ -413,6 +466,8 @@ impl Components {
             track_changes: false,
             hooks: ComponentHooks::default(),
             required: Vec::new(),
+            resolved: None,
+            cycle: None,
             observed: false,
             lifecycle_types: None,
         });
@@ -497,6 +552,10 @@ impl Components {
     pub fn add_requirement(&mut self, id: ComponentId, requirement: Requirement) {
         self.lifecycle_active = true;
         self.infos[id.index()].required.push(requirement);
+        self.requirements_epoch += 1;
+        for info in &mut self.infos {
+            info.resolved = None;
+        }
     }
 
     #[inline]

@@ -108,7 +108,7 @@ impl World {
         if !announced.is_empty() {
             announced.sort_by_key(|&(row, _)| row);
             for (row, added) in &announced {
-                self.announce_insert(spawned[*row], true, added);
+                self.announce_insert_with_required(spawned[*row], true, added);
             }
             self.flush_observer_commands();
         }
