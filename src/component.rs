@@ -397,9 +397,35 @@ impl Components {
         self.by_type.insert(TypeId::of::<T>(), id);
         let mut hooks = ComponentHooks::default();
         T::register_hooks(&mut hooks);
-        let mut required = RequiredComponents::new(self);
-        T::register_required(&mut required);
-        let required = required.into_list();
+        // Registering a requirement may meet a loop further down (a type
+        // required by `T` requires itself) and panic: `T` stays registered
+        // (its info is pushed), so it is marked too, or its next use would
+        // find it registered with no requirements and go on without them.
+        let declared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut required = RequiredComponents::new(self);
+            T::register_required(&mut required);
+            required.into_list()
+        }));
+        let required = match declared {
+            Ok(required) => required,
+            Err(payload) => {
+                let cause = payload
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| payload.downcast_ref::<&str>().copied())
+                    .unwrap_or("a requirement could not be registered");
+                let message: Arc<str> = Arc::from(
+                    format!(
+                        "component `{}` cannot be used: {cause}",
+                        short_type_name::<T>()
+                    )
+                    .as_str(),
+                );
+                self.infos[id.index()].cycle = Some(message);
+                self.cycles = true;
+                std::panic::resume_unwind(payload);
+            }
+        };
         for r in &required {
             if let Some(path) = requirement_path(self, r.component, id) {
                 let names: Vec<&str> = std::iter::once(&id)

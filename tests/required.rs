@@ -922,3 +922,42 @@ fn a_requirement_added_later_applies_to_later_spawns_and_inserts() {
     assert_eq!(world.get::<Late>(f), Ok(&Late(3)));
     world.check_invariants();
 }
+
+/// Issue #17, item 3: a type that is not on a loop but requires a type
+/// that is: its first use panics (the loop is met while registering it),
+/// and so must every later use — it must not stay registered as a type
+/// with no requirements.
+#[derive(Component, Default)]
+#[require(OnLoop1)]
+struct AboveLoop;
+#[derive(Component, Default)]
+#[require(OnLoop2)]
+struct OnLoop1;
+#[derive(Component, Default)]
+#[require(OnLoop1)]
+struct OnLoop2;
+
+#[test]
+fn a_type_requiring_a_cycle_panics_at_every_use() {
+    let mut world = World::new();
+    for attempt in 0..3 {
+        let err = catch_unwind(AssertUnwindSafe(|| {
+            world.spawn(AboveLoop);
+        }))
+        .expect_err("requiring a loop is refused every time");
+        assert!(
+            panic_text(&*err).contains("OnLoop1 -> OnLoop2 -> OnLoop1"),
+            "attempt {attempt}: {}",
+            panic_text(&*err)
+        );
+    }
+    let e = world.spawn(());
+    let err = catch_unwind(AssertUnwindSafe(|| {
+        let _ = world.insert_one(e, AboveLoop);
+    }))
+    .expect_err("also through insert");
+    assert!(panic_text(&*err).contains("requires itself"));
+    assert_eq!(world.len(), 1);
+    assert!(!world.has::<AboveLoop>(e));
+    world.check_invariants();
+}
