@@ -54,6 +54,11 @@
 //!   a dropped `spawn` command reserved still comes to life, empty, as with
 //!   any command buffer that is not applied.)
 //!
+//! A component's `Drop` that panics inside a structural change (a replaced
+//! value on insert, a value of a despawned or cleared entity) does not fail
+//! it: the change completes, its hooks' and observers' commands are
+//! applied, then the panic goes on.
+//!
 //! # Cost
 //!
 //! While no type has hooks, requirements or observers (and nobody reads

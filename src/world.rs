@@ -410,15 +410,26 @@ impl World {
                 self.announce_remove(entity, true, &ids);
             }
         }
-        self.despawn_quietly(entity)?;
+        // The despawn is complete even if a value's drop panicked: the
+        // commands its observers queued run with it, then the panic goes on
+        // (as for an insert), rather than waiting for some later operation.
+        let panics = self.despawn_deferred(entity)?;
         if announce {
             self.flush_observer_commands();
         }
+        panics.resume();
         Ok(())
     }
 
     /// Destroys `entity` without lifecycle announcements.
     fn despawn_quietly(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.despawn_deferred(entity)?.resume();
+        Ok(())
+    }
+
+    /// [`World::despawn_quietly`], returning the panics of the values'
+    /// drops for the caller to raise once it is done.
+    fn despawn_deferred(&mut self, entity: Entity) -> Result<DeferredPanic, EntityError> {
         let loc = self
             .entities
             .free(entity)
@@ -431,8 +442,7 @@ impl World {
         if let Some(moved) = bundle_io::drop_row(table, loc.row as usize, &mut panics) {
             self.entities.set_location(moved.index(), loc);
         }
-        panics.resume();
-        Ok(())
+        Ok(panics)
     }
 
     /// Reserves an entity id through a shared reference: the id is valid at
@@ -535,10 +545,12 @@ impl World {
         for (_, set) in self.sparse.iter_mut() {
             set.clear(&mut panics);
         }
-        panics.resume();
+        // As in `despawn`: the observers' commands run before a drop's
+        // panic goes on, not at some later operation.
         if announce {
             self.flush_observer_commands();
         }
+        panics.resume();
     }
 
     // ----- components -------------------------------------------------------

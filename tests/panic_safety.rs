@@ -1186,3 +1186,43 @@ mod scene_load {
         );
     }
 }
+
+// ----- Drop panics and the commands observers queued -------------------------------
+
+#[derive(Component)]
+struct Queued;
+
+/// Issue #17, item 2: a despawn or clear whose `Drop` panics still
+/// finishes; the commands its observers queued must not wait for some
+/// later, unrelated operation (they run with the despawn, as with an
+/// insert whose replaced value panics, before the panic goes on).
+#[test]
+fn despawn_with_a_panicking_drop_leaves_no_observer_commands_for_later() {
+    for clear in [false, true] {
+        let t = Tracker::new();
+        let mut world = World::new();
+        world.observe(|_: Trigger<OnRemove<Boom>>, mut w: DeferredWorld| {
+            w.commands().spawn(Queued);
+        });
+        let e = world.spawn(boom(&t, true));
+        let msg = expect_panic(|| {
+            if clear {
+                world.clear();
+            } else {
+                world.despawn(e).unwrap();
+            }
+        });
+        assert_eq!(msg, BOOM);
+        check(&world, &t);
+        let mut q = world.query::<&Queued>();
+        let after_panic = q.iter(&world).count();
+        assert_eq!(
+            after_panic, 1,
+            "clear: {clear}: the despawn's commands ran with it"
+        );
+        // An unrelated operation runs nothing left over.
+        world.spawn(());
+        assert_eq!(q.iter(&world).count(), after_panic, "clear: {clear}");
+        finish(world, &t);
+    }
+}
