@@ -24,7 +24,7 @@ use crate::query::TickRange;
 use crate::resource::{Res, ResMut};
 use crate::storage::ResourceId;
 use crate::system::{SystemMeta, SystemParam};
-use crate::world::World;
+use crate::world::{World, WorldId};
 
 /// The events of type `E` in a world: a resource with two buffers.
 ///
@@ -46,6 +46,9 @@ pub struct Events<E> {
     newer: Vec<E>,
     /// Id of `older[0]`; ids count every event ever sent.
     older_start: u64,
+    /// The world whose [`World::update_events`] updates this type (set by
+    /// [`World::add_event`]; `None` for a resource the user made).
+    updated_by: Option<WorldId>,
 }
 
 impl<E> Default for Events<E> {
@@ -54,6 +57,7 @@ impl<E> Default for Events<E> {
             older: Vec::new(),
             newer: Vec::new(),
             older_start: 0,
+            updated_by: None,
         }
     }
 }
@@ -429,16 +433,24 @@ impl World {
     /// assert!(world.events::<u8>().unwrap().is_empty());
     /// ```
     pub fn add_event<E: Send + Sync + 'static>(&mut self) {
-        if !self.contains_resource::<Events<E>>() {
-            if std::any::TypeId::of::<E>() == std::any::TypeId::of::<LifecycleEvent>() {
-                // Lifecycle events are produced only once someone reads them.
-                self.components_mut().set_observe_all();
-            }
-            self.insert_resource(Events::<E>::default());
-            let registry = self.resource_or_default::<EventRegistry>();
-            if registry.registered.insert(std::any::TypeId::of::<E>()) {
-                registry.updaters.push(update_events_of::<E>);
-            }
+        let world = self.id();
+        match self.get_resource::<Events<E>>() {
+            Some(events) if events.updated_by == Some(world) => return,
+            // Inserted by the user (or moved from another world): kept, and
+            // registered below.
+            Some(_) => self.resource_mut::<Events<E>>().updated_by = Some(world),
+            None => self.insert_resource(Events::<E> {
+                updated_by: Some(world),
+                ..Events::default()
+            }),
+        }
+        if std::any::TypeId::of::<E>() == std::any::TypeId::of::<LifecycleEvent>() {
+            // Lifecycle events are produced only once someone reads them.
+            self.components_mut().set_observe_all();
+        }
+        let registry = self.resource_or_default::<EventRegistry>();
+        if registry.registered.insert(std::any::TypeId::of::<E>()) {
+            registry.updaters.push(update_events_of::<E>);
         }
     }
 

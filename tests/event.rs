@@ -581,3 +581,22 @@ fn a_reader_that_stops_early_keeps_the_rest_unread() {
     schedule.run(&mut world);
     assert_eq!(world.resource::<Firsts>().0, [10, 11]);
 }
+
+/// Issue #17, item 7: an `Events<E>` resource the user inserted before any
+/// `add_event`/`send_event` is still updated, once per run.
+#[test]
+fn a_user_inserted_events_resource_is_updated_once_per_run() {
+    let mut world = World::new();
+    world.insert_resource(Events::<u32>::default());
+    world.send_event(1u32);
+    world.update_events();
+    assert_eq!(world.events::<u32>().unwrap().len(), 1, "kept one update");
+    world.update_events();
+    assert_eq!(world.events::<u32>().unwrap().len(), 0, "gone after two");
+    // Replaced by a fresh resource: still one swap per run, not two.
+    world.insert_resource(Events::<u32>::default());
+    world.send_event(2u32);
+    world.add_event::<u32>();
+    world.update_events();
+    assert_eq!(world.events::<u32>().unwrap().len(), 1);
+}
