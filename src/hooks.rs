@@ -300,19 +300,34 @@ pub struct RequiredCycleError {
 }
 
 /// The requirement chain from `from` to `to` (both included), if any.
+///
+/// Each component is explored once (a component already explored does not
+/// lead to `to`), so shared requirements — stacked diamonds — cost one
+/// visit each, not one per path.
 pub(crate) fn requirement_path(
     components: &Components,
     from: ComponentId,
     to: ComponentId,
 ) -> Option<Vec<ComponentId>> {
-    if from == to {
-        return Some(vec![from]);
+    fn walk(
+        components: &Components,
+        from: ComponentId,
+        to: ComponentId,
+        explored: &mut FxHashSet<ComponentId>,
+    ) -> Option<Vec<ComponentId>> {
+        if from == to {
+            return Some(vec![from]);
+        }
+        if !explored.insert(from) {
+            return None;
+        }
+        components.info(from).required().iter().find_map(|r| {
+            let mut path = walk(components, r.component, to, explored)?;
+            path.insert(0, from);
+            Some(path)
+        })
     }
-    components.info(from).required().iter().find_map(|r| {
-        let mut path = requirement_path(components, r.component, to)?;
-        path.insert(0, from);
-        Some(path)
-    })
+    walk(components, from, to, &mut FxHashSet::default())
 }
 
 impl World {

@@ -961,3 +961,60 @@ fn a_type_requiring_a_cycle_panics_at_every_use() {
     assert!(!world.has::<AboveLoop>(e));
     world.check_invariants();
 }
+
+// Issue #17, item 5, at registration: 28 stacked diamonds (2^28 paths).
+// The cycle check that runs when each type is registered must not walk
+// every path either.
+diamonds!(
+    (E0, EL0, ER0, E1),
+    (E1, EL1, ER1, E2),
+    (E2, EL2, ER2, E3),
+    (E3, EL3, ER3, E4),
+    (E4, EL4, ER4, E5),
+    (E5, EL5, ER5, E6),
+    (E6, EL6, ER6, E7),
+    (E7, EL7, ER7, E8),
+    (E8, EL8, ER8, E9),
+    (E9, EL9, ER9, E10),
+    (E10, EL10, ER10, E11),
+    (E11, EL11, ER11, E12),
+    (E12, EL12, ER12, E13),
+    (E13, EL13, ER13, E14),
+    (E14, EL14, ER14, E15),
+    (E15, EL15, ER15, E16),
+    (E16, EL16, ER16, E17),
+    (E17, EL17, ER17, E18),
+    (E18, EL18, ER18, E19),
+    (E19, EL19, ER19, E20),
+    (E20, EL20, ER20, E21),
+    (E21, EL21, ER21, E22),
+    (E22, EL22, ER22, E23),
+    (E23, EL23, ER23, E24),
+    (E24, EL24, ER24, E25),
+    (E25, EL25, ER25, E26),
+    (E26, EL26, ER26, E27),
+    (E27, EL27, ER27, E28),
+);
+#[derive(Component, Debug, Default)]
+struct E28(#[allow(dead_code)] u32);
+
+#[test]
+fn the_cycle_check_does_not_walk_every_path() {
+    let mut world = World::new();
+    let start = std::time::Instant::now();
+    world.register_component::<E0>();
+    world.register_required::<E28, Position>().unwrap();
+    let e = world.spawn(E0(1));
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(world.has::<E28>(e) && world.has::<Position>(e));
+    let path = world.register_required::<E28, E0>().unwrap_err().path;
+    assert!(
+        path.starts_with("E0 -> ") && path.ends_with(" -> E28"),
+        "{path}"
+    );
+    assert_eq!(path.split(" -> ").count(), 57, "{path}");
+}
