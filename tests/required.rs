@@ -1018,3 +1018,97 @@ fn the_cycle_check_does_not_walk_every_path() {
     );
     assert_eq!(path.split(" -> ").count(), 57, "{path}");
 }
+
+/// Issue #17, item 2, for scenes: the entities a scene spawns get their
+/// requirements before any hook or observer runs, and a panicking
+/// constructor leaves no requiring component without its requirements.
+#[cfg(feature = "serde")]
+mod scenes {
+    use super::*;
+    use mosaic::scene::{Scene, TypeRegistry};
+    use serde::{Deserialize, Serialize};
+    use std::sync::atomic::AtomicBool;
+
+    static FAIL: AtomicBool = AtomicBool::new(false);
+    static HOOK_FAILS: AtomicBool = AtomicBool::new(false);
+
+    #[derive(Component, Debug)]
+    pub struct Shaky;
+    impl Default for Shaky {
+        fn default() -> Self {
+            if FAIL.load(Ordering::SeqCst) {
+                panic!("Shaky::default failed");
+            }
+            Shaky
+        }
+    }
+
+    #[derive(Component, Serialize, Deserialize, Debug, Clone)]
+    #[require(Shaky)]
+    pub struct NeedsShaky(u32);
+
+    #[derive(Component, Serialize, Deserialize, Debug, Clone)]
+    #[component(on_add = first_one_panics)]
+    #[require(Position)]
+    pub struct Touchy(u32);
+
+    fn first_one_panics(w: DeferredWorld, e: Entity) {
+        assert!(
+            w.get::<Position>(e).is_ok(),
+            "the hook sees its requirement"
+        );
+        if HOOK_FAILS.load(Ordering::SeqCst) && w.get::<Touchy>(e).unwrap().0 == 0 {
+            panic!("hook failed");
+        }
+    }
+
+    fn scene_of<C: Component + Clone + Serialize + for<'de> Deserialize<'de>>(
+        values: &[C],
+    ) -> (Scene, TypeRegistry) {
+        let mut registry = TypeRegistry::new();
+        registry.register::<C>();
+        let mut source = World::new();
+        let es: Vec<Entity> = values.iter().map(|v| source.spawn(v.clone())).collect();
+        (
+            Scene::from_entities(&source, &registry, es).unwrap(),
+            registry,
+        )
+    }
+
+    #[test]
+    fn a_scene_whose_requirement_constructor_panics_leaves_no_requiring_component_alone() {
+        let (scene, registry) = scene_of(&[NeedsShaky(1), NeedsShaky(2)]);
+        let mut world = World::new();
+        FAIL.store(true, Ordering::SeqCst);
+        let result = catch_unwind(AssertUnwindSafe(|| scene.spawn_into(&mut world, &registry)));
+        FAIL.store(false, Ordering::SeqCst);
+        assert!(result.is_err());
+        world.check_invariants();
+        let mut q = world.query::<(Entity, &NeedsShaky)>();
+        for (e, _) in q.iter(&world) {
+            assert!(world.has::<Shaky>(e), "{e:?} has NeedsShaky without Shaky");
+        }
+        // The world works on.
+        let e = world.spawn(NeedsShaky(3));
+        assert!(world.has::<Shaky>(e));
+    }
+
+    #[test]
+    fn a_scene_whose_hook_panics_leaves_no_requiring_component_alone() {
+        let (scene, registry) = scene_of(&[Touchy(0), Touchy(1), Touchy(2)]);
+        let mut world = World::new();
+        HOOK_FAILS.store(true, Ordering::SeqCst);
+        let result = catch_unwind(AssertUnwindSafe(|| scene.spawn_into(&mut world, &registry)));
+        HOOK_FAILS.store(false, Ordering::SeqCst);
+        assert!(result.is_err());
+        world.check_invariants();
+        let mut q = world.query::<(Entity, &Touchy)>();
+        assert_eq!(q.iter(&world).count(), 3, "the spawn itself is complete");
+        for (e, _) in q.iter(&world) {
+            assert!(
+                world.has::<Position>(e),
+                "{e:?} has Touchy without Position"
+            );
+        }
+    }
+}

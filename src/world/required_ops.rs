@@ -189,24 +189,23 @@ impl World {
         panics
     }
 
-    /// Completes the requirements of components added to `entity` outside
-    /// [`World::spawn`] and [`World::insert`] (scenes, runtime-defined
-    /// components), then announces the whole change.
-    pub(crate) fn announce_insert_with_required(
+    /// Completes the requirements of components just added to `entity`
+    /// outside [`World::spawn`] and [`World::insert`] (scenes), listing them
+    /// in `changes` as added; announces nothing. A panicking constructor
+    /// changes nothing and goes on. Returns the panics of replaced values'
+    /// drops, for the caller to raise once it is done.
+    pub(crate) fn complete_required(
         &mut self,
         entity: Entity,
-        spawned: bool,
-        changes: &[(ComponentId, bool)],
-    ) {
-        let mut changes = changes.to_vec();
+        changes: &mut Vec<(ComponentId, bool)>,
+    ) -> DeferredPanic {
         if let Some(loc) = self.entities.get(entity) {
-            let made = self.make_required(entity, loc, &changes);
+            let made = self.make_required(entity, loc, changes);
             if !made.is_empty() {
                 let nothing = self.bundles.register::<()>(&mut self.components).id;
-                self.insert_with_made(entity, loc, nothing, (), made, &mut changes)
-                    .resume();
+                return self.insert_with_made(entity, loc, nothing, (), made, changes);
             }
         }
-        self.announce_insert(entity, spawned, &changes);
+        DeferredPanic::new()
     }
 }
