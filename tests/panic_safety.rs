@@ -1226,3 +1226,42 @@ fn despawn_with_a_panicking_drop_leaves_no_observer_commands_for_later() {
         finish(world, &t);
     }
 }
+
+// ----- known gaps (reported, not fixed: they live in `CommandBuffer`) ---------------
+
+/// A spawn *command* whose required component's `Default` panics leaves an
+/// empty entity behind (its id was reserved when the command was recorded),
+/// where `World::spawn` leaves nothing. Known gap: the fix belongs in
+/// `CommandBuffer::spawn` (free the reserved id when its insert fails).
+#[test]
+#[ignore = "known gap: a failed spawn command leaves its reserved entity, empty"]
+fn a_spawn_command_whose_requirement_panics_leaves_no_entity() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    world.register_required::<NeedsFragile, Fragile>().unwrap();
+    let mut commands = CommandBuffer::new(&world);
+    let e = commands.spawn(NeedsFragile(Token::new(&t)));
+    expect_panic(|| commands.apply(&mut world));
+    check(&world, &t);
+    assert!(!world.contains(e), "as with World::spawn, nothing spawned");
+    assert_eq!(world.len(), 0);
+}
+
+/// The spawn commands an observer queued before it panicked are dropped,
+/// as documented, but their reserved ids still come to life, empty, at the
+/// next structural change (documented too, in `mosaic::observer`). Known
+/// gap: the fix belongs in `CommandBuffer` (release reserved ids of
+/// commands dropped unapplied).
+#[test]
+#[ignore = "known gap: dropped spawn commands leave empty entities"]
+fn dropped_observer_spawn_commands_leave_no_empty_entities() {
+    let mut world = World::new();
+    world.observe(|_: Trigger<OnAdd<Marker>>, mut w: DeferredWorld| {
+        w.commands().spawn(());
+        panic!("observer failed");
+    });
+    expect_panic(|| world.spawn(Marker));
+    let len = world.len();
+    world.spawn(());
+    assert_eq!(world.len(), len + 1, "only the new entity");
+}
