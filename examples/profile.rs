@@ -318,7 +318,7 @@ fn main() {
     // Wall time too, for a quick look outside callgrind (noisy: use the
     // suite's report for figures).
     eprintln!(
-        "{workload}: {:.1} us per run",
+        "{workload}: {:.3} us per run",
         started.elapsed().as_secs_f64() * 1e6 / n as f64
     );
 }
