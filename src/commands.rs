@@ -11,6 +11,19 @@
 //! components) at the world's next structural change, and gets its bundle
 //! when the buffer is applied.
 //!
+//! A spawn that never happens leaves no entity behind, as a failed
+//! [`World::spawn`] leaves none:
+//! - a spawn command dropped unapplied (the buffer dropped, or discarded
+//!   after a panic, see [`crate::observer`]) gives its id up: it never comes
+//!   to life, and its handle stays stale for good (the slot is reused under
+//!   a newer generation). If the entity already came to life, empty, at a
+//!   structural change in between, it stays, unless the world itself
+//!   discards the command (observers' commands dropped after a panic): then
+//!   it is despawned;
+//! - a spawn command whose insert panics before the entity got anything (a
+//!   required component's constructor, or an observer of its `OnSpawn`)
+//!   despawns the entity, empty, before the panic goes on.
+//!
 //! A command whose entity is gone by the time it applies is skipped and
 //! reported ([`CommandErrors`], or a `log::warn!` inside a schedule); the
 //! commands after it still apply. A command that panics (a panicking
@@ -18,10 +31,12 @@
 //! re-raised once the whole buffer has been applied.
 
 use std::fmt;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use thiserror::Error;
 
+use crate::archetype::ArchetypeId;
 use crate::bundle::Bundle;
 use crate::entity::{Entity, FreshIndices};
 use crate::error::{ComponentError, EntityError};
@@ -55,6 +70,17 @@ pub struct CommandBuffer {
     world: WorldId,
     fresh: Arc<FreshIndices>,
     commands: Vec<Command>,
+    /// The ids of the spawn commands in `commands`: given up if those are
+    /// dropped unapplied.
+    spawned: Vec<Entity>,
+}
+
+impl Drop for CommandBuffer {
+    fn drop(&mut self) {
+        if !self.spawned.is_empty() {
+            self.fresh.release(self.spawned.drain(..));
+        }
+    }
 }
 
 impl fmt::Debug for CommandBuffer {
@@ -82,6 +108,7 @@ impl CommandBuffer {
             world: world.id(),
             fresh: world.fresh_indices(),
             commands: Vec::new(),
+            spawned: Vec::new(),
         }
     }
 
@@ -91,6 +118,7 @@ impl CommandBuffer {
             world: self.world,
             fresh: Arc::clone(&self.fresh),
             commands: Vec::new(),
+            spawned: Vec::new(),
         }
     }
 
@@ -122,6 +150,15 @@ impl CommandBuffer {
     /// once. (A standalone buffer takes never-used indices; systems'
     /// [`Commands`] reuse freed ones.)
     ///
+    /// A spawn that never happens leaves no entity, as a failed
+    /// [`World::spawn`] leaves none. If the command is dropped unapplied
+    /// (the buffer dropped, or discarded after a panic), its id never comes
+    /// to life and the handle stays stale for good (unless the entity
+    /// already came to life, empty, at a structural change in between: then
+    /// it stays). If the spawn panics before the entity got anything (a
+    /// required component's `Default`, an `OnSpawn` observer), the entity
+    /// is despawned before the panic goes on.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
@@ -134,8 +171,26 @@ impl CommandBuffer {
     /// ```
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
         let entity = Entity::new(self.fresh.next(), crate::entity::FIRST_GENERATION);
-        self.insert(entity, bundle);
+        self.spawn_reserved(entity, bundle);
         entity
+    }
+
+    /// Records spawning `entity`, an id just reserved for this command,
+    /// with `bundle`.
+    pub(crate) fn spawn_reserved<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+        self.spawned.push(entity);
+        self.push(move |world| {
+            match catch_unwind(AssertUnwindSafe(|| world.insert(entity, bundle))) {
+                Ok(result) => Ok(result?),
+                Err(payload) => {
+                    // The spawn failed before the entity got anything: like
+                    // a failed `World::spawn`, it leaves no entity. (The
+                    // first panic is the one that goes on.)
+                    let _ = catch_unwind(AssertUnwindSafe(|| despawn_if_empty(world, entity)));
+                    resume_unwind(payload)
+                }
+            }
+        });
     }
 
     /// Records despawning `entity`.
@@ -262,6 +317,25 @@ impl CommandBuffer {
             "command buffers belong to different worlds"
         );
         self.commands.append(&mut other.commands);
+        self.spawned.append(&mut other.spawned);
+    }
+
+    /// Drops every command unapplied, as after a panic, for `world` (the
+    /// world the buffer was made for): the ids of its spawn commands are
+    /// given up, and those that already came to life, still empty, are
+    /// despawned. A panic while dropping or despawning is not raised: this
+    /// runs while another panic is under way.
+    pub(crate) fn discard(&mut self, world: &mut World) {
+        debug_assert!(self.world == world.id());
+        let commands = std::mem::take(&mut self.commands);
+        let spawned = std::mem::take(&mut self.spawned);
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(commands)));
+        let (live, unborn): (Vec<Entity>, Vec<Entity>) =
+            spawned.into_iter().partition(|&e| world.contains(e));
+        self.fresh.release(unborn);
+        for entity in live {
+            let _ = catch_unwind(AssertUnwindSafe(|| despawn_if_empty(world, entity)));
+        }
     }
 
     fn push(
@@ -302,6 +376,8 @@ impl CommandBuffer {
         );
         let mut errors = Vec::new();
         let mut panics = DeferredPanic::new();
+        // Every command runs now; each spawn command sees to its own id.
+        self.spawned.clear();
         for (index, command) in self.commands.drain(..).enumerate() {
             panics.run(|| {
                 if let Err(error) = command(world) {
@@ -315,6 +391,24 @@ impl CommandBuffer {
         } else {
             Err(CommandErrors { errors })
         }
+    }
+}
+
+/// Despawns `entity` if it is alive with no component: a spawn that never
+/// happened (its `OnSpawn` observers saw it come to life; those of
+/// `OnDespawn` see it go).
+fn despawn_if_empty(world: &mut World, entity: Entity) {
+    let Some(loc) = world.location(entity) else {
+        return;
+    };
+    let empty = loc.archetype == ArchetypeId::EMPTY
+        && !world
+            .sparse_sets()
+            .iter()
+            .any(|(_, set)| set.contains(entity));
+    if empty {
+        // Cannot fail: the entity is alive.
+        let _ = world.despawn(entity);
     }
 }
 
@@ -452,7 +546,7 @@ impl Commands<'_, '_> {
     /// ```
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
         let entity = self.world.reserve_entity();
-        self.buffer.insert(entity, bundle);
+        self.buffer.spawn_reserved(entity, bundle);
         entity
     }
 

@@ -12,12 +12,17 @@
 //! Ids can also be *reserved* through a shared reference
 //! ([`Entities::reserve`]), which is how deferred commands hand out ids that
 //! are valid at once while systems run in parallel; reserved ids become real
-//! entities at the next [`Entities::flush`].
+//! entities at the next [`Entities::flush`] — unless they were *released*
+//! first ([`FreshIndices::release`], by a spawn command dropped unapplied):
+//! a released reservation never comes to life; its slot's generation is
+//! bumped and the slot freed, so the handle is stale, never an alias.
 
 use std::fmt;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rustc_hash::FxHashSet;
 
 use crate::archetype::ArchetypeId;
 
@@ -155,15 +160,22 @@ pub(crate) const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
 /// Hands out never-used entity indices. Shared (through an `Arc`) by a world
 /// and its command buffers, so a buffer can reserve ids that are valid at
 /// once without a lock and while the world is borrowed elsewhere.
+///
+/// Also carries the reservations given up by spawn commands dropped
+/// unapplied ([`FreshIndices::release`]), for the next
+/// [`Entities::flush`] to skip.
 #[derive(Debug, Default)]
-pub(crate) struct FreshIndices(AtomicU64);
+pub(crate) struct FreshIndices {
+    next: AtomicU64,
+    released: Mutex<Vec<Entity>>,
+}
 
 impl FreshIndices {
     /// The next never-used index. Panics once the index space is exhausted
     /// (and keeps panicking: an index is never handed out twice).
     #[inline]
     pub fn next(&self) -> u32 {
-        let index = self.0.fetch_add(1, Ordering::Relaxed);
+        let index = self.next.fetch_add(1, Ordering::Relaxed);
         assert!(
             index < u64::from(u32::MAX),
             "entity index space exhausted: more than {} entities",
@@ -175,14 +187,29 @@ impl FreshIndices {
     /// How many indices were ever handed out.
     #[inline]
     fn handed_out(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        self.next.load(Ordering::Relaxed)
+    }
+
+    /// Gives up reserved ids whose spawn will never happen: at the next
+    /// flush they do not come to life (see [`Entities::flush`]). An id that
+    /// is not (or no longer) a pending reservation by then is ignored.
+    pub fn release(&self, entities: impl IntoIterator<Item = Entity>) {
+        self.released
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(entities);
+    }
+
+    /// Every id released since the last call.
+    fn take_released(&self) -> Vec<Entity> {
+        std::mem::take(&mut *self.released.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Takes `n` never-used indices in one step and returns the first, or
     /// takes none (`None`) if fewer than `n` are left.
     fn take(&self, n: u64) -> Option<u64> {
         let limit = u64::from(u32::MAX);
-        self.0
+        self.next
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |start| {
                 start.checked_add(n).filter(|&end| end <= limit)
             })
@@ -192,7 +219,7 @@ impl FreshIndices {
     /// Gives back `start..end`, the last indices taken, if no index was
     /// taken since. Returns false (giving back nothing) otherwise.
     fn give_back(&self, start: u64, end: u64) -> bool {
-        self.0
+        self.next
             .compare_exchange(end, start, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
     }
@@ -218,7 +245,8 @@ pub(crate) struct FreshBatch {
 /// - *reserved* ids (handed out but not yet made live by
 ///   [`Entities::flush`]) are: `free[max(free_cursor, 0)..]` (reserved
 ///   through [`Entities::reserve`]), every index in `pending`, and every
-///   index in `meta.len()..fresh.handed_out()`.
+///   index in `meta.len()..fresh.handed_out()`; those released meanwhile
+///   ([`FreshIndices::release`]) are freed by the flush instead.
 ///
 /// ```text
 ///   free:   [ f0 f1 f2 | f3 f4 ]        meta: [ 0 .. len )[ reserved fresh )
@@ -297,33 +325,74 @@ impl Entities {
 
     /// Makes every reserved id a live entity, in reservation order for each
     /// source, calling `place` to put it somewhere (the world puts it in the
-    /// empty archetype).
+    /// empty archetype). Released reservations ([`FreshIndices::release`])
+    /// do not come to life: their slot's generation is bumped (so the
+    /// handle out there is stale, and never names a later entity) and the
+    /// slot is freed, or retired if its generation is exhausted.
     pub fn flush(&mut self, mut place: impl FnMut(Entity) -> EntityLocation) {
+        // Fresh indices up to `end` are flushed now; one reserved (and
+        // perhaps released) after this read waits for the next flush.
+        let end = self.fresh.handed_out() as usize;
+        let mut released: FxHashSet<Entity> = self.fresh.take_released().into_iter().collect();
+        let mut given_up = Vec::new();
         let cursor = *self.free_cursor.get_mut();
         let start = cursor.max(0) as usize;
         // Reserved free entries were taken from the end, so the first one
         // reserved is the last in the list.
         for i in (start..self.free.len()).rev() {
             let index = self.free[i];
-            self.make_live(index, &mut place);
+            self.make_live(index, &mut released, &mut given_up, &mut place);
         }
         self.free.truncate(start);
         for index in std::mem::take(&mut self.pending) {
-            self.make_live(index, &mut place);
+            self.make_live(index, &mut released, &mut given_up, &mut place);
         }
-        let end = self.fresh.handed_out() as usize;
         for index in self.meta.len()..end {
             self.meta.push(DEAD);
-            self.make_live(index as u32, &mut place);
+            self.make_live(index as u32, &mut released, &mut given_up, &mut place);
+        }
+        for index in given_up {
+            self.free_unborn(index);
         }
         *self.free_cursor.get_mut() = self.free.len() as i64;
+        // A fresh index not flushed yet may still be a pending reservation;
+        // any other id left was not one (it is live, or gone): ignored.
+        if !released.is_empty() {
+            self.fresh
+                .release(released.into_iter().filter(|e| e.index as usize >= end));
+        }
     }
 
-    fn make_live(&mut self, index: u32, place: &mut impl FnMut(Entity) -> EntityLocation) {
+    /// Makes reserved `index` live, unless its reservation was released
+    /// (then it goes to `given_up`).
+    fn make_live(
+        &mut self,
+        index: u32,
+        released: &mut FxHashSet<Entity>,
+        given_up: &mut Vec<u32>,
+        place: &mut impl FnMut(Entity) -> EntityLocation,
+    ) {
         let generation = self.meta[index as usize].generation;
-        let location = place(Entity::new(index, generation));
+        let entity = Entity::new(index, generation);
+        if !released.is_empty() && released.remove(&entity) {
+            given_up.push(index);
+            return;
+        }
+        let location = place(entity);
         self.meta[index as usize].location = location;
         self.len += 1;
+    }
+
+    /// Frees the dead slot `index` whose reservation was given up: as if
+    /// its entity had lived and died, so the handle it was reserved under is
+    /// stale for good.
+    fn free_unborn(&mut self, index: u32) {
+        let meta = &mut self.meta[index as usize];
+        debug_assert_eq!(meta.location, EntityLocation::INVALID);
+        if let Some(next) = meta.generation.checked_add(1) {
+            meta.generation = next;
+            self.free.push(index);
+        }
     }
 
     /// Allocates a live id directly (its location set by the caller right
@@ -584,6 +653,49 @@ mod tests {
         assert_eq!(placed, vec![r1, r2]);
         assert!(e.get(r1).is_some() && e.get(r2).is_some());
         assert_eq!(e.len(), 2);
+        e.check_invariants();
+    }
+
+    #[test]
+    fn released_reservations_never_come_to_life() {
+        let mut e = Entities::new();
+        let a = e.alloc();
+        e.set_location(a.index(), here());
+        let kept = e.alloc();
+        e.set_location(kept.index(), here());
+        e.free(a);
+        let from_free = e.reserve(); // a's slot, generation 2
+        let fresh = e.reserve(); // brand new index 2
+        let other = e.fresh.next(); // a command buffer's index 3
+        let later = Entity::new(other + 1, FIRST_GENERATION); // not reserved yet
+        e.fresh_indices().release([from_free, fresh, later, kept]);
+        let mut placed = Vec::new();
+        e.flush(|ent| {
+            placed.push(ent);
+            here()
+        });
+        assert_eq!(placed, vec![Entity::new(other, FIRST_GENERATION)]);
+        assert_eq!(e.len(), 2, "kept and the unreleased reservation");
+        assert!(e.get(kept).is_some(), "releasing a live id does nothing");
+        assert!(e.get(from_free).is_none() && e.get(fresh).is_none());
+        e.check_invariants();
+        // The slots are reused under newer generations: old handles stay stale.
+        let x = e.alloc();
+        e.set_location(x.index(), here());
+        let y = e.alloc();
+        e.set_location(y.index(), here());
+        let mut reused = [x, y];
+        reused.sort();
+        assert_eq!(reused[0].index(), from_free.index());
+        assert_eq!(reused[0].generation(), from_free.generation() + 1);
+        assert_eq!(reused[1].index(), fresh.index());
+        assert_eq!(reused[1].generation(), fresh.generation() + 1);
+        assert!(e.get(from_free).is_none() && e.get(fresh).is_none());
+        // The not-yet-reserved index's release waits for its reservation.
+        let next = e.fresh.next();
+        assert_eq!(next, later.index());
+        e.flush(|_| panic!("the released reservation must not come to life"));
+        assert!(e.get(later).is_none());
         e.check_invariants();
     }
 

@@ -50,9 +50,16 @@
 //!   dropped exactly once;
 //! - the commands queued by the failed operation's hooks and observers (all
 //!   rounds of it) are **dropped**, unapplied: the panic goes on, and the
-//!   next operation or `trigger` starts with an empty queue. (An entity id
-//!   a dropped `spawn` command reserved still comes to life, empty, as with
-//!   any command buffer that is not applied.)
+//!   next operation or `trigger` starts with an empty queue. A dropped
+//!   `spawn` command leaves no entity: the id it reserved never comes to
+//!   life (its handle stays stale; the slot is reused under a newer
+//!   generation), and if it already did, empty, at a structural change of
+//!   the failed flush, it is despawned;
+//! - a `spawn` command (of any [`CommandBuffer`] or
+//!   [`Commands`](crate::Commands)) that panics before its entity got
+//!   anything — a required component's constructor, an `OnSpawn` observer —
+//!   leaves no entity either, as a failed `World::spawn` leaves none: the
+//!   entity, empty, is despawned before the panic goes on.
 //!
 //! A component's `Drop` that panics inside a structural change (a replaced
 //! value on insert, a value of a despawned or cleared entity) does not fail
@@ -524,12 +531,15 @@ impl Observers {
         self.queue.is_some() && !self.queue().is_empty()
     }
 
-    /// Drops every queued command, unapplied (after a panic).
-    fn discard_queued(&mut self) {
-        if self.queue.is_some() {
-            let queue = self.queue();
-            *queue = queue.empty_like();
-        }
+    /// Takes every queued command out, leaving the queue empty.
+    fn take_queued(&mut self) -> Option<CommandBuffer> {
+        let queue = self
+            .queue
+            .as_mut()?
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner());
+        let empty = queue.empty_like();
+        Some(std::mem::replace(queue, empty))
     }
 }
 
@@ -832,8 +842,17 @@ impl World {
         }));
         self.observers_mut().flushing = false;
         if let Err(payload) = result {
-            self.observers_mut().discard_queued();
+            self.discard_observer_commands();
             resume_unwind(payload);
+        }
+    }
+
+    /// Drops every queued command, unapplied (after a panic). The ids their
+    /// spawn commands reserved never come to life; one that already did (at
+    /// a structural change of the failed flush), still empty, is despawned.
+    fn discard_observer_commands(&mut self) {
+        if let Some(mut dropped) = self.observers_mut().take_queued() {
+            dropped.discard(self);
         }
     }
 
@@ -845,7 +864,7 @@ impl World {
             Ok(value) => value,
             Err(payload) => {
                 if !self.observers_mut().flushing {
-                    self.observers_mut().discard_queued();
+                    self.discard_observer_commands();
                 }
                 resume_unwind(payload)
             }

@@ -774,3 +774,112 @@ fn a_panicking_command_in_run_system_once_names_the_system() {
     );
     assert_eq!(world.resource::<Log>().0, [5]);
 }
+
+// ----- spawn commands dropped unapplied -----------------------------------------------
+
+/// A buffer dropped unapplied gives its spawn ids up: they never come to
+/// life, their handles stay stale, and their slots come back under newer
+/// generations (never as the old handles). Other commands' entities and
+/// `World::reserve_entity` ids are unaffected.
+#[test]
+fn a_dropped_buffer_spawns_nothing() {
+    let mut world = World::new();
+    let reserved = world.reserve_entity();
+    let mut commands = CommandBuffer::new(&world);
+    let a = commands.spawn(A(1));
+    let b = commands.spawn(());
+    let mut other = CommandBuffer::new(&world);
+    let kept = other.spawn(A(2));
+    drop(commands);
+    let probe = world.spawn(B(0));
+    assert!(
+        world.contains(reserved),
+        "a plain reservation comes to life"
+    );
+    assert!(!world.contains(a) && !world.contains(b));
+    assert!(
+        world.contains(kept),
+        "alive, empty, until its buffer applies"
+    );
+    other.apply(&mut world).unwrap();
+    assert_eq!(world.get::<A>(kept), Ok(&A(2)));
+    assert_eq!(world.len(), 3, "reserved, probe, kept");
+    let fresh: Vec<Entity> = (0..2).map(|_| world.spawn(())).collect();
+    for e in [a, b] {
+        assert!(!fresh.contains(&e) && probe != e && !world.contains(e));
+        let reused = fresh.iter().chain([&probe]);
+        let reused = reused
+            .filter(|f| f.index() == e.index())
+            .collect::<Vec<_>>();
+        assert_eq!(reused.len(), 1, "{e:?}'s slot is reused once");
+        assert_eq!(reused[0].generation(), e.generation() + 1);
+    }
+    world.check_invariants();
+}
+
+/// An appended buffer's spawn ids go with its commands: given up if the
+/// buffer they moved to is dropped, kept if it is applied.
+#[test]
+fn appended_spawns_follow_their_commands() {
+    let mut world = World::new();
+    let mut a = CommandBuffer::new(&world);
+    let mut b = CommandBuffer::new(&world);
+    let e = b.spawn(A(1));
+    a.append(&mut b);
+    drop(b); // empty now: gives nothing up
+    a.apply(&mut world).unwrap();
+    assert_eq!(world.get::<A>(e), Ok(&A(1)));
+    let mut c = CommandBuffer::new(&world);
+    let mut d = CommandBuffer::new(&world);
+    let f = d.spawn(A(2));
+    c.append(&mut d);
+    drop(c);
+    d.apply(&mut world).unwrap();
+    world.spawn(());
+    assert!(!world.contains(f));
+    assert_eq!(world.len(), 2);
+    world.check_invariants();
+}
+
+/// A spawn dropped after its entity already came to life (at a structural
+/// change in between) leaves it, empty: only ids not yet alive are given up.
+#[test]
+fn a_spawn_dropped_after_its_entity_came_to_life_leaves_it_empty() {
+    let mut world = World::new();
+    let mut commands = CommandBuffer::new(&world);
+    let e = commands.spawn(A(1));
+    world.spawn(());
+    assert!(world.contains(e));
+    drop(commands);
+    world.spawn(());
+    assert!(world.contains(e) && !world.has::<A>(e));
+    assert_eq!(world.len(), 3);
+    world.check_invariants();
+}
+
+/// A system that panics after spawning through `Commands`: its commands
+/// are dropped with it, and the id it reserved (a freed index reused) never
+/// comes to life.
+#[test]
+fn a_panicking_system_spawns_nothing() {
+    let mut world = World::new();
+    let gone = world.spawn(());
+    world.despawn(gone).unwrap();
+    let spawned = Arc::new(Mutex::new(None));
+    let sink = Arc::clone(&spawned);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        world.run_system_once(move |mut commands: Commands| {
+            *sink.lock().unwrap() = Some(commands.spawn(A(1)));
+            panic!("system failed");
+        })
+    }));
+    assert!(result.is_err());
+    let e = spawned.lock().unwrap().unwrap();
+    assert_eq!(e.index(), gone.index());
+    let probe = world.spawn(());
+    assert!(!world.contains(e));
+    assert_eq!(world.len(), 1);
+    assert_eq!(probe.index(), e.index(), "the slot is free again");
+    assert!(probe.generation() > e.generation());
+    world.check_invariants();
+}
