@@ -2385,14 +2385,31 @@ fn build_world(spec: &WorldSpec) -> World {
 }
 
 fn cases() -> u32 {
+    if cfg!(miri) {
+        // Each case round-trips three formats through serde: slow under Miri.
+        return 2;
+    }
     std::env::var("MOSAIC_SCENE_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(64)
 }
 
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: cases(),
+        // Miri runs with isolation: no regression files.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(config())]
 
     #[test]
     fn random_worlds_round_trip(spec in world_spec()) {
@@ -2570,7 +2587,7 @@ fn name_step() -> impl Strategy<Value = NameStep> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(config())]
 
     /// Worlds mixing Rust and runtime-defined components, built in any
     /// order, with a name both kinds want: whichever comes first keeps it,
