@@ -13,10 +13,11 @@
 //! (constructions minus drops, counted per thread), and `contains`, `get`
 //! and `has` of every component (error variants and alignment included) of
 //! each entity the operation picked or whose model state changed. Every
-//! [`FULL_CHECK_EVERY`] operations and after the last, the full check:
-//! `check_invariants()` and every handle ever seen (stale ones included,
-//! plus one that never existed). At the end the world is dropped and, per
-//! type, drops must equal constructions.
+//! [`FULL_CHECK_EVERY`] operations, `check_invariants()` and a rotating
+//! sample of the handles ever seen; after the last operation (and after an
+//! injected panic), the full check: `check_invariants()` and every handle
+//! ever seen (stale ones included, plus one that never existed). At the end
+//! the world is dropped and, per type, drops must equal constructions.
 //!
 //! Components: `Tab` (table, heap payload, drop-counted), `Spa` (sparse,
 //! heap payload, drop-counted), `ZTab` (zero-sized, table, drop-counted),
@@ -1367,12 +1368,28 @@ fn check_counts(world: &World, m: &Model) {
     );
 }
 
-/// A full check every this many steps (and after the last); in between,
-/// [`check_step`]. Checking every handle after every step cost most of the
-/// fuzzer's time (`perf`: 64% in `check_world`, mostly building the
-/// `MissingComponent` errors of absent components), for what a check of the
-/// entities a step touched finds as well.
+/// Every this many steps, [`check_invariants`](World::check_invariants) and
+/// the next [`SAMPLE`] handles ever seen (in turn, so every stale handle is
+/// checked again now and then); the full check runs after the last step.
+/// Checking every handle after every step cost most of the fuzzer's time
+/// (`perf`: 64% in `check_world`, mostly building the `MissingComponent`
+/// errors of absent components), for what a check of the entities a step
+/// touched finds as well.
 const FULL_CHECK_EVERY: usize = 16;
+/// Handles the periodic check looks at.
+const SAMPLE: usize = 12;
+
+/// The periodic check: invariants, counts, and `SAMPLE` known handles from
+/// `*next` on (wrapping).
+fn check_sample(world: &World, m: &Model, next: &mut usize) {
+    world.check_invariants();
+    check_counts(world, m);
+    for _ in 0..SAMPLE.min(m.known.len()) {
+        *next %= m.known.len();
+        check_entity(world, m, m.known[*next]);
+        *next += 1;
+    }
+}
 
 /// The check after one step: counts, and every entity the step picked or
 /// whose model state changed (live set or values, against `before`).
@@ -2185,6 +2202,7 @@ pub fn run(ops: &[Op]) {
     };
     check_world(&case.world, &case.model);
     let mut before = case.model.live.clone();
+    let mut next_sample = 0;
     for (i, op) in ops.iter().enumerate() {
         FIRED.with(|f| f.set(None));
         let stepped =
@@ -2211,11 +2229,14 @@ pub fn run(ops: &[Op]) {
                 }
             }
             check_extras(&mut case, None);
-            if (i + 1) % FULL_CHECK_EVERY == 0 || i + 1 == ops.len() {
+            if i + 1 == ops.len() {
                 case.model.picked.borrow_mut().clear();
                 check_world(&case.world, &case.model);
-            } else {
-                check_step(&case.world, &case.model, &before);
+                return;
+            }
+            check_step(&case.world, &case.model, &before);
+            if (i + 1) % FULL_CHECK_EVERY == 0 {
+                check_sample(&case.world, &case.model, &mut next_sample);
             }
         }));
         if let Err(payload) = result {
