@@ -179,7 +179,7 @@ impl Scene {
     ///
     /// A runtime-defined component whose name the registry gives a Rust
     /// type is refused ([`SceneError::Schema`] with
-    /// [`SchemaError::TakenByRustType`](crate::SchemaError::TakenByRustType)):
+    /// [`SchemaError::TakenByRustType`]):
     /// the file would hold two components under one name and could not be
     /// loaded.
     ///
