@@ -669,6 +669,7 @@ fn resolve_reports_unknown_names_as_loading_does() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "touches the filesystem: Miri runs with isolation")]
 fn from_path_reads_each_format_by_extension() {
     let registry = registry();
     let world = sample_world();
@@ -2036,6 +2037,7 @@ fn an_error_at_the_very_end_changes_nothing() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "touches the filesystem: Miri runs with isolation")]
 fn unresolved_and_io_errors_read_well() {
     let scene =
         Scene::from_ron_str(r#"(entities: [(id: 1, components: {"Health": (1)})])"#).unwrap();

@@ -49,6 +49,7 @@ fn binary_seed() -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "reads the corpus: Miri runs with isolation")]
 fn corpus_loads_without_panicking() {
     for (name, data) in corpus() {
         let result = std::panic::catch_unwind(|| scene_load::run_bytes(&data));
@@ -60,6 +61,7 @@ fn corpus_loads_without_panicking() {
 /// Deterministic mutations (byte flips, deletions, truncations, splices of
 /// syntax characters) of every seed.
 #[test]
+#[cfg_attr(miri, ignore = "reads the corpus: Miri runs with isolation")]
 fn mutated_seeds_never_panic() {
     let mut seeds: Vec<Vec<u8>> = corpus().into_iter().map(|(_, d)| d).collect();
     seeds.push(binary_seed());
