@@ -865,7 +865,7 @@ fn systems_writing_the_same_component_never_overlap() {
             vio.store(true, Ordering::SeqCst);
         }
     });
-    const RUNS: usize = 150;
+    const RUNS: usize = if cfg!(miri) { 30 } else { 150 };
     for _ in 0..RUNS {
         schedule.run(&mut world);
     }
