@@ -919,10 +919,15 @@ const WORK: Duration = Duration::from_micros(100);
 /// Every entity with its components, sorted by entity.
 type Rows = Vec<(Entity, IPos, IVel, Health, Option<Poisoned>)>;
 
+/// The workload's size: smaller under Miri, where the full one takes
+/// minutes (three workloads per test).
+const WORKLOAD_ENTITIES: i64 = if cfg!(miri) { 40 } else { 200 };
+const WORKLOAD_RUNS: usize = if cfg!(miri) { 30 } else { 60 };
+
 fn workload(kind: ExecutorKind) -> (Rows, Stats) {
     let mut world = World::new();
     world.insert_resource(Stats::default());
-    for i in 0..200i64 {
+    for i in 0..WORKLOAD_ENTITIES {
         world.spawn((IPos(i), IVel(i % 7 - 3), Health(50 + i % 13)));
     }
     let mut schedule = Schedule::new();
@@ -1005,7 +1010,7 @@ fn workload(kind: ExecutorKind) -> (Rows, Stats) {
         }
         busy(WORK);
     });
-    for _ in 0..60 {
+    for _ in 0..WORKLOAD_RUNS {
         schedule.run(&mut world);
     }
     let mut rows = world.run_system_once(
@@ -1030,7 +1035,7 @@ fn both_executors_give_identical_results() {
         single.0.iter().any(|r| r.4.is_some()),
         "and poisons something"
     );
-    assert_eq!(single.1.spawned, 180);
+    assert_eq!(single.1.spawned, 3 * WORKLOAD_RUNS as u64);
     assert_eq!(single.1, parallel.1);
     assert_eq!(single.0, parallel.0);
     // Run-to-run, too.
