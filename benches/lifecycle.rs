@@ -22,14 +22,28 @@
 //! interleaving cancels slow drifts of the machine (frequency, other load)
 //! that can bias groups measured one after the other.
 //!
+//! Required components: `required_spawn/diamonds` spawns `D0`, whose
+//! requirements form 18 stacked diamonds (`Dk` requires `Lk` and `Rk`, both
+//! require `Dk+1`: 55 components, 2^18 paths), and `required_spawn/by_hand`
+//! spawns the same 55 components as one bundle. The ratio should stay
+//! within 1.5 (requirements are resolved once per bundle type and written
+//! in the same move).
+//!
+//! For instruction counts (stable on a noisy machine), one pass of one
+//! variant: `LIFECYCLE_ONE_PASS=plain|unrelated_observer|observed|diamonds|by_hand`, e.g.
+//!
 //! ```text
 //! cargo bench --bench lifecycle
+//! LIFECYCLE_ONE_PASS=plain valgrind --tool=callgrind \
+//!     --toggle-collect='*add_remove_pass*' target/release/deps/lifecycle-<hash>
+//! LIFECYCLE_ONE_PASS=diamonds valgrind --tool=callgrind \
+//!     --toggle-collect='*spawn_diamonds*' target/release/deps/lifecycle-<hash>
 //! ```
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, Criterion};
+use criterion::{criterion_group, BatchSize, Criterion};
 use mosaic::prelude::*;
 
 /// Entities that get `B` added and then removed.
@@ -130,6 +144,117 @@ fn add_remove(c: &mut Criterion) {
     group.finish();
 }
 
+// 18 stacked diamonds: `Dk` requires `Lk` and `Rk`, both require `Dk+1`.
+macro_rules! diamonds {
+    ($(($d:ident, $l:ident, $r:ident, $next:ident)),* $(,)?) => {
+        $(
+            #[derive(Component, Default)]
+            #[require($l, $r)]
+            struct $d(#[allow(dead_code)] u32);
+            #[derive(Component, Default)]
+            #[require($next)]
+            struct $l(#[allow(dead_code)] u32);
+            #[derive(Component, Default)]
+            #[require($next)]
+            struct $r(#[allow(dead_code)] u32);
+        )*
+    };
+}
+diamonds!(
+    (D0, L0, R0, D1),
+    (D1, L1, R1, D2),
+    (D2, L2, R2, D3),
+    (D3, L3, R3, D4),
+    (D4, L4, R4, D5),
+    (D5, L5, R5, D6),
+    (D6, L6, R6, D7),
+    (D7, L7, R7, D8),
+    (D8, L8, R8, D9),
+    (D9, L9, R9, D10),
+    (D10, L10, R10, D11),
+    (D11, L11, R11, D12),
+    (D12, L12, R12, D13),
+    (D13, L13, R13, D14),
+    (D14, L14, R14, D15),
+    (D15, L15, R15, D16),
+    (D16, L16, R16, D17),
+    (D17, L17, R17, D18),
+);
+#[derive(Component, Default)]
+struct D18(#[allow(dead_code)] u32);
+
+/// A tuple of `Default` values of these types (std's `Default` for tuples
+/// stops at 12).
+macro_rules! defaults {
+    ($($t:ident),*) => { ($($t::default(),)*) };
+}
+
+/// The 55 components `D0` resolves to, as one bundle.
+fn resolved() -> impl Bundle {
+    (
+        defaults!(D0, L0, R0, D1, L1, R1, D2, L2, R2, D3, L3, R3, D4, L4, R4, D5),
+        defaults!(L5, R5, D6, L6, R6, D7, L7, R7, D8, L8, R8, D9, L9, R9, D10, L10),
+        defaults!(R10, D11, L11, R11, D12, L12, R12, D13, L13, R13, D14, L14, R14, D15, L15, R15),
+        defaults!(D16, L16, R16, D17, L17, R17, D18),
+    )
+}
+
+/// Entities spawned per measured batch.
+const SPAWNS: usize = 1_000;
+
+/// A world where both variants' archetype already exists.
+fn diamond_world() -> World {
+    let mut world = World::new();
+    let e = world.spawn(D0(0));
+    world.despawn(e).unwrap();
+    let e = world.spawn(resolved());
+    world.despawn(e).unwrap();
+    world
+}
+
+/// `SPAWNS` spawns of `D0`, which brings the other 54 as requirements.
+#[inline(never)]
+fn spawn_diamonds(world: &mut World) {
+    for _ in 0..SPAWNS {
+        black_box(world.spawn(D0(1)));
+    }
+}
+
+/// `SPAWNS` spawns of the 55 components as one bundle.
+#[inline(never)]
+fn spawn_by_hand(world: &mut World) {
+    for _ in 0..SPAWNS {
+        black_box(world.spawn(resolved()));
+    }
+}
+
+fn required_spawn(c: &mut Criterion) {
+    let mut group = c.benchmark_group("required_spawn");
+    group.bench_function("diamonds", |b| {
+        b.iter_batched_ref(diamond_world, spawn_diamonds, BatchSize::LargeInput)
+    });
+    group.bench_function("by_hand", |b| {
+        b.iter_batched_ref(diamond_world, spawn_by_hand, BatchSize::LargeInput)
+    });
+    group.finish();
+}
+
+/// One add_remove pass of the variant `name` (or one batch of
+/// `required_spawn`: `diamonds`, `by_hand`), for instruction counting.
+fn one_pass(name: &str) {
+    match name {
+        "diamonds" => return spawn_diamonds(&mut diamond_world()),
+        "by_hand" => return spawn_by_hand(&mut diamond_world()),
+        _ => {}
+    }
+    let variant = Variant::ALL
+        .into_iter()
+        .find(|v| v.name() == name)
+        .expect("LIFECYCLE_ONE_PASS: plain, unrelated_observer or observed");
+    let (mut world, entities) = setup(variant);
+    add_remove_pass(&mut world, &entities);
+}
+
 /// Times the three variants interleaved and prints the median and the
 /// fastest pass time of each, with their ratios to `plain` (the fastest pass
 /// is the least disturbed by other load on the machine).
@@ -184,11 +309,15 @@ mod runner {
     criterion_group! {
         name = benches;
         config = config();
-        targets = add_remove
+        targets = add_remove, required_spawn
     }
 }
 
 fn main() {
+    if let Ok(name) = std::env::var("LIFECYCLE_ONE_PASS") {
+        one_pass(&name);
+        return;
+    }
     runner::benches();
     // Only under `cargo bench` (not when `cargo test` runs benches once).
     if std::env::args().any(|a| a == "--bench") {

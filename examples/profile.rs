@@ -11,7 +11,12 @@
 //!     target/release/examples/profile frag-mosaic 1000
 //! ```
 //!
-//! Instructions per run = total collected / N. Workloads: `frag-mosaic`,
+//! Instructions per run = total collected / N. Workloads (each `*-for-*` is
+//! the same work written as a plain `for` loop, the README's form):
+//! `simple-for-mosaic`, `simple-for-hecs`, `frag-for-mosaic`,
+//! `frag-sparse-for-mosaic`, `frag-for-hecs`, `schedule-for-mosaic` (the
+//! suite's three swapping systems with `for` loops, in a single-threaded
+//! `Schedule` so every system is counted); and the `for_each` forms `frag-mosaic`,
 //! `frag-sparse-mosaic` (the same with `Data` sparse, as the suite's mosaic
 //! row declares it), `frag-hecs`, `simple-mosaic`, `simple-hecs`, `insert-mosaic` (a fresh
 //! world and `extend` of 10,000 entities with four components, as in
@@ -129,6 +134,129 @@ fn measured_simple_hecs(world: &mut hecs::World, n: usize) {
     }
 }
 
+/// The `for`-loop forms: what a user writes after reading the README.
+#[inline(never)]
+fn measured_simple_for_mosaic(
+    world: &mut World,
+    q: &mut QueryState<(&Velocity, &mut Position)>,
+    n: usize,
+) {
+    for _ in 0..n {
+        for (v, p) in q.iter_mut(black_box(&mut *world)) {
+            p.0 += v.0;
+            p.1 += v.1;
+            p.2 += v.2;
+        }
+    }
+}
+
+#[inline(never)]
+fn measured_simple_for_hecs(world: &mut hecs::World, n: usize) {
+    for _ in 0..n {
+        for (v, p) in black_box(&mut *world).query_mut::<(&Velocity, &mut Position)>() {
+            p.0 += v.0;
+            p.1 += v.1;
+            p.2 += v.2;
+        }
+    }
+}
+
+#[inline(never)]
+fn measured_frag_for_mosaic<T: Component + Doubled>(
+    world: &mut World,
+    q: &mut QueryState<&mut T>,
+    n: usize,
+) {
+    for _ in 0..n {
+        for d in q.iter_mut(black_box(&mut *world)) {
+            d.double();
+        }
+    }
+}
+
+#[inline(never)]
+fn measured_frag_for_hecs(world: &mut hecs::World, n: usize) {
+    for _ in 0..n {
+        for d in black_box(&mut *world).query_mut::<&mut Data>() {
+            d.0 *= 2.0;
+        }
+    }
+}
+
+/// fragmented_iter's one operation, for both `Data` storages.
+trait Doubled {
+    fn double(&mut self);
+}
+
+impl Doubled for Data {
+    fn double(&mut self) {
+        self.0 *= 2.0;
+    }
+}
+
+impl Doubled for SparseData {
+    fn double(&mut self) {
+        self.0 *= 2.0;
+    }
+}
+
+/// The schedule workload's systems, written with `for` loops.
+mod sched {
+    use mosaic::prelude::*;
+
+    #[derive(Component)]
+    pub struct A(pub f32);
+    #[derive(Component)]
+    pub struct B(pub f32);
+    #[derive(Component)]
+    pub struct C(pub f32);
+    #[derive(Component)]
+    pub struct D(pub f32);
+    #[derive(Component)]
+    pub struct E(pub f32);
+
+    pub fn ab(mut query: Query<(&mut A, &mut B)>) {
+        for (a, b) in query.iter_mut() {
+            std::mem::swap(&mut a.0, &mut b.0);
+        }
+    }
+
+    pub fn cd(mut query: Query<(&mut C, &mut D)>) {
+        for (c, d) in query.iter_mut() {
+            std::mem::swap(&mut c.0, &mut d.0);
+        }
+    }
+
+    pub fn ce(mut query: Query<(&mut C, &mut E)>) {
+        for (c, e) in query.iter_mut() {
+            std::mem::swap(&mut c.0, &mut e.0);
+        }
+    }
+
+    pub fn world() -> (World, Schedule) {
+        let mut world = World::new();
+        let n = 10_000;
+        world.spawn_batch((0..n).map(|_| (A(0.0), B(0.0))));
+        world.spawn_batch((0..n).map(|_| (A(0.0), B(0.0), C(0.0))));
+        world.spawn_batch((0..n).map(|_| (A(0.0), B(0.0), C(0.0), D(0.0))));
+        world.spawn_batch((0..n).map(|_| (A(0.0), B(0.0), C(0.0), E(0.0))));
+        let mut schedule = Schedule::new();
+        // One thread, so callgrind's count covers every system.
+        schedule.set_executor(ExecutorKind::SingleThreaded);
+        schedule.add_system("ab", ab);
+        schedule.add_system("cd", cd);
+        schedule.add_system("ce", ce);
+        (world, schedule)
+    }
+}
+
+#[inline(never)]
+fn measured_schedule_for_mosaic(world: &mut World, schedule: &mut Schedule, n: usize) {
+    for _ in 0..n {
+        schedule.run(black_box(&mut *world));
+    }
+}
+
 #[derive(Component, Clone, Copy)]
 struct Transform(#[allow(dead_code)] [f32; 16]);
 
@@ -190,7 +318,7 @@ fn main() {
     // Wall time too, for a quick look outside callgrind (noisy: use the
     // suite's report for figures).
     eprintln!(
-        "{workload}: {:.1} us per run",
+        "{workload}: {:.3} us per run",
         started.elapsed().as_secs_f64() * 1e6 / n as f64
     );
 }
@@ -222,6 +350,36 @@ fn run(workload: &str, n: usize) {
                 (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
             );
             measured_simple_hecs(&mut world, n);
+        }
+        "simple-for-mosaic" => {
+            let mut world = World::new();
+            world.spawn_batch(
+                (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+            );
+            let mut q = world.query::<(&Velocity, &mut Position)>();
+            measured_simple_for_mosaic(&mut world, &mut q, n);
+        }
+        "simple-for-hecs" => {
+            let mut world = hecs::World::new();
+            world.spawn_batch(
+                (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+            );
+            measured_simple_for_hecs(&mut world, n);
+        }
+        "frag-for-mosaic" => {
+            let mut world = frag_world_mosaic();
+            let mut q = world.query::<&mut Data>();
+            measured_frag_for_mosaic(&mut world, &mut q, n);
+        }
+        "frag-sparse-for-mosaic" => {
+            let mut world = frag_world_sparse_mosaic();
+            let mut q = world.query::<&mut SparseData>();
+            measured_frag_for_mosaic(&mut world, &mut q, n);
+        }
+        "frag-for-hecs" => measured_frag_for_hecs(&mut frag_world_hecs(), n),
+        "schedule-for-mosaic" => {
+            let (mut world, mut schedule) = sched::world();
+            measured_schedule_for_mosaic(&mut world, &mut schedule, n);
         }
         "insert-mosaic" => measured_insert_mosaic(n),
         "addrem-sparse-mosaic" | "addrem-table-mosaic" => {

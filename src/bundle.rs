@@ -5,10 +5,12 @@
 //! component type twice is refused with a panic the first time it is used.
 
 use std::any::TypeId;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
 use crate::component::{Component, ComponentId, Components, StorageType};
+use crate::hooks::Requirement;
 
 /// A group of components. Implemented for every [`Component`], for tuples of
 /// bundles, and by `#[derive(Bundle)]`.
@@ -194,6 +196,24 @@ pub(crate) struct Bundles {
     /// The bundle type looked up last: loops of inserts or removes of one
     /// bundle type (the common case) skip the hash lookup.
     last: Option<(TypeId, BundleId)>,
+    /// Per bundle (by index), once asked: what spawning it brings besides
+    /// (`None`: nothing). Valid for `required_epoch`.
+    required: Vec<Option<Option<WithRequired>>>,
+    required_epoch: u64,
+    /// Bundles known by their component list only (a bundle plus the
+    /// requirements an insert brings), by that list.
+    combined: FxHashMap<Box<[ComponentId]>, BundleId>,
+}
+
+/// A bundle plus the components it requires (transitively) and does not
+/// hold: what a spawn of the bundle writes, in one move.
+#[derive(Debug, Clone)]
+pub(crate) struct WithRequired {
+    /// The bundle's components followed by the requirements (a bundle of
+    /// its own, for the archetype graph).
+    pub combined: BundleId,
+    /// The requirements, in the order `combined` lists them.
+    pub extras: Arc<[Requirement]>,
 }
 
 impl Bundles {
@@ -226,6 +246,90 @@ impl Bundles {
         &self.infos[id.index()]
     }
 
+    /// What spawning bundle `id` brings besides (its components'
+    /// requirements, transitively, minus what it holds), if anything;
+    /// computed once per set of requirements.
+    #[inline]
+    pub fn with_required(
+        &mut self,
+        id: BundleId,
+        components: &mut Components,
+    ) -> Option<WithRequired> {
+        if self.required_epoch != components.requirements_epoch() {
+            self.required.clear();
+            self.required_epoch = components.requirements_epoch();
+        }
+        match self.required.get(id.index()) {
+            Some(Some(known)) => known.clone(),
+            _ => self.resolve_required(id, components),
+        }
+    }
+
+    #[cold]
+    fn resolve_required(
+        &mut self,
+        id: BundleId,
+        components: &mut Components,
+    ) -> Option<WithRequired> {
+        let own: Vec<(ComponentId, StorageType)> = self.get(id).components.to_vec();
+        let mut extras: Vec<Requirement> = Vec::new();
+        for &(component, _) in &own {
+            for r in components.resolved_requirements(component).iter() {
+                let held = own.iter().any(|&(c, _)| c == r.component);
+                if !held && !extras.iter().any(|e| e.component == r.component) {
+                    extras.push(r.clone());
+                }
+            }
+        }
+        let with = (!extras.is_empty()).then(|| {
+            let mut list = own;
+            list.extend(extras.iter().map(|r| (r.component, r.storage)));
+            WithRequired {
+                combined: self.push_info(list),
+                extras: extras.into(),
+            }
+        });
+        if self.required.len() <= id.index() {
+            self.required.resize(id.index() + 1, None);
+        }
+        self.required[id.index()] = Some(with.clone());
+        with
+    }
+
+    /// The bundle of `id`'s components followed by `extras` (distinct
+    /// from them and from each other), registered once per list.
+    pub fn combined(
+        &mut self,
+        id: BundleId,
+        extras: impl Iterator<Item = (ComponentId, StorageType)>,
+    ) -> BundleId {
+        let mut list: Vec<(ComponentId, StorageType)> = self.get(id).components.to_vec();
+        list.extend(extras);
+        let key: Box<[ComponentId]> = list.iter().map(|&(c, _)| c).collect();
+        if let Some(&known) = self.combined.get(&key) {
+            return known;
+        }
+        let combined = self.push_info(list);
+        self.combined.insert(key, combined);
+        combined
+    }
+
+    /// Registers a bundle of these (distinct) components, known by id only.
+    fn push_info(&mut self, list: Vec<(ComponentId, StorageType)>) -> BundleId {
+        let id = BundleId(self.infos.len() as u32);
+        let table_ids = list
+            .iter()
+            .filter(|(_, s)| *s == StorageType::Table)
+            .map(|&(c, _)| c)
+            .collect();
+        self.infos.push(BundleInfo {
+            id,
+            components: list.into(),
+            table_ids,
+        });
+        id
+    }
+
     #[cold]
     fn register_new<B: Bundle>(&mut self, components: &mut Components) -> BundleId {
         let mut list = Vec::new();
@@ -242,17 +346,7 @@ impl Bundles {
                 components.name(w[0])
             );
         }
-        let id = BundleId(self.infos.len() as u32);
-        let table_ids = list
-            .iter()
-            .filter(|(_, s)| *s == StorageType::Table)
-            .map(|&(c, _)| c)
-            .collect();
-        self.infos.push(BundleInfo {
-            id,
-            components: list.into(),
-            table_ids,
-        });
+        let id = self.push_info(list);
         self.by_type.insert(TypeId::of::<B>(), id);
         id
     }

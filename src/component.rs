@@ -15,8 +15,11 @@ use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use std::sync::Arc;
+
 use crate::hooks::{
-    cycle_panic, requirement_path, ComponentHooks, RequiredComponents, Requirement,
+    cycle_message, requirement_path, resolve_requirements, ComponentHooks, RequiredComponents,
+    Requirement,
 };
 use crate::observer::LifecycleTypes;
 
@@ -132,6 +135,12 @@ pub struct ComponentInfo {
     track_changes: bool,
     hooks: ComponentHooks,
     required: Vec<Requirement>,
+    /// Every requirement, transitively ([`resolve_requirements`]); made on
+    /// first use, forgotten when a requirement is added.
+    resolved: Option<Arc<[Requirement]>>,
+    /// The type's `#[require(..)]` declarations loop: every use panics
+    /// with this message.
+    cycle: Option<Arc<str>>,
     /// Observers watch this type's lifecycle.
     observed: bool,
     lifecycle_types: Option<LifecycleTypes>,
@@ -333,15 +342,48 @@ pub(crate) struct Components {
     /// Some observer watches `OnSpawn` / `OnDespawn`.
     spawn_observed: bool,
     despawn_observed: bool,
+    /// Some type's `#[require(..)]` declarations loop (its info says so).
+    cycles: bool,
+    /// Bumped by every requirement added after registration.
+    requirements_epoch: u64,
 }
 
 impl Components {
     #[inline]
     pub fn register<T: Component>(&mut self) -> ComponentId {
         if let Some(&id) = self.by_type.get(&TypeId::of::<T>()) {
+            if self.cycles {
+                self.refuse_cycle(id);
+            }
             return id;
         }
         self.register_new::<T>()
+    }
+
+    /// Panics if component `id`'s declared requirements loop.
+    #[cold]
+    fn refuse_cycle(&self, id: ComponentId) {
+        if let Some(message) = &self.infos[id.index()].cycle {
+            panic!("{message}");
+        }
+    }
+
+    /// Every component `id` requires, transitively, nearest first (see
+    /// [`resolve_requirements`]); computed once per set of requirements.
+    pub fn resolved_requirements(&mut self, id: ComponentId) -> Arc<[Requirement]> {
+        if let Some(resolved) = &self.infos[id.index()].resolved {
+            return Arc::clone(resolved);
+        }
+        let resolved: Arc<[Requirement]> = resolve_requirements(self, id).into();
+        self.infos[id.index()].resolved = Some(Arc::clone(&resolved));
+        resolved
+    }
+
+    /// Changes whenever a requirement is added (so caches built on
+    /// requirements know to start again).
+    #[inline]
+    pub fn requirements_epoch(&self) -> u64 {
+        self.requirements_epoch
     }
 
     #[cold]
@@ -368,22 +410,59 @@ impl Components {
             track_changes: false,
             hooks: ComponentHooks::default(),
             required: Vec::new(),
+            resolved: None,
+            cycle: None,
             observed: false,
             lifecycle_types: Some(LifecycleTypes::of::<T>()),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         let mut hooks = ComponentHooks::default();
         T::register_hooks(&mut hooks);
-        let mut required = RequiredComponents::new(self);
-        T::register_required(&mut required);
-        let required = required.into_list();
+        // Registering a requirement may meet a loop further down (a type
+        // required by `T` requires itself) and panic: `T` stays registered
+        // (its info is pushed), so it is marked too, or its next use would
+        // find it registered with no requirements and go on without them.
+        let declared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut required = RequiredComponents::new(self);
+            T::register_required(&mut required);
+            required.into_list()
+        }));
+        let required = match declared {
+            Ok(required) => required,
+            Err(payload) => {
+                let cause = payload
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| payload.downcast_ref::<&str>().copied())
+                    .unwrap_or("a requirement could not be registered");
+                let message: Arc<str> = Arc::from(
+                    format!(
+                        "component `{}` cannot be used: {cause}",
+                        short_type_name::<T>()
+                    )
+                    .as_str(),
+                );
+                self.infos[id.index()].cycle = Some(message);
+                self.cycles = true;
+                std::panic::resume_unwind(payload);
+            }
+        };
         for r in &required {
             if let Some(path) = requirement_path(self, r.component, id) {
                 let names: Vec<&str> = std::iter::once(&id)
                     .chain(path.iter())
                     .map(|&c| self.name(c))
                     .collect();
-                cycle_panic::<T>(&names.join(" -> "));
+                // Remembered: the type stays registered, and every later
+                // use panics the same way (see `Components::register`).
+                // Every type on the loop is marked: each requires itself.
+                let message = cycle_message::<T>(&names.join(" -> "));
+                let message: Arc<str> = Arc::from(message.as_str());
+                for &member in std::iter::once(&id).chain(path.iter()) {
+                    self.infos[member.index()].cycle = Some(Arc::clone(&message));
+                }
+                self.cycles = true;
+                panic!("{message}");
             }
         }
         if !hooks.is_empty() || !required.is_empty() {
@@ -435,6 +514,8 @@ impl Components {
             track_changes: false,
             hooks: ComponentHooks::default(),
             required: Vec::new(),
+            resolved: None,
+            cycle: None,
             observed: false,
             lifecycle_types: None,
         });
@@ -528,6 +609,10 @@ impl Components {
     pub fn add_requirement(&mut self, id: ComponentId, requirement: Requirement) {
         self.lifecycle_active = true;
         self.infos[id.index()].required.push(requirement);
+        self.requirements_epoch += 1;
+        for info in &mut self.infos {
+            info.resolved = None;
+        }
     }
 
     #[inline]

@@ -2,7 +2,9 @@
 //!
 //! An event is any `Send + Sync + 'static` value. Senders append it to the
 //! world's [`Events<E>`] resource; each reader keeps a cursor and sees each
-//! event once, in send order.
+//! event once, in send order. A cursor moves past an event when the read
+//! iterator yields it, so a reader that stops early (`read().next()`) gets
+//! the rest on its next read.
 //!
 //! # Lifetime
 //!
@@ -22,7 +24,7 @@ use crate::query::TickRange;
 use crate::resource::{Res, ResMut};
 use crate::storage::ResourceId;
 use crate::system::{SystemMeta, SystemParam};
-use crate::world::World;
+use crate::world::{World, WorldId};
 
 /// The events of type `E` in a world: a resource with two buffers.
 ///
@@ -44,6 +46,9 @@ pub struct Events<E> {
     newer: Vec<E>,
     /// Id of `older[0]`; ids count every event ever sent.
     older_start: u64,
+    /// The world whose [`World::update_events`] updates this type (set by
+    /// [`World::add_event`]; `None` for a resource the user made).
+    updated_by: Option<WorldId>,
 }
 
 impl<E> Default for Events<E> {
@@ -52,6 +57,7 @@ impl<E> Default for Events<E> {
             older: Vec::new(),
             newer: Vec::new(),
             older_start: 0,
+            updated_by: None,
         }
     }
 }
@@ -176,8 +182,9 @@ impl<E> EventCursor<E> {
         }
     }
 
-    /// The events this cursor has not seen yet, oldest first; moves the
-    /// cursor past them.
+    /// The events this cursor has not seen yet, oldest first. The cursor
+    /// moves past each event as the iterator yields it, so an event the
+    /// caller did not take (it stopped early) stays unread.
     ///
     /// # Example
     /// ```
@@ -185,16 +192,23 @@ impl<E> EventCursor<E> {
     /// let mut cursor = mosaic::EventCursor::default();
     /// events.send(1);
     /// events.send(2);
-    /// assert_eq!(cursor.read(&events).copied().collect::<Vec<i32>>(), [1, 2]);
+    /// events.send(3);
+    /// assert_eq!(cursor.read(&events).next(), Some(&1));
+    /// assert_eq!(cursor.read(&events).copied().collect::<Vec<i32>>(), [2, 3]);
     /// ```
-    pub fn read<'e>(&mut self, events: &'e Events<E>) -> impl Iterator<Item = &'e E> {
+    pub fn read<'c, 'e: 'c>(
+        &'c mut self,
+        events: &'e Events<E>,
+    ) -> impl Iterator<Item = &'e E> + 'c {
         if self.next < events.older_start {
             self.missed += events.older_start - self.next;
             self.next = events.older_start;
         }
         let from = self.next;
-        self.next = events.end();
-        events.since(from)
+        Unread {
+            events: events.since(from),
+            next: &mut self.next,
+        }
     }
 
     /// How many events were dropped before this cursor read them (it fell
@@ -212,6 +226,29 @@ impl<E> EventCursor<E> {
     /// ```
     pub fn missed(&self) -> u64 {
         self.missed
+    }
+}
+
+/// The iterator of [`EventCursor::read`]: moves the cursor past each event
+/// as it yields it.
+struct Unread<'c, I> {
+    events: I,
+    next: &'c mut u64,
+}
+
+impl<'e, E: 'e, I: Iterator<Item = &'e E>> Iterator for Unread<'_, I> {
+    type Item = &'e E;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'e E> {
+        let event = self.events.next()?;
+        *self.next += 1;
+        Some(event)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.events.size_hint()
     }
 }
 
@@ -250,7 +287,8 @@ impl<E: Send + Sync + 'static> fmt::Debug for EventReader<'_, '_, E> {
 }
 
 impl<'w, E: Send + Sync + 'static> EventReader<'w, '_, E> {
-    /// The events this system has not read yet, oldest first.
+    /// The events this system has not read yet, oldest first; each counts
+    /// as read once the iterator yields it (those not taken stay unread).
     ///
     /// # Example
     /// ```
@@ -372,6 +410,9 @@ unsafe impl<E: Send + Sync + 'static> SystemParam for EventWriter<'_, E> {
 #[derive(Default)]
 pub(crate) struct EventRegistry {
     updaters: Vec<fn(&mut World)>,
+    /// The event types in `updaters`: each is updated once per run, even
+    /// if its resource was removed and made again.
+    registered: rustc_hash::FxHashSet<std::any::TypeId>,
 }
 
 fn update_events_of<E: Send + Sync + 'static>(world: &mut World) {
@@ -392,15 +433,24 @@ impl World {
     /// assert!(world.events::<u8>().unwrap().is_empty());
     /// ```
     pub fn add_event<E: Send + Sync + 'static>(&mut self) {
-        if !self.contains_resource::<Events<E>>() {
-            if std::any::TypeId::of::<E>() == std::any::TypeId::of::<LifecycleEvent>() {
-                // Lifecycle events are produced only once someone reads them.
-                self.components_mut().set_observe_all();
-            }
-            self.insert_resource(Events::<E>::default());
-            self.resource_or_default::<EventRegistry>()
-                .updaters
-                .push(update_events_of::<E>);
+        let world = self.id();
+        match self.get_resource::<Events<E>>() {
+            Some(events) if events.updated_by == Some(world) => return,
+            // Inserted by the user (or moved from another world): kept, and
+            // registered below.
+            Some(_) => self.resource_mut::<Events<E>>().updated_by = Some(world),
+            None => self.insert_resource(Events::<E> {
+                updated_by: Some(world),
+                ..Events::default()
+            }),
+        }
+        if std::any::TypeId::of::<E>() == std::any::TypeId::of::<LifecycleEvent>() {
+            // Lifecycle events are produced only once someone reads them.
+            self.components_mut().set_observe_all();
+        }
+        let registry = self.resource_or_default::<EventRegistry>();
+        if registry.registered.insert(std::any::TypeId::of::<E>()) {
+            registry.updaters.push(update_events_of::<E>);
         }
     }
 
@@ -442,10 +492,10 @@ impl World {
     /// assert_eq!(world.read_events(&mut cursor).copied().collect::<Vec<_>>(), [4]);
     /// assert_eq!(world.read_events(&mut cursor).count(), 0);
     /// ```
-    pub fn read_events<'w, E: Send + Sync + 'static>(
+    pub fn read_events<'c, 'w: 'c, E: Send + Sync + 'static>(
         &'w self,
-        cursor: &mut EventCursor<E>,
-    ) -> impl Iterator<Item = &'w E> + 'w {
+        cursor: &'c mut EventCursor<E>,
+    ) -> impl Iterator<Item = &'w E> + 'c {
         self.events::<E>()
             .map(|events| cursor.read(events))
             .into_iter()

@@ -7,19 +7,46 @@
 //!   `#[component(on_add = path::to_fn)]` or [`World::register_component_hooks`].
 //! - **Required components**: `#[require(Position, Direction)]` (or
 //!   [`World::register_required`]) makes adding `Physics` add `Position` and
-//!   `Direction` too, with `Default::default()` (or a given constructor),
-//!   when the entity lacks them. Requirements are transitive; what the
-//!   entity already has, or the bundle brings, is never overwritten; a cycle
-//!   is refused when it is registered.
+//!   `Direction` too, with `Default::default()` — or with a given value:
+//!   `#[require(Mana = Mana(50))]`, `#[require(Mana = new_mana())]`,
+//!   [`World::register_required_with`] — when the entity lacks them.
+//!   Requirements are transitive; what the entity already has, or the
+//!   bundle brings, is never overwritten. They are part of the same change
+//!   as the component that needs them: made first (a panicking constructor
+//!   changes nothing), then added together, before any hook or observer
+//!   runs. Each type's full set is resolved once (shared requirements, as
+//!   in a diamond, once each) and cached until a requirement is added.
+//! - A cycle is refused: by [`World::register_required`] with a
+//!   [`RequiredCycleError`]; declared with the derive, with a panic naming
+//!   the path at the first use of any type on it, and at every use after.
+//!
+//! # Example
+//! ```
+//! use mosaic::prelude::*;
+//! #[derive(Component, Debug, PartialEq)] struct Mana(u32);
+//! fn full_mana() -> Mana { Mana(50) }
+//! #[derive(Component, Default)] struct Position(f32);
+//! #[derive(Component)]
+//! #[require(Mana = full_mana(), Position)]
+//! struct Wizard;
+//! let mut world = World::new();
+//! let e = world.spawn(Wizard);
+//! assert_eq!(world.get::<Mana>(e), Ok(&Mana(50)));
+//! assert!(world.has::<Position>(e));
+//! ```
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
 use thiserror::Error;
 
-use crate::component::{short_type_name, Component, ComponentId, Components};
+use crate::bundle::ComponentWriter;
+use crate::component::{short_type_name, Component, ComponentId, Components, StorageType};
 use crate::entity::Entity;
 use crate::observer::DeferredWorld;
+use crate::storage::bundle_io::{NewRowWriter, SparseWriter, Writer};
 use crate::world::World;
 
 /// A hook: runs with the world (no structural changes; commands are
@@ -115,14 +142,59 @@ impl ComponentHooks {
     }
 }
 
-/// Adds a required component to an entity that lacks it.
-pub(crate) type RequiredInsert = Arc<dyn Fn(&mut World, Entity) + Send + Sync>;
+/// How to make a required component, type-erased: run by the world when
+/// the requiring component arrives on an entity that lacks it.
+pub(crate) trait RequiredMaker: Send + Sync {
+    /// Makes the value and writes it as the next component of a new row
+    /// (a spawn). May panic (a user constructor).
+    fn write_new(&self, writer: &mut NewRowWriter<'_>);
 
-/// A requirement: the required component and how to add it.
+    /// Makes the value, to insert later with [`RequiredMaker::insert_made`].
+    /// May panic (a user constructor).
+    fn make(&self) -> Box<dyn Any + Send>;
+
+    /// Writes a value [`RequiredMaker::make`] made as the next component
+    /// of a row being inserted into.
+    fn write_made(&self, value: Box<dyn Any + Send>, writer: &mut Writer<'_>);
+
+    /// Writes a value [`RequiredMaker::make`] made as the next component
+    /// of a sparse-only insert.
+    fn write_made_sparse(&self, value: Box<dyn Any + Send>, writer: &mut SparseWriter<'_>);
+}
+
+struct Maker<F>(F);
+
+impl<C: Component, F: Fn() -> C + Send + Sync> RequiredMaker for Maker<F> {
+    fn write_new(&self, writer: &mut NewRowWriter<'_>) {
+        writer.write::<C>((self.0)());
+    }
+
+    fn make(&self) -> Box<dyn Any + Send> {
+        Box::new((self.0)())
+    }
+
+    fn write_made(&self, value: Box<dyn Any + Send>, writer: &mut Writer<'_>) {
+        writer.write::<C>(unbox(value));
+    }
+
+    fn write_made_sparse(&self, value: Box<dyn Any + Send>, writer: &mut SparseWriter<'_>) {
+        writer.write::<C>(unbox(value));
+    }
+}
+
+/// The `C` a [`RequiredMaker`] of `C` made.
+fn unbox<C: Component>(value: Box<dyn Any + Send>) -> C {
+    *value
+        .downcast::<C>()
+        .expect("made by this requirement's constructor")
+}
+
+/// A requirement: the required component and how to make it.
 #[derive(Clone)]
 pub(crate) struct Requirement {
     pub component: ComponentId,
-    pub insert: RequiredInsert,
+    pub storage: StorageType,
+    pub maker: Arc<dyn RequiredMaker>,
 }
 
 impl fmt::Debug for Requirement {
@@ -139,23 +211,33 @@ fn requirement<B: Component>(
 ) -> Requirement {
     Requirement {
         component: components.register::<B>(),
-        insert: Arc::new(move |world: &mut World, entity: Entity| {
-            if !world.contains(entity) {
-                return;
-            }
-            if world.has::<B>(entity) {
-                // Kept as it is, but what `B` requires still applies
-                // (requirements are transitive).
-                if let Some(id) = world.component_id::<B>() {
-                    world.add_required(entity, &[id]);
-                }
-            } else {
-                world
-                    .insert_one(entity, make())
-                    .expect("the entity was checked alive just above");
-            }
-        }),
+        storage: B::STORAGE,
+        maker: Arc::new(Maker(make)),
     }
+}
+
+/// Every component `id` requires, directly or through others: each once,
+/// nearest first (breadth-first; at one distance, in declaration order),
+/// with the constructor of its nearest declaration.
+pub(crate) fn resolve_requirements(components: &Components, id: ComponentId) -> Vec<Requirement> {
+    let mut seen: FxHashSet<ComponentId> = FxHashSet::default();
+    seen.insert(id);
+    let mut out: Vec<Requirement> = Vec::new();
+    let mut next = 0;
+    let mut push_direct = |of: ComponentId, out: &mut Vec<Requirement>| {
+        for r in components.info(of).required() {
+            if seen.insert(r.component) {
+                out.push(r.clone());
+            }
+        }
+    };
+    push_direct(id, &mut out);
+    while next < out.len() {
+        let of = out[next].component;
+        push_direct(of, &mut out);
+        next += 1;
+    }
+    out
 }
 
 /// The components a component type requires, as declared with
@@ -178,6 +260,14 @@ impl<'a> RequiredComponents<'a> {
     #[doc(hidden)]
     pub fn require<B: Component + Default>(&mut self) {
         let requirement = requirement::<B>(self.components, B::default);
+        self.list.push(requirement);
+    }
+
+    /// Requires `B`, added with `make()` when missing
+    /// (`#[require(B = expr)]`).
+    #[doc(hidden)]
+    pub fn require_with<B: Component>(&mut self, make: impl Fn() -> B + Send + Sync + 'static) {
+        let requirement = requirement::<B>(self.components, make);
         self.list.push(requirement);
     }
 
@@ -210,19 +300,34 @@ pub struct RequiredCycleError {
 }
 
 /// The requirement chain from `from` to `to` (both included), if any.
+///
+/// Each component is explored once (a component already explored does not
+/// lead to `to`), so shared requirements — stacked diamonds — cost one
+/// visit each, not one per path.
 pub(crate) fn requirement_path(
     components: &Components,
     from: ComponentId,
     to: ComponentId,
 ) -> Option<Vec<ComponentId>> {
-    if from == to {
-        return Some(vec![from]);
+    fn walk(
+        components: &Components,
+        from: ComponentId,
+        to: ComponentId,
+        explored: &mut FxHashSet<ComponentId>,
+    ) -> Option<Vec<ComponentId>> {
+        if from == to {
+            return Some(vec![from]);
+        }
+        if !explored.insert(from) {
+            return None;
+        }
+        components.info(from).required().iter().find_map(|r| {
+            let mut path = walk(components, r.component, to, explored)?;
+            path.insert(0, from);
+            Some(path)
+        })
     }
-    components.info(from).required().iter().find_map(|r| {
-        let mut path = requirement_path(components, r.component, to)?;
-        path.insert(0, from);
-        Some(path)
-    })
+    walk(components, from, to, &mut FxHashSet::default())
 }
 
 impl World {
@@ -295,21 +400,11 @@ impl World {
         self.components_mut().add_requirement(a, requirement);
         Ok(())
     }
-
-    /// Adds the components that those in `ids` require and `entity` lacks.
-    pub(crate) fn add_required(&mut self, entity: Entity, ids: &[ComponentId]) {
-        for &id in ids {
-            let required = self.components().info(id).required().to_vec();
-            for r in required {
-                (r.insert)(self, entity);
-            }
-        }
-    }
 }
 
 /// The message for a component type whose declared requirements loop.
-pub(crate) fn cycle_panic<T>(path: &str) -> ! {
-    panic!(
+pub(crate) fn cycle_message<T>(path: &str) -> String {
+    format!(
         "component `{}` requires itself through its #[require(..)] declarations: {path}",
         short_type_name::<T>()
     )

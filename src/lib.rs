@@ -29,6 +29,7 @@ mod hooks;
 mod map_entities;
 mod observer;
 mod query;
+mod removed;
 mod resource;
 #[cfg(feature = "serde")]
 pub mod scene;
@@ -57,6 +58,7 @@ pub use query::{
     QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState, ReadOnlyQueryData, With,
     Without,
 };
+pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
 pub use system::{
@@ -79,8 +81,8 @@ pub mod prelude {
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
         Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local, MapEntities,
         OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
-        QuerySingleError, QueryState, Res, ResMut, Schedule, ScheduleError, StorageType, Time,
-        Trigger, With, Without, World,
+        QuerySingleError, QueryState, RemovedComponents, Res, ResMut, Schedule, ScheduleError,
+        StorageType, Time, Trigger, With, Without, World,
     };
 }
 

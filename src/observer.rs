@@ -15,6 +15,15 @@
 //! [`ComponentHooks`](crate::ComponentHooks)) run just before the observers
 //! of the same event.
 //!
+//! # Order for a spawn or an insert
+//!
+//! The whole change comes first: the bundle and every required component
+//! it brings (see [`crate::hooks`]) are in place before anything runs. Then:
+//! `OnSpawn` (for a spawn); one `OnAdd` per component the entity lacked —
+//! the bundle's in bundle order, then the requirements, nearest first; then
+//! one `OnInsert` per component, in the same order. So every hook and
+//! observer sees the entity with all of them.
+//!
 //! # What observers may do
 //!
 //! An observer gets a [`DeferredWorld`]: it may read and write components
@@ -22,9 +31,33 @@
 //! Structural changes go through `DeferredWorld::commands`, applied right
 //! after the operation that triggered the observer finishes. Commands are
 //! applied in rounds, not recursively: observers triggered by those
-//! commands queue theirs for the next round. More than
-//! [`MAX_OBSERVER_ROUNDS`] rounds in a row means observers keep feeding
-//! each other forever, and panics with a message.
+//! commands queue theirs for the next round. Up to
+//! [`MAX_OBSERVER_ROUNDS`] rounds run; a cascade that still has commands
+//! queued after that many means observers keep feeding each other
+//! forever, and panics with a message.
+//!
+//! # Panics: the policy
+//!
+//! A panic in a required component's constructor (`Default` or the given
+//! function), a hook, an observer or a command they issued, leaves the
+//! world consistent:
+//!
+//! - a requiring component is never without its requirements: they are
+//!   made before the structural change and arrive in the same move, so if a
+//!   constructor panics nothing changed (the bundle is dropped, once);
+//! - the structural change itself is complete before any hook or observer
+//!   runs, so it stays done (never half a bundle), and every value is
+//!   dropped exactly once;
+//! - the commands queued by the failed operation's hooks and observers (all
+//!   rounds of it) are **dropped**, unapplied: the panic goes on, and the
+//!   next operation or `trigger` starts with an empty queue. (An entity id
+//!   a dropped `spawn` command reserved still comes to life, empty, as with
+//!   any command buffer that is not applied.)
+//!
+//! A component's `Drop` that panics inside a structural change (a replaced
+//! value on insert, a value of a despawned or cleared entity) does not fail
+//! it: the change completes, its hooks' and observers' commands are
+//! applied, then the panic goes on.
 //!
 //! # Cost
 //!
@@ -490,6 +523,14 @@ impl Observers {
     fn has_queued(&mut self) -> bool {
         self.queue.is_some() && !self.queue().is_empty()
     }
+
+    /// Drops every queued command, unapplied (after a panic).
+    fn discard_queued(&mut self) {
+        if self.queue.is_some() {
+            let queue = self.queue();
+            *queue = queue.empty_like();
+        }
+    }
 }
 
 /// The lifecycle event types of a component type, for observers: each
@@ -665,7 +706,9 @@ impl World {
 
     fn trigger_inner<E: 'static>(&mut self, event: &E, entity: Option<Entity>) {
         self.prepare_observers();
-        run_observers(self, TypeId::of::<E>(), event, entity);
+        self.discard_commands_on_panic(|world| {
+            run_observers(world, TypeId::of::<E>(), event, entity);
+        });
         self.flush_observer_commands();
     }
 
@@ -679,10 +722,11 @@ impl World {
 
     // ----- lifecycle announcements (called by structural changes) -----------
 
-    /// After `entity` was spawned or had components inserted: `OnSpawn`
-    /// (if `spawned`), then per component `on_add`/`OnAdd` for those it
-    /// lacked, then `on_insert`/`OnInsert` for all, then the requirements of
-    /// the added components. `changes` holds `(component, was added)`.
+    /// After `entity` was spawned or had components inserted (the required
+    /// components the change brought included): `OnSpawn` (if `spawned`),
+    /// then per component `on_add`/`OnAdd` for those it lacked, then
+    /// `on_insert`/`OnInsert` for all, in `changes` order. `changes` holds
+    /// `(component, was added)`.
     pub(crate) fn announce_insert(
         &mut self,
         entity: Entity,
@@ -690,47 +734,37 @@ impl World {
         changes: &[(ComponentId, bool)],
     ) {
         self.prepare_observers();
-        if spawned {
-            self.lifecycle(LifecycleKind::Spawn, entity, None);
-        }
-        for &(id, added) in changes {
-            if added && self.components().announces(id) {
-                self.lifecycle(LifecycleKind::Add, entity, Some(id));
+        self.discard_commands_on_panic(|world| {
+            if spawned {
+                world.lifecycle(LifecycleKind::Spawn, entity, None);
             }
-        }
-        for &(id, _) in changes {
-            if self.components().announces(id) {
-                self.lifecycle(LifecycleKind::Insert, entity, Some(id));
+            for &(id, added) in changes {
+                if added && world.components().announces(id) {
+                    world.lifecycle(LifecycleKind::Add, entity, Some(id));
+                }
             }
-        }
-        let added: Vec<ComponentId> = changes.iter().filter(|c| c.1).map(|c| c.0).collect();
-        if added
-            .iter()
-            .any(|&id| !self.components().info(id).required().is_empty())
-        {
-            // Required components are part of this operation: the commands
-            // observers queued wait until all of them are in.
-            let was = std::mem::replace(&mut self.observers_mut().flushing, true);
-            let result = catch_unwind(AssertUnwindSafe(|| self.add_required(entity, &added)));
-            self.observers_mut().flushing = was;
-            if let Err(payload) = result {
-                resume_unwind(payload);
+            for &(id, _) in changes {
+                if world.components().announces(id) {
+                    world.lifecycle(LifecycleKind::Insert, entity, Some(id));
+                }
             }
-        }
+        });
     }
 
     /// Before `ids` are removed from `entity` (and, if `despawn`, before it
     /// goes): `on_remove`/`OnRemove` per component, then `OnDespawn`.
     pub(crate) fn announce_remove(&mut self, entity: Entity, despawn: bool, ids: &[ComponentId]) {
         self.prepare_observers();
-        for &id in ids {
-            if self.components().announces(id) {
-                self.lifecycle(LifecycleKind::Remove, entity, Some(id));
+        self.discard_commands_on_panic(|world| {
+            for &id in ids {
+                if world.components().announces(id) {
+                    world.lifecycle(LifecycleKind::Remove, entity, Some(id));
+                }
             }
-        }
-        if despawn {
-            self.lifecycle(LifecycleKind::Despawn, entity, None);
-        }
+            if despawn {
+                world.lifecycle(LifecycleKind::Despawn, entity, None);
+            }
+        });
     }
 
     /// One lifecycle announcement: the component's hook, its observers, and
@@ -781,15 +815,14 @@ impl World {
         self.observers_mut().flushing = true;
         let result = catch_unwind(AssertUnwindSafe(|| {
             for _ in 0..MAX_OBSERVER_ROUNDS {
-                let observers = self.observers_mut();
-                if !observers.has_queued() {
-                    return;
-                }
-                let queue = observers.queue();
+                let queue = self.observers_mut().queue();
                 let mut round = queue.empty_like();
                 std::mem::swap(queue, &mut round);
                 if let Err(errors) = round.apply(self) {
                     log::warn!("commands issued by observers or hooks: {errors}");
+                }
+                if !self.observers_mut().has_queued() {
+                    return;
                 }
             }
             panic!(
@@ -799,7 +832,23 @@ impl World {
         }));
         self.observers_mut().flushing = false;
         if let Err(payload) = result {
+            self.observers_mut().discard_queued();
             resume_unwind(payload);
+        }
+    }
+
+    /// Runs `f`, a part of one operation's lifecycle; if it panics outside a
+    /// flush, drops the commands the operation's hooks and observers queued
+    /// (inside a flush, the flush drops them). See the module docs.
+    pub(crate) fn discard_commands_on_panic<R>(&mut self, f: impl FnOnce(&mut World) -> R) -> R {
+        match catch_unwind(AssertUnwindSafe(|| f(self))) {
+            Ok(value) => value,
+            Err(payload) => {
+                if !self.observers_mut().flushing {
+                    self.observers_mut().discard_queued();
+                }
+                resume_unwind(payload)
+            }
         }
     }
 }

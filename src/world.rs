@@ -38,6 +38,7 @@ use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
 /// allocation. Past this, columns grow by doubling.
 mod dynamic_ops;
+mod required_ops;
 #[cfg(feature = "serde")]
 mod scene_ops;
 mod sort;
@@ -132,6 +133,12 @@ impl Default for World {
 /// ```
 impl<B: Bundle> Extend<B> for World {
     fn extend<I: IntoIterator<Item = B>>(&mut self, bundles: I) {
+        if self.spawn_brings_required::<B>() {
+            for bundle in bundles {
+                self.spawn(bundle);
+            }
+            return;
+        }
         let rows = self.spawn_rows(bundles);
         if self.spawn_has_lifecycle::<B>() {
             let spawned = self.spawned_entities(&rows);
@@ -220,7 +227,13 @@ impl World {
         let tick = self.change_tick();
         // Register first: a bundle naming a type twice panics here, before
         // anything changed.
-        let info = self.bundles.register::<B>(&mut self.components);
+        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
+        if self.components.lifecycle_active() {
+            if let Some(with) = self.bundles.with_required(bundle_id, &mut self.components) {
+                return self.spawn_with_required(bundle, with, tick);
+            }
+        }
+        let info = self.bundles.get(bundle_id);
         let entity = self.entities.alloc();
         let plan = self
             .archetypes
@@ -264,6 +277,10 @@ impl World {
         B: Bundle,
         I: IntoIterator<Item = B>,
     {
+        if self.spawn_brings_required::<B>() {
+            // Each entity in one move with its requirements.
+            return bundles.into_iter().map(|b| self.spawn(b)).collect();
+        }
         let rows = self.spawn_rows(bundles);
         // Taken before the lifecycle runs: hooks and observers may move or
         // despawn the new entities.
@@ -330,9 +347,10 @@ impl World {
         self.archetypes.get(rows.archetype).entities()[rows.rows.clone()].to_vec()
     }
 
-    /// Runs the lifecycle of `entities`, just spawned with bundle `B`:
-    /// announcements, hooks, observers and required components. The
-    /// entities are complete before any of it runs, and stay if it panics.
+    /// Runs the lifecycle of `entities`, just spawned with bundle `B`
+    /// (which brings no required components: those bundles spawn through
+    /// [`World::spawn`]): announcements, hooks, observers. The entities are
+    /// complete before any of it runs, and stay if it panics.
     fn after_spawn<B: Bundle>(&mut self, entities: &[Entity]) {
         if !self.spawn_has_lifecycle::<B>() {
             return;
@@ -343,6 +361,19 @@ impl World {
             self.announce_insert(entity, true, &added);
         }
         self.flush_observer_commands();
+    }
+
+    /// Whether spawning bundle `B` adds required components.
+    fn spawn_brings_required<B: Bundle>(&mut self) -> bool {
+        // Register first: a type's first registration may declare
+        // requirements.
+        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
+        if !self.components.lifecycle_active() {
+            return false;
+        }
+        self.bundles
+            .with_required(bundle_id, &mut self.components)
+            .is_some()
     }
 
     /// Whether spawning with bundle `B` runs any lifecycle (announcements,
@@ -379,15 +410,26 @@ impl World {
                 self.announce_remove(entity, true, &ids);
             }
         }
-        self.despawn_quietly(entity)?;
+        // The despawn is complete even if a value's drop panicked: the
+        // commands its observers queued run with it, then the panic goes on
+        // (as for an insert), rather than waiting for some later operation.
+        let panics = self.despawn_deferred(entity)?;
         if announce {
             self.flush_observer_commands();
         }
+        panics.resume();
         Ok(())
     }
 
     /// Destroys `entity` without lifecycle announcements.
     fn despawn_quietly(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.despawn_deferred(entity)?.resume();
+        Ok(())
+    }
+
+    /// [`World::despawn_quietly`], returning the panics of the values'
+    /// drops for the caller to raise once it is done.
+    fn despawn_deferred(&mut self, entity: Entity) -> Result<DeferredPanic, EntityError> {
         let loc = self
             .entities
             .free(entity)
@@ -400,8 +442,7 @@ impl World {
         if let Some(moved) = bundle_io::drop_row(table, loc.row as usize, &mut panics) {
             self.entities.set_location(moved.index(), loc);
         }
-        panics.resume();
-        Ok(())
+        Ok(panics)
     }
 
     /// Reserves an entity id through a shared reference: the id is valid at
@@ -504,10 +545,12 @@ impl World {
         for (_, set) in self.sparse.iter_mut() {
             set.clear(&mut panics);
         }
-        panics.resume();
+        // As in `despawn`: the observers' commands run before a drop's
+        // panic goes on, not at some later operation.
         if announce {
             self.flush_observer_commands();
         }
+        panics.resume();
     }
 
     // ----- components -------------------------------------------------------
@@ -538,9 +581,26 @@ impl World {
         // lifecycle on (hooks, requirements declared on the type).
         let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         let info = self.bundles.get(bundle_id);
-        let changes = (self.components.lifecycle_active()
-            && self.components.announces_any(info.component_ids()))
-        .then(|| self.insert_changes(entity, loc, bundle_id));
+        if self.components.lifecycle_active() && self.components.announces_any(info.component_ids())
+        {
+            self.insert_announced(entity, loc, bundle_id, bundle);
+        } else {
+            self.insert_at(entity, loc, bundle_id, bundle).resume();
+        }
+        Ok(())
+    }
+
+    /// The structural part of [`World::insert`]: writes `bundle` (bundle
+    /// `bundle_id`) into `entity` at `loc`. Returns the panics of replaced
+    /// values' drops, for the caller to raise once it is done.
+    #[inline]
+    fn insert_at<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        loc: EntityLocation,
+        bundle_id: BundleId,
+        bundle: B,
+    ) -> DeferredPanic {
         let tick = self.change_tick();
         let info = self.bundles.get(bundle_id);
         let mut panics = DeferredPanic::new();
@@ -557,14 +617,34 @@ impl World {
         } else {
             self.insert_into_tables(entity, loc, bundle_id, bundle, tick, &mut panics);
         }
+        panics
+    }
+
+    /// [`World::insert`] with lifecycle: the missing requirements are made
+    /// first (a panicking constructor changes nothing), then the bundle and
+    /// the requirements go in, then the whole change is announced (bundle
+    /// components in bundle order, then requirements, nearest first).
+    #[cold]
+    #[inline(never)]
+    fn insert_announced<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        loc: EntityLocation,
+        bundle_id: BundleId,
+        bundle: B,
+    ) {
+        let mut changes = self.insert_changes(entity, loc, bundle_id);
+        let made = self.make_required(entity, loc, &changes);
+        let panics = if made.is_empty() {
+            self.insert_at(entity, loc, bundle_id, bundle)
+        } else {
+            self.insert_with_made(entity, loc, bundle_id, bundle, made, &mut changes)
+        };
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.
-        if let Some(changes) = changes {
-            self.announce_insert(entity, false, &changes);
-            self.flush_observer_commands();
-        }
+        self.announce_insert(entity, false, &changes);
+        self.flush_observer_commands();
         panics.resume();
-        Ok(())
     }
 
     /// For each component of bundle `bundle_id`: whether inserting it into

@@ -522,3 +522,81 @@ fn events_update_semantics() {
     let debug = format!("{events:?}");
     assert!(debug.contains("Events"), "{debug}");
 }
+
+/// Issue #17, item 8: removing `Events<E>` and inserting it again keeps
+/// one buffer swap per run, so events still live two runs.
+#[test]
+fn a_recreated_events_resource_is_swapped_once_per_run() {
+    let mut world = World::new();
+    let mut schedule = Schedule::new();
+    schedule.add_system("noop", || {});
+    world.add_event::<u32>();
+    assert!(world.remove_resource::<Events<u32>>().is_some());
+    world.add_event::<u32>();
+    world.send_event(1u32);
+    schedule.run(&mut world);
+    assert_eq!(
+        world.events::<u32>().unwrap().len(),
+        1,
+        "kept through one run after the resource was made again"
+    );
+    schedule.run(&mut world);
+    assert!(world.events::<u32>().unwrap().is_empty());
+}
+
+/// Issue #17, item 9: a reader that stops early leaves the rest unread.
+#[test]
+fn a_reader_that_stops_early_keeps_the_rest_unread() {
+    let mut world = World::new();
+    for i in 0..3u32 {
+        world.send_event(i);
+    }
+    let mut cursor = world.event_cursor::<u32>();
+    assert_eq!(world.read_events(&mut cursor).next(), Some(&0));
+    assert_eq!(
+        world.read_events(&mut cursor).copied().collect::<Vec<_>>(),
+        [1, 2]
+    );
+    assert_eq!(world.read_events(&mut cursor).next(), None);
+
+    #[derive(Default)]
+    struct Firsts(Vec<u32>);
+    let mut schedule = Schedule::new();
+    schedule.add_system(
+        "first",
+        |mut r: EventReader<u32>, mut out: ResMut<Firsts>| {
+            if let Some(&e) = r.read().next() {
+                out.0.push(e);
+            }
+        },
+    );
+    let mut world = World::new();
+    world.insert_resource(Firsts::default());
+    for i in 10..13u32 {
+        world.send_event(i);
+    }
+    schedule.run(&mut world);
+    schedule.run(&mut world);
+    // Events live two runs: the third is gone by the third run.
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Firsts>().0, [10, 11]);
+}
+
+/// Issue #17, item 7: an `Events<E>` resource the user inserted before any
+/// `add_event`/`send_event` is still updated, once per run.
+#[test]
+fn a_user_inserted_events_resource_is_updated_once_per_run() {
+    let mut world = World::new();
+    world.insert_resource(Events::<u32>::default());
+    world.send_event(1u32);
+    world.update_events();
+    assert_eq!(world.events::<u32>().unwrap().len(), 1, "kept one update");
+    world.update_events();
+    assert_eq!(world.events::<u32>().unwrap().len(), 0, "gone after two");
+    // Replaced by a fresh resource: still one swap per run, not two.
+    world.insert_resource(Events::<u32>::default());
+    world.send_event(2u32);
+    world.add_event::<u32>();
+    world.update_events();
+    assert_eq!(world.events::<u32>().unwrap().len(), 1);
+}

@@ -945,6 +945,75 @@ fn a_long_but_finite_cascade_is_fine() {
     assert_eq!(world.len(), depth as usize + 1);
 }
 
+/// Issue #17, item 6: a cascade of exactly `MAX_OBSERVER_ROUNDS` rounds
+/// runs to its end (the docs allow it).
+#[test]
+fn a_cascade_of_exactly_the_round_limit_is_fine() {
+    let mut world = World::new();
+    let rounds = MAX_OBSERVER_ROUNDS as u32;
+    world.observe(move |t: Trigger<OnAdd<Gen>>, mut w: DeferredWorld| {
+        let g = w.get::<Gen>(t.entity().unwrap()).unwrap().0;
+        if g < rounds {
+            w.commands().spawn(Gen(g + 1));
+        }
+    });
+    // The trigger runs outside any round; each `Gen(1..=rounds)` is
+    // spawned by one round.
+    world.spawn(Gen(0));
+    assert_eq!(world.len(), MAX_OBSERVER_ROUNDS + 1);
+    world.check_invariants();
+}
+
+/// Issue #17, item 6: after the round-limit panic the queue is empty, so
+/// the next unrelated trigger runs clean (no leftover cascade).
+#[test]
+fn after_the_round_limit_panic_the_next_trigger_starts_clean() {
+    let mut world = World::new();
+    endless(&mut world);
+    let err = catch_unwind(AssertUnwindSafe(|| world.spawn(Echo))).unwrap_err();
+    assert!(panic_text(&*err).contains("rounds in a row"));
+    let len = world.len();
+    // The endless observer is still there: a leftover command would
+    // restart the cascade and panic again.
+    world.trigger(Ping(1));
+    assert_eq!(
+        world.len(),
+        len,
+        "no queued command of the failed spawn ran"
+    );
+    world.check_invariants();
+}
+
+#[derive(Component, Debug)]
+#[component(on_add = panicking_add)]
+struct Explodes;
+
+fn panicking_add(_: DeferredWorld, _: Entity) {
+    panic!("hook failed");
+}
+
+#[derive(Component, Debug)]
+struct Leftover;
+
+/// Issue #17, item 7: commands observers queued for a spawn whose hook
+/// panicked are dropped with it, never applied by a later operation.
+#[test]
+fn commands_of_a_failed_spawn_are_dropped() {
+    let mut world = World::new();
+    world.observe(|_: Trigger<OnAdd<A>>, mut w: DeferredWorld| {
+        w.commands().spawn(Leftover);
+    });
+    // `OnAdd<A>` runs (queueing a spawn), then `Explodes`'s hook panics.
+    let err = catch_unwind(AssertUnwindSafe(|| world.spawn((A(9), Explodes)))).unwrap_err();
+    assert_eq!(panic_text(&*err), "hook failed");
+    world.trigger(Ping(2));
+    world.spawn(A(0));
+    let mut q = world.query::<&Leftover>();
+    // Only the two successful spawns' own observers queued a `Leftover`.
+    assert_eq!(q.iter(&world).count(), 1);
+    world.check_invariants();
+}
+
 #[derive(Component)]
 struct Echo;
 
@@ -1370,5 +1439,64 @@ fn a_panicking_observer_command_does_not_wedge_later_flushes() {
     *world.resource_mut::<bool>() = false;
     world.trigger(Ping(0));
     assert_eq!(world.len(), 2);
+    world.check_invariants();
+}
+
+// ----- typed removal reading ----------------------------------------------------
+
+/// Issue #17: a system asks "which entities lost an `A` since my last run"
+/// with `RemovedComponents<A>`; removals of other types are not listed.
+#[test]
+fn removed_components_lists_the_entities_that_lost_a_type_since_the_last_run() {
+    use mosaic::RemovedComponents;
+    #[derive(Default)]
+    struct Lost(Vec<Vec<Entity>>);
+    let mut world = World::new();
+    world.insert_resource(Lost::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system(
+        "lost",
+        |mut r: RemovedComponents<A>, mut lost: ResMut<Lost>| {
+            lost.0.push(r.read().collect());
+        },
+    );
+    schedule.run(&mut world);
+    let a = world.spawn((A(1), B(1)));
+    let b = world.spawn(A(2));
+    let c = world.spawn(B(3));
+    world.remove_one::<A>(a).unwrap();
+    world.remove_one::<B>(c).unwrap(); // not an `A`
+    world.despawn(b).unwrap();
+    schedule.run(&mut world);
+    let d = world.spawn(A(4));
+    world.clear();
+    schedule.run(&mut world);
+    schedule.run(&mut world);
+    assert_eq!(
+        world.resource::<Lost>().0,
+        [vec![], vec![a, b], vec![d], vec![]]
+    );
+}
+
+/// Issue #17, item 7 (policy): commands queued by the observers of a
+/// `trigger` whose later observer panicked are dropped too.
+#[test]
+fn commands_of_a_failed_trigger_are_dropped() {
+    let mut world = World::new();
+    world.observe(|_: Trigger<Ping>, mut w: DeferredWorld| {
+        w.commands().spawn(Leftover);
+    });
+    world.observe(|t: Trigger<Ping>, _: DeferredWorld| {
+        assert!(t.event().0 != 13, "unlucky ping");
+    });
+    let err = catch_unwind(AssertUnwindSafe(|| world.trigger(Ping(13)))).unwrap_err();
+    assert_eq!(panic_text(&*err), "unlucky ping");
+    world.trigger(Ping(1));
+    let mut q = world.query::<&Leftover>();
+    assert_eq!(
+        q.iter(&world).count(),
+        1,
+        "only the successful trigger's spawn"
+    );
     world.check_invariants();
 }

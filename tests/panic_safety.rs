@@ -446,11 +446,11 @@ fn unmet_requirements(world: &mut World) -> Vec<Entity> {
     q.iter(world).collect()
 }
 
-/// The documented policy for lifecycle panics: the structural change is
-/// complete before hooks, observers and required components run, and stays
-/// when one of them panics. So a spawn whose required component's `Default`
-/// panics leaves a whole entity holding `NeedsFragile` but not `Fragile`
-/// (reachable by query), with storage consistent and nothing dropped twice.
+/// The documented policy for lifecycle panics (`mosaic::observer` docs,
+/// "Panics: the policy"): required components are made before the world
+/// changes, so a spawn whose required component's `Default` panics changes
+/// nothing: no entity, the bundle dropped once, no requiring component
+/// without its requirement.
 #[test]
 fn required_component_default_panics_on_spawn() {
     let t = Tracker::new();
@@ -459,16 +459,14 @@ fn required_component_default_panics_on_spawn() {
     let msg = expect_panic(|| world.spawn((NeedsFragile(Token::new(&t)), plain(&t, 1))));
     assert_eq!(msg, "intentional panic in Default");
     check(&world, &t);
-    let unmet = unmet_requirements(&mut world);
-    assert_eq!(unmet.len(), 1, "the spawned entity stays, whole");
-    assert_eq!(world.len(), 1);
-    assert_eq!(world.get::<Plain>(unmet[0]).unwrap().0, 1);
+    assert!(unmet_requirements(&mut world).is_empty());
+    assert_eq!(world.len(), 0, "nothing spawned");
     still_works(&mut world, &t);
     finish(world, &t);
 }
 
-/// As above, for an insert: the inserted component stays, its panicking
-/// requirement is missing, the entity keeps everything else.
+/// As above, for an insert: the entity keeps exactly what it had; the
+/// inserted bundle is dropped once.
 #[test]
 fn required_component_default_panics_on_insert() {
     let t = Tracker::new();
@@ -480,9 +478,203 @@ fn required_component_default_panics_on_insert() {
     check(&world, &t);
     assert!(world.contains(e));
     assert_eq!(world.get::<Plain>(e).unwrap().0, 1);
-    assert_eq!(unmet_requirements(&mut world), [e]);
+    assert!(!world.has::<NeedsFragile>(e));
+    assert!(unmet_requirements(&mut world).is_empty());
     still_works(&mut world, &t);
     finish(world, &t);
+}
+
+// ----- every panic point, with requirements, hooks and observers present -----------------
+
+thread_local! {
+    /// Where the lifecycle matrix injects its panic.
+    static PANIC_AT: std::cell::Cell<Point> = const { std::cell::Cell::new(Point::Nowhere) };
+    /// `Needed` values made and dropped on this thread.
+    static NEEDED: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Point {
+    Nowhere,
+    Default,
+    OnAdd,
+    OnInsert,
+    OnRemove,
+    Observer,
+    NeededDrop,
+}
+
+fn maybe_panic(here: Point) {
+    if PANIC_AT.get() == here {
+        panic!("intentional panic at {here:?}");
+    }
+}
+
+/// Required by [`Needer`]; counts its makes and drops, and panics where
+/// told.
+#[derive(Component)]
+#[component(storage = "sparse")]
+struct Needed;
+
+impl Default for Needed {
+    fn default() -> Self {
+        maybe_panic(Point::Default);
+        let (made, dropped) = NEEDED.get();
+        NEEDED.set((made + 1, dropped));
+        Needed
+    }
+}
+
+impl Drop for Needed {
+    fn drop(&mut self) {
+        let (made, dropped) = NEEDED.get();
+        NEEDED.set((made, dropped + 1));
+        maybe_panic(Point::NeededDrop);
+    }
+}
+
+/// Requires [`Needed`] (and, through it, nothing else); its hooks panic
+/// where told.
+#[derive(Component)]
+#[component(on_add = needer_add, on_insert = needer_insert, on_remove = needer_remove)]
+#[require(Needed, Marker)]
+struct Needer(#[allow(dead_code)] Token);
+
+fn needer_add(w: DeferredWorld, e: Entity) {
+    assert!(
+        w.get::<Needed>(e).is_ok(),
+        "requirements arrive with the requirer"
+    );
+    maybe_panic(Point::OnAdd);
+}
+fn needer_insert(_: DeferredWorld, _: Entity) {
+    maybe_panic(Point::OnInsert);
+}
+fn needer_remove(_: DeferredWorld, _: Entity) {
+    maybe_panic(Point::OnRemove);
+}
+
+impl Default for Marker {
+    fn default() -> Self {
+        Marker
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Spawn,
+    Insert,
+    Remove,
+    Despawn,
+    Clear,
+    Commands,
+}
+
+/// Runs `op` with a panic injected at `point`, in a world where `Needer`
+/// requires `Needed`, has hooks, and an observer of `OnAdd<Needed>` queues
+/// a command (which must be dropped if the operation fails).
+fn lifecycle_case(op: Op, point: Point) -> bool {
+    let t = Tracker::new();
+    let mut world = World::new();
+    NEEDED.set((0, 0));
+    PANIC_AT.set(Point::Nowhere);
+    world.observe(|t: Trigger<OnAdd<Needed>>, mut w: DeferredWorld| {
+        let e = t.entity().unwrap();
+        w.commands().run(move |world| {
+            // A follow-up command: applies only after a successful operation.
+            if let Some(loc) = world.get::<Plain>(e).ok().map(|p| p.0) {
+                assert!(loc < 1000);
+            }
+        });
+        maybe_panic(Point::Observer);
+    });
+    let existing = world.spawn((Needer(Token::new(&t)), plain(&t, 1)));
+    let bare = world.spawn(plain(&t, 2));
+    PANIC_AT.set(point);
+    let result = catch_unwind(AssertUnwindSafe(|| match op {
+        Op::Spawn => drop(world.spawn((Needer(Token::new(&t)), plain(&t, 3)))),
+        Op::Insert => world.insert(bare, Needer(Token::new(&t))).unwrap(),
+        Op::Remove => drop(world.remove::<(Needer, Needed)>(existing).unwrap()),
+        Op::Despawn => world.despawn(existing).unwrap(),
+        Op::Clear => world.clear(),
+        Op::Commands => {
+            let mut commands = CommandBuffer::new(&world);
+            commands.spawn((Needer(Token::new(&t)), plain(&t, 4)));
+            commands.insert(bare, Needer(Token::new(&t)));
+            commands.despawn(existing);
+            drop(commands.apply(&mut world));
+        }
+    }));
+    PANIC_AT.set(Point::Nowhere);
+    let case = format!("{op:?} with a panic at {point:?}");
+    let panicked = result.is_err();
+    if let Err(payload) = result {
+        let text = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(text.starts_with("intentional panic"), "{case}: {text}");
+    }
+    check(&world, &t);
+    // No requiring component without its requirements.
+    let mut unmet = world.query_filtered::<Entity, (With<Needer>, Without<Needed>)>();
+    assert_eq!(unmet.iter(&world).count(), 0, "{case}");
+    // Every `Needed` made is in the world or was dropped once.
+    let mut alive = world.query::<&Needed>();
+    let alive = alive.iter(&world).count();
+    let (made, dropped) = NEEDED.get();
+    assert_eq!(made, alive + dropped, "{case}");
+    // The next operation starts clean and works.
+    world.trigger(0u8);
+    still_works(&mut world, &t);
+    finish(world, &t);
+    let (made, dropped) = NEEDED.get();
+    assert_eq!(made, dropped, "{case}: every Needed dropped once");
+    panicked
+}
+
+#[test]
+fn every_panic_point_with_requirements_hooks_and_observers() {
+    let ops = [
+        Op::Spawn,
+        Op::Insert,
+        Op::Remove,
+        Op::Despawn,
+        Op::Clear,
+        Op::Commands,
+    ];
+    let points = [
+        Point::Nowhere,
+        Point::Default,
+        Point::OnAdd,
+        Point::OnInsert,
+        Point::OnRemove,
+        Point::Observer,
+        Point::NeededDrop,
+    ];
+    let mut panicked = Vec::new();
+    for op in ops {
+        for point in points {
+            if lifecycle_case(op, point) {
+                panicked.push(format!("{op:?}/{point:?}"));
+            }
+        }
+    }
+    // The injected panics do strike (a sample of the expected ones).
+    for expected in [
+        "Spawn/Default",
+        "Insert/OnAdd",
+        "Remove/OnRemove",
+        "Despawn/NeededDrop",
+        "Clear/OnRemove",
+        "Commands/Observer",
+    ] {
+        assert!(
+            panicked.iter().any(|p| p == expected),
+            "{expected} in {panicked:?}"
+        );
+    }
+    assert!(!panicked.iter().any(|p| p.ends_with("/Nowhere")));
 }
 
 // ----- hooks --------------------------------------------------------------------------
@@ -993,4 +1185,83 @@ mod scene_load {
             "every decoded value is dropped exactly once"
         );
     }
+}
+
+// ----- Drop panics and the commands observers queued -------------------------------
+
+#[derive(Component)]
+struct Queued;
+
+/// Issue #17, item 2: a despawn or clear whose `Drop` panics still
+/// finishes; the commands its observers queued must not wait for some
+/// later, unrelated operation (they run with the despawn, as with an
+/// insert whose replaced value panics, before the panic goes on).
+#[test]
+fn despawn_with_a_panicking_drop_leaves_no_observer_commands_for_later() {
+    for clear in [false, true] {
+        let t = Tracker::new();
+        let mut world = World::new();
+        world.observe(|_: Trigger<OnRemove<Boom>>, mut w: DeferredWorld| {
+            w.commands().spawn(Queued);
+        });
+        let e = world.spawn(boom(&t, true));
+        let msg = expect_panic(|| {
+            if clear {
+                world.clear();
+            } else {
+                world.despawn(e).unwrap();
+            }
+        });
+        assert_eq!(msg, BOOM);
+        check(&world, &t);
+        let mut q = world.query::<&Queued>();
+        let after_panic = q.iter(&world).count();
+        assert_eq!(
+            after_panic, 1,
+            "clear: {clear}: the despawn's commands ran with it"
+        );
+        // An unrelated operation runs nothing left over.
+        world.spawn(());
+        assert_eq!(q.iter(&world).count(), after_panic, "clear: {clear}");
+        finish(world, &t);
+    }
+}
+
+// ----- known gaps (reported, not fixed: they live in `CommandBuffer`) ---------------
+
+/// A spawn *command* whose required component's `Default` panics leaves an
+/// empty entity behind (its id was reserved when the command was recorded),
+/// where `World::spawn` leaves nothing. Known gap: the fix belongs in
+/// `CommandBuffer::spawn` (free the reserved id when its insert fails).
+#[test]
+#[ignore = "known gap: a failed spawn command leaves its reserved entity, empty"]
+fn a_spawn_command_whose_requirement_panics_leaves_no_entity() {
+    let t = Tracker::new();
+    let mut world = World::new();
+    world.register_required::<NeedsFragile, Fragile>().unwrap();
+    let mut commands = CommandBuffer::new(&world);
+    let e = commands.spawn(NeedsFragile(Token::new(&t)));
+    expect_panic(|| commands.apply(&mut world));
+    check(&world, &t);
+    assert!(!world.contains(e), "as with World::spawn, nothing spawned");
+    assert_eq!(world.len(), 0);
+}
+
+/// The spawn commands an observer queued before it panicked are dropped,
+/// as documented, but their reserved ids still come to life, empty, at the
+/// next structural change (documented too, in `mosaic::observer`). Known
+/// gap: the fix belongs in `CommandBuffer` (release reserved ids of
+/// commands dropped unapplied).
+#[test]
+#[ignore = "known gap: dropped spawn commands leave empty entities"]
+fn dropped_observer_spawn_commands_leave_no_empty_entities() {
+    let mut world = World::new();
+    world.observe(|_: Trigger<OnAdd<Marker>>, mut w: DeferredWorld| {
+        w.commands().spawn(());
+        panic!("observer failed");
+    });
+    expect_panic(|| world.spawn(Marker));
+    let len = world.len();
+    world.spawn(());
+    assert_eq!(world.len(), len + 1, "only the new entity");
 }

@@ -1526,3 +1526,142 @@ fn sparse_driven_dense_runs_in_parallel_and_chunks() {
     let first: u32 = (0..97.min(n)).map(|i| i * 2).sum();
     assert_eq!(chunked[0], first);
 }
+
+// ----- the row step: for loops, mixed with fold, change ticks, par_iter ---------------------
+
+/// A world with empty and non-empty tables of `TA` (some with `TB`, some
+/// with `SB`), so a walk crosses table boundaries, skips empty tables and
+/// meets a sparse component on some rows only.
+fn tables_world() -> (World, Vec<Entity>) {
+    let mut world = World::new();
+    let mut all = world.spawn_batch((0..5).map(|i| (TA(i),)));
+    all.extend(world.spawn_batch((5..9).map(|i| (TA(i), TB(i)))));
+    all.extend(world.spawn_batch((9..12).map(|i| (TA(i), M1))));
+    // An archetype that exists but is empty when the queries run.
+    let gone = world.spawn((TA(99), M2));
+    world.despawn(gone).unwrap();
+    all.extend(world.spawn_batch((12..20).map(|i| (TA(i), TB(i), M1))));
+    for &e in all.iter().step_by(3) {
+        world.insert_one(e, SB(1000)).unwrap();
+    }
+    (world, all)
+}
+
+#[test]
+fn a_for_loop_mixed_with_next_and_fold_visits_each_item_once() {
+    let (mut world, all) = tables_world();
+    let mut q = world.query::<(Entity, &mut TA)>();
+    for split in 0..=all.len() {
+        let mut seen = Vec::new();
+        let mut it = q.iter_mut(&mut world);
+        for _ in 0..split {
+            let (e, a) = it.next().expect("fewer items than entities");
+            a.0 += 1;
+            seen.push(e);
+        }
+        it.for_each(|(e, a)| {
+            a.0 += 1;
+            seen.push(e);
+        });
+        assert_eq!(sorted(seen), sorted(all.clone()), "split at {split}");
+    }
+    // Every entity was bumped once per split.
+    let n = all.len() as u32 + 1;
+    for (i, &e) in all.iter().enumerate() {
+        assert_eq!(world.get::<TA>(e).unwrap().0, i as u32 + n);
+    }
+}
+
+#[test]
+fn for_loops_agree_with_for_each_on_every_query_shape() {
+    let (mut world, _) = tables_world();
+    macro_rules! same {
+        ($Q:ty, $F:ty, $map:expr) => {{
+            let mut q = world.query_filtered::<$Q, $F>();
+            let mut by_loop = Vec::new();
+            for item in q.iter(&world) {
+                by_loop.push($map(item));
+            }
+            let mut by_fold = Vec::new();
+            q.iter(&world).for_each(|item| by_fold.push($map(item)));
+            assert_eq!(by_loop, by_fold, "{}", stringify!($Q, $F));
+            assert!(!by_loop.is_empty(), "{}", stringify!($Q, $F));
+        }};
+    }
+    same!((Entity, &TA), (), |(e, _): (Entity, &TA)| e);
+    same!(&TA, With<TB>, |a: &TA| a.0);
+    same!(&TA, Without<M1>, |a: &TA| a.0);
+    same!((&TA, Option<&TB>), (), |(a, b): (&TA, Option<&TB>)| (
+        a.0,
+        b.map(|b| b.0)
+    ));
+    same!((&TA, Has<M1>), (), |(a, m): (&TA, bool)| (a.0, m));
+    // A sparse component on some rows: the walk skips the others.
+    same!((&TA, &SB), (), |(a, _): (&TA, &SB)| a.0);
+    same!(&SB, (), |b: &SB| b.0);
+    same!(Entity, Or<(With<TB>, With<SB>)>, |e: Entity| e);
+}
+
+#[test]
+fn a_for_loop_that_stops_early_marks_only_what_it_yielded() {
+    let (mut world, _) = tables_world();
+    let mut changed = world.query_filtered::<Entity, Changed<TA>>();
+    let _ = changed.iter(&world).count(); // the first run sees everything
+    let mut q = world.query::<(Entity, &mut TA)>();
+    let mut yielded = Vec::new();
+    for (e, _) in q.iter_mut(&mut world) {
+        yielded.push(e);
+        if yielded.len() == 7 {
+            break;
+        }
+    }
+    assert_eq!(sorted(changed.iter(&world).collect()), sorted(yielded));
+}
+
+#[test]
+fn next_marks_each_item_changed_as_it_yields_it() {
+    let (mut world, all) = tables_world();
+    let mut changed = world.query_filtered::<Entity, Changed<TA>>();
+    let _ = changed.iter(&world).count();
+    let mut q = world.query::<&mut TA>();
+    assert!(q.iter_mut(&mut world).next().is_some());
+    assert_eq!(changed.iter(&world).count(), 1);
+    // A whole walk, half by `next` and half by `fold`, marks everything.
+    let mut it = q.iter_mut(&mut world);
+    for _ in 0..all.len() / 2 {
+        it.next();
+    }
+    it.for_each(drop);
+    assert_eq!(changed.iter(&world).count(), all.len());
+}
+
+#[test]
+fn size_hint_is_exact_for_a_query_that_skips_no_row() {
+    let (world, all) = tables_world();
+    let mut world = world;
+    let mut q = world.query::<(Entity, &TA)>();
+    let mut it = q.iter(&world);
+    for left in (0..=all.len()).rev() {
+        assert_eq!(it.size_hint(), (left, Some(left)));
+        it.next();
+    }
+    // `collect` can then allocate once.
+    assert_eq!(q.iter(&world).collect::<Vec<_>>().capacity(), all.len());
+}
+
+#[test]
+fn query_state_par_iter_mut_visits_every_item_once() {
+    let mut world = World::new();
+    let all = world.spawn_batch((0..3000).map(|i| (TA(i),)));
+    world.spawn_batch((0..500).map(|i| (TA(i), TB(i))));
+    let mut q = world.query::<&mut TA>();
+    q.par_iter_mut(&mut world).for_each(|a| a.0 += 1);
+    assert_eq!(world.get::<TA>(all[10]).unwrap().0, 11);
+    let mut read = world.query::<&TA>();
+    let total = std::sync::atomic::AtomicU64::new(0);
+    read.par_iter(&world).for_each(|a| {
+        total.fetch_add(a.0 as u64, std::sync::atomic::Ordering::Relaxed);
+    });
+    let expected: u64 = (1..=3000).sum::<u64>() + (1..=500).sum::<u64>();
+    assert_eq!(total.into_inner(), expected);
+}

@@ -10,6 +10,11 @@
 //! required component whose constructor panics leaves the world consistent
 //! with nothing dropped twice. Lifecycle events and observer commands around
 //! required insertions come in order.
+//!
+//! Issue #17: requirements arrive in the same change as the requiring
+//! component, before any hook or observer runs; a panicking constructor
+//! changes nothing; a derived cycle is refused at every use; the derive
+//! takes `T = expr`; shared requirements (diamonds) are resolved once.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -510,43 +515,49 @@ fn expect_bomb(world: &mut World, op: impl FnOnce(&mut World)) {
     world.check_invariants();
 }
 
+/// Issue #17, item 2: requirements are made before the world changes, so a
+/// panicking `Default` changes nothing (the bundle is dropped, once), in
+/// every path that adds a requiring component.
 #[test]
 fn a_panicking_default_leaves_the_world_consistent_without_double_drops() {
     let drops = Drops::default();
     let mut world = World::new();
     world.register_component::<Armed>();
-    // spawn
+    // spawn: nothing spawned, the bundle dropped.
     expect_bomb(&mut world, |w| {
         w.spawn((Armed(Counted(drops.clone())), Cargo(Counted(drops.clone()))));
     });
-    // insert
+    assert_eq!(world.len(), 0);
+    assert_eq!(drops.get(), 2);
+    // insert: the entity unchanged, the bundle dropped.
     let e = world.spawn((Cargo(Counted(drops.clone())), Name("e")));
     expect_bomb(&mut world, |w| {
         w.insert_one(e, Armed(Counted(drops.clone()))).unwrap()
     });
-    // commands
+    assert!(!world.has::<Armed>(e) && !world.has::<Position>(e));
+    assert_eq!(drops.get(), 3);
+    // commands: the failed command changes nothing (its reserved entity
+    // comes to life empty, as every reserved id does); later ones apply.
     let mut commands = CommandBuffer::new(&world);
-    commands.spawn(Armed(Counted(drops.clone())));
+    let failed = commands.spawn(Armed(Counted(drops.clone())));
     let after = commands.spawn(Name("after"));
     expect_bomb(&mut world, |w| drop(commands.apply(w)));
     assert!(world.has::<Name>(after), "the later command still applied");
-    // spawn_batch
+    assert!(!world.has::<Armed>(failed));
+    assert_eq!(drops.get(), 4);
+    // spawn_batch: stops at the first failure.
     expect_bomb(&mut world, |w| {
         w.spawn_batch((0..3).map(|_| (Armed(Counted(drops.clone())), Name("batch"))));
     });
-    assert_eq!(drops.get(), 0, "nothing dropped yet");
-    // Whatever is there is whole: no entity has a Bomb, each value is
-    // reachable exactly once.
-    let mut q = world.query::<(Entity, &Armed, Option<&Bomb>)>();
-    let armed: Vec<(Entity, bool)> = q.iter(&world).map(|(e, _, b)| (e, b.is_some())).collect();
-    assert_eq!(armed.len(), 1 + 1 + 1 + 3);
-    assert!(armed.iter().all(|&(_, bomb)| !bomb));
-    let cargo = world.query::<&Cargo>().iter(&world).count();
-    assert_eq!(cargo, 2);
+    assert_eq!(drops.get(), 5);
+    // No entity has an `Armed` without its requirements: none has one.
+    assert_eq!(world.query::<&Armed>().iter(&world).count(), 0);
+    assert_eq!(world.query::<&Position>().iter(&world).count(), 0);
+    assert_eq!(world.query::<&Cargo>().iter(&world).count(), 1);
     world.clear();
-    assert_eq!(drops.get(), 8);
+    assert_eq!(drops.get(), 6);
     drop(world);
-    assert_eq!(drops.get(), 8, "every value dropped exactly once");
+    assert_eq!(drops.get(), 6, "every value dropped exactly once");
 }
 
 #[test]
@@ -559,16 +570,217 @@ fn a_panicking_constructor_registered_at_run_time() {
     expect_bomb(&mut world, |w| {
         w.spawn(Cargo(Counted(drops.clone())));
     });
-    assert_eq!(world.len(), 1);
-    assert_eq!(drops.get(), 0);
+    assert_eq!(world.len(), 0, "nothing spawned");
+    assert_eq!(drops.get(), 1, "the bundle dropped once");
     drop(world);
     assert_eq!(drops.get(), 1);
 }
 
-// ----- order of events ----------------------------------------------------------------------
+/// Its `on_add` hook panics; requires `Position` and `Direction`.
+#[derive(Component, Debug)]
+#[component(on_add = fail_on_add)]
+#[require(Position, Direction)]
+struct Fragile(#[allow(dead_code)] Counted);
+
+fn fail_on_add(_: DeferredWorld, _: Entity) {
+    panic!("Bomb::default failed (hook)");
+}
+
+/// Issue #17, item 2: a panicking `on_add` hook of the requiring component
+/// runs after the whole change, so the entity keeps its requirements.
+#[test]
+fn a_panicking_hook_never_leaves_a_requiring_component_without_its_requirements() {
+    let drops = Drops::default();
+    let mut world = World::new();
+    expect_bomb(&mut world, |w| {
+        w.spawn(Fragile(Counted(drops.clone())));
+    });
+    let e = world.spawn(Name("e"));
+    expect_bomb(&mut world, |w| {
+        w.insert_one(e, Fragile(Counted(drops.clone()))).unwrap();
+    });
+    let mut q = world.query::<(&Fragile, Option<&Position>, Option<&Direction>)>();
+    let all: Vec<(bool, bool)> = q
+        .iter(&world)
+        .map(|(_, p, d)| (p.is_some(), d.is_some()))
+        .collect();
+    assert_eq!(all, [(true, true), (true, true)]);
+    assert_eq!(drops.get(), 0);
+    drop(world);
+    assert_eq!(drops.get(), 2, "each value dropped exactly once");
+}
+
+/// Issue #17, item 1: hooks and observers of the requiring component run
+/// after its requirements are in (spawn and insert).
+#[derive(Component, Debug, Default)]
+#[component(on_add = physics_hook)]
+#[require(Position, Direction)]
+struct Body;
+
+#[derive(Default, Debug)]
+struct SeenRequired(Vec<(&'static str, bool, bool)>);
+
+fn note(w: &mut DeferredWorld, who: &'static str, e: Entity) {
+    let seen = (
+        who,
+        w.get::<Position>(e).is_ok(),
+        w.get::<Direction>(e).is_ok(),
+    );
+    w.resource_mut::<SeenRequired>().0.push(seen);
+}
+
+fn physics_hook(mut w: DeferredWorld, e: Entity) {
+    note(&mut w, "hook", e);
+}
 
 #[test]
-fn required_insertions_are_announced_after_the_requiring_component() {
+fn hooks_and_observers_of_the_requiring_component_see_its_requirements() {
+    let mut world = World::new();
+    world.insert_resource(SeenRequired::default());
+    world.observe(|t: Trigger<OnAdd<Body>>, mut w: DeferredWorld| {
+        note(&mut w, "add", t.entity().unwrap())
+    });
+    world.observe(|t: Trigger<OnInsert<Body>>, mut w: DeferredWorld| {
+        note(&mut w, "insert", t.entity().unwrap())
+    });
+    let e = world.spawn(Body);
+    let f = world.spawn(Name("f"));
+    world.insert_one(f, Body).unwrap();
+    assert_eq!(
+        world.resource::<SeenRequired>().0,
+        [
+            ("hook", true, true),
+            ("add", true, true),
+            ("insert", true, true),
+            ("hook", true, true),
+            ("add", true, true),
+            ("insert", true, true),
+        ]
+    );
+    assert!(world.has::<Position>(e) && world.has::<Direction>(f));
+}
+
+/// Issue #17, item 3: a cycle found by the derive is an error at every
+/// use, not only the first.
+#[test]
+fn a_derived_cycle_panics_at_every_use() {
+    let mut world = World::new();
+    for attempt in 0..3 {
+        let err = catch_unwind(AssertUnwindSafe(|| {
+            world.spawn(Cyc2);
+        }))
+        .expect_err("a cycle is refused every time");
+        assert!(
+            panic_text(&*err).contains("Cyc2 -> Cyc3 -> Cyc1 -> Cyc2"),
+            "attempt {attempt}"
+        );
+    }
+    let e = world.spawn(());
+    for _ in 0..2 {
+        let err = catch_unwind(AssertUnwindSafe(|| {
+            let _ = world.insert_one(e, Cyc1);
+        }))
+        .expect_err("also through insert");
+        assert!(panic_text(&*err).contains("requires itself"));
+    }
+    assert_eq!(world.len(), 1);
+    world.check_invariants();
+}
+
+/// Issue #17, item 4: `#[require(T = expr)]` gives a constructor.
+#[derive(Component, Debug, PartialEq)]
+struct Mana(u32);
+#[derive(Component, Debug, PartialEq)]
+struct Stamina(u32);
+fn new_stamina() -> Stamina {
+    Stamina(7)
+}
+#[derive(Component, Debug)]
+#[require(Mana = Mana(50), Stamina = new_stamina(), Position)]
+struct Wizard;
+
+#[test]
+fn the_derive_takes_a_constructor_expression() {
+    let mut world = World::new();
+    let e = world.spawn(Wizard);
+    assert_eq!(world.get::<Mana>(e), Ok(&Mana(50)));
+    assert_eq!(world.get::<Stamina>(e), Ok(&Stamina(7)));
+    assert_eq!(world.get::<Position>(e), Ok(&Position(1.0, 2.0)));
+    let f = world.spawn((Wizard, Mana(3)));
+    assert_eq!(
+        world.get::<Mana>(f),
+        Ok(&Mana(3)),
+        "the bundle's own value is kept"
+    );
+}
+
+// Issue #17, item 5: 18 stacked diamonds (`Dk` requires `Lk` and `Rk`,
+// both require `Dk+1`): 55 components, 2^18 paths.
+macro_rules! diamonds {
+    ($(($d:ident, $l:ident, $r:ident, $next:ident)),* $(,)?) => {
+        $(
+            #[derive(Component, Debug, Default)]
+            #[require($l, $r)]
+            struct $d(#[allow(dead_code)] u32);
+            #[derive(Component, Debug, Default)]
+            #[require($next)]
+            struct $l(#[allow(dead_code)] u32);
+            #[derive(Component, Debug, Default)]
+            #[require($next)]
+            struct $r(#[allow(dead_code)] u32);
+        )*
+    };
+}
+diamonds!(
+    (D0, L0, R0, D1),
+    (D1, L1, R1, D2),
+    (D2, L2, R2, D3),
+    (D3, L3, R3, D4),
+    (D4, L4, R4, D5),
+    (D5, L5, R5, D6),
+    (D6, L6, R6, D7),
+    (D7, L7, R7, D8),
+    (D8, L8, R8, D9),
+    (D9, L9, R9, D10),
+    (D10, L10, R10, D11),
+    (D11, L11, R11, D12),
+    (D12, L12, R12, D13),
+    (D13, L13, R13, D14),
+    (D14, L14, R14, D15),
+    (D15, L15, R15, D16),
+    (D16, L16, R16, D17),
+    (D17, L17, R17, D18),
+);
+#[derive(Component, Debug, Default)]
+struct D18(#[allow(dead_code)] u32);
+
+#[test]
+fn shared_requirements_are_resolved_once_not_per_path() {
+    let mut world = World::new();
+    let start = std::time::Instant::now();
+    let es: Vec<Entity> = (0..20).map(|_| world.spawn(D0(1))).collect();
+    // Walking every path (2^18 per spawn) takes seconds here; resolving
+    // each type once takes microseconds.
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    for e in es {
+        assert!(world.has::<D18>(e) && world.has::<L17>(e) && world.has::<R0>(e));
+    }
+    let archetype = world.archetypes().find(|a| a.len() == 20).unwrap();
+    assert_eq!(archetype.components().len(), 55);
+    world.check_invariants();
+}
+
+// ----- order of events ----------------------------------------------------------------------
+
+/// The whole change first, then the announcements: `OnSpawn`, an `OnAdd`
+/// per component (the bundle's, then the requirements, nearest first),
+/// then an `OnInsert` per component in the same order.
+#[test]
+fn required_insertions_are_announced_with_the_requiring_component() {
     let mut world = World::new();
     let physics = world.register_component::<Physics>();
     let pos = world.register_component::<Position>();
@@ -580,19 +792,26 @@ fn required_insertions_are_announced_after_the_requiring_component() {
         .read_events(&mut cursor)
         .map(|ev| (ev.kind, ev.component))
         .collect();
-    assert_eq!(
-        got,
-        [
-            (Spawn, None),
-            (Add, Some(physics)),
-            (Insert, Some(physics)),
-            (Add, Some(pos)),
-            (Insert, Some(pos)),
-            (Add, Some(dir)),
-            (Insert, Some(dir)),
-        ]
-    );
+    let expected = [
+        (Spawn, None),
+        (Add, Some(physics)),
+        (Add, Some(pos)),
+        (Add, Some(dir)),
+        (Insert, Some(physics)),
+        (Insert, Some(pos)),
+        (Insert, Some(dir)),
+    ];
+    assert_eq!(got, expected);
     assert!(world.read_events(&mut cursor).all(|ev| ev.entity == e));
+    // Same order for an insert (no `Spawn`).
+    let f = world.spawn(Name("f"));
+    let _ = world.read_events(&mut cursor).count();
+    world.insert_one(f, Physics).unwrap();
+    let got: Vec<_> = world
+        .read_events(&mut cursor)
+        .map(|ev| (ev.kind, ev.component))
+        .collect();
+    assert_eq!(got, expected[1..]);
 }
 
 #[test]
@@ -643,5 +862,253 @@ fn observer_commands_run_after_the_required_components_are_in() {
             [(true, true), (true, true)],
             "Position observed: {observe_position}"
         );
+    }
+}
+
+/// Issue #17, item 1: the entity moves once, straight to the archetype of
+/// the bundle plus every missing requirement: no intermediate archetype
+/// (bundle without its requirements) is ever made.
+#[test]
+fn spawn_and_insert_move_the_entity_once() {
+    #[derive(Component, Default)]
+    #[require(Mid)]
+    struct Lone;
+    let mut world = World::new();
+    let e = world.spawn(Lone);
+    let f = world.spawn(Name("f"));
+    world.insert_one(f, Lone).unwrap();
+    let mut sets: Vec<Vec<&str>> = world
+        .archetypes()
+        .map(|a| {
+            let mut names: Vec<&str> = a
+                .components()
+                .iter()
+                .map(|&id| world.component_info(id).unwrap().name())
+                .collect();
+            names.sort();
+            names
+        })
+        .collect();
+    sets.sort();
+    assert_eq!(
+        sets,
+        [
+            vec![],
+            vec!["Bottom", "Lone", "Mid"],
+            vec!["Bottom", "Lone", "Mid", "Name"],
+            vec!["Name"],
+        ]
+    );
+    assert!(world.has::<Bottom>(e) && world.has::<Bottom>(f));
+    world.check_invariants();
+}
+
+/// The cached resolution follows requirements added at run time, after
+/// spawns have used (and cached) the old set.
+#[test]
+fn a_requirement_added_later_applies_to_later_spawns_and_inserts() {
+    #[derive(Component, Default, Debug, PartialEq)]
+    struct Late(u8);
+    let mut world = World::new();
+    let before = world.spawn(Physics);
+    assert!(!world.has::<Late>(before));
+    world
+        .register_required_with::<Position, Late>(|| Late(3))
+        .unwrap();
+    let after = world.spawn(Physics);
+    assert_eq!(world.get::<Late>(after), Ok(&Late(3)), "through Position");
+    let f = world.spawn(Name("f"));
+    world.insert_one(f, Physics).unwrap();
+    assert_eq!(world.get::<Late>(f), Ok(&Late(3)));
+    world.check_invariants();
+}
+
+/// Issue #17, item 3: a type that is not on a loop but requires a type
+/// that is: its first use panics (the loop is met while registering it),
+/// and so must every later use — it must not stay registered as a type
+/// with no requirements.
+#[derive(Component, Default)]
+#[require(OnLoop1)]
+struct AboveLoop;
+#[derive(Component, Default)]
+#[require(OnLoop2)]
+struct OnLoop1;
+#[derive(Component, Default)]
+#[require(OnLoop1)]
+struct OnLoop2;
+
+#[test]
+fn a_type_requiring_a_cycle_panics_at_every_use() {
+    let mut world = World::new();
+    for attempt in 0..3 {
+        let err = catch_unwind(AssertUnwindSafe(|| {
+            world.spawn(AboveLoop);
+        }))
+        .expect_err("requiring a loop is refused every time");
+        assert!(
+            panic_text(&*err).contains("OnLoop1 -> OnLoop2 -> OnLoop1"),
+            "attempt {attempt}: {}",
+            panic_text(&*err)
+        );
+    }
+    let e = world.spawn(());
+    let err = catch_unwind(AssertUnwindSafe(|| {
+        let _ = world.insert_one(e, AboveLoop);
+    }))
+    .expect_err("also through insert");
+    assert!(panic_text(&*err).contains("requires itself"));
+    assert_eq!(world.len(), 1);
+    assert!(!world.has::<AboveLoop>(e));
+    world.check_invariants();
+}
+
+// Issue #17, item 5, at registration: 28 stacked diamonds (2^28 paths).
+// The cycle check that runs when each type is registered must not walk
+// every path either.
+diamonds!(
+    (E0, EL0, ER0, E1),
+    (E1, EL1, ER1, E2),
+    (E2, EL2, ER2, E3),
+    (E3, EL3, ER3, E4),
+    (E4, EL4, ER4, E5),
+    (E5, EL5, ER5, E6),
+    (E6, EL6, ER6, E7),
+    (E7, EL7, ER7, E8),
+    (E8, EL8, ER8, E9),
+    (E9, EL9, ER9, E10),
+    (E10, EL10, ER10, E11),
+    (E11, EL11, ER11, E12),
+    (E12, EL12, ER12, E13),
+    (E13, EL13, ER13, E14),
+    (E14, EL14, ER14, E15),
+    (E15, EL15, ER15, E16),
+    (E16, EL16, ER16, E17),
+    (E17, EL17, ER17, E18),
+    (E18, EL18, ER18, E19),
+    (E19, EL19, ER19, E20),
+    (E20, EL20, ER20, E21),
+    (E21, EL21, ER21, E22),
+    (E22, EL22, ER22, E23),
+    (E23, EL23, ER23, E24),
+    (E24, EL24, ER24, E25),
+    (E25, EL25, ER25, E26),
+    (E26, EL26, ER26, E27),
+    (E27, EL27, ER27, E28),
+);
+#[derive(Component, Debug, Default)]
+struct E28(#[allow(dead_code)] u32);
+
+#[test]
+fn the_cycle_check_does_not_walk_every_path() {
+    let mut world = World::new();
+    let start = std::time::Instant::now();
+    world.register_component::<E0>();
+    world.register_required::<E28, Position>().unwrap();
+    let e = world.spawn(E0(1));
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(world.has::<E28>(e) && world.has::<Position>(e));
+    let path = world.register_required::<E28, E0>().unwrap_err().path;
+    assert!(
+        path.starts_with("E0 -> ") && path.ends_with(" -> E28"),
+        "{path}"
+    );
+    assert_eq!(path.split(" -> ").count(), 57, "{path}");
+}
+
+/// Issue #17, item 2, for scenes: the entities a scene spawns get their
+/// requirements before any hook or observer runs, and a panicking
+/// constructor leaves no requiring component without its requirements.
+#[cfg(feature = "serde")]
+mod scenes {
+    use super::*;
+    use mosaic::scene::{Scene, TypeRegistry};
+    use serde::{Deserialize, Serialize};
+    use std::sync::atomic::AtomicBool;
+
+    static FAIL: AtomicBool = AtomicBool::new(false);
+    static HOOK_FAILS: AtomicBool = AtomicBool::new(false);
+
+    #[derive(Component, Debug)]
+    pub struct Shaky;
+    impl Default for Shaky {
+        fn default() -> Self {
+            if FAIL.load(Ordering::SeqCst) {
+                panic!("Shaky::default failed");
+            }
+            Shaky
+        }
+    }
+
+    #[derive(Component, Serialize, Deserialize, Debug, Clone)]
+    #[require(Shaky)]
+    pub struct NeedsShaky(u32);
+
+    #[derive(Component, Serialize, Deserialize, Debug, Clone)]
+    #[component(on_add = first_one_panics)]
+    #[require(Position)]
+    pub struct Touchy(u32);
+
+    fn first_one_panics(w: DeferredWorld, e: Entity) {
+        assert!(
+            w.get::<Position>(e).is_ok(),
+            "the hook sees its requirement"
+        );
+        if HOOK_FAILS.load(Ordering::SeqCst) && w.get::<Touchy>(e).unwrap().0 == 0 {
+            panic!("hook failed");
+        }
+    }
+
+    fn scene_of<C: Component + Clone + Serialize + for<'de> Deserialize<'de>>(
+        values: &[C],
+    ) -> (Scene, TypeRegistry) {
+        let mut registry = TypeRegistry::new();
+        registry.register::<C>();
+        let mut source = World::new();
+        let es: Vec<Entity> = values.iter().map(|v| source.spawn(v.clone())).collect();
+        (
+            Scene::from_entities(&source, &registry, es).unwrap(),
+            registry,
+        )
+    }
+
+    #[test]
+    fn a_scene_whose_requirement_constructor_panics_leaves_no_requiring_component_alone() {
+        let (scene, registry) = scene_of(&[NeedsShaky(1), NeedsShaky(2)]);
+        let mut world = World::new();
+        FAIL.store(true, Ordering::SeqCst);
+        let result = catch_unwind(AssertUnwindSafe(|| scene.spawn_into(&mut world, &registry)));
+        FAIL.store(false, Ordering::SeqCst);
+        assert!(result.is_err());
+        world.check_invariants();
+        let mut q = world.query::<(Entity, &NeedsShaky)>();
+        for (e, _) in q.iter(&world) {
+            assert!(world.has::<Shaky>(e), "{e:?} has NeedsShaky without Shaky");
+        }
+        // The world works on.
+        let e = world.spawn(NeedsShaky(3));
+        assert!(world.has::<Shaky>(e));
+    }
+
+    #[test]
+    fn a_scene_whose_hook_panics_leaves_no_requiring_component_alone() {
+        let (scene, registry) = scene_of(&[Touchy(0), Touchy(1), Touchy(2)]);
+        let mut world = World::new();
+        HOOK_FAILS.store(true, Ordering::SeqCst);
+        let result = catch_unwind(AssertUnwindSafe(|| scene.spawn_into(&mut world, &registry)));
+        HOOK_FAILS.store(false, Ordering::SeqCst);
+        assert!(result.is_err());
+        world.check_invariants();
+        let mut q = world.query::<(Entity, &Touchy)>();
+        assert_eq!(q.iter(&world).count(), 3, "the spawn itself is complete");
+        for (e, _) in q.iter(&world) {
+            assert!(
+                world.has::<Position>(e),
+                "{e:?} has Touchy without Position"
+            );
+        }
     }
 }

@@ -6,7 +6,8 @@
 //! - `#[derive(Component)]`, with optional
 //!   `#[component(storage = "sparse", on_add = f, on_insert = g, on_remove = h)]`
 //!   (storage `"table"` is the default; hooks are `fn(DeferredWorld, Entity)`)
-//!   and `#[require(A, B)]` (required components, added with `Default`);
+//!   and `#[require(A, B = B(5), C = make_c())]` (required components,
+//!   added with `Default`, or with the expression after `=`);
 //! - `#[derive(Bundle)]` on a struct whose every field is a bundle.
 
 use proc_macro::TokenStream;
@@ -17,7 +18,7 @@ use syn::{parse_macro_input, Data, DeriveInput, Fields, LitStr};
 
 /// Implements `mosaic::Component`. See the `Component` trait for the options:
 /// `#[component(storage = "sparse", on_add = f, on_insert = g, on_remove = h)]`
-/// and `#[require(A, B)]`.
+/// and `#[require(A, B = B(5), C = make_c())]`.
 #[proc_macro_derive(Component, attributes(component, require))]
 pub fn derive_component(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -31,7 +32,27 @@ pub fn derive_component(input: TokenStream) -> TokenStream {
 struct ComponentAttrs {
     storage: TokenStream2,
     hooks: Vec<(syn::Ident, syn::Path)>,
-    required: Vec<syn::Type>,
+    required: Vec<Required>,
+}
+
+/// One `#[require(..)]` entry: `Type` (made with `Default`) or
+/// `Type = expr` (made by evaluating `expr`).
+struct Required {
+    ty: syn::Type,
+    make: Option<syn::Expr>,
+}
+
+impl syn::parse::Parse for Required {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let ty: syn::Type = input.parse()?;
+        let make = if input.peek(syn::Token![=]) {
+            input.parse::<syn::Token![=]>()?;
+            Some(input.parse()?)
+        } else {
+            None
+        };
+        Ok(Required { ty, make })
+    }
 }
 
 fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
@@ -51,10 +72,16 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
         }
     });
     let required = (!attrs.required.is_empty()).then(|| {
-        let types = &attrs.required;
+        let calls = attrs.required.iter().map(|r| {
+            let ty = &r.ty;
+            match &r.make {
+                None => quote!(required.require::<#ty>();),
+                Some(make) => quote!(required.require_with::<#ty>(|| -> #ty { #make });),
+            }
+        });
         quote! {
             fn register_required(required: &mut ::mosaic::RequiredComponents<'_>) {
-                #(required.require::<#types>();)*
+                #(#calls)*
             }
         }
     });
@@ -75,10 +102,10 @@ fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
     };
     for attr in &input.attrs {
         if attr.path().is_ident("require") {
-            let types = attr.parse_args_with(
-                syn::punctuated::Punctuated::<syn::Type, syn::Token![,]>::parse_terminated,
+            let entries = attr.parse_args_with(
+                syn::punctuated::Punctuated::<Required, syn::Token![,]>::parse_terminated,
             )?;
-            attrs.required.extend(types);
+            attrs.required.extend(entries);
         } else if attr.path().is_ident("component") {
             attr.parse_nested_meta(|meta| {
                 let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();

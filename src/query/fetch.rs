@@ -1,6 +1,7 @@
 //! Query data: what a query yields per entity.
 
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::ptr::NonNull;
 
 use super::tuples::all_query_tuples;
@@ -150,6 +151,46 @@ pub unsafe trait QueryData {
         entity: Entity,
         row: usize,
     ) -> Option<Self::Item<'w>>;
+
+    /// Like [`fetch`](Self::fetch), but leaves out the change ticks that
+    /// [`stamp_rows`](Self::stamp_rows) can write later for a whole run of
+    /// rows (those of table columns and of a driving set). Iterators of
+    /// queries that skip no row use it, so a `for` loop's row step holds no
+    /// tick code, and stamp the rows they yielded when the run ends.
+    ///
+    /// # Safety
+    /// - as [`fetch`](Self::fetch); the caller stamps the row later (with
+    ///   `stamp_rows`, before the fetch is pointed at another archetype).
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn fetch_unstamped<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::fetch(fetch, entity, row) }
+    }
+
+    /// Writes the change ticks that [`fetch_unstamped`](Self::fetch_unstamped)
+    /// left out for `rows` of the archetype (or driving set) last set.
+    ///
+    /// # Safety
+    /// - `rows` lie within the archetype last set (or, after `set_driver`,
+    ///   within the driving set), and the caller has the access `fetch`
+    ///   needs to them.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn stamp_rows(_fetch: &mut Self::Fetch<'_>, _rows: Range<usize>) {}
+
+    /// False when no component this fetch could write tracks change ticks,
+    /// whichever archetype it is set to: then
+    /// [`fetch_unstamped`](Self::fetch_unstamped) is `fetch`.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn tracks(_fetch: &Self::Fetch<'_>) -> bool {
+        false
+    }
 
     /// True if fetching writes change ticks in the current table. Iteration
     /// runs a separate loop when this is false, so the untracked case pays
@@ -469,8 +510,13 @@ unsafe impl<T: Component> QueryData for &mut T {
     }
 
     #[inline(always)]
+    fn tracks(fetch: &Self::Fetch<'_>) -> bool {
+        fetch.track
+    }
+
+    #[inline(always)]
     fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
-        !fetch.changed.is_null() || (T::STORAGE == StorageType::SparseSet && fetch.track)
+        fetch.track
     }
 
     #[inline(always)]
@@ -479,35 +525,89 @@ unsafe impl<T: Component> QueryData for &mut T {
         entity: Entity,
         row: usize,
     ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { fetch.item::<true>(entity, row) }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch_unstamped<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { fetch.item::<false>(entity, row) }
+    }
+
+    #[inline(always)]
+    unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
+        if !fetch.track {
+            return;
+        }
+        let ticks = match T::STORAGE {
+            StorageType::Table => fetch.changed,
+            StorageType::SparseSet if fetch.driver.is_some() => fetch.driver_ticks,
+            // Looked-up values were stamped as they were fetched.
+            StorageType::SparseSet => return,
+        };
+        // SAFETY: `rows` lie within the table (or driving set) whose tick
+        // array `ticks` is, and the caller has exclusive access to T, ticks
+        // included (contract).
+        unsafe { stamp_changed(ticks, rows, fetch.tick) };
+    }
+}
+
+/// Sets the `changed` tick of `rows` of the tick array at `ticks`.
+///
+/// # Safety
+/// - `rows` lie within the tick array at `ticks`, and the caller has
+///   exclusive access to it.
+#[inline(always)]
+unsafe fn stamp_changed(ticks: *mut ComponentTicks, rows: Range<usize>, tick: Tick) {
+    for row in rows {
+        // SAFETY: in bounds, exclusive access (contract).
+        unsafe { (*ticks.add(row)).changed = tick };
+    }
+}
+
+impl<'w, T: Component> WriteFetch<'w, T> {
+    /// The item for `row` (or `entity`); with `STAMP`, its change tick is
+    /// written too, else it is left to `stamp_rows` (values looked up in a
+    /// sparse set are stamped either way).
+    ///
+    /// # Safety
+    /// - as [`QueryData::fetch`].
+    #[inline(always)]
+    unsafe fn item<const STAMP: bool>(&mut self, entity: Entity, row: usize) -> Option<&'w mut T> {
         match T::STORAGE {
             StorageType::Table => {
-                if !fetch.changed.is_null() {
+                if STAMP && self.track {
                     // SAFETY: `row` is in bounds of the tick array of the
                     // column (same length as the values); the caller has
                     // exclusive access to T (contract), ticks included.
-                    unsafe { (*fetch.changed.add(row)).changed = fetch.tick };
+                    unsafe { (*self.changed.add(row)).changed = self.tick };
                 }
                 // SAFETY: `row` is in bounds; exclusive access to T and no
                 // other live item for this row (contract).
-                Some(unsafe { fetch.column.add(row).as_mut() })
+                Some(unsafe { self.column.add(row).as_mut() })
             }
             StorageType::SparseSet => {
-                if let Some(values) = fetch.driver {
-                    if !fetch.driver_ticks.is_null() {
+                if let Some(values) = self.driver {
+                    if STAMP && self.track {
                         // SAFETY: after `set_driver`, `row` is `entity`'s
                         // dense index in this set (contract), in bounds of
                         // its ticks; exclusive access to T's ticks.
-                        unsafe { (*fetch.driver_ticks.add(row)).changed = fetch.tick };
+                        unsafe { (*self.driver_ticks.add(row)).changed = self.tick };
                     }
                     // SAFETY: `row` < len as above: the entity's
                     // initialised value; exclusive access, one item per row.
                     return Some(unsafe { values.add(row).as_mut() });
                 }
-                let set = fetch.sparse?;
+                let set = self.sparse?;
                 let (dense, ptr) = sparse_ptr::<T>(Some(set), entity)?;
-                if fetch.track {
+                if self.track {
                     // SAFETY: `dense` < len; exclusive access to T's ticks.
-                    unsafe { (*set.column().ticks_ptr().add(dense)).changed = fetch.tick };
+                    unsafe { (*set.column().ticks_ptr().add(dense)).changed = self.tick };
                 }
                 // SAFETY: the entity's initialised value; exclusive access.
                 Some(unsafe { &mut *ptr })
@@ -590,6 +690,33 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
         } else {
             Some(None)
         }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch_unstamped<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        if fetch.matched {
+            // SAFETY: forwarded contract; Q's archetype was set.
+            Some(unsafe { Q::fetch_unstamped(&mut fetch.inner, entity, row) })
+        } else {
+            Some(None)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
+        if fetch.matched {
+            // SAFETY: forwarded contract; Q's archetype was set.
+            unsafe { Q::stamp_rows(&mut fetch.inner, rows) };
+        }
+    }
+
+    #[inline(always)]
+    fn tracks(fetch: &Self::Fetch<'_>) -> bool {
+        Q::tracks(&fetch.inner)
     }
 
     #[inline(always)]
@@ -691,6 +818,41 @@ unsafe impl<T: Component> ReadOnlyQueryData for Has<T> {}
 
 // ----- tuples --------------------------------------------------------------------------
 
+/// The body of a tuple's `fetch` (or `fetch_unstamped`: `$method`), in an
+/// unsafe context whose contract is `fetch`'s.
+///
+/// An element that writes as it fetches (a change tick) must not run for an
+/// entity another element then rejects. The elements that write nothing go
+/// first, so one that fails skips the entity before any write; only when a
+/// second writer could still fail after the first has written is every
+/// element asked beforehand. All constants: the compiler keeps one straight
+/// sequence of fetches.
+macro_rules! tuple_fetch {
+    ($method:ident, $fetch:ident, $entity:ident, $row:ident; $(($q:ident, $f:ident, $a:ident)),*) => {{
+        let writers = 0 $(+ $q::WRITES_ON_FETCH as usize)*;
+        let fallible_writers = 0 $(+ ($q::WRITES_ON_FETCH && $q::FALLIBLE) as usize)*;
+        if writers >= 2 && fallible_writers >= 1 && !Self::can_fetch($fetch, $entity) {
+            return None;
+        }
+        let ($($f,)*) = $fetch;
+        $(
+            let $a = if $q::WRITES_ON_FETCH {
+                None
+            } else {
+                Some($q::$method($f, $entity, $row)?)
+            };
+        )*
+        $(
+            let $a = match $a {
+                Some(item) => item,
+                // Each element is fetched once, in one of the two passes.
+                None => $q::$method($f, $entity, $row)?,
+            };
+        )*
+        Some(($($a,)*))
+    }};
+}
+
 macro_rules! tuple_query_data {
     ($(($q:ident, $f:ident, $s:ident, $a:ident)),*) => {
         // SAFETY: the union of the elements' access; each element fetches
@@ -754,39 +916,27 @@ macro_rules! tuple_query_data {
 
             #[inline(always)]
             unsafe fn fetch<'w>(fetch: &mut Self::Fetch<'w>, entity: Entity, row: usize) -> Option<Self::Item<'w>> {
-                // An element that writes as it fetches (a change tick) must
-                // not run for an entity another element then rejects. The
-                // elements that write nothing go first, so one that fails
-                // skips the entity before any write; only when a second
-                // writer could still fail after the first has written is
-                // every element asked beforehand. All constants: the
-                // compiler keeps one straight sequence of fetches.
-                let writers = 0 $(+ $q::WRITES_ON_FETCH as usize)*;
-                let fallible_writers = 0 $(+ ($q::WRITES_ON_FETCH && $q::FALLIBLE) as usize)*;
-                if writers >= 2 && fallible_writers >= 1 {
-                    // SAFETY: forwarded contract.
-                    if !unsafe { Self::can_fetch(fetch, entity) } {
-                        return None;
-                    }
-                }
+                // SAFETY: forwarded contract.
+                unsafe { tuple_fetch!(fetch, fetch, entity, row; $(($q, $f, $a)),*) }
+            }
+
+            #[inline(always)]
+            unsafe fn fetch_unstamped<'w>(fetch: &mut Self::Fetch<'w>, entity: Entity, row: usize) -> Option<Self::Item<'w>> {
+                // SAFETY: forwarded contract.
+                unsafe { tuple_fetch!(fetch_unstamped, fetch, entity, row; $(($q, $f, $a)),*) }
+            }
+
+            #[inline(always)]
+            unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
                 let ($($f,)*) = fetch;
-                $(
-                    let $a = if $q::WRITES_ON_FETCH {
-                        None
-                    } else {
-                        // SAFETY: forwarded contract.
-                        Some(unsafe { $q::fetch($f, entity, row) }?)
-                    };
-                )*
-                $(
-                    let $a = match $a {
-                        Some(item) => item,
-                        // SAFETY: forwarded contract; each element is
-                        // fetched once, in one of the two passes.
-                        None => unsafe { $q::fetch($f, entity, row) }?,
-                    };
-                )*
-                Some(($($a,)*))
+                // SAFETY: forwarded contract.
+                $(unsafe { $q::stamp_rows($f, rows.clone()) };)*
+            }
+
+            #[inline(always)]
+            fn tracks(fetch: &Self::Fetch<'_>) -> bool {
+                let ($($f,)*) = fetch;
+                false $(|| $q::tracks($f))*
             }
 
             #[inline(always)]

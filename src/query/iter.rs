@@ -1,10 +1,26 @@
 //! Walking a query's matched tables.
+//!
+//! A walk is a sequence of *runs*: rows `row..end` of one table (or, for a
+//! query of sparse components alone, positions of one sparse set's arrays),
+//! with the fetches pointed at that table's columns. A `for` loop's step
+//! (`next`) touches only the current run: one compare, the fetch, and, where
+//! the query has them, its filter and its change-tick stamp. Everything a
+//! new run needs (the next matched table, or the next entity of a walk over
+//! a sparse set's entities) is found by one out-of-line call that takes the
+//! small `Cursor` by value and gives it back, so the iterator is never
+//! pinned in memory and the compiler keeps the run in registers across the
+//! loop body. `fold` (and so `for_each`, `sum`, `count`, ...) walks each run
+//! with its own counted loop, which the compiler can unroll and vectorise:
+//! a `for` loop cannot give it that shape, so `for_each` stays the fastest
+//! form for bodies that vectorise.
 
 use std::fmt;
+use std::ops::Range;
 
 use super::state::{Driver, MatchedArchetype};
 use super::{QueryData, QueryFilter, QueryState, TickRange};
 use crate::archetype::{Archetype, ArchetypeId};
+use crate::component::ComponentId;
 use crate::entity::Entity;
 use crate::world::World;
 
@@ -13,9 +29,15 @@ use crate::world::World;
 ///
 /// Visits matched archetypes in creation order and their rows in order, or,
 /// when the query walks a sparse set (see [`Query::iter`](crate::Query::iter)),
-/// that set's entities in the set's order. `for_each` (and every consuming
-/// adaptor built on `fold`) runs a tight loop per table, or one over the
-/// walked set.
+/// that set's entities in the set's order. A `for` loop costs one compare
+/// per row beside the fetch; `for_each` (and
+/// every consuming adaptor built on `fold`) runs a counted loop per table,
+/// or one over the walked set, which the compiler can also vectorise.
+///
+/// `&mut T` items count as changes (for `Changed<T>`) as they are yielded:
+/// a loop that stops early marks only what it saw. `fold` of a query that
+/// skips no row marks each table's rows before walking them, so if its
+/// closure panics the rows it never reached count as changed too.
 ///
 /// # Example
 /// ```
@@ -31,85 +53,117 @@ use crate::world::World;
 ///
 /// [`QueryState::iter`]: crate::QueryState::iter
 pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
-    /// Every archetype of the world, indexed by id.
-    archetypes: &'w [Archetype],
-    /// The matched archetypes still to visit.
-    matched: std::slice::Iter<'s, MatchedArchetype<Q, F>>,
-    data_state: &'s Q::State,
-    filter_state: &'s F::State,
-    data: Q::Fetch<'w>,
-    filter: F::Fetch<'w>,
+    // The run being walked: rows `row..end` of `entities`, with the fetches
+    // pointed at them. The row step touches only these.
     entities: &'w [Entity],
     row: usize,
-    /// Set when the run walks a sparse set's entities instead of tables
-    /// (see `QueryState::driver`).
-    driven: Option<Driven<'w, 's, Q, F>>,
+    end: usize,
+    /// True when nothing the query writes tracks change ticks: the row
+    /// step then skips the tick code with one test (see `fetch_next`).
+    untracked: bool,
+    data: Q::Fetch<'w>,
+    filter: F::Fetch<'w>,
+    /// Where the next runs come from.
+    cursor: Cursor<'w, 's, Q, F>,
 }
 
-/// A run over a sparse set's entities: each is looked up where it lives,
-/// or, for a dense query, read straight from the set by position.
-struct Driven<'w, 's, Q: QueryData, F: QueryFilter> {
+/// Where a [`QueryIter`]'s runs come from: the state's matched archetypes,
+/// each one run of all its rows, or a sparse set's entities, each looked up
+/// where it lives and walked as a run of one row.
+///
+/// Small and `Copy` on purpose: the out-of-line step takes it by value and
+/// gives it back (see [`QueryIter::advance`]), and while a `for` loop runs
+/// it only has to be kept somewhere, so the less of it the better.
+struct Cursor<'w, 's, Q: QueryData, F: QueryFilter> {
     world: &'w World,
     state: &'s QueryState<Q, F>,
-    /// The driving set's whole entity list; position `i` is dense index `i`.
-    entities: &'w [Entity],
-    /// The next position to visit, and the end of the run.
+    /// The next index into the state's matched list, or, for a driven
+    /// walk, the next position in the driving set's entity list.
     next: usize,
+    /// Where `next` stops.
     end: usize,
-    /// True for a dense query: no archetype to look up, and the fetches
-    /// were told the driver (`QueryData::set_driver`).
-    dense: bool,
-    /// The archetype the fetches were last set to, and whether the state
-    /// matched it.
-    current: Option<(ArchetypeId, bool)>,
+    /// For a driven walk: the driving component, and the archetype the
+    /// fetches were last set to with whether the state matched it.
+    driven: Option<(ComponentId, Option<(ArchetypeId, bool)>)>,
+}
+
+impl<Q: QueryData, F: QueryFilter> Clone for Cursor<'_, '_, Q, F> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> Copy for Cursor<'_, '_, Q, F> {}
+
+/// What the iterator does when its run ends: see [`QueryIter::advance`].
+enum Step<'w, 's, Q: QueryData, F: QueryFilter> {
+    /// Point the fetches at this matched archetype and walk `rows` of it.
+    Table(&'s MatchedArchetype<Q, F>, &'w Archetype, Range<usize>),
+    /// Walk `rows` of the table the fetches point at.
+    Rows(Range<usize>),
+    /// Nothing is left.
+    Done,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIter<'_, '_, Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let left = self.cursor.end - self.cursor.next;
+        let (tables_left, walk_left) = match self.cursor.driven {
+            None => (left, 0),
+            Some(_) => (0, left),
+        };
         f.debug_struct("QueryIter")
-            .field("archetypes_left", &self.matched.len())
-            .field("rows_left", &(self.entities.len() - self.row))
+            .field("archetypes_left", &tables_left)
+            .field("rows_left", &(self.end - self.row))
+            .field("walk_left", &walk_left)
             .finish()
     }
 }
 
 impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
+    /// An iterator over `state`'s matched archetypes.
+    ///
     /// # Safety
-    /// - `matched` lists archetypes of `world` that match the states, which
-    ///   were built on `world`, each with the archetype states
-    ///   `match_archetype` returned for it;
+    /// - `state` was built on `world` and is prepared for it (its matched
+    ///   list holds archetypes of `world`, each with the archetype states
+    ///   `match_archetype` returned for it);
     /// - if `Q` writes, the caller has exclusive access to what it writes for
     ///   `'w`, and the query does not alias.
     pub(crate) unsafe fn new(
         world: &'w World,
-        matched: &'s [MatchedArchetype<Q, F>],
-        data_state: &'s Q::State,
-        filter_state: &'s F::State,
+        state: &'s QueryState<Q, F>,
         ticks: TickRange,
     ) -> Self {
+        let (data_state, filter_state) = state.states();
+        // SAFETY: forwarded contract.
+        let data = unsafe { Q::init_fetch(world, data_state, ticks) };
         QueryIter {
-            archetypes: world.archetype_slice(),
-            matched: matched.iter(),
-            data_state,
-            filter_state,
-            // SAFETY: forwarded contract.
-            data: unsafe { Q::init_fetch(world, data_state, ticks) },
-            // SAFETY: forwarded contract.
-            filter: unsafe { F::init_fetch(world, filter_state, ticks) },
             entities: &[],
             row: 0,
-            driven: None,
+            end: 0,
+            untracked: !Q::tracks(&data),
+            data,
+            // SAFETY: forwarded contract.
+            filter: unsafe { F::init_fetch(world, filter_state, ticks) },
+            cursor: Cursor {
+                world,
+                state,
+                next: 0,
+                end: state.matched().len(),
+                driven: None,
+            },
         }
     }
 
     /// An iterator over positions `run` of `driver`'s entity list (all, or
     /// a run of, the entities of a sparse set every match has), looking
     /// each up where it lives, or, for a [dense](QueryState::is_dense)
-    /// state, reading the set's values by position.
+    /// state, reading the set's values by position: then the whole run is
+    /// one run of rows, walked like a table.
     ///
     /// # Safety
-    /// - as [`QueryIter::new`], for `state`'s matched archetypes; `state` is
-    ///   prepared for `world`;
+    /// - as [`QueryIter::new`];
     /// - `driver` is the entity list of component `driver.id`'s sparse set
     ///   in `world` (as [`QueryState::driver`] returns it), and
     ///   `run.end <= driver.entities.len()`. A set's list holds each entity
@@ -119,89 +173,47 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         state: &'s QueryState<Q, F>,
         ticks: TickRange,
         driver: Driver<'w>,
-        run: std::ops::Range<usize>,
+        run: Range<usize>,
     ) -> Self {
         assert!(run.start <= run.end && run.end <= driver.entities.len());
-        let (data_state, filter_state) = state.states();
-        // SAFETY: forwarded contract; no matched archetype is listed, so
-        // only `next_driven` produces items.
-        let mut iter = unsafe { QueryIter::new(world, &[], data_state, filter_state, ticks) };
-        let dense = state.is_dense();
-        if dense {
+        // SAFETY: forwarded contract.
+        let mut iter = unsafe { QueryIter::new(world, state, ticks) };
+        if state.is_dense() {
             // SAFETY: a dense state's data is `DENSE`; the fetch came from
-            // `init_fetch` with this state; every fetch of a dense run
-            // passes the entity's position in `driver`'s list (below).
-            unsafe { Q::set_driver(&mut iter.data, data_state, driver.id) };
+            // `init_fetch` with this state; every fetch of this run passes
+            // the entity's position in `driver`'s list as its row, since
+            // the run's rows are positions of that list.
+            unsafe { Q::set_driver(&mut iter.data, state.states().0, driver.id) };
+            iter.cursor.next = iter.cursor.end;
+            iter.entities = driver.entities;
+            iter.begin(run);
+        } else {
+            iter.cursor.next = run.start;
+            iter.cursor.end = run.end;
+            iter.cursor.driven = Some((driver.id, None));
         }
-        iter.driven = Some(Driven {
-            world,
-            state,
-            entities: driver.entities,
-            next: run.start,
-            end: run.end,
-            dense,
-            current: None,
-        });
         iter
     }
 
-    /// The next item of a driven run: the next entity of the set that lives
-    /// in a matched archetype and passes the filter.
-    #[inline]
-    fn next_driven(&mut self) -> Option<Q::Item<'w>> {
-        loop {
-            let driven = self.driven.as_mut()?;
-            if driven.next >= driven.end {
-                return None;
-            }
-            let position = driven.next;
-            driven.next += 1;
-            let entity = driven.entities[position];
-            if driven.dense {
-                // SAFETY: `position` is `entity`'s index in the driving
-                // set's list, as `set_driver` was promised; each position
-                // comes once, so no row is fetched twice. A dense query
-                // matches every archetype and has no filter.
-                if let Some(item) = unsafe { Q::fetch(&mut self.data, entity, position) } {
-                    return Some(item);
-                }
-                continue;
-            }
-            // A set only holds live entities; a miss would be skipped.
-            let Some(loc) = driven.world.location(entity) else {
-                continue;
-            };
-            let matches = match driven.current {
-                Some((id, matches)) if id == loc.archetype => matches,
-                _ => {
-                    let matched = driven.state.matched_entry(loc.archetype);
-                    driven.current = Some((loc.archetype, matched.is_some()));
-                    if let Some(matched) = matched {
-                        let archetype = &self.archetypes[loc.archetype.index()];
-                        // SAFETY: an archetype of this world, and its entry
-                        // in the state's matched list (contract of
-                        // `new_driven`).
-                        unsafe { self.set_tables(matched, archetype) };
-                    }
-                    matched.is_some()
-                }
-            };
-            if !matches {
-                continue;
-            }
-            let row = loc.row as usize;
-            // SAFETY: `row` is `entity`'s row in the archetype last set;
-            // each entity of the list comes once, so no row is fetched
-            // twice (contract of `new_driven`).
-            unsafe {
-                if !F::filter(&mut self.filter, entity, row) {
-                    continue;
-                }
-                if let Some(item) = Q::fetch(&mut self.data, entity, row) {
-                    return Some(item);
-                }
-            }
-        }
+    /// Restricts the iterator to `rows` of one matched archetype.
+    ///
+    /// # Safety
+    /// - `matched` is a matched archetype of the world `self` was made for,
+    ///   with its archetype states (as in `new`).
+    pub(crate) unsafe fn with_rows(
+        mut self,
+        matched: &MatchedArchetype<Q, F>,
+        rows: Range<usize>,
+    ) -> Self {
+        let archetype = self.cursor.world.archetype(matched.id);
+        assert!(rows.start <= rows.end && rows.end <= archetype.len());
+        // SAFETY: a matched archetype of this world with its states
+        // (contract).
+        unsafe { self.set_tables(matched, archetype) };
+        self.cursor.next = self.cursor.end;
+        self.entities = archetype.entities();
+        self.begin(rows);
+        self
     }
 
     /// Points the data and filter fetches at `archetype`.
@@ -213,69 +225,81 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     ///   returned for it).
     #[inline(always)]
     unsafe fn set_tables(&mut self, matched: &MatchedArchetype<Q, F>, archetype: &'w Archetype) {
+        let (data_state, filter_state) = self.cursor.state.states();
         // SAFETY: forwarded contract.
         unsafe {
-            Q::set_archetype(&mut self.data, self.data_state, matched.data, archetype);
-            F::set_archetype(
-                &mut self.filter,
-                self.filter_state,
-                matched.filter,
-                archetype,
-            );
+            Q::set_archetype(&mut self.data, data_state, matched.data, archetype);
+            F::set_archetype(&mut self.filter, filter_state, matched.filter, archetype);
         }
     }
 
-    /// Restricts the iterator to `rows` of one matched archetype (the
-    /// caller's matched archetype list must be empty).
+    /// Starts the next run; false when none is left.
     ///
-    /// # Safety
-    /// - `matched` is a matched archetype of the world `self` was made for,
-    ///   with its archetype states (as in `new`).
-    pub(crate) unsafe fn with_rows(
-        mut self,
-        matched: &MatchedArchetype<Q, F>,
-        rows: std::ops::Range<usize>,
-    ) -> Self {
-        let archetype = &self.archetypes[matched.id.index()];
-        let entities = &archetype.entities()[..rows.end];
-        // SAFETY: a matched archetype of this world with its states
-        // (contract).
-        unsafe { self.set_tables(matched, archetype) };
-        self.entities = entities;
-        self.row = rows.start;
-        self
+    /// The search for the run ([`step`](Self::step)) is out of line and
+    /// takes the cursor by value and gives it back: were `&mut self` (or a
+    /// field of it) passed to a call, the whole iterator would have to live
+    /// in memory, and a `for` loop's body, which writes through the items,
+    /// would make every row reload the row counter and the column
+    /// pointers. By value, the iterator stays in registers across the loop.
+    #[inline]
+    fn advance(&mut self) -> bool {
+        let (cursor, step) = Self::step(self.cursor);
+        self.cursor = cursor;
+        self.start(step)
     }
 
-    /// Moves to the next matched archetype; false when none is left. Empty
-    /// tables are not skipped here: their row loop is empty anyway, and a
-    /// separate check would cost every non-empty table a branch.
-    #[inline]
-    fn next_table(&mut self) -> bool {
-        let Some(matched) = self.matched.next() else {
-            return false;
+    /// Points the iterator at the run `step` names.
+    #[inline(always)]
+    fn start(&mut self, step: Step<'w, 's, Q, F>) -> bool {
+        let rows = match step {
+            Step::Done => return false,
+            Step::Rows(rows) => rows,
+            Step::Table(matched, archetype, rows) => {
+                // SAFETY: `step` names a matched archetype of this world
+                // with its entry (contract of `new` / `new_driven`).
+                unsafe { self.set_tables(matched, archetype) };
+                self.entities = archetype.entities();
+                rows
+            }
         };
-        debug_assert!(matched.id.index() < self.archetypes.len());
-        // SAFETY: `matched` lists archetypes of this world (contract of
-        // `new`), and a world never drops an archetype, so the id is in
-        // bounds of the slice taken in `new`.
-        let archetype = unsafe { self.archetypes.get_unchecked(matched.id.index()) };
-        // SAFETY: a matched archetype of this world, with the states
-        // `match_archetype` returned for it (contract of `new`).
-        unsafe { self.set_tables(matched, archetype) };
-        self.entities = archetype.entities();
-        self.row = 0;
+        self.begin(rows);
         true
     }
 
-    /// The item for `row` of the current table, if it passes.
+    /// Makes `rows` of the run the fetches point at the current run.
+    #[inline(always)]
+    fn begin(&mut self, rows: Range<usize>) {
+        debug_assert!(rows.start <= rows.end && rows.end <= self.entities.len());
+        self.row = rows.start;
+        self.end = rows.end;
+    }
+
+    /// Finds the next run of `cursor`: see [`advance`](Self::advance).
+    #[inline(never)]
+    fn step(mut cursor: Cursor<'w, 's, Q, F>) -> (Cursor<'w, 's, Q, F>, Step<'w, 's, Q, F>) {
+        let step = match cursor.driven {
+            None => cursor.next_table(),
+            Some(_) => cursor.next_driven(),
+        };
+        (cursor, step)
+    }
+
+    /// Whether `fold` stamps a run's change ticks before walking it rather
+    /// than row by row: when the query skips no row, a run's rows are
+    /// exactly those it yields.
+    const STAMPS_RUNS: bool = !Q::FALLIBLE && F::ALWAYS_TRUE;
+
+    /// The item for `row` of the current run, if it passes, its change
+    /// ticks written.
     ///
     /// # Safety
-    /// - `row < self.entities.len()`, and each row is fetched once.
+    /// - `row < self.entities.len()`, `row` is in the current run, and
+    ///   each row is fetched once.
     #[inline(always)]
     unsafe fn fetch_row(&mut self, row: usize) -> Option<Q::Item<'w>> {
         // SAFETY: row < entities.len() (contract).
         let entity = unsafe { *self.entities.get_unchecked(row) };
-        // SAFETY: `row` belongs to the table last set; each row is visited
+        // SAFETY: `row` belongs to the run last set; each row is visited
         // once, so no two live items share a row.
         unsafe {
             if !F::filter(&mut self.filter, entity, row) {
@@ -284,93 +308,191 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             Q::fetch(&mut self.data, entity, row)
         }
     }
-}
 
-impl<'w, Q: QueryData, F: QueryFilter> QueryIter<'w, '_, Q, F> {
-    /// Folds `rows` of the current table (the caller has moved `self.row`
-    /// past them, so each row is fetched once).
+    /// `fetch_row` for the row step: when nothing the query writes is
+    /// tracked, one test of a flag that never changes replaces a tick check
+    /// per written component.
+    ///
+    /// # Safety
+    /// - as [`fetch_row`](Self::fetch_row).
     #[inline(always)]
-    fn fold_rows<B, G>(&mut self, rows: std::ops::Range<usize>, mut acc: B, g: &mut G) -> B
-    where
-        G: FnMut(B, Q::Item<'w>) -> B,
-    {
-        for row in rows {
-            // SAFETY: rows lie within the current table, and the caller moved
-            // `self.row` past them, so each is fetched once.
-            if let Some(item) = unsafe { self.fetch_row(row) } {
-                acc = g(acc, item);
-            }
+    unsafe fn fetch_next(&mut self, row: usize) -> Option<Q::Item<'w>> {
+        if Self::STAMPS_RUNS && self.untracked {
+            // SAFETY: row < entities.len() (contract).
+            let entity = unsafe { *self.entities.get_unchecked(row) };
+            // SAFETY: as in `fetch_row`; the filter passes every row, and
+            // nothing fetched has ticks to leave out.
+            return unsafe { Q::fetch_unstamped(&mut self.data, entity, row) };
         }
-        acc
+        // SAFETY: forwarded contract.
+        unsafe { self.fetch_row(row) }
     }
-}
 
-impl<'w, Q: QueryData, F: QueryFilter> QueryIter<'w, '_, Q, F> {
-    /// `fold` for a driven run. Out of line, and taking the iterator by
-    /// value: a `&mut self` call inside `fold` would pin the whole iterator
-    /// in memory there and slow the table loop (callgrind: +15% instructions
-    /// on fragmented_iter).
-    #[inline(never)]
-    fn fold_driven<B, G>(mut self, mut acc: B, mut g: G) -> B
+    /// Folds the rest of the current run.
+    ///
+    /// A query that skips no row stamps the run's change ticks first and
+    /// then fetches without them, so the loop holds no tick code; if `g`
+    /// panics, rows it never saw count as changed, never the other way
+    /// round.
+    #[inline(always)]
+    fn fold_run<B, G>(&mut self, mut acc: B, g: &mut G) -> B
     where
         G: FnMut(B, Q::Item<'w>) -> B,
     {
-        if let Some(driven) = self.driven.as_mut().filter(|d| d.dense) {
-            // A dense run: one loop over the set's list, like a plain array.
-            let run = driven.next..driven.end;
-            driven.next = driven.end;
-            let entities = &driven.entities[run.clone()];
-            for (position, &entity) in run.zip(entities) {
-                // SAFETY: `position` is `entity`'s index in the driving
-                // set's list, as `set_driver` was promised; the run was
-                // marked visited above, so each is fetched once.
-                if let Some(item) = unsafe { Q::fetch(&mut self.data, entity, position) } {
+        let rows = self.row..self.end;
+        self.row = self.end;
+        if Self::STAMPS_RUNS {
+            if !rows.is_empty() {
+                // SAFETY: rows of the current run, under the iterator's
+                // access.
+                unsafe { Q::stamp_rows(&mut self.data, rows.clone()) };
+            }
+            for row in rows {
+                // SAFETY: rows of the current run, and `self.row` moved
+                // past them, so each is fetched once.
+                let entity = unsafe { *self.entities.get_unchecked(row) };
+                // SAFETY: as above; the row was stamped above.
+                if let Some(item) = unsafe { Q::fetch_unstamped(&mut self.data, entity, row) } {
                     acc = g(acc, item);
                 }
             }
             return acc;
         }
-        while let Some(item) = self.next_driven() {
-            acc = g(acc, item);
+        // Two copies of the loop: with no change ticks to write, the
+        // compiler drops the per-row tick check from the second one.
+        if Q::writes_ticks(&self.data) {
+            for row in rows {
+                // SAFETY: rows of the current run, and `self.row` moved
+                // past them, so each is fetched once.
+                if let Some(item) = unsafe { self.fetch_row(row) } {
+                    acc = g(acc, item);
+                }
+            }
+        } else {
+            for row in rows {
+                // SAFETY: as above.
+                if let Some(item) = unsafe { self.fetch_row(row) } {
+                    acc = g(acc, item);
+                }
+            }
         }
         acc
+    }
+
+    /// `fold` for a driven walk. Out of line, and taking the iterator by
+    /// value: the walk's search is long, and inlined into `fold` it would
+    /// slow the table loop there.
+    #[inline(never)]
+    fn fold_driven<B, G>(mut self, mut acc: B, mut g: G) -> B
+    where
+        G: FnMut(B, Q::Item<'w>) -> B,
+    {
+        loop {
+            acc = self.fold_run(acc, &mut g);
+            let (cursor, step) = Self::step(self.cursor);
+            self.cursor = cursor;
+            if !self.start(step) {
+                return acc;
+            }
+        }
+    }
+}
+
+impl<'w, 's, Q: QueryData, F: QueryFilter> Cursor<'w, 's, Q, F> {
+    /// The next matched archetype with rows, as a run of all its rows.
+    #[inline(always)]
+    fn next_table(&mut self) -> Step<'w, 's, Q, F> {
+        let matched = self.state.matched();
+        let archetypes = self.world.archetype_slice();
+        while self.next < self.end {
+            let entry = &matched[self.next];
+            self.next += 1;
+            debug_assert!(entry.id.index() < archetypes.len());
+            // SAFETY: the matched list holds archetypes of this world
+            // (contract of `QueryIter::new`), and a world never drops an
+            // archetype.
+            let archetype = unsafe { archetypes.get_unchecked(entry.id.index()) };
+            if !archetype.is_empty() {
+                return Step::Table(entry, archetype, 0..archetype.len());
+            }
+        }
+        Step::Done
+    }
+
+    /// The next entity of a driven walk that lives in a matched archetype,
+    /// as a run of its one row.
+    #[inline(always)]
+    fn next_driven(&mut self) -> Step<'w, 's, Q, F> {
+        let Some((driver, current)) = &mut self.driven else {
+            return Step::Done;
+        };
+        let entities = self
+            .world
+            .sparse_sets()
+            .get(*driver)
+            .map_or(&[][..], |set| set.entities());
+        while self.next < self.end {
+            let entity = entities[self.next];
+            self.next += 1;
+            // A set only holds live entities; a miss would be skipped.
+            let Some(loc) = self.world.location(entity) else {
+                continue;
+            };
+            let row = loc.row as usize;
+            match *current {
+                Some((id, true)) if id == loc.archetype => return Step::Rows(row..row + 1),
+                Some((id, false)) if id == loc.archetype => continue,
+                _ => {}
+            }
+            let matched = self.state.matched_entry(loc.archetype);
+            *current = Some((loc.archetype, matched.is_some()));
+            if let Some(matched) = matched {
+                let archetype = self.world.archetype(loc.archetype);
+                return Step::Table(matched, archetype, row..row + 1);
+            }
+        }
+        Step::Done
     }
 }
 
 impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     type Item = Q::Item<'w>;
 
-    #[inline]
+    // The row step: one compare, the fetch, and the filter where there is
+    // one. Everything a new run needs is behind `advance`, which only
+    // starts runs with rows, so the fetch follows it without a second
+    // compare.
+    #[inline(always)]
     fn next(&mut self) -> Option<Q::Item<'w>> {
-        if self.driven.is_some() {
-            return self.next_driven();
-        }
         loop {
-            while self.row < self.entities.len() {
-                let row = self.row;
-                self.row += 1;
-                // SAFETY: row < len, and `self.row` moved past it.
-                if let Some(item) = unsafe { self.fetch_row(row) } {
-                    return Some(item);
-                }
-            }
-            if !self.next_table() {
+            if self.row >= self.end && !self.advance() {
                 return None;
+            }
+            let row = self.row;
+            self.row += 1;
+            // SAFETY: `row` is in the current run (`end` never exceeds
+            // the run's entity list), and `self.row` moved past it.
+            if let Some(item) = unsafe { self.fetch_next(row) } {
+                return Some(item);
             }
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        if let Some(driven) = &self.driven {
-            return (0, Some(driven.end - driven.next));
-        }
-        let here = self.entities.len() - self.row;
-        let rest: usize = self
-            .matched
-            .clone()
-            .map(|m| self.archetypes[m.id.index()].len())
-            .sum();
-        (0, Some(here + rest))
+        let here = self.end - self.row;
+        let (rest, exact) = match self.cursor.driven {
+            None => {
+                let matched = &self.cursor.state.matched()[self.cursor.next..self.cursor.end];
+                let rest = matched
+                    .iter()
+                    .map(|m| self.cursor.world.archetype(m.id).len())
+                    .sum::<usize>();
+                (rest, !Q::FALLIBLE && F::ALWAYS_TRUE)
+            }
+            Some(_) => (self.cursor.end - self.cursor.next, false),
+        };
+        let upper = here + rest;
+        (if exact { upper } else { 0 }, Some(upper))
     }
 
     #[inline]
@@ -378,25 +500,25 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     where
         G: FnMut(B, Q::Item<'w>) -> B,
     {
-        let mut acc = init;
-        if self.driven.is_some() {
-            return self.fold_driven(acc, g);
+        if self.cursor.driven.is_some() {
+            return self.fold_driven(init, g);
         }
-        loop {
-            let rows = self.row..self.entities.len();
-            self.row = rows.end;
-            // Two copies of the loop: with no change ticks to write, the
-            // compiler drops the per-row tick check from the second one.
-            #[allow(clippy::if_same_then_else)]
-            if Q::writes_ticks(&self.data) {
-                acc = self.fold_rows(rows, acc, &mut g);
-            } else {
-                acc = self.fold_rows(rows, acc, &mut g);
-            }
-            if !self.next_table() {
-                return acc;
-            }
+        let mut acc = self.fold_run(init, &mut g);
+        let cursor = self.cursor;
+        self.cursor.next = cursor.end;
+        let matched = &cursor.state.matched()[cursor.next..cursor.end];
+        let archetypes = cursor.world.archetype_slice();
+        for entry in matched {
+            debug_assert!(entry.id.index() < archetypes.len());
+            // SAFETY: the matched list holds archetypes of this world
+            // (contract of `new`), and a world never drops an archetype.
+            let archetype = unsafe { archetypes.get_unchecked(entry.id.index()) };
+            // Empty tables are not skipped: their row loop is empty anyway,
+            // and a separate check would cost every other table a branch.
+            self.start(Step::Table(entry, archetype, 0..archetype.len()));
+            acc = self.fold_run(acc, &mut g);
         }
+        acc
     }
 }
 

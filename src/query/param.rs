@@ -472,6 +472,24 @@ const MIN_PARALLEL_ROWS: usize = 64;
 /// How many batches `par_iter` cuts the rows into, per thread.
 const BATCHES_PER_THREAD: usize = 64;
 
+impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParIter<'a, 's, Q, F> {
+    /// # Safety
+    /// - `state` is prepared for `world`;
+    /// - the caller has, for `'a`, the access `Q` and `F` declare (shared
+    ///   access for a read-only query).
+    pub(crate) unsafe fn new(
+        world: &'a World,
+        state: &'s QueryState<Q, F>,
+        ticks: TickRange,
+    ) -> Self {
+        QueryParIter {
+            world,
+            state,
+            ticks,
+        }
+    }
+}
+
 impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
     /// Calls `f` on every item, on the thread pool. Rows are split into
     /// batches (64 per thread, shared out by rayon's work stealing); each

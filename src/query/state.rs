@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use super::{Access, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, TickRange};
+use super::{
+    Access, QueryData, QueryFilter, QueryIter, QueryParIter, ReadOnlyQueryData, TickRange,
+};
 use crate::archetype::ArchetypeId;
 use crate::change::Tick;
 use crate::component::{short_type_name, ComponentId, StorageType};
@@ -210,6 +212,59 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         unsafe { self.iter_prepared(world, ticks) }
     }
 
+    /// Iterates the matching entities of `world` in parallel, on rayon's
+    /// thread pool, like [`Query::par_iter`](crate::Query::par_iter) but
+    /// without a schedule (read-only queries). Counts as a run of the
+    /// state, like [`iter`](Self::iter).
+    ///
+    /// Panics if `world` is not the world that built this state.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// #[derive(Component)] struct Mass(u64);
+    /// let mut world = World::new();
+    /// world.spawn_batch((1..=100).map(Mass));
+    /// let mut q = world.query::<&Mass>();
+    /// let total = AtomicU64::new(0);
+    /// q.par_iter(&world).for_each(|m| { total.fetch_add(m.0, Ordering::Relaxed); });
+    /// assert_eq!(total.into_inner(), 5050);
+    /// ```
+    pub fn par_iter<'w, 's>(&'s mut self, world: &'w World) -> QueryParIter<'w, 's, Q, F>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        let ticks = self.begin_run(world);
+        // SAFETY: Q only reads and `&World` keeps writers out for 'w; the
+        // state was prepared for `world` by `begin_run`.
+        unsafe { QueryParIter::new(world, self, ticks) }
+    }
+
+    /// Iterates the matching entities of `world` in parallel with mutable
+    /// access, like [`Query::par_iter_mut`](crate::Query::par_iter_mut) but
+    /// without a schedule. Each item is visited once, by one thread.
+    ///
+    /// Panics if `world` is not the world that built this state.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Heat(f32);
+    /// let mut world = World::new();
+    /// world.spawn_batch((0..1000).map(|_| Heat(1.0)));
+    /// let mut q = world.query::<&mut Heat>();
+    /// q.par_iter_mut(&mut world).for_each(|h| h.0 *= 0.5);
+    /// assert!(q.iter_mut(&mut world).all(|h| h.0 == 0.5));
+    /// ```
+    pub fn par_iter_mut<'w, 's>(&'s mut self, world: &'w mut World) -> QueryParIter<'w, 's, Q, F> {
+        world.check_change_ticks();
+        let ticks = self.begin_run_mut(world);
+        // SAFETY: `&mut World` gives exclusive access for 'w; the query does
+        // not alias (checked in `new`); the state was prepared for `world`.
+        unsafe { QueryParIter::new(world, self, ticks) }
+    }
+
     /// The item for one entity (read-only queries). Does not count as a run:
     /// `Added`/`Changed` compare against the last `iter`.
     ///
@@ -334,15 +389,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             };
         }
         // SAFETY: forwarded contract; `matched` lists archetypes of `world`.
-        unsafe {
-            QueryIter::new(
-                world,
-                &self.matched,
-                &self.data_state,
-                &self.filter_state,
-                ticks,
-            )
-        }
+        unsafe { QueryIter::new(world, self, ticks) }
     }
 
     /// An iterator over rows `rows` of one matched archetype only, for a
@@ -360,10 +407,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ) -> QueryIter<'w, 's, Q, F> {
         debug_assert!(self.matched_entry(matched.id).is_some());
         // SAFETY: forwarded contract.
-        unsafe {
-            QueryIter::new(world, &[], &self.data_state, &self.filter_state, ticks)
-                .with_rows(matched, rows)
-        }
+        unsafe { QueryIter::new(world, self, ticks).with_rows(matched, rows) }
     }
 
     /// The data and filter states.

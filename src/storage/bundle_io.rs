@@ -7,6 +7,7 @@
 //! one target column per table component of the bundle, and — for a new row —
 //! the bundle covers every column of the target table.
 
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 use super::{DeferredPanic, SparseSets, Table};
@@ -16,7 +17,10 @@ use crate::change::Tick;
 use crate::component::{Component, ComponentId, Components, StorageType};
 use crate::entity::Entity;
 
-struct Writer<'a> {
+/// Writes a bundle into an existing row (replacing) or the row being
+/// moved (pushing fresh columns); also the writer of the extras of
+/// [`move_and_write_with`] and [`overwrite_row_with`].
+pub(crate) struct Writer<'a> {
     entity: Entity,
     row: usize,
     tick: Tick,
@@ -89,7 +93,7 @@ fn write_sparse_value<C: Component>(
 }
 
 /// Writes the components of a bundle made only of sparse components.
-struct SparseWriter<'a> {
+pub(crate) struct SparseWriter<'a> {
     entity: Entity,
     tick: Tick,
     components: &'a [(ComponentId, StorageType)],
@@ -130,6 +134,19 @@ pub(crate) fn write_sparse<B: Bundle>(
     info: &BundleInfo,
     ctx: &mut WriteCtx<'_>,
 ) {
+    write_sparse_with(entity, bundle, info, ctx, |_| {});
+}
+
+/// [`write_sparse`], then the components `extras` writes (the rest of
+/// `info`, in its order). `extras` must not panic.
+#[inline(always)]
+pub(crate) fn write_sparse_with<B: Bundle>(
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    ctx: &mut WriteCtx<'_>,
+    extras: impl FnOnce(&mut SparseWriter<'_>),
+) {
     assert!(info.table_ids.is_empty(), "not a sparse-only bundle");
     let mut writer = SparseWriter {
         entity,
@@ -141,11 +158,19 @@ pub(crate) fn write_sparse<B: Bundle>(
         next: 0,
     };
     bundle.write_components(&mut writer);
+    extras(&mut writer);
+    assert_eq!(
+        writer.next,
+        info.components.len(),
+        "the extras did not complete the bundle"
+    );
 }
 
 /// Writes `bundle` into `row` of `table`, the target of `edge`: replaced
 /// components are overwritten in place, fresh ones pushed to their columns
 /// (which the caller left one value short for this row).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn write_row<B: Bundle>(
     table: &mut Table,
     row: usize,
@@ -154,7 +179,8 @@ fn write_row<B: Bundle>(
     info: &BundleInfo,
     edge: &InsertEdge,
     ctx: &mut WriteCtx<'_>,
-) {
+    extras: impl FnOnce(&mut Writer<'_>),
+) -> bool {
     let mut writer = Writer {
         entity,
         row,
@@ -169,7 +195,11 @@ fn write_row<B: Bundle>(
         next_slot: 0,
     };
     bundle.write_components(&mut writer);
+    extras(&mut writer);
     debug_assert_eq!(writer.next_slot, edge.slots.len());
+    // Every slot written: the extras (dynamic, unlike a bundle type) are
+    // checked by the callers that take them.
+    writer.next_slot == edge.slots.len() && writer.next_component == info.components.len()
 }
 
 /// What every write needs besides the tables.
@@ -524,8 +554,8 @@ impl ComponentWriter for DirectWriter<'_> {
 
 /// Writes one new row of a [`NewRows`] table: every table component is
 /// pushed to its column (which has room: the `NewRows` invariant), sparse
-/// ones go to their sets.
-struct NewRowWriter<'a> {
+/// ones go to their sets. Also the writer of [`push_row_with`]'s extras.
+pub(crate) struct NewRowWriter<'a> {
     entity: Entity,
     row: usize,
     tick: Tick,
@@ -578,6 +608,98 @@ impl ComponentWriter for NewRowWriter<'_> {
     }
 }
 
+/// Appends a row for `entity` to `table`, the target of `edge` from the
+/// empty archetype for the bundle `info` describes: `bundle`'s values, then
+/// those `extras` writes (the rest of `info`, in its order: the required
+/// components a spawn brings). Returns the row.
+///
+/// `extras` runs user code (constructors) and may panic: then every value
+/// already written for the row is dropped once, nothing is counted (the
+/// table is as before) and the panic goes on.
+pub(crate) fn push_row_with<B: Bundle>(
+    table: &mut Table,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+    extras: impl FnOnce(&mut NewRowWriter<'_>),
+) -> usize {
+    assert_eq!(
+        edge.slots.len(),
+        table.component_ids().len(),
+        "insert plan does not cover the table"
+    );
+    assert_eq!(
+        edge.slots.len(),
+        info.table_ids.len(),
+        "insert plan is not this bundle's"
+    );
+    table.reserve(1);
+    let row = table.len();
+    let mut writer = NewRowWriter {
+        entity,
+        row,
+        tick: ctx.tick,
+        table,
+        slots: &edge.slots,
+        components: &info.components,
+        registry: ctx.components,
+        sparse: &mut *ctx.sparse,
+        panics: &mut *ctx.panics,
+        next_component: 0,
+        next_slot: 0,
+    };
+    bundle.write_components(&mut writer);
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| extras(&mut writer))) {
+        writer.abandon();
+        resume_unwind(payload);
+    }
+    assert!(
+        writer.next_slot == edge.slots.len() && writer.next_component == info.components.len(),
+        "the extras did not complete the row"
+    );
+    let table = writer.table;
+    // SAFETY: `reserve(1)` left room for one row; every column of the row
+    // was written once (the plan names each column once, and all slots were
+    // used: asserted above), so after the entity the row is complete.
+    unsafe {
+        table.write_spare_entity(row, entity);
+        table.set_len(row + 1);
+    }
+    row
+}
+
+impl NewRowWriter<'_> {
+    /// Drops the values written so far for this row, which was not
+    /// counted: the table and the sparse sets are as before the row.
+    #[cold]
+    fn abandon(self) {
+        // The first panic is already unwinding: further ones (drops) are
+        // caught and dropped.
+        let mut panics = DeferredPanic::new();
+        for &(col, _) in &self.slots[..self.next_slot] {
+            let column = self.table.column_at_mut(col as usize);
+            let len = column.len();
+            // SAFETY: this writer wrote slot `row` = `len` of this column
+            // with `write_spare` (each column once, in slot order), so
+            // counting it is sound; it is then the last value, and dropped.
+            unsafe {
+                column.set_len(len + 1);
+                column.swap_remove_drop(len, &mut panics);
+            }
+        }
+        for &(id, storage) in &self.components[..self.next_component] {
+            if storage == StorageType::SparseSet {
+                if let Some(set) = self.sparse.get_mut(id) {
+                    set.remove_drop(self.entity, &mut panics);
+                }
+            }
+        }
+        drop(panics);
+    }
+}
+
 /// Moves `src_row` of `src` to a new row of `dst` (the target of `edge`) and
 /// writes `bundle` there. Returns the new row and the entity that took
 /// `src_row`'s place in `src`.
@@ -597,8 +719,56 @@ pub(crate) fn move_and_write<B: Bundle>(
     // missing; the columns `dst` adds are exactly the bundle's fresh table
     // components, which `write_row` pushes right below.
     let (row, swapped) = unsafe { src.move_row(src_row, dst, false, ctx.panics) };
-    write_row(dst, row, entity, bundle, info, edge, ctx);
+    write_row(dst, row, entity, bundle, info, edge, ctx, |_| {});
     (row, swapped)
+}
+
+/// [`move_and_write`], then the components `extras` writes (the rest of
+/// `info`, in its order: required components an insert brings). `extras`
+/// must not panic (the values are made beforehand).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn move_and_write_with<B: Bundle>(
+    src: &mut Table,
+    src_row: usize,
+    dst: &mut Table,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+    extras: impl FnOnce(&mut Writer<'_>),
+) -> (usize, Option<Entity>) {
+    assert!(src_row < src.len(), "row out of bounds");
+    // SAFETY: as in `move_and_write`: the columns `dst` adds are exactly
+    // the fresh table components of `info` (bundle and extras), which
+    // `write_row` pushes right below (and checks it did).
+    let (row, swapped) = unsafe { src.move_row(src_row, dst, false, ctx.panics) };
+    let complete = write_row(dst, row, entity, bundle, info, edge, ctx, extras);
+    // A fresh column left unwritten would be read uninitialised.
+    assert!(complete, "the extras did not complete the row");
+    (row, swapped)
+}
+
+/// [`overwrite_row`], then the components `extras` writes (sparse ones: a
+/// pure replace adds no table component). `extras` must not panic.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn overwrite_row_with<B: Bundle>(
+    table: &mut Table,
+    row: usize,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+    extras: impl FnOnce(&mut Writer<'_>),
+) {
+    assert!(row < table.len(), "row out of bounds");
+    assert!(
+        edge.slots.iter().all(|&(_, replace)| replace),
+        "not a pure replace"
+    );
+    let complete = write_row(table, row, entity, bundle, info, edge, ctx, extras);
+    assert!(complete, "the extras did not complete the row");
 }
 
 /// Writes `bundle` into `row` of `table` when the insert does not change the
@@ -617,7 +787,7 @@ pub(crate) fn overwrite_row<B: Bundle>(
         edge.slots.iter().all(|&(_, replace)| replace),
         "not a pure replace"
     );
-    write_row(table, row, entity, bundle, info, edge, ctx);
+    write_row(table, row, entity, bundle, info, edge, ctx, |_| {});
 }
 
 struct Reader<'a> {

@@ -21,8 +21,12 @@ impl World {
     /// Spawns `count` entities, asks `fill` for their components given
     /// their handles (so values can refer to them), and writes each group's
     /// components once, into the group's final archetype. Positions no group
-    /// names stay empty entities. Hooks and observers run once every entity
+    /// names stay empty entities. Every entity then gets the components
+    /// its components require; hooks and observers run once every entity
     /// is complete, entity by entity in batch order. Returns the entities.
+    ///
+    /// If a required component's constructor panics, the entities go (none
+    /// was announced yet), and the panic goes on.
     ///
     /// If `fill` panics, the entities stay, empty and unannounced.
     ///
@@ -107,6 +111,33 @@ impl World {
         }
         if !announced.is_empty() {
             announced.sort_by_key(|&(row, _)| row);
+            // Every entity gets its requirements before any hook or
+            // observer runs (a panicking one must not leave later entities
+            // without theirs). A panicking constructor fails the spawn: the
+            // entities, not yet announced, go quietly, each value dropped once.
+            let completed = catch_unwind(AssertUnwindSafe(|| {
+                let mut drops = Vec::new();
+                for (row, added) in &mut announced {
+                    drops.push(self.complete_required(spawned[*row], added));
+                }
+                drops
+            }));
+            match completed {
+                Ok(drops) => {
+                    for d in drops {
+                        panics.run(|| d.resume());
+                    }
+                }
+                Err(payload) => {
+                    for &entity in &spawned {
+                        panics.run(|| {
+                            let _ = self.despawn_quietly(entity);
+                        });
+                    }
+                    drop(panics);
+                    resume_unwind(payload);
+                }
+            }
             for (row, added) in &announced {
                 self.announce_insert(spawned[*row], true, added);
             }

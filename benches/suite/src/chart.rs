@@ -16,11 +16,12 @@ const WIDTH: u32 = 1400;
 const HEIGHT: u32 = 720;
 const LEGEND_WIDTH: u32 = 150;
 
-/// Tableau 10, mosaic in red; its table-storage variant a light red.
+/// Tableau 10, mosaic in red; its tuned variants in lighter reds.
 fn color(library: &str) -> RGBColor {
     match library {
         "mosaic" => RGBColor(214, 39, 40),
-        "mosaic_table" => RGBColor(255, 152, 150),
+        "mosaic_for_each" => RGBColor(255, 152, 150),
+        "mosaic_sparse" => RGBColor(247, 196, 165),
         "bevy" => RGBColor(31, 119, 180),
         "hecs" => RGBColor(255, 127, 14),
         "legion" => RGBColor(44, 160, 44),

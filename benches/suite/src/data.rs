@@ -20,6 +20,13 @@ pub const SCHEDULE_ENTITIES: usize = 10_000;
 pub const ADD_REMOVE_ENTITIES: usize = 10_000;
 /// serialize_text / serialize_binary: entities round-tripped through serde.
 pub const SERIALIZE_ENTITIES: usize = 1_000;
+/// join_filter: entities with (Position, Velocity, Mass); every other one
+/// (odd spawn index) also has the `Frozen` marker, which the query excludes.
+pub const JOIN_ENTITIES: usize = 10_000;
+/// random_get: entities with (Position, Velocity), visited in [`shuffle`] order.
+pub const RANDOM_GET_ENTITIES: usize = 10_000;
+/// despawn: entities with (Position, Velocity) despawned per run.
+pub const DESPAWN_ENTITIES: usize = 10_000;
 
 /// Initial Transform for simple_insert / simple_iter.
 #[inline]
@@ -52,6 +59,41 @@ pub fn heavy_kernel(matrix: &mut Matrix4<f32>, position: &mut Vector3<f32>) {
         *matrix = matrix.invert().expect("heavy_compute matrix is invertible");
     }
     *position = matrix.transform_vector(*position);
+}
+
+/// join_filter's per-entity work: position += velocity × mass.
+#[inline(always)]
+pub fn integrate_mass(position: &mut Vector3<f32>, velocity: &Vector3<f32>, mass: f32) {
+    *position += *velocity * mass;
+}
+
+/// join_filter's `Mass`.
+#[inline]
+pub fn mass() -> f32 {
+    1.5
+}
+
+/// Whether join_filter's `i`-th spawned entity gets the `Frozen` marker.
+#[inline]
+pub fn frozen(i: usize) -> bool {
+    i % 2 == 1
+}
+
+/// Shuffles `items` in place with a fixed-seed xorshift64* Fisher-Yates, so
+/// every library visits its handles in the same (spawn-index) order for a
+/// given length, with no RNG dependency.
+pub fn shuffle<T>(items: &mut [T]) {
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    for i in (1..items.len()).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
 }
 
 /// fragmented_iter's per-entity work.

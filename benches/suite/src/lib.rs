@@ -2,11 +2,25 @@
 //!
 //! Every library lives in `libs/<name>.rs` and exposes one struct per
 //! workload it can run (`SimpleInsert`, `SimpleIter`, `FragIter`,
-//! `HeavyCompute`, `Schedule`, `AddRemove`, `SerializeText`,
-//! `SerializeBinary`), each with `new()` (setup, untimed) and `run()` (one
-//! timed iteration); `SimpleInsert`, `SimpleIter` and `AddRemove` also take
-//! an entity count (`with_entities(n)`). A library that cannot do a workload
+//! `JoinFilter`, `RandomGet`, `HeavyCompute`, `Schedule`, `AddRemove`,
+//! `Despawn`, `SerializeText`, `SerializeBinary`), each with `new()` (setup,
+//! untimed) and `run()` (one timed iteration); `Despawn` also has
+//! `prepare()` (untimed, before every `run()`: spawns the entities to
+//! despawn); `SimpleInsert`, `SimpleIter` and `AddRemove` also take an
+//! entity count (`with_entities(n)`). A library that cannot do a workload
 //! simply has no struct for it.
+//!
+//! Each library's row is written the way its users write it: plain `for`
+//! loops over its queries (flecs: `query.each`, its documented form;
+//! heavy_compute is parallel for everyone), default storage, the calls its
+//! docs show first. The headline `mosaic` row follows that rule too;
+//! mosaic's tuned forms are labelled extra columns: `mosaic_for_each`
+//! (`.for_each` closures) and `mosaic_sparse` (opt-in sparse-set storage).
+//!
+//! Workloads beyond ecs_bench_suite's: join_filter (a 3-component join
+//! with a `Without<Frozen>` filter), random_get (get + get_mut by entity
+//! handle in a shuffled order) and despawn (10k entities, only the
+//! despawning timed).
 //!
 //! [`registry`] lists every (workload, library) row once; both consumers
 //! read it: `benches/suite.rs` (criterion, one group per workload) and the

@@ -10,7 +10,11 @@
 //! this one process, interleaving the samples (each round times one batch
 //! per library, in a rotating order), and prints markdown tables of the
 //! medians, of mosaic against the best peer, of peak RSS (one child process
-//! per library) and of per-entity cost at 1e3..1e6 entities. It writes the
+//! per library) and of per-entity cost at 1e3..1e6 entities (simple_iter
+//! and add_remove). The `mosaic` column is mosaic's idiomatic form (`for`
+//! loops, table storage); `mosaic_for_each` and `mosaic_sparse` are its
+//! tuned forms, listed as extra lines under each workload of the "mosaic
+//! against the best peer" table. It writes the
 //! markdown to `<repo>/docs/benchmarks.md` and a grouped bar chart to
 //! `<repo>/docs/benchmarks.svg`.
 //!

@@ -289,14 +289,18 @@ pub struct ScaleLine {
     pub points: Vec<(usize, f64, usize)>,
 }
 
-/// The libraries each scaling workload always includes: mosaic and the
-/// peers that lead it in the ecs_bench_suite runs, plus the plain floor.
-/// The 10k leader of the main table joins them if it is not one of these.
+/// The libraries each scaling workload always includes: mosaic's headline
+/// row and its tuned variant, the peers that lead it in the ecs_bench_suite
+/// runs, plus the plain floor. The 10k leader among the peers joins them if
+/// it is not one of these.
 const SCALING: [(&str, &[&str]); 2] = [
-    ("simple_iter", &["mosaic", "legion", "flecs", "plain_vec"]),
+    (
+        "simple_iter",
+        &["mosaic", "mosaic_for_each", "legion", "flecs", "plain_vec"],
+    ),
     (
         "add_remove",
-        &["mosaic", "mosaic_table", "shipyard", "specs"],
+        &["mosaic", "mosaic_sparse", "shipyard", "specs"],
     ),
 ];
 

@@ -2,10 +2,14 @@
 //! cached `QueryState`, multi-threaded schedule executor.
 //!
 //! Written as the bevy docs suggest: `World::spawn_batch`, a `QueryState` built
-//! once and reused, `par_iter_mut` on the `ComputeTaskPool`, systems added to a
-//! `Schedule` (multi-threaded executor with the `multi_threaded` feature), and
-//! `#[component(storage = "SparseSet")]` for the component that add_remove
-//! toggles (bevy's documented choice for frequently added/removed components).
+//! once and reused and iterated with `for` loops (`world.query_filtered` with
+//! `Without<Frozen>` for join_filter), `World::get` / `get_mut` for
+//! random_get, `World::despawn`, `par_iter_mut` on the `ComputeTaskPool`,
+//! systems added to a `Schedule` (multi-threaded executor with the
+//! `multi_threaded` feature), and `EntityWorldMut::insert` / `remove` for
+//! add_remove. Every component uses the default table storage (the headline
+//! rows are each library's default form; bevy's opt-in `SparseSet` storage,
+//! like mosaic's, is a tuning choice).
 //! No serialization rows: bevy's route is reflection + `bevy_scene`, which pulls
 //! in the asset stack; the upstream suite left those rows out as well.
 
@@ -13,7 +17,7 @@ use std::hint::black_box;
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::query::QueryState;
+use bevy_ecs::query::{QueryState, Without};
 use bevy_ecs::schedule::Schedule as BevySchedule;
 use bevy_ecs::system::Query;
 use bevy_ecs::world::World;
@@ -121,6 +125,99 @@ impl FragIter {
     }
 }
 
+#[derive(Component, Clone, Copy)]
+struct Mass(f32);
+#[derive(Component)]
+struct Frozen;
+
+type JoinQuery =
+    QueryState<(&'static mut Position, &'static Velocity, &'static Mass), Without<Frozen>>;
+
+/// position += velocity × mass over the 5k of 10k entities without `Frozen`.
+pub struct JoinFilter {
+    world: World,
+    query: JoinQuery,
+}
+
+impl JoinFilter {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        let entities: Vec<Entity> = world
+            .spawn_batch(
+                (0..JOIN_ENTITIES).map(|_| (Position(unit()), Velocity(unit()), Mass(mass()))),
+            )
+            .collect();
+        for (i, &entity) in entities.iter().enumerate() {
+            if frozen(i) {
+                world.entity_mut(entity).insert(Frozen);
+            }
+        }
+        let query = world.query_filtered::<(&mut Position, &Velocity, &Mass), Without<Frozen>>();
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        for (mut position, velocity, mass) in self.query.iter_mut(&mut self.world) {
+            integrate_mass(&mut position.0, &velocity.0, mass.0);
+        }
+    }
+}
+
+/// For each of 10k entities, in a fixed shuffled order: read `Velocity`
+/// with `World::get`, add it to `Position` through `World::get_mut`.
+pub struct RandomGet {
+    world: World,
+    order: Vec<Entity>,
+}
+
+impl RandomGet {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        let mut order: Vec<Entity> = world
+            .spawn_batch((0..RANDOM_GET_ENTITIES).map(|_| (Position(unit()), Velocity(unit()))))
+            .collect();
+        shuffle(&mut order);
+        Self { world, order }
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.order {
+            let velocity = self.world.get::<Velocity>(entity).unwrap().0;
+            self.world.get_mut::<Position>(entity).unwrap().0 += velocity;
+        }
+    }
+}
+
+/// Despawn 10k entities with (Position, Velocity); `prepare` (untimed)
+/// spawns them into the kept world.
+pub struct Despawn {
+    world: World,
+    entities: Vec<Entity>,
+}
+
+impl Despawn {
+    pub fn new() -> Self {
+        Self {
+            world: World::new(),
+            entities: Vec::new(),
+        }
+    }
+
+    pub fn prepare(&mut self) {
+        self.entities.clear();
+        self.entities.extend(
+            self.world
+                .spawn_batch((0..DESPAWN_ENTITIES).map(|_| (Position(unit()), Velocity(unit())))),
+        );
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.entities {
+            assert!(self.world.despawn(entity));
+        }
+    }
+}
+
 /// Parallel: invert a matrix 100 times per entity over 1000 entities.
 pub struct HeavyCompute {
     world: World,
@@ -210,7 +307,6 @@ impl Schedule {
 #[derive(Component)]
 struct AddRemoveA(#[allow(dead_code)] f32);
 #[derive(Component)]
-#[component(storage = "SparseSet")]
 struct AddRemoveB(#[allow(dead_code)] f32);
 
 /// Add B to 10k entities, then remove it again.

@@ -4,7 +4,9 @@
 //! Written as the flecs_ecs docs suggest: `World::entity_bulk` (flecs'
 //! `ecs_bulk_init`) with one slice per component for bulk spawning, cached
 //! queries (`query().set_cached().build()`, "the fastest way to iterate")
-//! kept and run with `each`, multi-threaded systems (`par_each` +
+//! kept and run with `each` (flecs' idiomatic iteration; `.without(..)` for
+//! join_filter), `EntityView::get` for random_get, `EntityView::destruct`
+//! for despawn, multi-threaded systems (`par_each` +
 //! `World::set_threads`) run by `World::progress_time(1.0)` for the parallel
 //! rows, and `EntityView::set` / `remove` for add_remove. Default crate
 //! features (the `flecs_safety_locks` runtime aliasing checks stay on).
@@ -138,6 +140,116 @@ impl FragIter {
 
     pub fn run(&mut self) {
         self.query.each(|data| double(&mut data.0));
+    }
+}
+
+#[derive(Component, Clone, Copy)]
+struct Mass(f32);
+#[derive(Component)]
+struct Frozen;
+
+/// position += velocity × mass over the 5k of 10k entities without `Frozen`.
+pub struct JoinFilter {
+    query: Query<(&'static mut Position, &'static Velocity, &'static Mass)>,
+    #[allow(dead_code)]
+    world: World,
+}
+
+impl JoinFilter {
+    pub fn new() -> Self {
+        let world = World::new();
+        let n = JOIN_ENTITIES;
+        let positions = vec![Position(unit()); n];
+        let velocities = vec![Velocity(unit()); n];
+        let masses = vec![Mass(mass()); n];
+        let entities = world
+            .entity_bulk(n as u32)
+            .set(&positions)
+            .set(&velocities)
+            .set(&masses)
+            .build();
+        for (i, &entity) in entities.iter().enumerate() {
+            if frozen(i) {
+                world.entity_from_id(entity).add(Frozen::id());
+            }
+        }
+        let query = world
+            .query::<(&mut Position, &Velocity, &Mass)>()
+            .without(Frozen::id())
+            .set_cached()
+            .build();
+        Self { query, world }
+    }
+
+    pub fn run(&mut self) {
+        self.query.each(|(position, velocity, mass)| {
+            integrate_mass(&mut position.0, &velocity.0, mass.0)
+        });
+    }
+}
+
+/// For each of 10k entities, in a fixed shuffled order: read `Velocity`
+/// with `EntityView::get`, add it to `Position` through `get::<&mut _>`.
+pub struct RandomGet {
+    world: World,
+    order: Vec<Entity>,
+}
+
+impl RandomGet {
+    pub fn new() -> Self {
+        let world = World::new();
+        let n = RANDOM_GET_ENTITIES;
+        let positions = vec![Position(unit()); n];
+        let velocities = vec![Velocity(unit()); n];
+        let mut order = world
+            .entity_bulk(n as u32)
+            .set(&positions)
+            .set(&velocities)
+            .build();
+        shuffle(&mut order);
+        Self { world, order }
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.order {
+            let entity = self.world.entity_from_id(entity);
+            let velocity = entity.get::<&Velocity>(|velocity| velocity.0);
+            entity.get::<&mut Position>(|position| position.0 += velocity);
+        }
+    }
+}
+
+/// Despawn 10k entities with (Position, Velocity); `prepare` (untimed)
+/// spawns them into the kept world.
+pub struct Despawn {
+    world: World,
+    entities: Vec<Entity>,
+}
+
+impl Despawn {
+    pub fn new() -> Self {
+        Self {
+            world: World::new(),
+            entities: Vec::new(),
+        }
+    }
+
+    pub fn prepare(&mut self) {
+        let n = DESPAWN_ENTITIES;
+        let positions = vec![Position(unit()); n];
+        let velocities = vec![Velocity(unit()); n];
+        self.entities = self
+            .world
+            .entity_bulk(n as u32)
+            .set(&positions)
+            .set(&velocities)
+            .build();
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.entities {
+            self.world.entity_from_id(entity).destruct();
+        }
     }
 }
 

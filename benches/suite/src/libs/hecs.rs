@@ -1,9 +1,11 @@
 //! hecs: archetypal storage, no scheduler.
 //!
-//! Written as the hecs docs suggest: `spawn_batch` for bulk spawning, `query_mut`
-//! for exclusive iteration (no runtime borrow tracking), and
-//! `into_iter_batched` + rayon `par_bridge` for parallel iteration. The
-//! serialization rows use hecs' own `row` (RON) and `column` (bincode) modules.
+//! Written as the hecs docs suggest: `spawn_batch` for bulk spawning,
+//! `for .. in world.query_mut::<..>()` for exclusive iteration (no runtime
+//! borrow tracking; `.without::<&Frozen>()` for join_filter), `World::get`
+//! for random_get, `World::despawn`, and `into_iter_batched` + rayon
+//! `par_bridge` for parallel iteration. The serialization rows use hecs' own
+//! `row` (RON) and `column` (bincode) modules.
 
 use std::hint::black_box;
 
@@ -68,10 +70,9 @@ impl SimpleIter {
     }
 
     pub fn run(&mut self) {
-        self.0
-            .query_mut::<(&Velocity, &mut Position)>()
-            .into_iter()
-            .for_each(|(velocity, position)| integrate(&mut position.0, &velocity.0));
+        for (velocity, position) in self.0.query_mut::<(&Velocity, &mut Position)>() {
+            integrate(&mut position.0, &velocity.0);
+        }
     }
 }
 
@@ -97,10 +98,98 @@ impl FragIter {
     }
 
     pub fn run(&mut self) {
-        self.0
-            .query_mut::<&mut Data>()
-            .into_iter()
-            .for_each(|data| double(&mut data.0));
+        for data in self.0.query_mut::<&mut Data>() {
+            double(&mut data.0);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Mass(f32);
+struct Frozen;
+
+/// position += velocity × mass over the 5k of 10k entities without `Frozen`.
+pub struct JoinFilter(World);
+
+impl JoinFilter {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        let entities: Vec<Entity> = world
+            .spawn_batch(
+                (0..JOIN_ENTITIES).map(|_| (Position(unit()), Velocity(unit()), Mass(mass()))),
+            )
+            .collect();
+        for (i, &entity) in entities.iter().enumerate() {
+            if frozen(i) {
+                world.insert_one(entity, Frozen).unwrap();
+            }
+        }
+        Self(world)
+    }
+
+    pub fn run(&mut self) {
+        for (position, velocity, mass) in self
+            .0
+            .query_mut::<(&mut Position, &Velocity, &Mass)>()
+            .without::<&Frozen>()
+        {
+            integrate_mass(&mut position.0, &velocity.0, mass.0);
+        }
+    }
+}
+
+/// For each of 10k entities, in a fixed shuffled order: read `Velocity`
+/// with `World::get`, add it to `Position` through `get::<&mut _>`.
+pub struct RandomGet {
+    world: World,
+    order: Vec<Entity>,
+}
+
+impl RandomGet {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        let mut order: Vec<Entity> = world
+            .spawn_batch((0..RANDOM_GET_ENTITIES).map(|_| (Position(unit()), Velocity(unit()))))
+            .collect();
+        shuffle(&mut order);
+        Self { world, order }
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.order {
+            let velocity = self.world.get::<&Velocity>(entity).unwrap().0;
+            self.world.get::<&mut Position>(entity).unwrap().0 += velocity;
+        }
+    }
+}
+
+/// Despawn 10k entities with (Position, Velocity); `prepare` (untimed)
+/// spawns them into the kept world.
+pub struct Despawn {
+    world: World,
+    entities: Vec<Entity>,
+}
+
+impl Despawn {
+    pub fn new() -> Self {
+        Self {
+            world: World::new(),
+            entities: Vec::new(),
+        }
+    }
+
+    pub fn prepare(&mut self) {
+        self.entities.clear();
+        self.entities.extend(
+            self.world
+                .spawn_batch((0..DESPAWN_ENTITIES).map(|_| (Position(unit()), Velocity(unit())))),
+        );
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.entities {
+            self.world.despawn(entity).unwrap();
+        }
     }
 }
 

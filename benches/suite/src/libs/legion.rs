@@ -2,13 +2,16 @@
 //!
 //! Written as the legion docs suggest: `World::extend` with struct-of-arrays
 //! input (`into_soa`, its fastest bulk insert), queries built once with
-//! `IntoQuery::query()` and run with `for_each_mut` / `par_for_each_mut`,
-//! `#[system(for_each)]` systems in a `Schedule`, `Entry::add_component` /
-//! `remove_component` for add_remove, and `Registry` + `Canon` for serde.
+//! `IntoQuery::query()` (`.filter(!component::<Frozen>())` for join_filter)
+//! and iterated with `for .. in query.iter_mut(&mut world)` (and
+//! `par_for_each_mut` for heavy_compute), `#[system(for_each)]` systems in a
+//! `Schedule` (the README's system form), `World::entry` for random_get and
+//! add_remove (`Entry::add_component` / `remove_component`),
+//! `World::remove` for despawn, and `Registry` + `Canon` for serde.
 
 use std::hint::black_box;
 
-use ::legion::query::{DefaultFilter, Query};
+use ::legion::query::{ComponentFilter, DefaultFilter, EntityFilterTuple, Passthrough, Query};
 use ::legion::serialize::Canon;
 use ::legion::{
     system, Entity, IntoQuery, IntoSoa, Read, Registry, Resources, Schedule as LegionSchedule,
@@ -82,10 +85,9 @@ impl SimpleIter {
     }
 
     pub fn run(&mut self) {
-        self.query
-            .for_each_mut(&mut self.world, |(velocity, position)| {
-                integrate(&mut position.0, &velocity.0)
-            });
+        for (velocity, position) in self.query.iter_mut(&mut self.world) {
+            integrate(&mut position.0, &velocity.0);
+        }
     }
 }
 
@@ -115,8 +117,113 @@ impl FragIter {
     }
 
     pub fn run(&mut self) {
-        self.query
-            .for_each_mut(&mut self.world, |data| double(&mut data.0));
+        for data in self.query.iter_mut(&mut self.world) {
+            double(&mut data.0);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Mass(f32);
+struct Frozen;
+
+type JoinView = (Write<Position>, Read<Velocity>, Read<Mass>);
+/// The type of `!component::<Frozen>()`.
+type NotFrozen = <EntityFilterTuple<ComponentFilter<Frozen>, Passthrough> as std::ops::Not>::Output;
+/// The query's own filter (all three components) and `!component::<Frozen>()`.
+type JoinFilterOf = <<JoinView as DefaultFilter>::Filter as std::ops::BitAnd<NotFrozen>>::Output;
+
+/// position += velocity × mass over the 5k of 10k entities without `Frozen`.
+pub struct JoinFilter {
+    world: World,
+    query: Query<JoinView, JoinFilterOf>,
+}
+
+impl JoinFilter {
+    pub fn new() -> Self {
+        let n = JOIN_ENTITIES;
+        let mut world = World::default();
+        let entities = world
+            .extend(
+                (
+                    vec![Position(unit()); n],
+                    vec![Velocity(unit()); n],
+                    vec![Mass(mass()); n],
+                )
+                    .into_soa(),
+            )
+            .to_vec();
+        for (i, &entity) in entities.iter().enumerate() {
+            if frozen(i) {
+                world.entry(entity).unwrap().add_component(Frozen);
+            }
+        }
+        let query = JoinView::query().filter(!::legion::component::<Frozen>());
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        for (position, velocity, mass) in self.query.iter_mut(&mut self.world) {
+            integrate_mass(&mut position.0, &velocity.0, mass.0);
+        }
+    }
+}
+
+/// For each of 10k entities, in a fixed shuffled order: read `Velocity`
+/// and add it to `Position` through the entity's `Entry`.
+pub struct RandomGet {
+    world: World,
+    order: Vec<Entity>,
+}
+
+impl RandomGet {
+    pub fn new() -> Self {
+        let n = RANDOM_GET_ENTITIES;
+        let mut world = World::default();
+        let mut order = world
+            .extend((vec![Position(unit()); n], vec![Velocity(unit()); n]).into_soa())
+            .to_vec();
+        shuffle(&mut order);
+        Self { world, order }
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.order {
+            let mut entry = self.world.entry(entity).unwrap();
+            let velocity = entry.get_component::<Velocity>().unwrap().0;
+            entry.get_component_mut::<Position>().unwrap().0 += velocity;
+        }
+    }
+}
+
+/// Despawn 10k entities with (Position, Velocity); `prepare` (untimed)
+/// spawns them into the kept world.
+pub struct Despawn {
+    world: World,
+    entities: Vec<Entity>,
+}
+
+impl Despawn {
+    pub fn new() -> Self {
+        Self {
+            world: World::default(),
+            entities: Vec::new(),
+        }
+    }
+
+    pub fn prepare(&mut self) {
+        let n = DESPAWN_ENTITIES;
+        self.entities.clear();
+        self.entities.extend_from_slice(
+            self.world
+                .extend((vec![Position(unit()); n], vec![Velocity(unit()); n]).into_soa()),
+        );
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.entities {
+            assert!(self.world.remove(entity));
+        }
     }
 }
 

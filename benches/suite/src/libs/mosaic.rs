@@ -1,29 +1,40 @@
 //! mosaic: archetype tables (default) plus opt-in sparse sets, cached
 //! `QueryState`.
 //!
-//! Written as mosaic's docs suggest: `World::extend` for bulk spawning whose
-//! handles are not used (`spawn_batch` where they are),
-//! a `QueryState` built once and kept (`iter_mut(&mut world).for_each`), and
-//! `#[component(storage = "sparse")]` for the component that add_remove
-//! toggles (the storage mosaic documents for frequently added/removed
-//! components), toggled through `World::sparse_mut` (its set resolved once
-//! per pass, like specs' storage and shipyard's view); `AddRemoveTable` is
-//! the same workload with table storage and `insert_one`/`remove_one`, for
-//! comparison with the archetype-moving peers. fragmented_iter declares
-//! its shared `Data` sparse (a query of sparse components alone walks the
-//! set as one array); `FragIterTable` (row `mosaic_table`) keeps it in the
-//! 26 tables.
+//! Three columns of the report come from this file:
+//!
+//! - `mosaic`, the headline row of every workload, written the way a user
+//!   writes it from the README: `spawn_batch` for bulk spawning, a
+//!   `QueryState` built once and kept, plain `for` loops over
+//!   `QueryState::iter_mut(&mut world)` (and over `Query::iter_mut()` inside
+//!   systems), every component in the default table storage,
+//!   `insert_one` / `remove_one` for add_remove, `World::get` / `get_mut` for
+//!   random_get, `World::despawn` for despawn, and
+//!   `world.query_filtered::<_, Without<Frozen>>()` for join_filter.
+//! - `mosaic_for_each` (simple_iter, fragmented_iter, join_filter,
+//!   schedule): the same worlds and table storage, iterated with
+//!   `.for_each(|..| ..)` closures instead of `for` loops (internal
+//!   iteration, which lets the chunk loop be compiled as one nested loop).
+//! - `mosaic_sparse` (fragmented_iter, add_remove): the tuned storage
+//!   choices the README documents. fragmented_iter declares its shared
+//!   `Data` `#[component(storage = "sparse")]` (a query of sparse
+//!   components alone walks the set as one array, not 26 tables) and
+//!   iterates it with `.for_each`;
+//!   add_remove declares B sparse and toggles it through `World::sparse_mut`
+//!   (its set resolved once per pass, like specs' storage and shipyard's
+//!   view), so no entity changes archetype.
 //!
 //! heavy_compute runs one system whose `Query::par_iter_mut` spreads the
-//! entities over rayon's pool; schedule runs three named systems in a
-//! `Schedule` with the default (parallel, adaptive) executor.
+//! entities over rayon's pool (parallel for every library); schedule runs
+//! three named systems in a `Schedule` with the default (parallel,
+//! adaptive) executor.
 //!
-//! Rows present: simple_insert, simple_iter, fragmented_iter, heavy_compute,
-//! schedule, add_remove. serialize_* need the scenes API.
+//! Rows present: every workload. serialize_* use the scenes API
+//! (`Scene::from_world` / `spawn_into`).
 
 use std::hint::black_box;
 
-use ::mosaic::{Component, Entity, Query, QueryState, Schedule as MosaicSchedule, World};
+use ::mosaic::{Component, Entity, Query, QueryState, Schedule as MosaicSchedule, Without, World};
 use cgmath::{Matrix4, Vector3};
 
 use crate::data::*;
@@ -60,19 +71,26 @@ impl SimpleInsert {
     }
 
     pub fn run(&mut self) {
-        // `extend`: the README's bulk spawn when the handles are not needed
-        // (as here and in the upstream suite), which skips `spawn_batch`'s
-        // returned `Vec`.
+        // `spawn_batch`: the README's bulk spawn (it returns the handles).
         let mut world = World::new();
-        world.extend((0..self.0).map(|_| simple_bundle()));
-        black_box(&world);
+        let entities = world.spawn_batch((0..self.0).map(|_| simple_bundle()));
+        black_box((&world, &entities));
     }
 }
 
-/// position += velocity over 10k entities.
+type SimpleQuery = QueryState<(&'static Velocity, &'static mut Position)>;
+
+fn simple_world(n: usize) -> (World, SimpleQuery) {
+    let mut world = World::new();
+    world.spawn_batch((0..n).map(|_| simple_bundle()));
+    let query = world.query::<(&Velocity, &mut Position)>();
+    (world, query)
+}
+
+/// position += velocity over 10k entities, `for` loop.
 pub struct SimpleIter {
     world: World,
-    query: QueryState<(&'static Velocity, &'static mut Position)>,
+    query: SimpleQuery,
 }
 
 impl SimpleIter {
@@ -81,9 +99,30 @@ impl SimpleIter {
     }
 
     pub fn with_entities(n: usize) -> Self {
-        let mut world = World::new();
-        world.spawn_batch((0..n).map(|_| simple_bundle()));
-        let query = world.query::<(&Velocity, &mut Position)>();
+        let (world, query) = simple_world(n);
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        for (velocity, position) in self.query.iter_mut(&mut self.world) {
+            integrate(&mut position.0, &velocity.0);
+        }
+    }
+}
+
+/// simple_iter with `.for_each` (row `mosaic_for_each`).
+pub struct SimpleIterForEach {
+    world: World,
+    query: SimpleQuery,
+}
+
+impl SimpleIterForEach {
+    pub fn new() -> Self {
+        Self::with_entities(SIMPLE_ENTITIES)
+    }
+
+    pub fn with_entities(n: usize) -> Self {
+        let (world, query) = simple_world(n);
         Self { world, query }
     }
 
@@ -94,19 +133,25 @@ impl SimpleIter {
     }
 }
 
-/// fragmented_iter's shared component, declared sparse: it is the one
-/// component every one of the 26 archetypes has, and the only one the
-/// query reads, which is where mosaic's README recommends sparse storage
-/// (a query of sparse components alone walks the set as one array).
+/// fragmented_iter's shared component, default (table) storage: 26 tables
+/// of 20 rows.
 #[derive(Component)]
-#[component(storage = "sparse")]
 struct Data(f32);
 
-/// The same with table storage (row `mosaic_table`): 26 tables of 20 rows.
+/// The same declared sparse (row `mosaic_sparse`): it is the one component
+/// every one of the 26 archetypes has, and the only one the query reads,
+/// which is where mosaic's README recommends sparse storage.
 #[derive(Component)]
-struct TableData(f32);
+#[component(storage = "sparse")]
+struct SparseData(f32);
 
-macro_rules! frag_types {
+macro_rules! frag_world {
+    ($data:ident) => {{
+        let mut world = World::new();
+        frag_world!(world, $data; A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
+        let query = world.query::<&mut $data>();
+        (world, query)
+    }};
     ($world:ident, $data:ident; $($name:ident),*) => {
         $(
             #[derive(Component)]
@@ -116,49 +161,186 @@ macro_rules! frag_types {
     };
 }
 
-macro_rules! frag_iter {
-    ($(#[$doc:meta])* $bench:ident, $data:ident) => {
-        $(#[$doc])*
-        pub struct $bench {
-            world: World,
-            query: QueryState<&'static mut $data>,
-        }
-
-        impl $bench {
-            pub fn new() -> Self {
-                let mut world = World::new();
-                frag_types!(world, $data; A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
-                let query = world.query::<&mut $data>();
-                Self { world, query }
-            }
-
-            pub fn run(&mut self) {
-                self.query
-                    .iter_mut(&mut self.world)
-                    .for_each(|data| double(&mut data.0));
-            }
-        }
-    };
+/// Double `Data` (table storage) across 26 archetypes of 20 entities, `for` loop.
+pub struct FragIter {
+    world: World,
+    query: QueryState<&'static mut Data>,
 }
 
-frag_iter!(
-    /// Double `Data` (sparse) on 26 archetypes of 20 entities.
-    FragIter,
-    Data
-);
-frag_iter!(
-    /// Double `TableData` across 26 archetypes of 20 entities.
-    FragIterTable,
-    TableData
-);
+impl FragIter {
+    pub fn new() -> Self {
+        let (world, query) = frag_world!(Data);
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        for data in self.query.iter_mut(&mut self.world) {
+            double(&mut data.0);
+        }
+    }
+}
+
+/// fragmented_iter with `.for_each` (row `mosaic_for_each`).
+pub struct FragIterForEach {
+    world: World,
+    query: QueryState<&'static mut Data>,
+}
+
+impl FragIterForEach {
+    pub fn new() -> Self {
+        let (world, query) = frag_world!(Data);
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        self.query
+            .iter_mut(&mut self.world)
+            .for_each(|data| double(&mut data.0));
+    }
+}
+
+/// fragmented_iter with `Data` declared sparse and `.for_each` (row
+/// `mosaic_sparse`: the fully tuned form).
+pub struct FragIterSparse {
+    world: World,
+    query: QueryState<&'static mut SparseData>,
+}
+
+impl FragIterSparse {
+    pub fn new() -> Self {
+        let (world, query) = frag_world!(SparseData);
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        self.query
+            .iter_mut(&mut self.world)
+            .for_each(|data| double(&mut data.0));
+    }
+}
+
+#[derive(Component, Clone, Copy)]
+struct Mass(f32);
+/// join_filter's marker (a zero-sized component, table storage).
+#[derive(Component)]
+struct Frozen;
+
+type JoinQuery =
+    QueryState<(&'static mut Position, &'static Velocity, &'static Mass), Without<Frozen>>;
+
+fn join_world() -> (World, JoinQuery) {
+    let mut world = World::new();
+    let entities = world.spawn_batch(
+        (0..JOIN_ENTITIES).map(|_| (Position(unit()), Velocity(unit()), Mass(mass()))),
+    );
+    for (i, &entity) in entities.iter().enumerate() {
+        if frozen(i) {
+            world.insert_one(entity, Frozen).unwrap();
+        }
+    }
+    let query = world.query_filtered::<(&mut Position, &Velocity, &Mass), Without<Frozen>>();
+    (world, query)
+}
+
+/// position += velocity × mass over the 5k of 10k entities without `Frozen`.
+pub struct JoinFilter {
+    world: World,
+    query: JoinQuery,
+}
+
+impl JoinFilter {
+    pub fn new() -> Self {
+        let (world, query) = join_world();
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        for (position, velocity, mass) in self.query.iter_mut(&mut self.world) {
+            integrate_mass(&mut position.0, &velocity.0, mass.0);
+        }
+    }
+}
+
+/// join_filter with `.for_each` (row `mosaic_for_each`).
+pub struct JoinFilterForEach {
+    world: World,
+    query: JoinQuery,
+}
+
+impl JoinFilterForEach {
+    pub fn new() -> Self {
+        let (world, query) = join_world();
+        Self { world, query }
+    }
+
+    pub fn run(&mut self) {
+        self.query
+            .iter_mut(&mut self.world)
+            .for_each(|(position, velocity, mass)| {
+                integrate_mass(&mut position.0, &velocity.0, mass.0)
+            });
+    }
+}
+
+/// For each of 10k entities, in a fixed shuffled order: read `Velocity`
+/// with `World::get`, add it to `Position` through `World::get_mut`.
+pub struct RandomGet {
+    world: World,
+    order: Vec<Entity>,
+}
+
+impl RandomGet {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        let mut order = world
+            .spawn_batch((0..RANDOM_GET_ENTITIES).map(|_| (Position(unit()), Velocity(unit()))));
+        shuffle(&mut order);
+        Self { world, order }
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.order {
+            let velocity = self.world.get::<Velocity>(entity).unwrap().0;
+            self.world.get_mut::<Position>(entity).unwrap().0 += velocity;
+        }
+    }
+}
+
+/// Despawn 10k entities with (Position, Velocity); `prepare` (untimed)
+/// spawns them into the kept world.
+pub struct Despawn {
+    world: World,
+    entities: Vec<Entity>,
+}
+
+impl Despawn {
+    pub fn new() -> Self {
+        Self {
+            world: World::new(),
+            entities: Vec::new(),
+        }
+    }
+
+    pub fn prepare(&mut self) {
+        self.entities = self
+            .world
+            .spawn_batch((0..DESPAWN_ENTITIES).map(|_| (Position(unit()), Velocity(unit()))));
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.entities {
+            self.world.despawn(entity).unwrap();
+        }
+    }
+}
 
 #[derive(Component)]
 struct AddRemoveA(#[allow(dead_code)] f32);
 #[derive(Component)]
-#[component(storage = "sparse")]
 struct AddRemoveB(#[allow(dead_code)] f32);
 #[derive(Component)]
-struct AddRemoveTableB(#[allow(dead_code)] f32);
+#[component(storage = "sparse")]
+struct SparseAddRemoveB(#[allow(dead_code)] f32);
 
 fn add_remove_world(n: usize) -> (World, Vec<Entity>) {
     let mut world = World::new();
@@ -166,7 +348,8 @@ fn add_remove_world(n: usize) -> (World, Vec<Entity>) {
     (world, entities)
 }
 
-/// Add B (sparse-set storage) to 10k entities, then remove it again.
+/// Add B (table storage: two archetype moves per entity) to 10k entities
+/// with `insert_one`, then `remove_one` it again.
 pub struct AddRemove {
     world: World,
     entities: Vec<Entity>,
@@ -183,26 +366,23 @@ impl AddRemove {
     }
 
     pub fn run(&mut self) {
-        // The set, resolved once for the whole pass, as the README
-        // recommends for toggling one sparse component on many entities
-        // (specs' `WriteStorage`, shipyard's `ViewMut`).
-        let mut b = self.world.sparse_mut::<AddRemoveB>().unwrap();
         for &entity in &self.entities {
-            b.insert(entity, AddRemoveB(0.0)).unwrap();
+            self.world.insert_one(entity, AddRemoveB(0.0)).unwrap();
         }
         for &entity in &self.entities {
-            black_box(b.remove(entity).unwrap());
+            black_box(self.world.remove_one::<AddRemoveB>(entity).unwrap());
         }
     }
 }
 
-/// add_remove with B in table storage (two archetype moves per entity).
-pub struct AddRemoveTable {
+/// add_remove with B declared sparse, toggled through `World::sparse_mut`
+/// (row `mosaic_sparse`).
+pub struct AddRemoveSparse {
     world: World,
     entities: Vec<Entity>,
 }
 
-impl AddRemoveTable {
+impl AddRemoveSparse {
     pub fn new() -> Self {
         Self::with_entities(ADD_REMOVE_ENTITIES)
     }
@@ -213,11 +393,15 @@ impl AddRemoveTable {
     }
 
     pub fn run(&mut self) {
+        // The set, resolved once for the whole pass, as the README
+        // recommends for toggling one sparse component on many entities
+        // (specs' `WriteStorage`, shipyard's `ViewMut`).
+        let mut b = self.world.sparse_mut::<SparseAddRemoveB>().unwrap();
         for &entity in &self.entities {
-            self.world.insert_one(entity, AddRemoveTableB(0.0)).unwrap();
+            b.insert(entity, SparseAddRemoveB(0.0)).unwrap();
         }
         for &entity in &self.entities {
-            black_box(self.world.remove_one::<AddRemoveTableB>(entity).unwrap());
+            black_box(b.remove(entity).unwrap());
         }
     }
 }
@@ -275,25 +459,53 @@ mod sched {
     pub struct E(pub f32);
 
     pub fn ab(mut query: Query<(&mut A, &mut B)>) {
+        for (a, b) in query.iter_mut() {
+            std::mem::swap(&mut a.0, &mut b.0);
+        }
+    }
+
+    pub fn cd(mut query: Query<(&mut C, &mut D)>) {
+        for (c, d) in query.iter_mut() {
+            std::mem::swap(&mut c.0, &mut d.0);
+        }
+    }
+
+    pub fn ce(mut query: Query<(&mut C, &mut E)>) {
+        for (c, e) in query.iter_mut() {
+            std::mem::swap(&mut c.0, &mut e.0);
+        }
+    }
+
+    /// The same three systems with `.for_each` (row `mosaic_for_each`).
+    pub fn ab_for_each(mut query: Query<(&mut A, &mut B)>) {
         query
             .iter_mut()
             .for_each(|(a, b)| std::mem::swap(&mut a.0, &mut b.0));
     }
 
-    pub fn cd(mut query: Query<(&mut C, &mut D)>) {
+    pub fn cd_for_each(mut query: Query<(&mut C, &mut D)>) {
         query
             .iter_mut()
             .for_each(|(c, d)| std::mem::swap(&mut c.0, &mut d.0));
     }
 
-    pub fn ce(mut query: Query<(&mut C, &mut E)>) {
+    pub fn ce_for_each(mut query: Query<(&mut C, &mut E)>) {
         query
             .iter_mut()
             .for_each(|(c, e)| std::mem::swap(&mut c.0, &mut e.0));
     }
+
+    pub fn world() -> World {
+        let mut world = World::new();
+        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0))));
+        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0))));
+        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0), D(0.0))));
+        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0), E(0.0))));
+        world
+    }
 }
 
-/// Three systems (ab, cd, ce) over 40k entities in four archetypes.
+/// Three systems (ab, cd, ce; `for` loops) over 40k entities in four archetypes.
 pub struct Schedule {
     world: World,
     schedule: MosaicSchedule,
@@ -301,17 +513,37 @@ pub struct Schedule {
 
 impl Schedule {
     pub fn new() -> Self {
-        use sched::*;
-        let mut world = World::new();
-        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0))));
-        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0))));
-        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0), D(0.0))));
-        world.spawn_batch((0..SCHEDULE_ENTITIES).map(|_| (A(0.0), B(0.0), C(0.0), E(0.0))));
         let mut schedule = MosaicSchedule::new();
-        schedule.add_system("ab", ab);
-        schedule.add_system("cd", cd);
-        schedule.add_system("ce", ce);
-        Self { world, schedule }
+        schedule.add_system("ab", sched::ab);
+        schedule.add_system("cd", sched::cd);
+        schedule.add_system("ce", sched::ce);
+        Self {
+            world: sched::world(),
+            schedule,
+        }
+    }
+
+    pub fn run(&mut self) {
+        self.schedule.run(&mut self.world);
+    }
+}
+
+/// schedule with `.for_each` in the systems (row `mosaic_for_each`).
+pub struct ScheduleForEach {
+    world: World,
+    schedule: MosaicSchedule,
+}
+
+impl ScheduleForEach {
+    pub fn new() -> Self {
+        let mut schedule = MosaicSchedule::new();
+        schedule.add_system("ab", sched::ab_for_each);
+        schedule.add_system("cd", sched::cd_for_each);
+        schedule.add_system("ce", sched::ce_for_each);
+        Self {
+            world: sched::world(),
+            schedule,
+        }
     }
 
     pub fn run(&mut self) {

@@ -4,7 +4,9 @@
 //! simple_insert (four column `Vec`s, capacity reserved up front, as an
 //! archetype table with a known batch size), simple_iter (two columns
 //! zipped) and fragmented_iter (26 separate 20-element columns, one per
-//! archetype, so the per-chunk loop overhead is included).
+//! archetype, so the per-chunk loop overhead is included), join_filter (the
+//! 5k unfrozen rows' three columns, as an archetype table holds them) and
+//! random_get (two columns indexed in the shuffled order).
 
 use std::hint::black_box;
 
@@ -78,6 +80,65 @@ impl FragIter {
     pub fn run(&mut self) {
         for column in black_box(&mut self.0).iter_mut() {
             column.iter_mut().for_each(double);
+        }
+    }
+}
+
+/// position += velocity × mass over three 5k-element `Vec`s (only the rows
+/// without `Frozen`, as the matching archetype holds them).
+pub struct JoinFilter {
+    positions: Vec<Vector3<f32>>,
+    velocities: Vec<Vector3<f32>>,
+    masses: Vec<f32>,
+}
+
+impl JoinFilter {
+    pub fn new() -> Self {
+        let n = (0..JOIN_ENTITIES).filter(|&i| !frozen(i)).count();
+        Self {
+            positions: vec![unit(); n],
+            velocities: vec![unit(); n],
+            masses: vec![mass(); n],
+        }
+    }
+
+    pub fn run(&mut self) {
+        let velocities = black_box(&self.velocities);
+        let masses = black_box(&self.masses);
+        for ((position, velocity), &mass) in black_box(&mut self.positions)
+            .iter_mut()
+            .zip(velocities)
+            .zip(masses)
+        {
+            integrate_mass(position, velocity, mass);
+        }
+    }
+}
+
+/// position[i] += velocity[i] over two 10k-element `Vec`s, `i` in the
+/// shuffled order.
+pub struct RandomGet {
+    positions: Vec<Vector3<f32>>,
+    velocities: Vec<Vector3<f32>>,
+    order: Vec<usize>,
+}
+
+impl RandomGet {
+    pub fn new() -> Self {
+        let mut order: Vec<usize> = (0..RANDOM_GET_ENTITIES).collect();
+        shuffle(&mut order);
+        Self {
+            positions: vec![unit(); RANDOM_GET_ENTITIES],
+            velocities: vec![unit(); RANDOM_GET_ENTITIES],
+            order,
+        }
+    }
+
+    pub fn run(&mut self) {
+        let positions = black_box(&mut self.positions);
+        let velocities = black_box(&self.velocities);
+        for &i in black_box(&self.order) {
+            positions[i] += velocities[i];
         }
     }
 }

@@ -1,8 +1,10 @@
 //! shipyard: sparse-set storage, views borrowed by systems, rayon workloads.
 //!
-//! Written as the shipyard docs suggest: `World::bulk_add_entity`, iteration
-//! through `View`/`ViewMut` inside `World::run`, `par_iter` for parallel work,
-//! a `Workload` (systems batched onto rayon) for schedule, and
+//! Written as the shipyard docs suggest: `World::bulk_add_entity`, `for`
+//! loops over `View`/`ViewMut` iterators inside `World::run` (`!&frozen`
+//! excludes the marker in join_filter), `Get` on the views for random_get,
+//! `World::delete_entity` for despawn, `par_iter` for parallel work, a
+//! `Workload` (systems batched onto rayon) for schedule, and
 //! `EntitiesView::add_component` / `ViewMut` `Remove` inside one `run` for
 //! add_remove. No serialization rows (shipyard's `serde1` feature serializes
 //! single views, not a world round trip).
@@ -10,7 +12,7 @@
 use std::hint::black_box;
 
 use ::shipyard::{
-    Component, EntitiesView, EntityId, IntoIter, Remove, View, ViewMut, Workload, World,
+    Component, EntitiesView, EntityId, Get, IntoIter, Remove, View, ViewMut, Workload, World,
 };
 use cgmath::{Matrix4, Vector3};
 use rayon::iter::ParallelIterator;
@@ -111,6 +113,107 @@ impl FragIter {
                 double(&mut data.0);
             }
         });
+    }
+}
+
+#[derive(Component, Clone, Copy)]
+struct Mass(f32);
+#[derive(Component)]
+struct Frozen;
+
+/// position += velocity × mass over the 5k of 10k entities without `Frozen`.
+pub struct JoinFilter(World);
+
+impl JoinFilter {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        let entities: Vec<EntityId> = world
+            .bulk_add_entity(
+                (0..JOIN_ENTITIES).map(|_| (Position(unit()), Velocity(unit()), Mass(mass()))),
+            )
+            .collect();
+        for (i, &entity) in entities.iter().enumerate() {
+            if frozen(i) {
+                world.add_component(entity, Frozen);
+            }
+        }
+        Self(world)
+    }
+
+    pub fn run(&mut self) {
+        self.0.run(
+            |mut positions: ViewMut<Position>,
+             velocities: View<Velocity>,
+             masses: View<Mass>,
+             frozen: View<Frozen>| {
+                for (position, velocity, mass, ()) in
+                    (&mut positions, &velocities, &masses, !&frozen).iter()
+                {
+                    integrate_mass(&mut position.0, &velocity.0, mass.0);
+                }
+            },
+        );
+    }
+}
+
+/// For each of 10k entities, in a fixed shuffled order: read `Velocity`
+/// with `Get` on a `View`, add it to `Position` through `Get` on a `ViewMut`.
+pub struct RandomGet {
+    world: World,
+    order: Vec<EntityId>,
+}
+
+impl RandomGet {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        let mut order: Vec<EntityId> = world
+            .bulk_add_entity((0..RANDOM_GET_ENTITIES).map(|_| (Position(unit()), Velocity(unit()))))
+            .collect();
+        shuffle(&mut order);
+        Self { world, order }
+    }
+
+    pub fn run(&mut self) {
+        let order = &self.order;
+        self.world.run(
+            |velocities: View<Velocity>, mut positions: ViewMut<Position>| {
+                for &entity in order {
+                    let velocity = velocities.get(entity).unwrap().0;
+                    (&mut positions).get(entity).unwrap().0 += velocity;
+                }
+            },
+        );
+    }
+}
+
+/// Despawn 10k entities with (Position, Velocity); `prepare` (untimed)
+/// spawns them into the kept world.
+pub struct Despawn {
+    world: World,
+    entities: Vec<EntityId>,
+}
+
+impl Despawn {
+    pub fn new() -> Self {
+        Self {
+            world: World::new(),
+            entities: Vec::new(),
+        }
+    }
+
+    pub fn prepare(&mut self) {
+        self.entities.clear();
+        self.entities.extend(
+            self.world.bulk_add_entity(
+                (0..DESPAWN_ENTITIES).map(|_| (Position(unit()), Velocity(unit()))),
+            ),
+        );
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.entities {
+            assert!(self.world.delete_entity(entity));
+        }
     }
 }
 

@@ -2,11 +2,14 @@
 //!
 //! Written as the specs book suggests: components pick their storage
 //! (`VecStorage` for components (almost) every entity has, the default
-//! `DenseVecStorage` otherwise), entities are built with
+//! `DenseVecStorage` otherwise, `NullStorage` for the `Frozen` marker),
+//! entities are built with
 //! `Entities::build_entity` against storages fetched once (specs' batch
 //! path; `World::create_entity` refetches every storage per entity),
-//! iteration is a `System` joining storages (`join` / `par_join`) run with
-//! `RunNow`, schedule is a `Dispatcher` (systems run on rayon in parallel
+//! iteration is a `System` joining storages in `for` loops (`join`; `!&frozen`
+//! excludes the marker in join_filter; `par_join` for heavy_compute) run with
+//! `RunNow`, random_get is `ReadStorage::get` / `WriteStorage::get_mut` in a
+//! `System`, despawn is `WorldExt::delete_entity`, schedule is a `Dispatcher` (systems run on rayon in parallel
 //! where their storages allow), and the serialization rows use
 //! `saveload::{SerializeComponents, DeserializeComponents}` with
 //! `SimpleMarker`s (the `serde` feature).
@@ -177,6 +180,165 @@ impl FragIter {
 
     pub fn run(&mut self) {
         self.system.run_now(&self.world);
+    }
+}
+
+#[derive(Component, Clone, Copy)]
+#[storage(VecStorage)]
+struct Mass(f32);
+#[derive(Component, Default)]
+#[storage(NullStorage)]
+struct Frozen;
+
+struct JoinFilterSystem;
+
+impl<'a> System<'a> for JoinFilterSystem {
+    type SystemData = (
+        WriteStorage<'a, Position>,
+        ReadStorage<'a, Velocity>,
+        ReadStorage<'a, Mass>,
+        ReadStorage<'a, Frozen>,
+    );
+
+    fn run(&mut self, (mut positions, velocities, masses, frozen): Self::SystemData) {
+        for (position, velocity, mass, ()) in
+            (&mut positions, &velocities, &masses, !&frozen).join()
+        {
+            integrate_mass(&mut position.0, &velocity.0, mass.0);
+        }
+    }
+}
+
+/// position += velocity × mass over the 5k of 10k entities without `Frozen`.
+pub struct JoinFilter {
+    world: World,
+    system: JoinFilterSystem,
+}
+
+impl JoinFilter {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        world.register::<Position>();
+        world.register::<Velocity>();
+        world.register::<Mass>();
+        world.register::<Frozen>();
+        {
+            let (entities, mut positions, mut velocities, mut masses, mut frozens) = world
+                .system_data::<(
+                    Entities,
+                    WriteStorage<Position>,
+                    WriteStorage<Velocity>,
+                    WriteStorage<Mass>,
+                    WriteStorage<Frozen>,
+                )>();
+            for i in 0..JOIN_ENTITIES {
+                let builder = entities
+                    .build_entity()
+                    .with(Position(unit()), &mut positions)
+                    .with(Velocity(unit()), &mut velocities)
+                    .with(Mass(mass()), &mut masses);
+                if frozen(i) {
+                    builder.with(Frozen, &mut frozens).build();
+                } else {
+                    builder.build();
+                }
+            }
+        }
+        Self {
+            world,
+            system: JoinFilterSystem,
+        }
+    }
+
+    pub fn run(&mut self) {
+        self.system.run_now(&self.world);
+    }
+}
+
+/// Registers (Position, Velocity) and builds `n` entities with them.
+fn two_component_entities(world: &mut World, n: usize) -> Vec<Entity> {
+    let (entities, mut positions, mut velocities) =
+        world.system_data::<(Entities, WriteStorage<Position>, WriteStorage<Velocity>)>();
+    (0..n)
+        .map(|_| {
+            entities
+                .build_entity()
+                .with(Position(unit()), &mut positions)
+                .with(Velocity(unit()), &mut velocities)
+                .build()
+        })
+        .collect()
+}
+
+struct RandomGetSystem {
+    order: Vec<Entity>,
+}
+
+impl<'a> System<'a> for RandomGetSystem {
+    type SystemData = (ReadStorage<'a, Velocity>, WriteStorage<'a, Position>);
+
+    fn run(&mut self, (velocities, mut positions): Self::SystemData) {
+        for &entity in &self.order {
+            let velocity = velocities.get(entity).unwrap().0;
+            positions.get_mut(entity).unwrap().0 += velocity;
+        }
+    }
+}
+
+/// For each of 10k entities, in a fixed shuffled order: read `Velocity`
+/// with `ReadStorage::get`, add it to `Position` through `WriteStorage::get_mut`.
+pub struct RandomGet {
+    world: World,
+    system: RandomGetSystem,
+}
+
+impl RandomGet {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        world.register::<Position>();
+        world.register::<Velocity>();
+        let mut order = two_component_entities(&mut world, RANDOM_GET_ENTITIES);
+        shuffle(&mut order);
+        Self {
+            world,
+            system: RandomGetSystem { order },
+        }
+    }
+
+    pub fn run(&mut self) {
+        self.system.run_now(&self.world);
+    }
+}
+
+/// Despawn 10k entities with (Position, Velocity); `prepare` (untimed)
+/// spawns them into the kept world.
+pub struct Despawn {
+    world: World,
+    entities: Vec<Entity>,
+}
+
+impl Despawn {
+    pub fn new() -> Self {
+        let mut world = World::new();
+        world.register::<Position>();
+        world.register::<Velocity>();
+        Self {
+            world,
+            entities: Vec::new(),
+        }
+    }
+
+    pub fn prepare(&mut self) {
+        self.entities = two_component_entities(&mut self.world, DESPAWN_ENTITIES);
+        // `build_entity` allocates atomically; `maintain` merges the new
+        // entities into the allocator, as it would between two frames.
+        self.world.maintain();
+    }
+
+    pub fn run(&mut self) {
+        for &entity in &self.entities {
+            self.world.delete_entity(entity).unwrap();
+        }
     }
 }
 
