@@ -245,9 +245,4 @@ fn every_injected_panic_site_once() {
         sites,
         "every armed site struck once"
     );
-    // Tolerated until the observers issue (#17) lands; see `KnownBug`.
-    eprintln!(
-        "known #17 behaviours seen [RequiredAfterHooks, RequirementLostOnPanic]: {:?}",
-        world_ops::known_bugs_seen()
-    );
 }

@@ -342,8 +342,6 @@ thread_local! {
     static FIRED: Cell<Option<Site>> = const { Cell::new(None) };
     /// Constructions and drops of `Hk`, `Df`, `Bm`.
     static EXTRA: Cell<([u64; 3], [u64; 3])> = const { Cell::new(([0; 3], [0; 3])) };
-    /// Known-bug observations (see [`KnownBug`]), per case.
-    static SEEN: Cell<[u32; 2]> = const { Cell::new([0; 2]) };
     /// Every site that panicked in the last case run, in order.
     static FIRED_LOG: std::cell::RefCell<Vec<Site>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -352,42 +350,6 @@ thread_local! {
 #[allow(dead_code)] // used by tests/fuzz_regress.rs, not the fuzz target
 pub fn sites_fired() -> Vec<Site> {
     FIRED_LOG.with(|l| l.borrow().clone())
-}
-
-/// Behaviours of the observers issue (#17) the harness can see; another
-/// branch fixes them. Counted, not failed on, unless
-/// `MOSAIC_FUZZ_STRICT_17` is set, to `all` or to the bug's name (then the
-/// fuzzer reports them as crashes).
-#[derive(Clone, Copy, Debug)]
-pub enum KnownBug {
-    /// `Hk`'s `on_add` hook ran before the required `Df` was added.
-    RequiredAfterHooks = 0,
-    /// A panicking `on_add` hook or `OnAdd` observer left an entity with
-    /// `Hk` but without the `Df` it requires.
-    RequirementLostOnPanic = 1,
-}
-
-fn strict_known_bug(bug: KnownBug) -> bool {
-    static STRICT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    match STRICT.get_or_init(|| std::env::var("MOSAIC_FUZZ_STRICT_17").ok()) {
-        Some(which) => which == "all" || *which == format!("{bug:?}"),
-        None => false,
-    }
-}
-
-fn known_bug(bug: KnownBug, detail: &str) {
-    assert!(!strict_known_bug(bug), "known bug {bug:?} (#17): {detail}");
-    SEEN.with(|s| {
-        let mut seen = s.get();
-        seen[bug as usize] += 1;
-        s.set(seen);
-    });
-}
-
-/// How often each [`KnownBug`] was seen in the last case run.
-#[allow(dead_code)] // used by tests/fuzz_regress.rs, not the fuzz target
-pub fn known_bugs_seen() -> [u32; 2] {
-    SEEN.with(Cell::get)
 }
 
 fn maybe_panic(site: Site) {
@@ -446,12 +408,12 @@ impl Drop for Hk {
 }
 
 fn hk_on_add(w: DeferredWorld, e: Entity) {
-    if w.get::<Df>(e).is_err() {
-        known_bug(
-            KnownBug::RequiredAfterHooks,
-            "on_add of Hk ran before its required Df was added",
-        );
-    }
+    // Requirements arrive in the same change as the component needing
+    // them, before any hook runs (#17).
+    assert!(
+        w.get::<Df>(e).is_ok(),
+        "on_add of Hk ran before its required Df was added"
+    );
     maybe_panic(Site::OnAdd);
 }
 
@@ -1566,9 +1528,6 @@ struct Case {
     states: States,
     buffer: CommandBuffer,
     model: Model,
-    /// Some `Hk` lost its `Df` in a documented way (or a known bug): later
-    /// steps do not fail on it.
-    unmet_allowed: bool,
 }
 
 fn do_spawn(c: &mut Case, kind: u8, v: u32) {
@@ -2107,22 +2066,13 @@ fn check_extras(c: &mut Case, fired: Option<Site>) {
         [hk.len() as u64, df, bm],
         "live Hk, Df, Bm values (constructions - drops) against the world"
     );
+    // A panic anywhere (a hook, an observer, the requirement's `Default`)
+    // never leaves `Hk` without the `Df` it requires (#17).
     let unmet: Vec<Entity> = hk.into_iter().filter(|&e| !c.world.has::<Df>(e)).collect();
-    if !unmet.is_empty() {
-        match fired {
-            // Documented: the entity keeps the component whose required
-            // `Default` panicked.
-            Some(Site::Default) => {}
-            Some(Site::OnAdd | Site::OnInsert | Site::Observer) => known_bug(
-                KnownBug::RequirementLostOnPanic,
-                &format!("{unmet:?} have Hk without Df after a panic at {fired:?}"),
-            ),
-            // Left over from an earlier documented case.
-            _ if c.unmet_allowed => {}
-            _ => panic!("{unmet:?} have Hk without the Df it requires (after {fired:?})"),
-        }
-        c.unmet_allowed = true;
-    }
+    assert!(
+        unmet.is_empty(),
+        "{unmet:?} have Hk without the Df it requires (after {fired:?})"
+    );
 }
 
 /// After a step an injected panic interrupted: checks what must hold after
@@ -2179,7 +2129,6 @@ fn never_spawned() -> Entity {
 pub fn run(ops: &[Op]) {
     COUNTS.with(|c| c.set(Counts::default()));
     EXTRA.with(|c| c.set(([0; 3], [0; 3])));
-    SEEN.with(|s| s.set([0; 2]));
     FIRED_LOG.with(|l| l.borrow_mut().clear());
     ARMED.with(|a| a.set(None));
     quiet_injected_panics();
@@ -2198,7 +2147,6 @@ pub fn run(ops: &[Op]) {
         states,
         buffer,
         model,
-        unmet_allowed: false,
     };
     check_world(&case.world, &case.model);
     let mut before = case.model.live.clone();
