@@ -124,6 +124,9 @@ pub struct ComponentInfo {
     drop: Option<unsafe fn(*mut u8)>,
     storage: StorageType,
     type_id: Option<TypeId>,
+    /// The full Rust type name (`my_game::Hp`); `None` for a runtime-defined
+    /// component.
+    type_name: Option<&'static str>,
     /// The Rust type of the stored values (the component's own type, or
     /// [`DynamicComponent`](crate::DynamicComponent) for a runtime-defined one).
     value_type: TypeId,
@@ -312,6 +315,15 @@ pub(crate) fn short_type_name<T: ?Sized>() -> String {
     out
 }
 
+#[cold]
+#[inline(never)]
+fn name_taken_panic<T>(name: &str) -> ! {
+    panic!(
+        "the Rust component type `{}` cannot be registered: its name `{name}` is taken by the runtime-defined component `{name}` in this world (one name, one component: rename the type or the schema)",
+        std::any::type_name::<T>()
+    )
+}
+
 /// The registry of component types known to one world.
 #[derive(Debug, Default)]
 pub(crate) struct Components {
@@ -376,14 +388,23 @@ impl Components {
 
     #[cold]
     fn register_new<T: Component>(&mut self) -> ComponentId {
+        let name = short_type_name::<T>();
+        // One name, one component: a Rust type may not take the name of a
+        // runtime-defined one (the reverse is refused by
+        // `World::register_dynamic_component`), or lookups by name and
+        // saved scenes could not tell them apart.
+        if self.by_name.contains_key(&name) {
+            name_taken_panic::<T>(&name);
+        }
         let id = ComponentId::new(self.infos.len());
         self.infos.push(ComponentInfo {
             id,
-            name: Cow::Owned(short_type_name::<T>()),
+            name: Cow::Owned(name),
             layout: Layout::new::<T>(),
             drop: std::mem::needs_drop::<T>().then_some(drop_ptr::<T> as unsafe fn(*mut u8)),
             storage: T::STORAGE,
             type_id: Some(TypeId::of::<T>()),
+            type_name: Some(std::any::type_name::<T>()),
             value_type: TypeId::of::<T>(),
             schema: None,
             track_changes: false,
@@ -487,6 +508,7 @@ impl Components {
             drop: Some(drop_ptr::<DynamicComponent> as unsafe fn(*mut u8)),
             storage: StorageType::SparseSet,
             type_id: None,
+            type_name: None,
             value_type: TypeId::of::<DynamicComponent>(),
             schema: Some(std::sync::Arc::new(schema)),
             track_changes: false,
@@ -499,6 +521,15 @@ impl Components {
         });
         self.by_name.insert(name, id);
         Ok(id)
+    }
+
+    /// The full type name of a Rust component type called `name`, if any
+    /// (the first registered, if several share the short name).
+    pub fn rust_type_named(&self, name: &str) -> Option<&'static str> {
+        self.infos
+            .iter()
+            .filter(|i| i.name() == name)
+            .find_map(|i| i.type_name)
     }
 
     /// The runtime-defined component called `name`.

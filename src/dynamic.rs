@@ -537,10 +537,12 @@ pub enum SchemaError {
         name: String,
     },
     /// The name is taken by a Rust component type.
-    #[error("component `{name}` is already a Rust component type")]
+    #[error("component name `{name}` is taken by the Rust component type `{rust_type}`")]
     TakenByRustType {
         /// The component name.
         name: String,
+        /// The Rust type that has it (its full path).
+        rust_type: String,
     },
     /// No runtime-defined component has this name.
     #[error("no runtime-defined component is called `{name}`")]

@@ -175,13 +175,24 @@ impl FreshIndices {
     /// (and keeps panicking: an index is never handed out twice).
     #[inline]
     pub fn next(&self) -> u32 {
-        let index = self.next.fetch_add(1, Ordering::Relaxed);
-        assert!(
-            index < u64::from(u32::MAX),
-            "entity index space exhausted: more than {} entities",
-            u32::MAX - 1
-        );
-        index as u32
+        // `take` leaves the counter as it was when it refuses, so a caught
+        // exhaustion panic leaves no index handed out to nobody (a
+        // `fetch_add` here would count one past the limit, and the next
+        // flush would make a live entity of it).
+        match self.take(1) {
+            Some(index) => index as u32,
+            None => panic!(
+                "entity index space exhausted: more than {} entities",
+                u32::MAX - 1
+            ),
+        }
+    }
+
+    /// Test hook: the next fresh index will be `next` (none may have been
+    /// handed out past it).
+    #[cfg(test)]
+    pub fn start_at(&self, next: u32) {
+        self.next.store(u64::from(next), Ordering::Relaxed);
     }
 
     /// How many indices were ever handed out.
@@ -405,12 +416,14 @@ impl Entities {
             self.free.len() as i64,
             "alloc with pending reservations"
         );
-        self.len += 1;
         if let Some(index) = self.free.pop() {
             *self.free_cursor.get_mut() = self.free.len() as i64;
+            self.len += 1;
             return Entity::new(index, self.meta[index as usize].generation);
         }
+        // May panic (index space exhausted): nothing is counted before it.
         let index = self.fresh.next();
+        self.len += 1;
         while self.meta.len() < index as usize {
             // A command buffer reserved this index in between: it becomes
             // live at the next flush.
@@ -697,6 +710,38 @@ mod tests {
         e.flush(|_| panic!("the released reservation must not come to life"));
         assert!(e.get(later).is_none());
         e.check_invariants();
+    }
+
+    #[test]
+    fn caught_index_exhaustion_leaves_counts_right() {
+        let mut e = Entities::new();
+        let a = e.alloc();
+        e.set_location(a.index(), here());
+        let b = e.alloc();
+        e.set_location(b.index(), here());
+        // Pretend every index was handed out (the slots in between are
+        // never touched: this test does not flush).
+        e.fresh.start_at(u32::MAX);
+        for _ in 0..2 {
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| e.alloc()));
+            let payload = caught.expect_err("the index space is exhausted");
+            let message = payload
+                .downcast_ref::<String>()
+                .expect("a formatted message");
+            assert!(message.contains("exhausted"), "{message}");
+            assert_eq!(e.len(), 2, "a refused alloc must not count a live entity");
+            assert_eq!(
+                e.fresh.handed_out(),
+                u64::from(u32::MAX),
+                "a refused alloc must not hand out an index"
+            );
+        }
+        // A freed slot is still reused after the caught panics.
+        e.free(a);
+        assert_eq!(e.len(), 1);
+        let c = e.alloc();
+        assert_eq!((c.index(), c.generation()), (a.index(), 2));
+        assert_eq!(e.len(), 2);
     }
 
     #[test]

@@ -1100,6 +1100,12 @@ impl World {
 
     /// Registers `T` (if new) and returns its id in this world.
     ///
+    /// # Panics
+    /// If a runtime-defined component
+    /// ([`World::register_dynamic_component`]) already has `T`'s short
+    /// name: one name means one component. Every operation that registers
+    /// `T` on first use (spawn, insert, queries) panics the same way.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;

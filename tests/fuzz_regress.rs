@@ -206,3 +206,43 @@ fn every_operation_once() {
     // its values.
     world_ops::run(&ops);
 }
+
+/// Every panic site struck once, in the middle of ordinary operations: the
+/// harness checks (invariants, no leak, no double drop, model resynced)
+/// pass after each, and each site really fired.
+#[test]
+fn every_injected_panic_site_once() {
+    use world_ops::{Op, Site, Who};
+    let live = Who::Live;
+    let sites = [
+        Site::OnAdd,
+        Site::OnInsert,
+        Site::OnRemove,
+        Site::Observer,
+        Site::Default,
+        Site::Drop,
+    ];
+    let mut ops = vec![Op::Spawn { kind: 11, v: 1 }];
+    for (i, &site) in sites.iter().enumerate() {
+        let v = i as u32;
+        ops.push(Op::Arm { site, countdown: 0 });
+        ops.push(match site {
+            Site::OnRemove => Op::RemoveHooked(live(1)),
+            Site::Drop => Op::Despawn(live(0)),
+            _ => Op::SpawnHooked { v, boom: true },
+        });
+        // Ordinary operations afterwards, checked against the model again.
+        ops.push(Op::SpawnHooked { v, boom: true });
+        ops.push(Op::InsertHooked { who: live(1), v });
+        ops.push(Op::InsertBoom(live(2)));
+        ops.push(Op::Spawn { kind: 7, v });
+        ops.push(Op::Query(4));
+        ops.push(Op::RemoveBoom(live(0)));
+    }
+    world_ops::run(&ops);
+    assert_eq!(
+        world_ops::sites_fired(),
+        sites,
+        "every armed site struck once"
+    );
+}

@@ -669,6 +669,7 @@ fn resolve_reports_unknown_names_as_loading_does() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "touches the filesystem: Miri runs with isolation")]
 fn from_path_reads_each_format_by_extension() {
     let registry = registry();
     let world = sample_world();
@@ -2036,6 +2037,7 @@ fn an_error_at_the_very_end_changes_nothing() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "touches the filesystem: Miri runs with isolation")]
 fn unresolved_and_io_errors_read_well() {
     let scene =
         Scene::from_ron_str(r#"(entities: [(id: 1, components: {"Health": (1)})])"#).unwrap();
@@ -2385,14 +2387,31 @@ fn build_world(spec: &WorldSpec) -> World {
 }
 
 fn cases() -> u32 {
+    if cfg!(miri) {
+        // Each case round-trips three formats through serde: slow under Miri.
+        return 2;
+    }
     std::env::var("MOSAIC_SCENE_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(64)
 }
 
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: cases(),
+        // Miri runs with isolation: no regression files.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
+        ..ProptestConfig::default()
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+    #![proptest_config(config())]
 
     #[test]
     fn random_worlds_round_trip(spec in world_spec()) {
@@ -2406,6 +2425,246 @@ proptest! {
             let mut again = World::new();
             let spawned_again = round_trip(&copy, &registry, format, &mut again);
             assert_equal_world(&copy, &again, &spawned_again);
+        }
+    }
+}
+
+// ----- one name, one component ------------------------------------------------------
+
+/// A Rust component called like the runtime-defined `Hp` below.
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Hp(u32);
+
+fn hp_schema() -> ComponentSchema {
+    ComponentSchema::new("Hp").field("v", FieldType::Int)
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    }
+}
+
+/// Saves `world` in every format and loads each file into a new world:
+/// every file a save writes must load.
+fn assert_saves_load(world: &World, registry: &TypeRegistry) {
+    for format in FORMATS {
+        let mut copy = World::new();
+        let spawned = round_trip(world, registry, format, &mut copy);
+        assert_equal_world(world, &copy, &spawned);
+    }
+}
+
+/// A Rust type spawned after a runtime-defined component of its name is
+/// refused, naming both, before anything changes; the name still means the
+/// runtime-defined one, and the world saves and loads.
+#[test]
+fn rust_type_after_runtime_component_of_its_name_is_refused() {
+    let mut registry = TypeRegistry::new();
+    registry.register::<Hp>();
+    let mut world = World::new();
+    let dynamic = world.register_dynamic_component(hp_schema()).unwrap();
+    let e = world.spawn(());
+    let value = hp_schema()
+        .instantiate([("v", FieldValue::Int(7))])
+        .unwrap();
+    world.insert_dynamic(e, value).unwrap();
+    let (len, archetypes) = (world.len(), world.archetype_count());
+
+    let message = panic_message(catch_unwind(AssertUnwindSafe(|| world.spawn(Hp(1)))).unwrap_err());
+    assert!(message.contains(std::any::type_name::<Hp>()), "{message}");
+    assert!(
+        message.contains("runtime-defined component `Hp`"),
+        "{message}"
+    );
+    let message = panic_message(
+        catch_unwind(AssertUnwindSafe(|| world.register_component::<Hp>())).unwrap_err(),
+    );
+    assert!(message.contains("name `Hp` is taken"), "{message}");
+    assert_eq!((world.len(), world.archetype_count()), (len, archetypes));
+    assert_eq!(world.component_id::<Hp>(), None);
+    assert_eq!(world.component_named("Hp"), Ok(dynamic));
+    assert_eq!(
+        world.get_dynamic(e, "Hp").unwrap().get("v"),
+        Some(&FieldValue::Int(7))
+    );
+    // The registry names a Rust `Hp` too: saving refuses rather than write
+    // two components called `Hp`.
+    let err = Scene::from_world(&world, &registry).unwrap_err();
+    assert_eq!(
+        err,
+        SceneError::Schema {
+            component: "Hp".into(),
+            error: SchemaError::TakenByRustType {
+                name: "Hp".into(),
+                rust_type: std::any::type_name::<Hp>().into(),
+            },
+        }
+    );
+    // Without it the world saves, and the file loads.
+    assert_saves_load(&world, &TypeRegistry::new());
+}
+
+/// A runtime-defined component named like a Rust type in the world is
+/// refused, naming both; the Rust type keeps the name.
+#[test]
+fn runtime_component_after_rust_type_of_its_name_is_refused() {
+    let mut registry = TypeRegistry::new();
+    registry.register::<Hp>();
+    let mut world = World::new();
+    let e = world.spawn(Hp(1));
+    let err = world.register_dynamic_component(hp_schema()).unwrap_err();
+    assert_eq!(
+        err,
+        SchemaError::TakenByRustType {
+            name: "Hp".into(),
+            rust_type: std::any::type_name::<Hp>().into(),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "component name `Hp` is taken by the Rust component type `{}`",
+            std::any::type_name::<Hp>()
+        )
+    );
+    assert_eq!(world.dynamic_schemas().count(), 0);
+    assert_eq!(
+        world.component_named("Hp"),
+        Ok(world.component_id::<Hp>().unwrap())
+    );
+    assert_eq!(world.get::<Hp>(e), Ok(&Hp(1)));
+    assert_saves_load(&world, &registry);
+}
+
+/// A registry name (`register_as`) that a runtime-defined component of the
+/// world also has: the save is refused, not written unloadable.
+#[test]
+fn save_refuses_a_registry_name_a_runtime_component_has() {
+    let mut registry = TypeRegistry::new();
+    registry.register_as::<Health>("Vigor");
+    let mut world = World::new();
+    world.spawn(Health(3));
+    world
+        .register_dynamic_component(ComponentSchema::new("Vigor").field("v", FieldType::Int))
+        .unwrap();
+    let err = Scene::from_world(&world, &registry).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            SceneError::Schema { component, error: SchemaError::TakenByRustType { rust_type, .. } }
+                if component == "Vigor" && rust_type == std::any::type_name::<Health>()
+        ),
+        "{err:?}"
+    );
+    let e = world.spawn(Health(4));
+    let err = Scene::from_entities(&world, &registry, [e]).unwrap_err();
+    assert!(matches!(err, SceneError::Schema { .. }), "{err:?}");
+}
+
+/// One step of [`names_never_collide_in_saved_files`].
+#[derive(Clone, Debug)]
+enum NameStep {
+    /// Spawn a Rust `Hp`.
+    Rust(u32),
+    /// Declare the runtime-defined `Hp` and give a new entity one.
+    Dynamic(i64),
+    /// Spawn a Rust `Position` (a name nothing else takes).
+    Other(f32),
+    /// Declare the runtime-defined `Mana` and give a new entity one.
+    Mana(i64, f64),
+}
+
+fn name_step() -> impl Strategy<Value = NameStep> {
+    prop_oneof![
+        any::<u32>().prop_map(NameStep::Rust),
+        any::<i64>().prop_map(NameStep::Dynamic),
+        finite_f32().prop_map(NameStep::Other),
+        (any::<i64>(), finite_f64()).prop_map(|(c, m)| NameStep::Mana(c, m)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Worlds mixing Rust and runtime-defined components, built in any
+    /// order, with a name both kinds want: whichever comes first keeps it,
+    /// the other is refused, and every save either loads back equal in
+    /// every format or is refused with a typed error.
+    #[test]
+    fn names_never_collide_in_saved_files(
+        steps in prop::collection::vec(name_step(), 0..12),
+        register_hp in any::<bool>(),
+    ) {
+        let mut world = World::new();
+        let mut owner: Option<&str> = None;
+        for step in &steps {
+            match step {
+                NameStep::Rust(v) => {
+                    let spawned = catch_unwind(AssertUnwindSafe(|| world.spawn(Hp(*v))));
+                    match owner {
+                        Some("dynamic") => prop_assert!(spawned.is_err()),
+                        _ => {
+                            prop_assert!(spawned.is_ok());
+                            owner = Some("rust");
+                        }
+                    }
+                }
+                NameStep::Dynamic(v) => {
+                    let declared = world.register_dynamic_component(hp_schema());
+                    match owner {
+                        Some("rust") => prop_assert!(
+                            matches!(declared, Err(SchemaError::TakenByRustType { .. })),
+                            "{:?}", declared
+                        ),
+                        _ => {
+                            prop_assert!(declared.is_ok());
+                            owner = Some("dynamic");
+                            let e = world.spawn(());
+                            let value = hp_schema().instantiate([("v", FieldValue::Int(*v))]).unwrap();
+                            world.insert_dynamic(e, value).unwrap();
+                        }
+                    }
+                }
+                NameStep::Other(x) => {
+                    world.spawn(Position { x: *x, y: 0.0 });
+                }
+                NameStep::Mana(current, max) => {
+                    world.register_dynamic_component(mana()).unwrap();
+                    let e = world.spawn(Health(1));
+                    world.insert_dynamic(e, mana_value(*current, *max)).unwrap();
+                }
+            }
+            let named = world.component_named("Hp");
+            match owner {
+                Some("rust") => prop_assert_eq!(named, Ok(world.component_id::<Hp>().unwrap())),
+                Some(_) => {
+                    prop_assert_eq!(world.component_id::<Hp>(), None);
+                    prop_assert!(world.dynamic_schema("Hp").is_some());
+                }
+                None => prop_assert!(named.is_err()),
+            }
+        }
+        // The registry names the Rust `Hp` when asked to, and whenever the
+        // world holds one (so nothing is skipped).
+        let mut registry = registry();
+        if register_hp || owner == Some("rust") {
+            registry.register::<Hp>();
+        }
+        match Scene::from_world(&world, &registry) {
+            Ok(_) => assert_saves_load(&world, &registry),
+            Err(err) => {
+                // Refused only for the one collision a registry can make.
+                prop_assert!(register_hp && owner == Some("dynamic"), "{}", err);
+                prop_assert!(
+                    matches!(err, SceneError::Schema { error: SchemaError::TakenByRustType { .. }, .. }),
+                    "{:?}", err
+                );
+            }
         }
     }
 }

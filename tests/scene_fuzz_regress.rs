@@ -49,6 +49,7 @@ fn binary_seed() -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "reads the corpus: Miri runs with isolation")]
 fn corpus_loads_without_panicking() {
     for (name, data) in corpus() {
         let result = std::panic::catch_unwind(|| scene_load::run_bytes(&data));
@@ -60,6 +61,7 @@ fn corpus_loads_without_panicking() {
 /// Deterministic mutations (byte flips, deletions, truncations, splices of
 /// syntax characters) of every seed.
 #[test]
+#[cfg_attr(miri, ignore = "reads the corpus: Miri runs with isolation")]
 fn mutated_seeds_never_panic() {
     let mut seeds: Vec<Vec<u8>> = corpus().into_iter().map(|(_, d)| d).collect();
     seeds.push(binary_seed());
@@ -106,4 +108,87 @@ fn mutated_seeds_never_panic() {
 fn write_binary_seed() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/scene_load/small.bin");
     std::fs::write(path, binary_seed()).expect("corpus directory is writable");
+}
+
+/// A binary scene holding one `Chain` nested `depth` levels deep (built and
+/// saved on a thread with a large stack, since saving recurses too).
+fn deep_chain_scene(depth: usize) -> Vec<u8> {
+    std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(move || {
+            let mut chain = scene_load::Chain { v: 0, next: None };
+            for v in 1..depth {
+                chain = scene_load::Chain {
+                    v: v as u8,
+                    next: Some(Box::new(chain)),
+                };
+            }
+            let mut world = World::new();
+            world.spawn(chain);
+            Scene::from_world(&world, &scene_load::registry())
+                .and_then(|s| s.to_binary())
+                .expect("a deep chain saves on a large stack")
+        })
+        .expect("thread spawns")
+        .join()
+        .expect("saving a deep chain")
+}
+
+/// A 100 KB binary scene nesting a recursive component 50,000 levels deep
+/// overflowed the stack (postcard has no depth limit); now it is refused
+/// with an error on an ordinary stack, and ordinary nesting still loads.
+#[test]
+#[cfg_attr(miri, ignore)] // 50,000 levels of serde recursion: far too slow
+fn deep_binary_scene_does_not_overflow_the_stack() {
+    let data = deep_chain_scene(50_000);
+    assert!(data.len() > 100_000, "{} bytes", data.len());
+    // On the test thread's stack (2 MiB by default): refused with a reason.
+    let err = Scene::from_binary(&data)
+        .and_then(|scene| scene.spawn_into(&mut World::new(), &scene_load::registry()))
+        .expect_err("50,000 levels are refused");
+    assert!(err.to_string().contains("nested too deep"), "{err}");
+    // Everything the fuzz harness does with it, too.
+    scene_load::run_bytes(&data);
+    // Real nesting still loads and saves back.
+    let data = deep_chain_scene(60);
+    let mut world = World::new();
+    let spawned = Scene::from_binary(&data)
+        .and_then(|scene| scene.spawn_into(&mut world, &scene_load::registry()))
+        .expect("60 levels load");
+    let e = spawned.entities().next().unwrap();
+    let mut depth = 0;
+    let mut link = Some(world.get::<scene_load::Chain>(e).unwrap());
+    while let Some(chain) = link {
+        depth += 1;
+        link = chain.next.as_deref();
+    }
+    assert_eq!(depth, 60);
+    scene_load::run_bytes(&data);
+}
+
+/// The recursive and nested seed loads (so the fuzzer starts from values
+/// that reach those decoders), and its binary form round-trips.
+#[test]
+#[cfg_attr(miri, ignore)] // reads files: Miri runs with isolation
+fn recursive_seed_loads() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/scene_load/recursive.ron");
+    let text = std::fs::read_to_string(path).expect("recursive.ron is in the corpus");
+    let registry = scene_load::registry();
+    let mut world = World::new();
+    let spawned = Scene::from_ron_str(&text)
+        .and_then(|s| s.spawn_into(&mut world, &registry))
+        .expect("the recursive seed loads");
+    assert_eq!(spawned.len(), 2);
+    let tree = world.query::<&scene_load::Tree>().iter(&world).count();
+    assert_eq!(tree, 1);
+    let bytes = Scene::from_world(&world, &registry)
+        .and_then(|s| s.to_binary())
+        .expect("saves");
+    let mut copy = World::new();
+    Scene::from_binary(&bytes)
+        .and_then(|s| s.spawn_into(&mut copy, &registry))
+        .expect("the binary form loads");
+    assert_eq!(copy.len(), 2);
+    scene_load::run_bytes(&bytes);
 }

@@ -248,7 +248,10 @@ fn run_ordering(kind: ExecutorKind, runs: usize) -> Recorder {
 
 #[test]
 fn before_and_after_hold_under_the_single_threaded_executor() {
-    let rec = run_ordering(ExecutorKind::SingleThreaded, 50);
+    let rec = run_ordering(
+        ExecutorKind::SingleThreaded,
+        if cfg!(miri) { 6 } else { 50 },
+    );
     let threads = rec.threads.lock().unwrap();
     assert_eq!(
         *threads,
@@ -259,7 +262,7 @@ fn before_and_after_hold_under_the_single_threaded_executor() {
 
 #[test]
 fn before_and_after_hold_under_the_parallel_executor() {
-    let rec = run_ordering(ExecutorKind::Parallel, 200);
+    let rec = run_ordering(ExecutorKind::Parallel, if cfg!(miri) { 12 } else { 200 });
     let threads = rec.threads.lock().unwrap();
     assert!(
         threads.iter().any(|&t| t != thread::current().id()),
@@ -747,11 +750,13 @@ fn a_panic_in_a_parallel_schedule_first_run_names_it() {
 #[test]
 fn systems_writing_different_components_overlap() {
     // Per run, each system counts itself in on entry. When the executor runs
-    // them on the thread pool, the first to arrive waits (up to 2 s, still
-    // inside) for the second to arrive: seeing it proves the second started
-    // before the first finished. Run one after the other, the first would
-    // time out instead. On the calling thread (a serial run of the adaptive
-    // executor) nothing waits.
+    // them on the thread pool, the first to arrive waits (still inside) for
+    // the second to arrive: seeing it proves the second started before the
+    // first finished. Run one after the other, the first would give up
+    // instead. The wait is a bounded number of yields, not a clock: the
+    // signal is the other system's arrival, whatever the machine's speed
+    // (under Miri's virtual clock too). On the calling thread (a serial run
+    // of the adaptive executor) nothing waits.
     let arrived = Arc::new(AtomicUsize::new(0));
     let proofs = Arc::new(AtomicUsize::new(0));
     let pool_runs = Arc::new(AtomicUsize::new(0));
@@ -761,16 +766,15 @@ fn systems_writing_different_components_overlap() {
         move || {
             let rank = arrived.fetch_add(1, Ordering::SeqCst) + 1;
             // Heavy enough that the executor finds parallel worth it.
-            busy(Duration::from_millis(3));
+            busy(Duration::from_micros(if cfg!(miri) { 100 } else { 3_000 }));
             if rank == 1 && thread::current().id() != test_thread {
                 pool_runs.fetch_add(1, Ordering::SeqCst);
-                let start = Instant::now();
-                while start.elapsed() < Duration::from_secs(2) {
+                for _ in 0..if cfg!(miri) { 1_000 } else { 2_000_000 } {
                     if arrived.load(Ordering::SeqCst) >= 2 {
                         proofs.fetch_add(1, Ordering::SeqCst);
                         break;
                     }
-                    std::hint::spin_loop();
+                    thread::yield_now();
                 }
             }
         }
@@ -861,7 +865,7 @@ fn systems_writing_the_same_component_never_overlap() {
             vio.store(true, Ordering::SeqCst);
         }
     });
-    const RUNS: usize = 150;
+    const RUNS: usize = if cfg!(miri) { 30 } else { 150 };
     for _ in 0..RUNS {
         schedule.run(&mut world);
     }
@@ -915,10 +919,15 @@ const WORK: Duration = Duration::from_micros(100);
 /// Every entity with its components, sorted by entity.
 type Rows = Vec<(Entity, IPos, IVel, Health, Option<Poisoned>)>;
 
+/// The workload's size: smaller under Miri, where the full one takes
+/// minutes (three workloads per test).
+const WORKLOAD_ENTITIES: i64 = if cfg!(miri) { 40 } else { 200 };
+const WORKLOAD_RUNS: usize = if cfg!(miri) { 30 } else { 60 };
+
 fn workload(kind: ExecutorKind) -> (Rows, Stats) {
     let mut world = World::new();
     world.insert_resource(Stats::default());
-    for i in 0..200i64 {
+    for i in 0..WORKLOAD_ENTITIES {
         world.spawn((IPos(i), IVel(i % 7 - 3), Health(50 + i % 13)));
     }
     let mut schedule = Schedule::new();
@@ -1001,7 +1010,7 @@ fn workload(kind: ExecutorKind) -> (Rows, Stats) {
         }
         busy(WORK);
     });
-    for _ in 0..60 {
+    for _ in 0..WORKLOAD_RUNS {
         schedule.run(&mut world);
     }
     let mut rows = world.run_system_once(
@@ -1026,7 +1035,7 @@ fn both_executors_give_identical_results() {
         single.0.iter().any(|r| r.4.is_some()),
         "and poisons something"
     );
-    assert_eq!(single.1.spawned, 180);
+    assert_eq!(single.1.spawned, 3 * WORKLOAD_RUNS as u64);
     assert_eq!(single.1, parallel.1);
     assert_eq!(single.0, parallel.0);
     // Run-to-run, too.

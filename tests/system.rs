@@ -819,7 +819,8 @@ fn spawn_vals(world: &mut World, n: u64) -> Vec<Entity> {
 
 #[test]
 fn par_iter_mut_matches_sequential() {
-    const N: u64 = 10_000;
+    // Under Miri still above the parallel split threshold (64 rows).
+    const N: u64 = if cfg!(miri) { 200 } else { 10_000 };
     let mut par_world = World::new();
     let mut seq_world = World::new();
     let par_es = spawn_vals(&mut par_world, N);
@@ -858,7 +859,8 @@ fn par_iter_mut_matches_sequential() {
 
 #[test]
 fn par_iter_reads_every_item_once() {
-    const N: u64 = 10_000;
+    // Under Miri still above the parallel split threshold (64 rows).
+    const N: u64 = if cfg!(miri) { 200 } else { 10_000 };
     let mut world = World::new();
     spawn_vals(&mut world, N);
     let (sum, count, seq_sum) = world.run_system_once(|q: Query<&Val>| {
@@ -912,8 +914,9 @@ fn par_iter_reads_every_item_once() {
 #[test]
 fn par_iter_mut_inside_a_parallel_schedule() {
     let mut world = World::new();
-    spawn_vals(&mut world, 3_000);
-    world.spawn_batch((0..3_000).map(|i| (Pos(i as f32), Vel(1.0))));
+    let n = if cfg!(miri) { 100 } else { 3_000 };
+    spawn_vals(&mut world, n);
+    world.spawn_batch((0..n).map(|i| (Pos(i as f32), Vel(1.0))));
     let mut schedule = Schedule::new();
     schedule.add_system("vals", |mut q: Query<&mut Visits>| {
         q.par_iter_mut().for_each(|v| v.0 += 1)
@@ -921,14 +924,15 @@ fn par_iter_mut_inside_a_parallel_schedule() {
     schedule.add_system("move", |mut q: Query<(&mut Pos, &Vel)>| {
         q.par_iter_mut().for_each(|(p, v)| p.0 += v.0)
     });
-    for _ in 0..20 {
+    let runs = if cfg!(miri) { 3 } else { 20 };
+    for _ in 0..runs {
         schedule.run(&mut world);
     }
-    let ok = world.run_system_once(|q: Query<&Visits>, p: Query<(&Pos, &Vel)>| {
-        q.iter().all(|v| v.0 == 20)
+    let ok = world.run_system_once(move |q: Query<&Visits>, p: Query<(&Pos, &Vel)>| {
+        q.iter().all(|v| v.0 == runs)
             && p.iter()
                 .enumerate()
-                .all(|(i, (p, _))| p.0 == i as f32 + 20.0)
+                .all(|(i, (p, _))| p.0 == i as f32 + runs as f32)
     });
     assert!(ok);
 }

@@ -2,9 +2,11 @@
 //! then everything a user does with a scene that parsed. Shared by the
 //! `scene_load` fuzz target and `tests/scene_fuzz_regress.rs`.
 //!
-//! The property: no input makes any of it panic, and a load that fails
-//! leaves the world exactly as it was (entity count, archetype count and
-//! declared schemas compared).
+//! The property: no input makes any of it panic (or overflow the stack),
+//! and a load that fails leaves the world exactly as it was (entity count,
+//! archetype count and declared schemas compared). The registered types
+//! include recursive ones (`Tree`, `Chain`) and a deeply nested one
+//! (`Nested`), so deep inputs reach the decoders' recursion.
 
 use mosaic::prelude::*;
 use mosaic::scene::{Scene, TypeRegistry};
@@ -35,6 +37,35 @@ pub struct Links {
     pub others: Vec<Option<Entity>>,
 }
 
+/// Recursive through a `Vec`: a tree of any depth.
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub enum Tree {
+    Leaf(u8),
+    Node(Vec<Tree>),
+}
+
+/// Recursive through `Option<Box<_>>`, sparse: one byte or two per level
+/// in a binary scene, so a short input nests deep.
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[component(storage = "sparse")]
+pub struct Chain {
+    pub v: u8,
+    pub next: Option<Box<Chain>>,
+}
+
+/// The innermost layers of [`Nested`].
+pub type Layer = Vec<Option<(u8, Vec<Option<Box<[u16; 2]>>>)>>;
+
+/// Deeply nested, not recursive: containers of every kind inside each
+/// other, with an entity at the bottom.
+#[derive(Component, MapEntities, Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Nested {
+    pub layers: Vec<Layer>,
+    pub table: std::collections::BTreeMap<String, Vec<Option<Kind>>>,
+    #[entities]
+    pub deep: Option<Vec<Option<Entity>>>,
+}
+
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Gravity(pub f64);
 
@@ -44,6 +75,9 @@ pub fn registry() -> TypeRegistry {
     registry.register::<Health>();
     registry.register::<Kind>();
     registry.register::<Links>().map_entities();
+    registry.register::<Tree>();
+    registry.register::<Chain>();
+    registry.register::<Nested>().map_entities();
     registry.register_resource::<Gravity>();
     registry
 }

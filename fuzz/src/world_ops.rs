@@ -8,13 +8,16 @@
 //! reserved but not yet flushed, the commands recorded but not yet applied,
 //! and a log of add/change events for `Added`/`Changed` filters.
 //!
-//! After *every* operation the world must agree with the model: `len`,
-//! `is_empty`, `contains`, `get` and `has` of every component of every
-//! handle ever seen (stale ones included, plus one that never existed), the
-//! error variants, the alignment of every reference, `check_invariants()`,
-//! and the number of live values of the drop-counted types (constructions
-//! minus drops, counted per thread). At the end the world is dropped and,
-//! per type, drops must equal constructions.
+//! After every operation the world must agree with the model: `len`,
+//! `is_empty`, the number of live values of the drop-counted types
+//! (constructions minus drops, counted per thread), and `contains`, `get`
+//! and `has` of every component (error variants and alignment included) of
+//! each entity the operation picked or whose model state changed. Every
+//! [`FULL_CHECK_EVERY`] operations, `check_invariants()` and a rotating
+//! sample of the handles ever seen; after the last operation (and after an
+//! injected panic), the full check: `check_invariants()` and every handle
+//! ever seen (stale ones included, plus one that never existed). At the end
+//! the world is dropped and, per type, drops must equal constructions.
 //!
 //! Components: `Tab` (table, heap payload, drop-counted), `Spa` (sparse,
 //! heap payload, drop-counted), `ZTab` (zero-sized, table, drop-counted),
@@ -300,6 +303,195 @@ fn with_comp<V: CompVisitor>(comp: u8, v: V) -> V::Out {
     }
 }
 
+// ----- injected panics -------------------------------------------------------------------
+//
+// Three more component types, outside the six-slot model: `Hk` (table, its
+// hooks and an `OnAdd` observer may panic, requires `Df`), `Df` (its
+// `Default`, used for the requirement, may panic) and `Bm` (sparse, its
+// `Drop` may panic). `Op::Arm` picks one site and a countdown; the site's
+// next hits count it down and the one at zero panics, once. After a step
+// an injected panic interrupted, the harness checks what every panic must
+// leave true (`check_invariants`, no value dropped twice, none leaked:
+// constructions minus drops equal the values the world holds, for the nine
+// counted types) and then takes the world's state as the model's.
+
+/// The message of every injected panic (kept by the wrappers that re-raise
+/// a panic with context, such as a system's name).
+pub const INJECTED: &str = "injected panic (world_ops)";
+
+/// Where an armed panic strikes.
+#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Site {
+    /// `Hk`'s `on_add` hook.
+    OnAdd,
+    /// `Hk`'s `on_insert` hook.
+    OnInsert,
+    /// `Hk`'s `on_remove` hook.
+    OnRemove,
+    /// The `OnAdd<Hk>` observer.
+    Observer,
+    /// `Df::default()`, run for the requirement `Hk -> Df`.
+    Default,
+    /// `Bm`'s `Drop`.
+    Drop,
+}
+
+thread_local! {
+    static ARMED: Cell<Option<(Site, u8)>> = const { Cell::new(None) };
+    /// The site that panicked during the current step.
+    static FIRED: Cell<Option<Site>> = const { Cell::new(None) };
+    /// Constructions and drops of `Hk`, `Df`, `Bm`.
+    static EXTRA: Cell<([u64; 3], [u64; 3])> = const { Cell::new(([0; 3], [0; 3])) };
+    /// Every site that panicked in the last case run, in order.
+    static FIRED_LOG: std::cell::RefCell<Vec<Site>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The sites whose armed panic struck in the last case run, in order.
+#[allow(dead_code)] // used by tests/fuzz_regress.rs, not the fuzz target
+pub fn sites_fired() -> Vec<Site> {
+    FIRED_LOG.with(|l| l.borrow().clone())
+}
+
+fn maybe_panic(site: Site) {
+    let Some((armed, left)) = ARMED.with(Cell::get) else {
+        return;
+    };
+    if armed != site {
+        return;
+    }
+    if left > 0 {
+        ARMED.with(|a| a.set(Some((armed, left - 1))));
+        return;
+    }
+    ARMED.with(|a| a.set(None));
+    FIRED.with(|f| f.set(Some(site)));
+    FIRED_LOG.with(|l| l.borrow_mut().push(site));
+    panic!("{INJECTED}: {site:?}");
+}
+
+fn count_extra(i: usize, made: bool) {
+    EXTRA.with(|c| {
+        let (mut m, mut d) = c.get();
+        if made {
+            m[i] += 1;
+        } else {
+            d[i] += 1;
+        }
+        c.set((m, d));
+    });
+}
+
+/// Live `Hk`, `Df`, `Bm` values: constructions minus drops.
+fn extra_live() -> [u64; 3] {
+    let (m, d) = EXTRA.with(Cell::get);
+    std::array::from_fn(|i| {
+        assert!(d[i] <= m[i], "extra type {i} dropped more often than made");
+        m[i] - d[i]
+    })
+}
+
+#[derive(Component)]
+#[component(on_add = hk_on_add, on_insert = hk_on_insert, on_remove = hk_on_remove)]
+struct Hk(#[allow(dead_code)] Box<u32>);
+
+impl Hk {
+    fn new(v: u32) -> Hk {
+        count_extra(0, true);
+        Hk(Box::new(v))
+    }
+}
+
+impl Drop for Hk {
+    fn drop(&mut self) {
+        count_extra(0, false);
+    }
+}
+
+fn hk_on_add(w: DeferredWorld, e: Entity) {
+    // Requirements arrive in the same change as the component needing
+    // them, before any hook runs (#17).
+    assert!(
+        w.get::<Df>(e).is_ok(),
+        "on_add of Hk ran before its required Df was added"
+    );
+    maybe_panic(Site::OnAdd);
+}
+
+fn hk_on_insert(_: DeferredWorld, _: Entity) {
+    maybe_panic(Site::OnInsert);
+}
+
+fn hk_on_remove(w: DeferredWorld, e: Entity) {
+    assert!(w.get::<Hk>(e).is_ok(), "Hk is readable in its on_remove");
+    maybe_panic(Site::OnRemove);
+}
+
+#[derive(Component)]
+struct Df(#[allow(dead_code)] Box<u8>);
+
+impl Default for Df {
+    fn default() -> Df {
+        maybe_panic(Site::Default);
+        count_extra(1, true);
+        Df(Box::new(7))
+    }
+}
+
+impl Drop for Df {
+    fn drop(&mut self) {
+        count_extra(1, false);
+    }
+}
+
+#[derive(Component)]
+#[component(storage = "sparse")]
+struct Bm(#[allow(dead_code)] Box<u16>);
+
+impl Bm {
+    fn new() -> Bm {
+        count_extra(2, true);
+        Bm(Box::new(3))
+    }
+}
+
+impl Drop for Bm {
+    fn drop(&mut self) {
+        // Counted first: the value is gone even if its `Drop` panics.
+        count_extra(2, false);
+        maybe_panic(Site::Drop);
+    }
+}
+
+/// Installs (once per process) a panic hook that keeps injected panics
+/// quiet and hands every other panic to the hook before it (libFuzzer's,
+/// which aborts: a real failure stays a crash).
+fn quiet_injected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let message = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !message.contains(INJECTED) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// The panic payload's message, if it is a string.
+fn payload_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("")
+}
+
 // ----- bundles ---------------------------------------------------------------------------
 
 /// A bundle the model knows: how to build it, which slots it fills, and the
@@ -525,6 +717,27 @@ pub enum Op {
     BufApply,
     /// Runs a system that records these through `Commands`; applied at once.
     Sys(Vec<CmdOp>),
+    /// Arms a panic at `site`, striking at its `countdown % 4`-th next hit.
+    Arm {
+        site: Site,
+        countdown: u8,
+    },
+    /// Spawns an entity with `Hk` (so `Df`), and `Bm` if `boom`.
+    SpawnHooked {
+        v: u32,
+        boom: bool,
+    },
+    /// Inserts `Hk` (replacing one: `on_insert` again) into an entity.
+    InsertHooked {
+        who: Who,
+        v: u32,
+    },
+    /// Inserts `Bm` (replacing one drops it) into an entity.
+    InsertBoom(Who),
+    /// Removes `Hk` (`on_remove`) from an entity.
+    RemoveHooked(Who),
+    /// Removes `Bm` from an entity (dropping it).
+    RemoveBoom(Who),
 }
 
 /// Decodes `data` into operations (at most [`MAX_OPS`]).
@@ -577,6 +790,9 @@ struct Model {
     buffer_spawned: Vec<Entity>,
     /// (entity, component slot, event), in order.
     events: Vec<(Entity, usize, Event)>,
+    /// Handles the current step picked (checked after it even if the model
+    /// says nothing about them changed).
+    picked: std::cell::RefCell<Vec<Entity>>,
 }
 
 impl Model {
@@ -597,6 +813,12 @@ impl Model {
     }
 
     fn pick(&self, who: Who) -> Entity {
+        let e = self.pick_inner(who);
+        self.picked.borrow_mut().push(e);
+        e
+    }
+
+    fn pick_inner(&self, who: Who) -> Entity {
         match who {
             Who::Live(i) if !self.live.is_empty() => *self
                 .live
@@ -779,6 +1001,9 @@ struct States {
     /// Built on demand (`Op::LateTrack`), switching tracking on late.
     late_big_spa: Option<QueryState<Entity, Changed<BigSpa>>>,
     late_ztab: Option<QueryState<Entity, Added<ZTab>>>,
+    extra_hk: QueryState<Entity, With<Hk>>,
+    extra_df: QueryState<Entity, With<Df>>,
+    extra_bm: QueryState<Entity, With<Bm>>,
     /// Per tick-filtered state: event-log position of its last run.
     seen: [usize; TICK_STATES],
     /// Per tick-filtered state: ticks advanced (by `AdvanceTicks`) since its
@@ -806,6 +1031,9 @@ impl States {
             or_ticks: world.query_filtered(),
             late_big_spa: None,
             late_ztab: None,
+            extra_hk: world.query_filtered(),
+            extra_df: world.query_filtered(),
+            extra_bm: world.query_filtered(),
             seen: [0; TICK_STATES],
             idle: [0; TICK_STATES],
         }
@@ -1083,18 +1311,83 @@ fn check_entity(world: &World, m: &Model, e: Entity) {
     check_get::<BigSpa>(world, e, slots);
 }
 
+/// The full check: the world's invariants and every handle ever seen.
 fn check_world(world: &World, m: &Model) {
     world.check_invariants();
-    assert_eq!(world.len(), m.live.len(), "len");
-    assert_eq!(world.is_empty(), m.live.is_empty(), "is_empty");
+    check_counts(world, m);
     for &e in &m.known {
         check_entity(world, m, e);
     }
+}
+
+fn check_counts(world: &World, m: &Model) {
+    assert_eq!(world.len(), m.live.len(), "len");
+    assert_eq!(world.is_empty(), m.live.is_empty(), "is_empty");
     assert_eq!(
         live_counted(),
         m.expected_live(),
         "live counted values (constructions - drops)"
     );
+}
+
+/// Every this many steps, [`check_invariants`](World::check_invariants) and
+/// the next [`SAMPLE`] handles ever seen (in turn, so every stale handle is
+/// checked again now and then); the full check runs after the last step.
+/// Checking every handle after every step cost most of the fuzzer's time
+/// (`perf`: 64% in `check_world`, mostly building the `MissingComponent`
+/// errors of absent components), for what a check of the entities a step
+/// touched finds as well.
+const FULL_CHECK_EVERY: usize = 16;
+/// Handles the periodic check looks at.
+const SAMPLE: usize = 12;
+
+/// The periodic check: invariants, counts, and `SAMPLE` known handles from
+/// `*next` on (wrapping).
+fn check_sample(world: &World, m: &Model, next: &mut usize) {
+    world.check_invariants();
+    check_counts(world, m);
+    for _ in 0..SAMPLE.min(m.known.len()) {
+        *next %= m.known.len();
+        check_entity(world, m, m.known[*next]);
+        *next += 1;
+    }
+}
+
+/// The check after one step: counts, and every entity the step picked or
+/// whose model state changed (live set or values, against `before`).
+fn check_step(world: &World, m: &Model, before: &BTreeMap<Entity, Slots>) {
+    check_counts(world, m);
+    for e in m.picked.borrow_mut().drain(..) {
+        check_entity(world, m, e);
+    }
+    let mut old = before.iter().peekable();
+    let mut new = m.live.iter().peekable();
+    loop {
+        let e = match (old.peek(), new.peek()) {
+            (None, None) => break,
+            (Some(&(&a, sa)), Some(&(&b, sb))) if a == b => {
+                old.next();
+                new.next();
+                if sa == sb {
+                    continue;
+                }
+                a
+            }
+            (Some(&(&a, _)), Some(&(&b, _))) if a < b => {
+                old.next();
+                a
+            }
+            (Some(&(&a, _)), None) => {
+                old.next();
+                a
+            }
+            (_, Some(&(&b, _))) => {
+                new.next();
+                b
+            }
+        };
+        check_entity(world, m, e);
+    }
 }
 
 // ----- recording commands ----------------------------------------------------------------
@@ -1695,7 +1988,134 @@ fn step(c: &mut Case, op: &Op) {
         Op::Buf(op) => do_buffer_record(c, op),
         Op::BufApply => do_buffer_apply(c),
         Op::Sys(ref ops) => do_system_commands(c, ops),
+        Op::Arm { site, countdown } => ARMED.with(|a| a.set(Some((site, countdown % 4)))),
+        Op::SpawnHooked { v, boom } => {
+            c.model.flush();
+            let e = if boom {
+                c.world.spawn((Hk::new(v), Bm::new()))
+            } else {
+                c.world.spawn(Hk::new(v))
+            };
+            c.model.fresh(e);
+            c.model.spawn(e, &[]);
+            assert!(
+                c.world.has::<Hk>(e) && c.world.has::<Df>(e),
+                "spawned with its requirement"
+            );
+        }
+        Op::InsertHooked { who, v } => {
+            let e = c.model.pick(who);
+            let had = c.world.has::<Hk>(e);
+            c.model.flush();
+            let result = c.world.insert_one(e, Hk::new(v));
+            check_extra_result(&c.model, e, result.map_err(ComponentError::from));
+            // (Replacing an `Hk` adds no requirement.)
+            if c.model.live.contains_key(&e) && !had {
+                assert!(c.world.has::<Df>(e), "Hk inserted with its requirement");
+            }
+        }
+        Op::InsertBoom(who) => {
+            let e = c.model.pick(who);
+            c.model.flush();
+            let result = c.world.insert_one(e, Bm::new());
+            check_extra_result(&c.model, e, result.map_err(ComponentError::from));
+        }
+        Op::RemoveHooked(who) => {
+            let e = c.model.pick(who);
+            let had = c.world.has::<Hk>(e);
+            c.model.flush();
+            let result = c.world.remove::<Hk>(e).map(drop);
+            if had {
+                assert!(result.is_ok(), "remove::<Hk>({e:?}): {result:?}");
+            } else {
+                assert!(result.is_err(), "remove::<Hk>({e:?}) of none");
+            }
+        }
+        Op::RemoveBoom(who) => {
+            let e = c.model.pick(who);
+            let had = c.world.has::<Bm>(e);
+            c.model.flush();
+            let result = c.world.remove::<Bm>(e).map(drop);
+            assert_eq!(result.is_ok(), had, "remove::<Bm>({e:?}): {result:?}");
+        }
     }
+}
+
+/// An insert of an extra type into `e`: fine iff the model has `e` live.
+fn check_extra_result(m: &Model, e: Entity, result: Result<(), ComponentError>) {
+    if m.live.contains_key(&e) {
+        assert_eq!(result, Ok(()), "insert into live {e:?}");
+    } else {
+        assert_eq!(
+            result,
+            Err(ComponentError::NoSuchEntity(e)),
+            "insert into dead {e:?}"
+        );
+    }
+}
+
+/// Constructions minus drops of `Hk`, `Df`, `Bm` equal the values the world
+/// holds (no value leaked or dropped twice), and every `Hk` has its `Df`
+/// unless the panic that just struck was `Df::default`'s.
+fn check_extras(c: &mut Case, fired: Option<Site>) {
+    let hk: Vec<Entity> = c.states.extra_hk.iter(&c.world).collect();
+    let df = c.states.extra_df.iter(&c.world).count() as u64;
+    let bm = c.states.extra_bm.iter(&c.world).count() as u64;
+    assert_eq!(
+        extra_live(),
+        [hk.len() as u64, df, bm],
+        "live Hk, Df, Bm values (constructions - drops) against the world"
+    );
+    // A panic anywhere (a hook, an observer, the requirement's `Default`)
+    // never leaves `Hk` without the `Df` it requires (#17).
+    let unmet: Vec<Entity> = hk.into_iter().filter(|&e| !c.world.has::<Df>(e)).collect();
+    assert!(
+        unmet.is_empty(),
+        "{unmet:?} have Hk without the Df it requires (after {fired:?})"
+    );
+}
+
+/// After a step an injected panic interrupted: checks what must hold after
+/// any panic, then makes the world's state the model's (which values a
+/// half-finished operation left is the panic policy's business, tested in
+/// `tests/panic_safety.rs`).
+fn resync(c: &mut Case, fired: Site) {
+    ARMED.with(|a| a.set(None));
+    c.world.check_invariants();
+    // Pending commands: drop the buffer (its values with it) and start a
+    // new one; a spawn then despawn makes every reserved id live.
+    c.buffer = CommandBuffer::new(&c.world);
+    c.model.commands.clear();
+    c.model.buffer_spawned.clear();
+    let probe = c.world.spawn(());
+    c.world.despawn(probe).expect("just spawned");
+    c.model.fresh(probe);
+    c.model.reserved.clear();
+    let mut live = BTreeMap::new();
+    for (e, tab, spa, ztab, zspa, big, big_spa) in c.states.data.iter(&c.world) {
+        live.insert(e, slots_of(tab, spa, ztab, zspa, big, big_spa));
+    }
+    for &e in live.keys() {
+        c.model.learn(e);
+    }
+    c.model.live = live;
+    // Tick-filtered states: consume what they would report, unchecked.
+    let st = &mut c.states;
+    st.added_tab.iter(&c.world).for_each(drop);
+    st.changed_tab.iter(&c.world).for_each(drop);
+    st.added_spa.iter(&c.world).for_each(drop);
+    st.changed_spa.iter(&c.world).for_each(drop);
+    st.or_ticks.iter(&c.world).for_each(drop);
+    if let Some(q) = &mut st.late_big_spa {
+        q.iter(&c.world).for_each(drop);
+    }
+    if let Some(q) = &mut st.late_ztab {
+        q.iter(&c.world).for_each(drop);
+    }
+    st.seen = [c.model.events.len(); TICK_STATES];
+    st.idle = [0; TICK_STATES];
+    check_extras(c, Some(fired));
+    check_world(&c.world, &c.model);
 }
 
 /// A handle no world here ever hands out.
@@ -1708,7 +2128,15 @@ fn never_spawned() -> Entity {
 /// counted value was dropped exactly once.
 pub fn run(ops: &[Op]) {
     COUNTS.with(|c| c.set(Counts::default()));
+    EXTRA.with(|c| c.set(([0; 3], [0; 3])));
+    FIRED_LOG.with(|l| l.borrow_mut().clear());
+    ARMED.with(|a| a.set(None));
+    quiet_injected_panics();
     let mut world = World::new();
+    world
+        .register_required::<Hk, Df>()
+        .expect("no requirement cycle");
+    world.observe(|_: Trigger<OnAdd<Hk>>, _: DeferredWorld| maybe_panic(Site::Observer));
     // Tick-filtered states first: they switch change tracking on.
     let states = States::new(&mut world);
     let buffer = CommandBuffer::new(&world);
@@ -1721,21 +2149,57 @@ pub fn run(ops: &[Op]) {
         model,
     };
     check_world(&case.world, &case.model);
+    let mut before = case.model.live.clone();
+    let mut next_sample = 0;
     for (i, op) in ops.iter().enumerate() {
+        FIRED.with(|f| f.set(None));
+        let stepped =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(&mut case, op)));
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            step(&mut case, op);
-            check_world(&case.world, &case.model);
+            match (stepped, FIRED.with(Cell::get)) {
+                (Ok(()), None) => {}
+                (Err(payload), None) => std::panic::resume_unwind(payload),
+                (Err(payload), Some(site)) => {
+                    let message = payload_message(&*payload);
+                    assert!(
+                        message.contains(INJECTED),
+                        "after an injected panic at {site:?}, the step panicked with: {message}"
+                    );
+                    case.model.picked.borrow_mut().clear();
+                    resync(&mut case, site);
+                    return;
+                }
+                (Ok(()), Some(site)) => {
+                    // Swallowed: logged by a schedule, say. Still resync.
+                    case.model.picked.borrow_mut().clear();
+                    resync(&mut case, site);
+                    return;
+                }
+            }
+            check_extras(&mut case, None);
+            if i + 1 == ops.len() {
+                case.model.picked.borrow_mut().clear();
+                check_world(&case.world, &case.model);
+                return;
+            }
+            check_step(&case.world, &case.model, &before);
+            if (i + 1) % FULL_CHECK_EVERY == 0 {
+                check_sample(&case.world, &case.model, &mut next_sample);
+            }
         }));
         if let Err(payload) = result {
             eprintln!("world and model disagree at op #{i}: {op:?}");
             std::panic::resume_unwind(payload);
         }
+        before.clone_from(&case.model.live);
     }
+    ARMED.with(|a| a.set(None));
     let Case {
         world,
         states,
         buffer,
         model,
+        ..
     } = case;
     drop(states);
     drop(buffer);
@@ -1749,5 +2213,10 @@ pub fn run(ops: &[Op]) {
     assert_eq!(
         c.made, c.dropped,
         "per type ({NAMES:?}): constructions != drops after dropping the world"
+    );
+    assert_eq!(
+        extra_live(),
+        [0; 3],
+        "Hk, Df, Bm left after dropping the world"
     );
 }

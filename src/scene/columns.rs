@@ -120,12 +120,12 @@ impl<T: Component + DeserializeOwned> PendingColumn for ColumnOf<T> {
 
     fn push_rows<'b>(&mut self, bytes: &'b [u8], n: usize) -> Result<&'b [u8], DecodeError> {
         let fail = |e: postcard::Error| DecodeError {
-            message: e.to_string(),
+            message: super::depth::message(&e),
             path: String::new(),
             at: Where::Unknown,
         };
         self.values.reserve(n);
-        let mut de = postcard::Deserializer::from_bytes(bytes);
+        let mut de = super::depth::deserializer(bytes);
         for _ in 0..n {
             self.values.push(T::deserialize(&mut de).map_err(fail)?);
         }

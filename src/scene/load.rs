@@ -16,7 +16,7 @@ use crate::bundle::Bundle;
 use crate::dynamic::{ComponentSchema, DynamicComponent, SchemaError};
 use crate::entity::Entity;
 use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::{DynamicInsertError, DynamicQueryError, SpawnGroup, World};
+use crate::world::{DynamicInsertError, SpawnGroup, World};
 
 /// The entities a scene spawned, by scene id.
 ///
@@ -662,14 +662,14 @@ impl Scene {
                 None => {
                     // A name several Rust types share is taken too (the
                     // lookup calls it ambiguous rather than unknown).
-                    let rust_type = registry.get(schema.name(), Kind::Component).is_some()
-                        || !matches!(
-                            world.component_named(schema.name()),
-                            Err(DynamicQueryError::Unknown(_))
-                        );
-                    if rust_type {
+                    let rust_type = registry
+                        .get(schema.name(), Kind::Component)
+                        .map(|e| e.type_name)
+                        .or_else(|| world.components().rust_type_named(schema.name()));
+                    if let Some(rust_type) = rust_type {
                         return Err(fail(SchemaError::TakenByRustType {
                             name: schema.name().to_owned(),
+                            rust_type: rust_type.to_owned(),
                         }));
                     }
                     new_schemas.push(schema.clone());

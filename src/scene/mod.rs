@@ -40,6 +40,7 @@
 //! [`Scene::skipped`].
 
 mod columns;
+mod depth;
 mod error;
 mod load;
 mod registry;

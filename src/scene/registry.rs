@@ -115,6 +115,8 @@ pub(crate) struct ColumnFns {
 pub(crate) struct Entry {
     pub name: String,
     pub type_id: TypeId,
+    /// The full Rust type name, for messages.
+    pub type_name: &'static str,
     pub kind: Kind,
     pub maps_entities: bool,
     decode: DecodeFn,
@@ -328,6 +330,7 @@ impl TypeRegistry {
         self.add(Entry {
             name: name.to_owned(),
             type_id: TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
             kind: Kind::Component,
             maps_entities: false,
             decode: |value| decode_as::<T>(value, None, put_component::<T>),
@@ -384,6 +387,7 @@ impl TypeRegistry {
         self.add(Entry {
             name: name.to_owned(),
             type_id: TypeId::of::<R>(),
+            type_name: std::any::type_name::<R>(),
             kind: Kind::Resource,
             maps_entities: false,
             decode: |value| decode_as::<R>(value, None, put_resource::<R>),

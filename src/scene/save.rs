@@ -10,6 +10,7 @@ use super::value::{scene_id, to_content, DynamicSeed, SceneValue};
 use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
 use crate::archetype::ArchetypeId;
 use crate::component::ComponentId;
+use crate::dynamic::SchemaError;
 use crate::entity::Entity;
 use crate::world::World;
 
@@ -39,6 +40,20 @@ fn save(
     dedup: bool,
 ) -> Result<Scene, SceneError> {
     let mut scene = Scene::new();
+    // One name, one component in the file too: a runtime-defined component
+    // whose name the registry gives a Rust type would be written as two
+    // components with one name, which no load could tell apart.
+    for schema in world.dynamic_schemas() {
+        if let Some(entry) = registry.get(schema.name(), Kind::Component) {
+            return Err(SceneError::Schema {
+                component: schema.name().to_owned(),
+                error: SchemaError::TakenByRustType {
+                    name: schema.name().to_owned(),
+                    rust_type: entry.type_name.to_owned(),
+                },
+            });
+        }
+    }
     // Sparse sets that hold anything: an entity's sparse components are the
     // ones among these that contain it.
     let sparse: Vec<ComponentId> = world
@@ -161,6 +176,12 @@ impl Scene {
     /// in [`Scene::skipped`]. Prefabs are not saved: entities made from
     /// prefabs are saved whole, and [`World::spawn_prefab`] after a reload
     /// needs the prefab scene loaded again.
+    ///
+    /// A runtime-defined component whose name the registry gives a Rust
+    /// type is refused ([`SceneError::Schema`] with
+    /// [`SchemaError::TakenByRustType`]):
+    /// the file would hold two components under one name and could not be
+    /// loaded.
     ///
     /// # Example
     /// ```

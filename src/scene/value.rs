@@ -225,7 +225,7 @@ impl SceneValue {
                     .filter(|_| de.end().is_ok())
             }
             SceneValue::Binary(bytes) => {
-                let mut de = postcard::Deserializer::from_bytes(bytes);
+                let mut de = super::depth::deserializer(bytes);
                 seed.clone()
                     .deserialize(&mut de)
                     .ok()
@@ -299,11 +299,11 @@ impl SceneValue {
                 })
             }
             SceneValue::Binary(bytes) => {
-                let mut de = postcard::Deserializer::from_bytes(bytes);
+                let mut de = super::depth::deserializer(bytes);
                 let value = seed
                     .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
                     .map_err(|e| DecodeError {
-                        message: e.to_string(),
+                        message: super::depth::message(&e),
                         path: track.path().to_string(),
                         at: Where::Unknown,
                     })?;
@@ -568,14 +568,14 @@ pub(crate) fn take_postcard<'b, S, V>(
 where
     S: Clone + for<'de> DeserializeSeed<'de, Value = V>,
 {
-    let mut de = postcard::Deserializer::from_bytes(bytes);
+    let mut de = super::depth::deserializer(bytes);
     if let Ok(value) = seed.clone().deserialize(&mut de) {
         if let Ok(rest) = de.finalize() {
             return Ok((value, rest));
         }
     }
     let mut track = serde_path_to_error::Track::new();
-    let mut de = postcard::Deserializer::from_bytes(bytes);
+    let mut de = super::depth::deserializer(bytes);
     let result = seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
     let fail = |message: String, path: String| DecodeError {
         message,
@@ -586,7 +586,7 @@ where
         Ok(value) => de
             .finalize()
             .map(|rest| (value, rest))
-            .map_err(|e| fail(e.to_string(), String::new())),
-        Err(e) => Err(fail(e.to_string(), track.path().to_string())),
+            .map_err(|e| fail(super::depth::message(&e), String::new())),
+        Err(e) => Err(fail(super::depth::message(&e), track.path().to_string())),
     }
 }

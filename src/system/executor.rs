@@ -61,10 +61,33 @@ const PROBE_RUNS: u32 = 4;
 pub enum ExecutorKind {
     /// Systems whose access does not conflict run at the same time on the
     /// thread pool (rayon), when that is faster. The default.
+    ///
+    /// Under Miri (`cfg(miri)`) this executor plans and orders exactly as
+    /// always but runs every block on the calling thread, unless the
+    /// environment variable `MOSAIC_MIRI_THREADS` is set (forwarded with
+    /// `-Zmiri-env-forward=MOSAIC_MIRI_THREADS`): rayon's thread pool
+    /// (crossbeam-epoch) casts integers to pointers, which Miri's strict
+    /// provenance refuses, so the default keeps every schedule test
+    /// checkable under strict provenance. The threading tests set the
+    /// variable and run under Tree Borrows instead (see `.ci/run`).
     #[default]
     Parallel,
     /// Every system on the calling thread, in the planned order.
     SingleThreaded,
+}
+
+/// Whether the parallel executor may use the thread pool: always, except
+/// under Miri without `MOSAIC_MIRI_THREADS` (see [`ExecutorKind::Parallel`]).
+#[inline]
+pub(crate) fn pool_enabled() -> bool {
+    #[cfg(miri)]
+    {
+        std::env::var_os("MOSAIC_MIRI_THREADS").is_some()
+    }
+    #[cfg(not(miri))]
+    {
+        true
+    }
 }
 
 /// Per-system totals for the timing table (recorded only while timing is
@@ -296,8 +319,10 @@ fn run_block(
     run: u64,
     world: &World,
 ) {
-    let parallel =
-        kind == ExecutorKind::Parallel && block.has_parallelism && block.choose_parallel(run);
+    let parallel = kind == ExecutorKind::Parallel
+        && block.has_parallelism
+        && pool_enabled()
+        && block.choose_parallel(run);
     let start = Instant::now();
     if parallel {
         run_parallel(slots, block, timing, world);

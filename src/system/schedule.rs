@@ -563,7 +563,7 @@ impl Schedule {
                     detail,
                 })?;
         }
-        if self.executor == ExecutorKind::Parallel {
+        if self.executor == ExecutorKind::Parallel && executor::pool_enabled() {
             // Start the thread pool now, so its start-up is not measured as
             // the first parallel run.
             rayon::current_num_threads();

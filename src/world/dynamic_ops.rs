@@ -46,12 +46,13 @@ impl World {
         &mut self,
         schema: ComponentSchema,
     ) -> Result<ComponentId, SchemaError> {
-        if self.components.dynamic_id(schema.name()).is_none()
-            && self.components.ids_named(schema.name()).next().is_some()
-        {
-            return Err(SchemaError::TakenByRustType {
-                name: schema.name().to_owned(),
-            });
+        if self.components.dynamic_id(schema.name()).is_none() {
+            if let Some(rust_type) = self.components.rust_type_named(schema.name()) {
+                return Err(SchemaError::TakenByRustType {
+                    name: schema.name().to_owned(),
+                    rust_type: rust_type.to_owned(),
+                });
+            }
         }
         self.components.register_dynamic(schema)
     }
@@ -290,6 +291,9 @@ impl World {
     /// ```
     pub fn component_named(&self, name: &str) -> Result<ComponentId, DynamicQueryError> {
         if let Some(id) = self.components.dynamic_id(name) {
+            // Registration keeps Rust types off runtime-defined names (both
+            // ways), so this is the only component with the name.
+            debug_assert!(self.components.rust_type_named(name).is_none());
             return Ok(id);
         }
         let mut ids = self.components.ids_named(name);
