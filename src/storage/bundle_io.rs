@@ -258,6 +258,21 @@ fn direct_columns(table: &Table, slots: &[(u32, bool)]) -> Option<DirectColumns>
     Some(out)
 }
 
+/// Checks that `edge` writes exactly `table`'s columns and that it is the
+/// plan of the bundle `info` describes.
+fn check_plan(table: &Table, info: &BundleInfo, edge: &InsertEdge) {
+    assert_eq!(
+        edge.slots.len(),
+        table.component_ids().len(),
+        "insert plan does not cover the table"
+    );
+    assert_eq!(
+        edge.slots.len(),
+        info.table_ids.len(),
+        "insert plan is not this bundle's"
+    );
+}
+
 impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
     /// `edge` must lead from the empty archetype to `table`'s archetype for
     /// `B`, which `info` describes.
@@ -267,16 +282,7 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
         edge: &'t InsertEdge,
         ctx: WriteCtx<'c>,
     ) -> Self {
-        assert_eq!(
-            edge.slots.len(),
-            table.component_ids().len(),
-            "insert plan does not cover the table"
-        );
-        assert_eq!(
-            edge.slots.len(),
-            info.table_ids.len(),
-            "insert plan is not this bundle's"
-        );
+        check_plan(table, info, edge);
         assert!(
             edge.slots.iter().all(|&(_, replace)| !replace),
             "a new row replaces nothing"
@@ -625,16 +631,7 @@ pub(crate) fn push_row_with<B: Bundle>(
     ctx: &mut WriteCtx<'_>,
     extras: impl FnOnce(&mut NewRowWriter<'_>),
 ) -> usize {
-    assert_eq!(
-        edge.slots.len(),
-        table.component_ids().len(),
-        "insert plan does not cover the table"
-    );
-    assert_eq!(
-        edge.slots.len(),
-        info.table_ids.len(),
-        "insert plan is not this bundle's"
-    );
+    check_plan(table, info, edge);
     table.reserve(1);
     let row = table.len();
     let mut writer = NewRowWriter {
