@@ -757,19 +757,24 @@ struct D18(#[allow(dead_code)] u32);
 #[test]
 fn shared_requirements_are_resolved_once_not_per_path() {
     let mut world = World::new();
+    let n = if cfg!(miri) { 2 } else { 20 };
     let start = std::time::Instant::now();
-    let es: Vec<Entity> = (0..20).map(|_| world.spawn(D0(1))).collect();
+    let es: Vec<Entity> = (0..n).map(|_| world.spawn(D0(1))).collect();
     // Walking every path (2^18 per spawn) takes seconds here; resolving
-    // each type once takes microseconds.
-    assert!(
-        start.elapsed() < std::time::Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
+    // each type once takes microseconds. Six orders of magnitude apart, so
+    // the bound cannot flake on a loaded machine; not under Miri, whose
+    // interpreter is slow by design (the figure is in benches/lifecycle).
+    if !cfg!(miri) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
     for e in es {
         assert!(world.has::<D18>(e) && world.has::<L17>(e) && world.has::<R0>(e));
     }
-    let archetype = world.archetypes().find(|a| a.len() == 20).unwrap();
+    let archetype = world.archetypes().find(|a| a.len() == n).unwrap();
     assert_eq!(archetype.components().len(), 55);
     world.check_invariants();
 }
@@ -1005,11 +1010,15 @@ fn the_cycle_check_does_not_walk_every_path() {
     world.register_component::<E0>();
     world.register_required::<E28, Position>().unwrap();
     let e = world.spawn(E0(1));
-    assert!(
-        start.elapsed() < std::time::Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
+    // Every path of 28 stacked diamonds is 2^28 walks (minutes); once per
+    // component is microseconds. Not timed under Miri (see above).
+    if !cfg!(miri) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
     assert!(world.has::<E28>(e) && world.has::<Position>(e));
     let path = world.register_required::<E28, E0>().unwrap_err().path;
     assert!(
