@@ -7,8 +7,8 @@
 //! the query has them, its filter and its change-tick stamp. Everything a
 //! new run needs (the next matched table, or the next entity of a walk over
 //! a sparse set's entities) is found by one out-of-line call that takes the
-//! small `Cursor` by value and gives it back, so the iterator is never
-//! pinned in memory and the compiler keeps the run in registers across the
+//! small `Cursor`'s fields by value and gives back the ones it moved, so the
+//! iterator is never pinned in memory and the compiler keeps the run in registers across the
 //! loop body. `fold` (and so `for_each`, `sum`, `count`, ...) walks each run
 //! with its own counted loop, which the compiler can unroll and vectorise:
 //! a `for` loop cannot give it that shape, so `for_each` stays the fastest
@@ -58,6 +58,12 @@ pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
     entities: &'w [Entity],
     row: usize,
     end: usize,
+    /// True when the current run is the walk's last: the row step then
+    /// ends the walk without looking for another run. Set when the walk is
+    /// made and never changed, so the compiler can split a `for` loop on
+    /// it, and the one-run copy of the loop is a plain counted loop that
+    /// it can unroll and vectorise as it does `fold`'s.
+    one_run: bool,
     /// True when nothing the query writes tracks change ticks: the row
     /// step then skips the tick code with one test (see `fetch_next`).
     untracked: bool,
@@ -71,8 +77,8 @@ pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
 /// each one run of all its rows, or a sparse set's entities, each looked up
 /// where it lives and walked as a run of one row.
 ///
-/// Small and `Copy` on purpose: the out-of-line step takes it by value and
-/// gives it back (see [`QueryIter::advance`]), and while a `for` loop runs
+/// Small and `Copy` on purpose: the out-of-line step takes its fields by
+/// value (see [`QueryIter::advance`] and [`Moved`]), and while a `for` loop runs
 /// it only has to be kept somewhere, so the less of it the better.
 struct Cursor<'w, 's, Q: QueryData, F: QueryFilter> {
     world: &'w World,
@@ -82,9 +88,26 @@ struct Cursor<'w, 's, Q: QueryData, F: QueryFilter> {
     next: usize,
     /// Where `next` stops.
     end: usize,
-    /// For a driven walk: the driving component, and the archetype the
-    /// fetches were last set to with whether the state matched it.
-    driven: Option<(ComponentId, Option<(ArchetypeId, bool)>)>,
+    /// For a driven walk: the driving component.
+    driven: Option<ComponentId>,
+    /// For a driven walk: the archetype the fetches were last set to, with
+    /// whether the state matched it.
+    current: Option<(ArchetypeId, bool)>,
+}
+
+/// What [`QueryIter::step`] gives back: the cursor's moved parts, each a
+/// plain word, and the run found.
+///
+/// Not the whole cursor, and the step takes the cursor's fields as
+/// separate arguments rather than the struct: a struct copied to and from
+/// the step as a block is written in one width and read in another, which
+/// the processor cannot forward from its store buffer, a stall of a dozen
+/// cycles or more per run (fragmented_iter's `for` loop spent more time
+/// there than in its rows).
+struct Moved<'w, 's, Q: QueryData, F: QueryFilter> {
+    next: usize,
+    current: Option<(ArchetypeId, bool)>,
+    step: Step<'w, 's, Q, F>,
 }
 
 impl<Q: QueryData, F: QueryFilter> Clone for Cursor<'_, '_, Q, F> {
@@ -135,6 +158,29 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         state: &'s QueryState<Q, F>,
         ticks: TickRange,
     ) -> Self {
+        // SAFETY: forwarded contract.
+        let mut iter = unsafe { Self::unstarted(world, state, ticks) };
+        iter.advance();
+        // A walk whose first run is its only one says so (see `one_run`).
+        // The search for a second stops at the first table with rows.
+        let c = iter.cursor;
+        let matched = &state.matched()[c.next..c.end];
+        if matched.iter().all(|m| world.archetype(m.id).is_empty()) {
+            iter.cursor.next = c.end;
+            iter.one_run = true;
+        }
+        iter
+    }
+
+    /// [`new`](Self::new) without its first run: the row step finds it.
+    ///
+    /// # Safety
+    /// - as [`QueryIter::new`].
+    pub(crate) unsafe fn unstarted(
+        world: &'w World,
+        state: &'s QueryState<Q, F>,
+        ticks: TickRange,
+    ) -> Self {
         let (data_state, filter_state) = state.states();
         // SAFETY: forwarded contract.
         let data = unsafe { Q::init_fetch(world, data_state, ticks) };
@@ -142,6 +188,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             entities: &[],
             row: 0,
             end: 0,
+            one_run: false,
             untracked: !Q::tracks(&data),
             data,
             // SAFETY: forwarded contract.
@@ -152,6 +199,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
                 next: 0,
                 end: state.matched().len(),
                 driven: None,
+                current: None,
             },
         }
     }
@@ -177,7 +225,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     ) -> Self {
         assert!(run.start <= run.end && run.end <= driver.entities.len());
         // SAFETY: forwarded contract.
-        let mut iter = unsafe { QueryIter::new(world, state, ticks) };
+        let mut iter = unsafe { QueryIter::unstarted(world, state, ticks) };
         if state.is_dense() {
             // SAFETY: a dense state's data is `DENSE`; the fetch came from
             // `init_fetch` with this state; every fetch of this run passes
@@ -186,11 +234,12 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             unsafe { Q::set_driver(&mut iter.data, state.states().0, driver.id) };
             iter.cursor.next = iter.cursor.end;
             iter.entities = driver.entities;
+            iter.one_run = true;
             iter.begin(run);
         } else {
             iter.cursor.next = run.start;
             iter.cursor.end = run.end;
-            iter.cursor.driven = Some((driver.id, None));
+            iter.cursor.driven = Some(driver.id);
         }
         iter
     }
@@ -212,6 +261,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         unsafe { self.set_tables(matched, archetype) };
         self.cursor.next = self.cursor.end;
         self.entities = archetype.entities();
+        self.one_run = true;
         self.begin(rows);
         self
     }
@@ -236,16 +286,19 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     /// Starts the next run; false when none is left.
     ///
     /// The search for the run ([`step`](Self::step)) is out of line and
-    /// takes the cursor by value and gives it back: were `&mut self` (or a
-    /// field of it) passed to a call, the whole iterator would have to live
-    /// in memory, and a `for` loop's body, which writes through the items,
-    /// would make every row reload the row counter and the column
-    /// pointers. By value, the iterator stays in registers across the loop.
+    /// takes the cursor's fields by value and gives back the moved ones
+    /// (see [`Moved`]): were `&mut self` (or a field of it) passed to a
+    /// call, the whole iterator would have to live in memory, and a `for`
+    /// loop's body, which writes through the items, would make every row
+    /// reload the row counter and the column pointers. By value, the
+    /// iterator stays in registers across the loop.
     #[inline]
     fn advance(&mut self) -> bool {
-        let (cursor, step) = Self::step(self.cursor);
-        self.cursor = cursor;
-        self.start(step)
+        let c = self.cursor;
+        let moved = Self::step(c.world, c.state, c.next, c.end, c.driven, c.current);
+        self.cursor.next = moved.next;
+        self.cursor.current = moved.current;
+        self.start(moved.step)
     }
 
     /// Points the iterator at the run `step` names.
@@ -276,12 +329,31 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
 
     /// Finds the next run of `cursor`: see [`advance`](Self::advance).
     #[inline(never)]
-    fn step(mut cursor: Cursor<'w, 's, Q, F>) -> (Cursor<'w, 's, Q, F>, Step<'w, 's, Q, F>) {
+    fn step(
+        world: &'w World,
+        state: &'s QueryState<Q, F>,
+        next: usize,
+        end: usize,
+        driven: Option<ComponentId>,
+        current: Option<(ArchetypeId, bool)>,
+    ) -> Moved<'w, 's, Q, F> {
+        let mut cursor = Cursor {
+            world,
+            state,
+            next,
+            end,
+            driven,
+            current,
+        };
         let step = match cursor.driven {
             None => cursor.next_table(),
             Some(_) => cursor.next_driven(),
         };
-        (cursor, step)
+        Moved {
+            next: cursor.next,
+            current: cursor.current,
+            step,
+        }
     }
 
     /// Whether `fold` stamps a run's change ticks before walking it rather
@@ -389,9 +461,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     {
         loop {
             acc = self.fold_run(acc, &mut g);
-            let (cursor, step) = Self::step(self.cursor);
-            self.cursor = cursor;
-            if !self.start(step) {
+            if !self.advance() {
                 return acc;
             }
         }
@@ -423,13 +493,14 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Cursor<'w, 's, Q, F> {
     /// as a run of its one row.
     #[inline(always)]
     fn next_driven(&mut self) -> Step<'w, 's, Q, F> {
-        let Some((driver, current)) = &mut self.driven else {
+        let Some(driver) = self.driven else {
             return Step::Done;
         };
+        let current = &mut self.current;
         let entities = self
             .world
             .sparse_sets()
-            .get(*driver)
+            .get(driver)
             .map_or(&[][..], |set| set.entities());
         while self.next < self.end {
             let entity = entities[self.next];
@@ -465,7 +536,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     #[inline(always)]
     fn next(&mut self) -> Option<Q::Item<'w>> {
         loop {
-            if self.row >= self.end && !self.advance() {
+            if self.row >= self.end && (self.one_run || !self.advance()) {
                 return None;
             }
             let row = self.row;

@@ -407,7 +407,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ) -> QueryIter<'w, 's, Q, F> {
         debug_assert!(self.matched_entry(matched.id).is_some());
         // SAFETY: forwarded contract.
-        unsafe { QueryIter::new(world, self, ticks).with_rows(matched, rows) }
+        unsafe { QueryIter::unstarted(world, self, ticks).with_rows(matched, rows) }
     }
 
     /// The data and filter states.

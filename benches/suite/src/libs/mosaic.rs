@@ -199,8 +199,9 @@ impl FragIterForEach {
     }
 }
 
-/// fragmented_iter with `Data` declared sparse and `.for_each` (row
-/// `mosaic_sparse`: the fully tuned form).
+/// fragmented_iter with `Data` declared sparse, iterated with a plain `for`
+/// loop as the README shows (row `mosaic_sparse`: the storage choice is the
+/// tuning, the loop is what users write).
 pub struct FragIterSparse {
     world: World,
     query: QueryState<&'static mut SparseData>,
@@ -213,9 +214,9 @@ impl FragIterSparse {
     }
 
     pub fn run(&mut self) {
-        self.query
-            .iter_mut(&mut self.world)
-            .for_each(|data| double(&mut data.0));
+        for data in self.query.iter_mut(&mut self.world) {
+            double(&mut data.0);
+        }
     }
 }
 
