@@ -22,7 +22,10 @@
 //! world and `extend` of 10,000 entities with four components, as in
 //! simple_insert), `addrem-sparse-mosaic`,
 //! `addrem-table-mosaic`, `addrem-hecs` (add_remove's `N` counts whole
-//! insert-all-then-remove-all passes over 10,000 entities).
+//! insert-all-then-remove-all passes over 10,000 entities), and
+//! `random-get-mosaic` (random_get: `get` then `get_mut` of each of 10,000
+//! entities in a scattered order; about 105 instructions a call, of which
+//! the `TypeId` map probe is about a third).
 
 use std::hint::black_box;
 
@@ -309,6 +312,17 @@ fn measured_addrem_hecs(world: &mut hecs::World, entities: &[hecs::Entity], n: u
     }
 }
 
+/// random_get: `get` then `get_mut` by entity, in a shuffled order.
+#[inline(never)]
+fn measured_random_get_mosaic(world: &mut World, order: &[Entity], n: usize) {
+    for _ in 0..n {
+        for &e in order {
+            let v = black_box(&*world).get::<Velocity>(e).unwrap().0;
+            world.get_mut::<Position>(e).unwrap().0 += v;
+        }
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args.next().unwrap_or_else(|| "frag-mosaic".into());
@@ -350,6 +364,17 @@ fn run(workload: &str, n: usize) {
                 (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
             );
             measured_simple_hecs(&mut world, n);
+        }
+        "random-get-mosaic" => {
+            let mut world = World::new();
+            let mut order = world.spawn_batch(
+                (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+            );
+            // A fixed stride visits every entity once, out of order.
+            order = (0..order.len())
+                .map(|i| order[i * 7919 % order.len()])
+                .collect();
+            measured_random_get_mosaic(&mut world, &order, n);
         }
         "simple-for-mosaic" => {
             let mut world = World::new();
