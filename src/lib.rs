@@ -11,29 +11,57 @@
 //!   as column slices.
 //! - Change detection ([`Added`], [`Changed`]) by per-component ticks.
 //!
-//! `unsafe` code lives in `storage/` and `query/`, plus the scheduler's one
-//! contract in `system/`; every block names the invariant it relies on.
+//! `unsafe` code lives in `storage/` and `query/`, the scheduler's
+//! contract in `system/` (and the two system parameters outside it, in
+//! `event` and `removed`), the `Bundle` trait's reader contract in `bundle`
+//! and the type-erased drop in `component`; every block names the invariant
+//! it relies on. The compiler holds that fence: the crate denies
+//! `unsafe_code`, and only those modules allow it.
+
+#![deny(unsafe_code)]
 
 extern crate self as mosaic;
 
 mod archetype;
+#[allow(
+    unsafe_code,
+    reason = "a bundle writes its components through a raw column reader/writer"
+)]
 mod bundle;
 mod change;
 mod commands;
+#[allow(unsafe_code, reason = "a component's type-erased drop function")]
 mod component;
 mod dynamic;
 mod entity;
 mod error;
+#[allow(
+    unsafe_code,
+    reason = "EventReader and EventWriter are system parameters (an unsafe trait)"
+)]
 mod event;
 mod hooks;
 mod map_entities;
 mod observer;
+#[allow(
+    unsafe_code,
+    reason = "fetches hand out references into columns by row"
+)]
 mod query;
+#[allow(
+    unsafe_code,
+    reason = "RemovedComponents is a system parameter (an unsafe trait)"
+)]
 mod removed;
 mod resource;
 #[cfg(feature = "serde")]
 pub mod scene;
+#[allow(unsafe_code, reason = "type-erased columns, sparse sets and resources")]
 mod storage;
+#[allow(
+    unsafe_code,
+    reason = "the system-parameter contract and the parallel executor's world access"
+)]
 mod system;
 mod time;
 mod world;
