@@ -62,9 +62,10 @@ pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
 pub use system::{
-    ExecutorKind, IntoSystem, Local, Schedule, ScheduleError, SetConfig, System, SystemAccess,
-    SystemConfig, SystemMeta, SystemParam, SystemParamFunction, SystemParamItem, SystemTiming,
-    SystemTimings,
+    not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
+    ExecutorKind, IntoSystem, Local, NotCondition, Schedule, ScheduleError, SetConfig, System,
+    SystemAccess, SystemConfig, SystemMeta, SystemParam, SystemParamFunction, SystemParamItem,
+    SystemTiming, SystemTimings,
 };
 pub use time::Time;
 pub use world::{
@@ -77,6 +78,7 @@ pub use mosaic_macros::{Bundle, Component, MapEntities};
 
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
+    pub use crate::{not, on_event, resource_added, resource_changed, resource_exists, Condition};
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
         Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local, MapEntities,

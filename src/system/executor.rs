@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::schedule::SystemSlot;
+use super::schedule::{SetSlot, SystemSlot};
 use super::{name_panic, run_named, System};
 use crate::world::World;
 
@@ -191,6 +191,12 @@ impl Block {
         }
     }
 
+    /// The systems (block-local indices) waiting for system `local`.
+    #[cfg(test)]
+    pub fn dependents(&self, local: usize) -> &[usize] {
+        &self.dependents[local]
+    }
+
     /// True to run in parallel this time: when the block is heavy enough to
     /// be worth trying and parallel runs have measured faster than serial
     /// ones; every [`PROBE_EVERY`] runs the other mode is tried, so both
@@ -276,9 +282,47 @@ fn lock(slot: &SystemSlot) -> MutexGuard<'_, Box<dyn System<Out = ()>>> {
     slot.system.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// True if system `slot` runs this time: it is enabled and, if it has run
+/// conditions (its own or its sets'), they all hold. One branch for a
+/// system with none.
+///
+/// # Safety
+/// The schedule initialized the conditions for `world`, and nothing that
+/// conflicts with the system's planned access (which includes its
+/// conditions') runs at the same time.
+#[inline]
+unsafe fn should_run(slot: &SystemSlot, sets: &[SetSlot], run: u64, world: &World) -> bool {
+    if !slot.enabled {
+        return false;
+    }
+    if !slot.guarded {
+        return true;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { conditions_hold(slot, sets, run, world) }
+}
+
+/// Evaluates every condition guarding `slot` (none is skipped, so each
+/// sees every run), sets' first.
+///
+/// # Safety
+/// As [`should_run`].
+#[inline(never)]
+unsafe fn conditions_hold(slot: &SystemSlot, sets: &[SetSlot], run: u64, world: &World) -> bool {
+    let mut all = true;
+    let set_conditions = slot.guard_sets.iter().flat_map(|&s| &sets[s].conditions);
+    for condition in set_conditions.chain(&slot.conditions) {
+        // SAFETY: forwarded contract: the planned access includes the
+        // condition's.
+        all &= unsafe { condition.evaluate(run, world) };
+    }
+    all
+}
+
 /// Runs `plan` once.
 pub(crate) fn run(
     slots: &[SystemSlot],
+    sets: &[SetSlot],
     plan: &mut Plan,
     kind: ExecutorKind,
     timing: bool,
@@ -288,7 +332,7 @@ pub(crate) fn run(
     for step in &mut plan.steps {
         match step {
             Step::Block(block) => {
-                run_block(slots, block, kind, timing, run, world);
+                run_block(slots, sets, block, kind, timing, run, world);
                 for &i in &block.systems {
                     if slots[i].enabled {
                         let mut system = lock(&slots[i]);
@@ -298,7 +342,10 @@ pub(crate) fn run(
             }
             Step::Exclusive(i) => {
                 let slot = &slots[*i];
-                if slot.enabled {
+                // SAFETY: the caller holds the world exclusively; the
+                // schedule initialized the conditions for it.
+                let runs = run_named(&slot.name, || unsafe { should_run(slot, sets, run, world) });
+                if runs {
                     let mut system = lock(slot);
                     let start = timing.then(Instant::now);
                     run_named(&slot.name, || system.run(world));
@@ -313,6 +360,7 @@ pub(crate) fn run(
 
 fn run_block(
     slots: &[SystemSlot],
+    sets: &[SetSlot],
     block: &mut Block,
     kind: ExecutorKind,
     timing: bool,
@@ -325,18 +373,25 @@ fn run_block(
         && block.choose_parallel(run);
     let start = Instant::now();
     if parallel {
-        run_parallel(slots, block, timing, world);
+        run_parallel(slots, sets, block, timing, run, world);
         block.record(true, start.elapsed());
     } else {
         let measure = timing || block.probe.is_some() || block.wants_serial_sample(run);
-        run_serial(slots, block, timing, world);
+        run_serial(slots, sets, block, timing, run, world);
         if measure {
             block.record(false, start.elapsed());
         }
     }
 }
 
-fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) {
+fn run_serial(
+    slots: &[SystemSlot],
+    sets: &[SetSlot],
+    block: &Block,
+    timing: bool,
+    run: u64,
+    world: &World,
+) {
     for &i in &block.systems {
         let slot = &slots[i];
         if !slot.enabled {
@@ -344,11 +399,20 @@ fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) 
         }
         let mut system = lock(slot);
         let start = timing.then(Instant::now);
-        // SAFETY: one system at a time on this thread, and the caller holds
-        // the world exclusively for the block; the schedule initialized every
-        // system for this world when it was built, and blocks hold no
-        // exclusive system.
-        run_named(&slot.name, || unsafe { system.run_unsafe(world) });
+        // SAFETY: one system (or condition) at a time on this thread, and
+        // the caller holds the world exclusively for the block; the schedule
+        // initialized every system and condition for this world when it was
+        // built, and blocks hold no exclusive system.
+        let ran = run_named(&slot.name, || unsafe {
+            let runs = should_run(slot, sets, run, world);
+            if runs {
+                system.run_unsafe(world);
+            }
+            runs
+        });
+        if !ran {
+            continue;
+        }
         if let Some(start) = start {
             slot.stats.record(start.elapsed());
         }
@@ -358,6 +422,8 @@ fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) 
 /// State shared by the tasks of one parallel block run.
 struct ParallelRun<'a> {
     slots: &'a [SystemSlot],
+    sets: &'a [SetSlot],
+    run: u64,
     block: &'a Block,
     world: &'a World,
     waits: Vec<AtomicU32>,
@@ -366,9 +432,18 @@ struct ParallelRun<'a> {
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
-fn run_parallel(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) {
+fn run_parallel(
+    slots: &[SystemSlot],
+    sets: &[SetSlot],
+    block: &Block,
+    timing: bool,
+    run: u64,
+    world: &World,
+) {
     let run = ParallelRun {
         slots,
+        sets,
+        run,
         block,
         world,
         waits: block.waits.iter().map(|&w| AtomicU32::new(w)).collect(),
@@ -410,14 +485,18 @@ impl ParallelRun<'_> {
         let mut system = lock(slot);
         let start = self.timing.then(Instant::now);
         // SAFETY: a system starts only once every system it conflicts with
-        // and that comes earlier in the block has finished, and later ones
-        // wait for it: no two conflicting systems overlap. Blocks hold no
-        // exclusive system, and the schedule initialized every system for
-        // this world.
+        // (its conditions' access included) and that comes earlier in the
+        // block has finished, and later ones wait for it: no two conflicting
+        // systems overlap. Blocks hold no exclusive system, and the schedule
+        // initialized every system and condition for this world.
         let result = catch_unwind(AssertUnwindSafe(|| unsafe {
-            system.run_unsafe(self.world)
+            let runs = should_run(slot, self.sets, self.run, self.world);
+            if runs {
+                system.run_unsafe(self.world);
+            }
+            runs
         }));
-        if let Some(start) = start {
+        if let (Some(start), Ok(true)) = (start, &result) {
             slot.stats.record(start.elapsed());
         }
         if let Err(payload) = result {

@@ -18,12 +18,17 @@
 //! alone calls it, upholds it from the access each system recorded.
 
 mod access;
+mod condition;
 mod executor;
 mod param;
 mod schedule;
 mod timing;
 
 pub use access::SystemAccess;
+pub use condition::{
+    not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
+    NotCondition,
+};
 pub use executor::ExecutorKind;
 pub use param::{Local, SystemParam, SystemParamItem};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};

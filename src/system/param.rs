@@ -91,12 +91,13 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for Res<'a, R> {
         state: &'s mut ResourceId,
         _: &SystemMeta,
         world: &'w World,
-        _: TickRange,
+        run: TickRange,
     ) -> Res<'w, R> {
         let ptr = resource_ptr::<R>(world, *state).unwrap_or_else(|| missing_resource::<R>());
         // SAFETY: the scheduler runs no writer of R alongside (recorded read).
         let value = unsafe { ptr.as_ref() };
-        Res { value }
+        let ticks = world.resources().ticks(*state);
+        Res { value, ticks, run }
     }
 }
 
@@ -115,13 +116,14 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for ResMut<'a, R> {
         state: &'s mut ResourceId,
         _: &SystemMeta,
         world: &'w World,
-        _: TickRange,
+        run: TickRange,
     ) -> ResMut<'w, R> {
         let mut ptr = resource_ptr::<R>(world, *state).unwrap_or_else(|| missing_resource::<R>());
         // SAFETY: the scheduler runs no other user of R alongside (recorded
         // write), and this system borrows R once (its own params checked).
         let value = unsafe { ptr.as_mut() };
-        ResMut { value }
+        let ticks = world.resources().ticks(*state);
+        ResMut { value, ticks, run }
     }
 }
 
@@ -138,12 +140,13 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for Option<Res<'a, R>> {
         state: &'s mut ResourceId,
         _: &SystemMeta,
         world: &'w World,
-        _: TickRange,
+        run: TickRange,
     ) -> Self::Item<'w, 's> {
         let ptr = resource_ptr::<R>(world, *state)?;
         // SAFETY: as `Res<R>`.
         let value = unsafe { ptr.as_ref() };
-        Some(Res { value })
+        let ticks = world.resources().ticks(*state);
+        Some(Res { value, ticks, run })
     }
 }
 
@@ -160,12 +163,13 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for Option<ResMut<'a, R>> 
         state: &'s mut ResourceId,
         _: &SystemMeta,
         world: &'w World,
-        _: TickRange,
+        run: TickRange,
     ) -> Self::Item<'w, 's> {
         let mut ptr = resource_ptr::<R>(world, *state)?;
         // SAFETY: as `ResMut<R>`.
         let value = unsafe { ptr.as_mut() };
-        Some(ResMut { value })
+        let ticks = world.resources().ticks(*state);
+        Some(ResMut { value, ticks, run })
     }
 }
 
