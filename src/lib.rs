@@ -62,6 +62,10 @@ pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
 pub use system::{
+    log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput,
+    SystemConfigs, SystemError, SystemResult,
+};
+pub use system::{
     not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
     ExecutorKind, IntoSystem, Local, NotCondition, Schedule, ScheduleError, SetConfig, System,
     SystemAccess, SystemConfig, SystemMeta, SystemParam, SystemParamFunction, SystemParamItem,
@@ -78,6 +82,9 @@ pub use mosaic_macros::{Bundle, Component, MapEntities};
 
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
+    pub use crate::{
+        log_error, panic_on_error, ErrorContext, IntoSystemConfigs, SystemError, SystemResult,
+    };
     pub use crate::{not, on_event, resource_added, resource_changed, resource_exists, Condition};
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,

@@ -24,8 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::config::BoxedSystem;
 use super::schedule::{SetSlot, SystemSlot};
-use super::{name_panic, run_named, System};
+use super::{name_panic, run_named, ErrorContext, ErrorHandler, SystemResult};
 use crate::world::World;
 
 /// Below this serial wall time (ns) a block never goes parallel.
@@ -278,61 +279,99 @@ impl Block {
     }
 }
 
-fn lock(slot: &SystemSlot) -> MutexGuard<'_, Box<dyn System<Out = ()>>> {
+fn lock(slot: &SystemSlot) -> MutexGuard<'_, BoxedSystem> {
     slot.system.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// True if system `slot` runs this time: it is enabled and, if it has run
-/// conditions (its own or its sets'), they all hold. One branch for a
-/// system with none.
-///
-/// # Safety
-/// The schedule initialized the conditions for `world`, and nothing that
-/// conflicts with the system's planned access (which includes its
-/// conditions') runs at the same time.
-#[inline]
-unsafe fn should_run(slot: &SystemSlot, sets: &[SetSlot], run: u64, world: &World) -> bool {
-    if !slot.enabled {
-        return false;
-    }
-    if !slot.guarded {
-        return true;
-    }
-    // SAFETY: forwarded contract.
-    unsafe { conditions_hold(slot, sets, run, world) }
+/// What every system run of one schedule run shares.
+pub(crate) struct RunContext<'a> {
+    pub slots: &'a [SystemSlot],
+    pub sets: &'a [SetSlot],
+    pub timing: bool,
+    /// The schedule's run counter (conditions remember which run they
+    /// were evaluated in).
+    pub run: u64,
+    pub on_error: ErrorHandler,
 }
 
-/// Evaluates every condition guarding `slot` (none is skipped, so each
-/// sees every run), sets' first.
-///
-/// # Safety
-/// As [`should_run`].
-#[inline(never)]
-unsafe fn conditions_hold(slot: &SystemSlot, sets: &[SetSlot], run: u64, world: &World) -> bool {
-    let mut all = true;
-    let set_conditions = slot.guard_sets.iter().flat_map(|&s| &sets[s].conditions);
-    for condition in set_conditions.chain(&slot.conditions) {
-        // SAFETY: forwarded contract: the planned access includes the
-        // condition's.
-        all &= unsafe { condition.evaluate(run, world) };
+impl RunContext<'_> {
+    /// True if system `slot` runs this time: it is enabled and, if it has
+    /// run conditions (its own or its sets'), they all hold. One branch for
+    /// a system with none.
+    ///
+    /// # Safety
+    /// The schedule initialized the conditions for `world`, and nothing that
+    /// conflicts with the system's planned access (which includes its
+    /// conditions') runs at the same time.
+    #[inline]
+    unsafe fn should_run(&self, slot: &SystemSlot, world: &World) -> bool {
+        if !slot.enabled {
+            return false;
+        }
+        if !slot.guarded {
+            return true;
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.conditions_hold(slot, world) }
     }
-    all
+
+    /// Evaluates every condition guarding `slot` (none is skipped, so each
+    /// sees every run), sets' first.
+    ///
+    /// # Safety
+    /// As [`RunContext::should_run`].
+    #[inline(never)]
+    unsafe fn conditions_hold(&self, slot: &SystemSlot, world: &World) -> bool {
+        let mut all = true;
+        let sets = self.sets;
+        let set_conditions = slot.guard_sets.iter().flat_map(|&s| &sets[s].conditions);
+        for condition in set_conditions.chain(&slot.conditions) {
+            // SAFETY: forwarded contract: the planned access includes the
+            // condition's.
+            all &= unsafe { condition.evaluate(self.run, world) };
+        }
+        all
+    }
+
+    /// Hands a failed run's error to the handler, with the system's name.
+    #[inline]
+    fn check(&self, slot: &SystemSlot, result: SystemResult) {
+        if let Err(error) = result {
+            (self.on_error)(error, ErrorContext { system: &slot.name });
+        }
+    }
+
+    /// Runs non-exclusive system `slot` if it should run; true if it ran.
+    ///
+    /// # Safety
+    /// The schedule initialized the system and its conditions for `world`;
+    /// it is not exclusive; nothing conflicting with its planned access runs
+    /// at the same time.
+    #[inline]
+    unsafe fn run_system(
+        &self,
+        slot: &SystemSlot,
+        system: &mut BoxedSystem,
+        world: &World,
+    ) -> bool {
+        // SAFETY: forwarded contract.
+        if !unsafe { self.should_run(slot, world) } {
+            return false;
+        }
+        // SAFETY: forwarded contract.
+        let result = unsafe { system.run_unsafe(world) };
+        self.check(slot, result);
+        true
+    }
 }
 
 /// Runs `plan` once.
-pub(crate) fn run(
-    slots: &[SystemSlot],
-    sets: &[SetSlot],
-    plan: &mut Plan,
-    kind: ExecutorKind,
-    timing: bool,
-    run: u64,
-    world: &mut World,
-) {
+pub(crate) fn run(ctx: &RunContext<'_>, plan: &mut Plan, kind: ExecutorKind, world: &mut World) {
+    let slots = ctx.slots;
     for step in &mut plan.steps {
         match step {
             Step::Block(block) => {
-                run_block(slots, sets, block, kind, timing, run, world);
+                run_block(ctx, block, kind, world);
                 for &i in &block.systems {
                     if slots[i].enabled {
                         let mut system = lock(&slots[i]);
@@ -344,76 +383,55 @@ pub(crate) fn run(
                 let slot = &slots[*i];
                 // SAFETY: the caller holds the world exclusively; the
                 // schedule initialized the conditions for it.
-                let runs = run_named(&slot.name, || unsafe { should_run(slot, sets, run, world) });
+                let runs = run_named(&slot.name, || unsafe { ctx.should_run(slot, world) });
                 if runs {
                     let mut system = lock(slot);
-                    let start = timing.then(Instant::now);
-                    run_named(&slot.name, || system.run(world));
+                    let start = ctx.timing.then(Instant::now);
+                    let result = run_named(&slot.name, || system.run(world));
                     if let Some(start) = start {
                         slot.stats.record(start.elapsed());
                     }
+                    run_named(&slot.name, || ctx.check(slot, result));
                 }
             }
         }
     }
 }
 
-fn run_block(
-    slots: &[SystemSlot],
-    sets: &[SetSlot],
-    block: &mut Block,
-    kind: ExecutorKind,
-    timing: bool,
-    run: u64,
-    world: &World,
-) {
+fn run_block(ctx: &RunContext<'_>, block: &mut Block, kind: ExecutorKind, world: &World) {
     let parallel = kind == ExecutorKind::Parallel
         && block.has_parallelism
         && pool_enabled()
-        && block.choose_parallel(run);
+        && block.choose_parallel(ctx.run);
     let start = Instant::now();
     if parallel {
-        run_parallel(slots, sets, block, timing, run, world);
+        run_parallel(ctx, block, world);
         block.record(true, start.elapsed());
     } else {
-        let measure = timing || block.probe.is_some() || block.wants_serial_sample(run);
-        run_serial(slots, sets, block, timing, run, world);
+        let measure = ctx.timing || block.probe.is_some() || block.wants_serial_sample(ctx.run);
+        run_serial(ctx, block, world);
         if measure {
             block.record(false, start.elapsed());
         }
     }
 }
 
-fn run_serial(
-    slots: &[SystemSlot],
-    sets: &[SetSlot],
-    block: &Block,
-    timing: bool,
-    run: u64,
-    world: &World,
-) {
+fn run_serial(ctx: &RunContext<'_>, block: &Block, world: &World) {
     for &i in &block.systems {
-        let slot = &slots[i];
+        let slot = &ctx.slots[i];
         if !slot.enabled {
             continue;
         }
         let mut system = lock(slot);
-        let start = timing.then(Instant::now);
+        let start = ctx.timing.then(Instant::now);
         // SAFETY: one system (or condition) at a time on this thread, and
         // the caller holds the world exclusively for the block; the schedule
         // initialized every system and condition for this world when it was
         // built, and blocks hold no exclusive system.
         let ran = run_named(&slot.name, || unsafe {
-            let runs = should_run(slot, sets, run, world);
-            if runs {
-                system.run_unsafe(world);
-            }
-            runs
+            ctx.run_system(slot, &mut system, world)
         });
-        if !ran {
-            continue;
-        }
-        if let Some(start) = start {
+        if let (Some(start), true) = (start, ran) {
             slot.stats.record(start.elapsed());
         }
     }
@@ -421,33 +439,20 @@ fn run_serial(
 
 /// State shared by the tasks of one parallel block run.
 struct ParallelRun<'a> {
-    slots: &'a [SystemSlot],
-    sets: &'a [SetSlot],
-    run: u64,
+    ctx: &'a RunContext<'a>,
     block: &'a Block,
     world: &'a World,
     waits: Vec<AtomicU32>,
-    timing: bool,
     failed: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
-fn run_parallel(
-    slots: &[SystemSlot],
-    sets: &[SetSlot],
-    block: &Block,
-    timing: bool,
-    run: u64,
-    world: &World,
-) {
+fn run_parallel(ctx: &RunContext<'_>, block: &Block, world: &World) {
     let run = ParallelRun {
-        slots,
-        sets,
-        run,
+        ctx,
         block,
         world,
         waits: block.waits.iter().map(|&w| AtomicU32::new(w)).collect(),
-        timing,
         failed: AtomicBool::new(false),
         panic: Mutex::new(None),
     };
@@ -478,23 +483,19 @@ fn spawn<'s>(scope: &rayon::Scope<'s>, run: &'s ParallelRun<'s>, local: usize) {
 
 impl ParallelRun<'_> {
     fn run_one(&self, local: usize) {
-        let slot = &self.slots[self.block.systems[local]];
+        let slot = &self.ctx.slots[self.block.systems[local]];
         if !slot.enabled || self.failed.load(Ordering::Relaxed) {
             return;
         }
         let mut system = lock(slot);
-        let start = self.timing.then(Instant::now);
+        let start = self.ctx.timing.then(Instant::now);
         // SAFETY: a system starts only once every system it conflicts with
         // (its conditions' access included) and that comes earlier in the
         // block has finished, and later ones wait for it: no two conflicting
         // systems overlap. Blocks hold no exclusive system, and the schedule
         // initialized every system and condition for this world.
         let result = catch_unwind(AssertUnwindSafe(|| unsafe {
-            let runs = should_run(slot, self.sets, self.run, self.world);
-            if runs {
-                system.run_unsafe(self.world);
-            }
-            runs
+            self.ctx.run_system(slot, &mut system, self.world)
         }));
         if let (Some(start), Ok(true)) = (start, &result) {
             slot.stats.record(start.elapsed());

@@ -19,7 +19,9 @@
 
 mod access;
 mod condition;
+mod config;
 mod executor;
+mod fallible;
 mod param;
 mod schedule;
 mod timing;
@@ -29,7 +31,12 @@ pub use condition::{
     not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
     NotCondition,
 };
+pub use config::{IntoSystemConfigs, SystemConfigs};
 pub use executor::ExecutorKind;
+pub use fallible::{
+    log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemOutput, SystemError,
+    SystemResult,
+};
 pub use param::{Local, SystemParam, SystemParamItem};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
 pub use timing::{SystemTiming, SystemTimings};
@@ -401,6 +408,12 @@ impl World {
         let name = system.name().to_owned();
         run_named(&name, || system.run(self))
     }
+}
+
+/// `system`, boxed as the schedule keeps it (its output made a
+/// [`SystemResult`]).
+pub(crate) fn boxed<S: System<Out: IntoSystemOutput>>(system: S) -> config::BoxedSystem {
+    Box::new(fallible::ResultSystem(system))
 }
 
 /// Runs `f`, re-raising a panic as a `String` that names system `name`.

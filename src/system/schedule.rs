@@ -10,9 +10,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use thiserror::Error;
 
 use super::condition::{Condition, ConditionSlot};
+use super::config::{BoxedSystem, PendingSystem};
 use super::executor::{self, Block, ExecutorKind, Plan, SlotStats, Step};
 use super::timing::{SystemTiming, SystemTimings};
-use super::{IntoSystem, System, SystemAccess};
+use super::{ErrorHandler, IntoSystem, IntoSystemOutput, System, SystemAccess};
 use crate::time::Time;
 use crate::world::{World, WorldId};
 
@@ -81,7 +82,7 @@ fn cycle_text(names: &[String]) -> String {
 /// One system in the schedule.
 pub(crate) struct SystemSlot {
     pub name: String,
-    pub system: Mutex<Box<dyn System<Out = ()>>>,
+    pub system: Mutex<BoxedSystem>,
     pub enabled: bool,
     pub stats: SlotStats,
     /// The system's own run conditions.
@@ -141,6 +142,7 @@ pub struct Schedule {
     runs: u64,
     /// True if some system or set has a run condition (set by `build`).
     has_conditions: bool,
+    on_error: ErrorHandler,
 }
 
 impl fmt::Debug for Schedule {
@@ -359,6 +361,7 @@ impl Schedule {
             timing: false,
             runs: 0,
             has_conditions: false,
+            on_error: super::log_error,
         }
     }
 
@@ -376,26 +379,48 @@ impl Schedule {
     pub fn add_system<M, S>(&mut self, name: impl Into<String>, system: S) -> SystemConfig<'_>
     where
         S: IntoSystem<M>,
-        S::System: System<Out = ()>,
+        <S::System as System>::Out: IntoSystemOutput,
     {
-        self.plan = None;
-        self.slots.push(SystemSlot {
+        self.push_slot(PendingSystem {
             name: name.into(),
-            system: Mutex::new(Box::new(system.into_system())),
-            enabled: true,
-            stats: SlotStats::default(),
-            conditions: Vec::new(),
-            guard_sets: Vec::new(),
-            guarded: false,
+            system: super::boxed(system.into_system()),
             before: Vec::new(),
             after: Vec::new(),
             sets: Vec::new(),
+            conditions: Vec::new(),
         });
         let index = self.slots.len() - 1;
         SystemConfig {
             schedule: self,
             index,
         }
+    }
+
+    pub(crate) fn push_slot(&mut self, pending: PendingSystem) {
+        self.plan = None;
+        self.slots.push(SystemSlot {
+            name: pending.name,
+            system: Mutex::new(pending.system),
+            enabled: true,
+            stats: SlotStats::default(),
+            conditions: pending.conditions,
+            guard_sets: Vec::new(),
+            guarded: false,
+            before: pending.before,
+            after: pending.after,
+            sets: pending.sets,
+        });
+    }
+
+    /// A new set, named `(group N)`, guarded by `conditions`.
+    pub(crate) fn anonymous_set(&mut self, conditions: Vec<ConditionSlot>) -> String {
+        let name = format!("(group {})", self.sets.len());
+        self.sets.push(SetSlot {
+            name: name.clone(),
+            conditions,
+            ..SetSlot::default()
+        });
+        name
     }
 
     /// Orders the set named `set` as a whole.
@@ -545,6 +570,30 @@ impl Schedule {
         self.executor
     }
 
+    /// Chooses what happens to an error a system returns; the default,
+    /// [`log_error`](crate::log_error), logs it with the system's name.
+    /// [`panic_on_error`](crate::panic_on_error) suits tests.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// static FAILURES: AtomicUsize = AtomicUsize::new(0);
+    /// fn count(_: SystemError, context: ErrorContext) {
+    ///     assert_eq!(context.system, "load");
+    ///     FAILURES.fetch_add(1, Ordering::Relaxed);
+    /// }
+    /// let mut world = World::new();
+    /// let mut schedule = Schedule::new();
+    /// schedule.set_error_handler(count);
+    /// schedule.add_system("load", || -> SystemResult { Err("missing file".into()) });
+    /// schedule.run(&mut world);
+    /// assert_eq!(FAILURES.load(Ordering::Relaxed), 1);
+    /// ```
+    pub fn set_error_handler(&mut self, handler: ErrorHandler) {
+        self.on_error = handler;
+    }
+
     /// Switches per-system timing on or off (off by default: no clock is
     /// read for the table when off).
     ///
@@ -681,15 +730,14 @@ impl Schedule {
         // still keeps ages meaningful across the u32 wrap.
         world.check_change_ticks();
         let plan = self.plan.as_mut().expect("built just above");
-        executor::run(
-            &self.slots,
-            &self.sets,
-            plan,
-            self.executor,
-            self.timing,
-            self.runs,
-            world,
-        );
+        let context = executor::RunContext {
+            slots: &self.slots,
+            sets: &self.sets,
+            timing: self.timing,
+            run: self.runs,
+            on_error: self.on_error,
+        };
+        executor::run(&context, plan, self.executor, world);
         self.runs += 1;
         if self.has_conditions {
             self.apply_condition_commands(world);
@@ -882,7 +930,7 @@ impl Schedule {
         }
     }
 
-    fn system_ref(&mut self, i: usize) -> &dyn System<Out = ()> {
+    fn system_ref(&mut self, i: usize) -> &dyn System<Out = super::SystemResult> {
         &**self.slots[i]
             .system
             .get_mut()
