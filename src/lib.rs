@@ -63,7 +63,7 @@ pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
 pub use system::{
     log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput,
-    SystemConfigs, SystemError, SystemResult,
+    RunSystemError, SystemConfigs, SystemError, SystemId, SystemResult,
 };
 pub use system::{
     not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
@@ -83,7 +83,8 @@ pub use mosaic_macros::{Bundle, Component, MapEntities};
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        log_error, panic_on_error, ErrorContext, IntoSystemConfigs, SystemError, SystemResult,
+        log_error, panic_on_error, ErrorContext, IntoSystemConfigs, RunSystemError, SystemError,
+        SystemId, SystemResult,
     };
     pub use crate::{not, on_event, resource_added, resource_changed, resource_exists, Condition};
     pub use crate::{

@@ -23,6 +23,7 @@ mod config;
 mod executor;
 mod fallible;
 mod param;
+mod registry;
 mod schedule;
 mod timing;
 
@@ -38,6 +39,7 @@ pub use fallible::{
     SystemResult,
 };
 pub use param::{Local, SystemParam, SystemParamItem};
+pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
 pub use timing::{SystemTiming, SystemTimings};
 
