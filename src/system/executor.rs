@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use super::config::BoxedSystem;
 use super::schedule::{SetSlot, SystemSlot};
-use super::{name_panic, run_named, ErrorContext, ErrorHandler, SystemResult};
+use super::{name_panic, run_named, ErrorContext, ErrorHandler, SystemResult, SystemSkip};
 use crate::world::World;
 
 /// Below this serial wall time (ns) a block never goes parallel.
@@ -359,9 +359,26 @@ impl RunContext<'_> {
             return false;
         }
         // SAFETY: forwarded contract.
-        let result = unsafe { system.run_unsafe(world) };
-        self.check(slot, result);
-        true
+        match unsafe { system.try_run_unsafe(world) } {
+            Ok(result) => {
+                self.check(slot, result);
+                true
+            }
+            Err(skip) => {
+                skipped(slot, &skip);
+                false
+            }
+        }
+    }
+}
+
+/// Reports a system a parameter declined to run.
+#[cold]
+fn skipped(slot: &SystemSlot, skip: &SystemSkip) {
+    if skip.warns() {
+        log::warn!("system `{}` skipped: {skip}", slot.name);
+    } else {
+        log::debug!("system `{}` skipped: {skip}", slot.name);
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::{System, SystemAccess};
+use super::{System, SystemAccess, SystemSkip};
 use crate::world::World;
 
 /// The error a fallible system returns: any error type, boxed (so `?` turns
@@ -155,8 +155,18 @@ impl<S: System<Out: IntoSystemOutput>> System for ResultSystem<S> {
         unsafe { self.0.run_unsafe(world) }.into_result()
     }
 
+    #[inline]
+    unsafe fn try_run_unsafe(&mut self, world: &World) -> Result<SystemResult, SystemSkip> {
+        // SAFETY: forwarded contract.
+        unsafe { self.0.try_run_unsafe(world) }.map(IntoSystemOutput::into_result)
+    }
+
     fn run(&mut self, world: &mut World) -> SystemResult {
         self.0.run(world).into_result()
+    }
+
+    fn try_run(&mut self, world: &mut World) -> Result<SystemResult, SystemSkip> {
+        self.0.try_run(world).map(IntoSystemOutput::into_result)
     }
 
     fn apply_deferred(&mut self, world: &mut World) {

@@ -14,8 +14,11 @@ use crate::storage::ResourceId;
 use crate::world::World;
 
 /// Something a function system can take as a parameter: [`Query`],
-/// [`Res`], [`ResMut`], `Option<Res<_>>`, `Option<ResMut<_>>`,
-/// [`Commands`], [`Local`], `&World`, or a tuple of them (up to 16).
+/// [`Single`](crate::Single), `Option<Single<_>>`,
+/// [`Populated`](crate::Populated), [`Res`], [`ResMut`], `Option<Res<_>>`,
+/// `Option<ResMut<_>>`, [`Commands`], [`Local`], `&World`, a tuple of them
+/// (up to 16), or a struct of them with `#[derive(SystemParam)]` (its
+/// lifetimes named `'w` and `'s`).
 ///
 /// The methods are the scheduler's plumbing, hidden from the docs.
 ///
@@ -34,6 +37,21 @@ use crate::world::World;
 ///     let _ = (world.len(), &mut commands);
 /// }
 /// World::new().run_system_once(tick);
+///
+/// // Parameters bundled in a struct:
+/// #[derive(SystemParam)]
+/// struct Scoring<'w, 's> {
+///     score: ResMut<'w, u32>,
+///     hits: Local<'s, u32>,
+/// }
+/// fn score(mut s: Scoring) {
+///     *s.hits += 1;
+///     *s.score += 10;
+/// }
+/// let mut world = World::new();
+/// world.insert_resource(0u32);
+/// world.run_system_once(score);
+/// assert_eq!(*world.resource::<u32>(), 10);
 /// ```
 ///
 /// [`Query`]: crate::Query
@@ -59,10 +77,91 @@ pub unsafe trait SystemParam: Sized {
         ticks: TickRange,
     ) -> Self::Item<'w, 's>;
 
+    /// Like `get_param`, but may decline: then the system is skipped this
+    /// run (`Single` with no match, `Populated` when empty).
+    ///
+    /// # Safety
+    /// As `get_param`.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn try_get_param<'w, 's>(
+        state: &'s mut Self::State,
+        meta: &SystemMeta,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> Result<Self::Item<'w, 's>, SystemSkip> {
+        // SAFETY: forwarded contract.
+        Ok(unsafe { Self::get_param(state, meta, world, ticks) })
+    }
+
     /// Applies deferred work (commands) at a sync point.
     #[doc(hidden)]
     fn apply(_state: &mut Self::State, _meta: &SystemMeta, _world: &mut World) {}
 }
+
+/// Why a system did not run this time: a parameter found nothing to hand
+/// it ([`Single`](crate::Single) with no match or several,
+/// [`Populated`](crate::Populated) with none). The schedule logs a warning
+/// for the first kind and skips quietly for the second.
+///
+/// # Example
+/// ```
+/// use mosaic::SystemSkip;
+/// let skip = SystemSkip::warn("no player");
+/// assert!(skip.warns());
+/// assert_eq!(skip.to_string(), "no player");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SystemSkip {
+    message: String,
+    warn: bool,
+}
+
+impl SystemSkip {
+    /// A skip worth a warning.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::SystemSkip::warn("why").warns());
+    /// ```
+    pub fn warn(message: impl Into<String>) -> Self {
+        SystemSkip {
+            message: message.into(),
+            warn: true,
+        }
+    }
+
+    /// A skip that is expected, logged at most at debug level.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!mosaic::SystemSkip::quiet("nothing to do").warns());
+    /// ```
+    pub fn quiet(message: impl Into<String>) -> Self {
+        SystemSkip {
+            message: message.into(),
+            warn: false,
+        }
+    }
+
+    /// True if the skip deserves a warning.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::SystemSkip::warn("x").warns());
+    /// ```
+    pub fn warns(&self) -> bool {
+        self.warn
+    }
+}
+
+impl fmt::Display for SystemSkip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SystemSkip {}
 
 /// The item type of parameter `P` for one run.
 pub type SystemParamItem<'w, 's, P> = <P as SystemParam>::Item<'w, 's>;
@@ -308,6 +407,18 @@ macro_rules! tuple_param {
                 let ($($p,)*) = state;
                 // SAFETY: forwarded contract.
                 ($(unsafe { $p::get_param($p, meta, world, ticks) },)*)
+            }
+
+            #[inline(always)]
+            unsafe fn try_get_param<'w, 's>(
+                state: &'s mut Self::State,
+                meta: &SystemMeta,
+                world: &'w World,
+                ticks: TickRange,
+            ) -> Result<Self::Item<'w, 's>, SystemSkip> {
+                let ($($p,)*) = state;
+                // SAFETY: forwarded contract.
+                Ok(($(unsafe { $p::try_get_param($p, meta, world, ticks) }?,)*))
             }
 
             fn apply(state: &mut Self::State, meta: &SystemMeta, world: &mut World) {

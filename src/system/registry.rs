@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use thiserror::Error;
 
 use super::config::BoxedSystem;
-use super::{boxed, name_panic, IntoSystem, IntoSystemOutput, System, SystemError};
+use super::{boxed, name_panic, IntoSystem, IntoSystemOutput, System, SystemError, SystemSkip};
 use crate::commands::Commands;
 use crate::world::{World, WorldId};
 
@@ -59,6 +59,14 @@ pub enum RunSystemError {
         system: String,
         /// Which parameters conflict.
         detail: String,
+    },
+    /// A parameter declined to run (a `Single` with no match, say).
+    #[error("system `{system}` was skipped: {reason}")]
+    Skipped {
+        /// The system.
+        system: String,
+        /// Why.
+        reason: SystemSkip,
     },
     /// The system ran and returned an error.
     #[error("system `{system}` failed: {error}")]
@@ -177,7 +185,7 @@ impl World {
             .ok_or_else(|| RunSystemError::AlreadyRunning(name.clone()))?;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             system.initialize(self)?;
-            Ok(system.run(self))
+            Ok(system.try_run(self))
         }));
         // Put it back before anything else, panic or not.
         if let Some(Some(entry)) = self.registered().entries().get_mut(id.index as usize) {
@@ -189,11 +197,15 @@ impl World {
                 system: name,
                 detail,
             }),
-            Ok(Ok(Err(error))) => Err(RunSystemError::Failed {
+            Ok(Ok(Err(reason))) => Err(RunSystemError::Skipped {
+                system: name,
+                reason,
+            }),
+            Ok(Ok(Ok(Err(error)))) => Err(RunSystemError::Failed {
                 system: name,
                 error,
             }),
-            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Ok(Ok(())))) => Ok(()),
         }
     }
 
