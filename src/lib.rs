@@ -62,6 +62,9 @@ pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
 pub use system::{
+    in_state, NextState, OnEnter, OnExit, OnTransition, State, StateSchedule, StateScoped, States,
+};
+pub use system::{
     log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput,
     RunSystemError, SystemConfigs, SystemError, SystemId, SystemResult, SystemSkip,
 };
@@ -77,11 +80,14 @@ pub use world::{
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,
-/// `#[derive(MapEntities)]` and `#[derive(SystemParam)]`.
-pub use mosaic_macros::{Bundle, Component, MapEntities, SystemParam};
+/// `#[derive(MapEntities)]`, `#[derive(SystemParam)]` and `#[derive(States)]`.
+pub use mosaic_macros::{Bundle, Component, MapEntities, States, SystemParam};
 
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
+    pub use crate::{
+        in_state, NextState, OnEnter, OnExit, OnTransition, State, StateScoped, States,
+    };
     pub use crate::{
         log_error, panic_on_error, ErrorContext, IntoSystemConfigs, Populated, RunSystemError,
         Single, SystemError, SystemId, SystemParam, SystemResult,

@@ -432,3 +432,16 @@ fn system_param_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
         }
     })
 }
+
+/// Implements `mosaic::States` (a marker trait) for a type that is also
+/// `Clone + PartialEq + Eq + Hash + Debug`.
+#[proc_macro_derive(States)]
+pub fn derive_states(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        impl #impl_generics ::mosaic::States for #name #ty_generics #where_clause {}
+    }
+    .into()
+}

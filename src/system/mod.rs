@@ -25,6 +25,7 @@ mod fallible;
 mod param;
 mod registry;
 mod schedule;
+mod state;
 mod timing;
 
 pub use access::SystemAccess;
@@ -41,6 +42,9 @@ pub use fallible::{
 pub use param::{Local, SystemParam, SystemParamItem, SystemSkip};
 pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
+pub use state::{
+    in_state, NextState, OnEnter, OnExit, OnTransition, State, StateSchedule, StateScoped, States,
+};
 pub use timing::{SystemTiming, SystemTimings};
 
 use std::any::Any;

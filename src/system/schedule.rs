@@ -745,8 +745,10 @@ impl Schedule {
         world.update_events();
     }
 
-    /// Advances the world's [`Time`] by `delta` (inserting it if missing),
-    /// then runs the schedule: one frame of the classic `update(dt)` loop.
+    /// One frame of the classic `update(dt)` loop: advances the world's
+    /// [`Time`] by `delta` (inserting it if missing), applies pending
+    /// state transitions ([`World::apply_state_transitions`]), then runs
+    /// the schedule.
     ///
     /// # Example
     /// ```
@@ -759,6 +761,7 @@ impl Schedule {
     /// ```
     pub fn run_frame(&mut self, world: &mut World, delta: Duration) {
         world.resource_or_default::<Time>().advance(delta);
+        world.apply_state_transitions();
         self.run(world);
     }
 
