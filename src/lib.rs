@@ -62,7 +62,8 @@ pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
 pub use system::{
-    in_state, NextState, OnEnter, OnExit, OnTransition, State, StateSchedule, StateScoped, States,
+    in_state, FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel,
+    State, StateScoped, States,
 };
 pub use system::{
     log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput,
@@ -86,7 +87,8 @@ pub use mosaic_macros::{Bundle, Component, MapEntities, States, SystemParam};
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        in_state, NextState, OnEnter, OnExit, OnTransition, State, StateScoped, States,
+        in_state, FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, State,
+        StateScoped, States,
     };
     pub use crate::{
         log_error, panic_on_error, ErrorContext, IntoSystemConfigs, Populated, RunSystemError,

@@ -22,6 +22,7 @@ mod condition;
 mod config;
 mod executor;
 mod fallible;
+mod fixed;
 mod param;
 mod registry;
 mod schedule;
@@ -39,11 +40,12 @@ pub use fallible::{
     log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemOutput, SystemError,
     SystemResult,
 };
+pub use fixed::{FixedTime, FixedUpdate};
 pub use param::{Local, SystemParam, SystemParamItem, SystemSkip};
 pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
 pub use state::{
-    in_state, NextState, OnEnter, OnExit, OnTransition, State, StateSchedule, StateScoped, States,
+    in_state, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel, State, StateScoped, States,
 };
 pub use timing::{SystemTiming, SystemTimings};
 

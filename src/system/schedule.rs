@@ -511,6 +511,19 @@ impl Schedule {
         Ok(())
     }
 
+    /// True if the schedule has no system.
+    ///
+    /// # Example
+    /// ```
+    /// let mut schedule = mosaic::Schedule::new();
+    /// assert!(schedule.is_empty());
+    /// schedule.add_system("a", || {});
+    /// assert!(!schedule.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
     /// True if a system is named `name`.
     ///
     /// # Example
@@ -747,8 +760,9 @@ impl Schedule {
 
     /// One frame of the classic `update(dt)` loop: advances the world's
     /// [`Time`] by `delta` (inserting it if missing), applies pending
-    /// state transitions ([`World::apply_state_transitions`]), then runs
-    /// the schedule.
+    /// state transitions ([`World::apply_state_transitions`]), runs the
+    /// fixed-step schedule ([`FixedUpdate`](crate::FixedUpdate)) as many
+    /// times as `delta` calls for, then runs this schedule.
     ///
     /// # Example
     /// ```
@@ -762,6 +776,7 @@ impl Schedule {
     pub fn run_frame(&mut self, world: &mut World, delta: Duration) {
         world.resource_or_default::<Time>().advance(delta);
         world.apply_state_transitions();
+        super::fixed::run_fixed_steps(world, delta);
         self.run(world);
     }
 

@@ -236,43 +236,43 @@ pub struct StateScoped<S: States>(pub S);
 
 impl<S: States> Component for StateScoped<S> {}
 
-/// A label of one of state `S`'s schedules: [`OnEnter`], [`OnExit`] or
-/// [`OnTransition`]; see [`World::add_systems`].
+/// A schedule kept in the world, named by a label: [`OnEnter`],
+/// [`OnExit`], [`OnTransition`] or [`FixedUpdate`](crate::FixedUpdate);
+/// see [`World::add_systems`].
 ///
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// use mosaic::StateSchedule;
+/// use mosaic::ScheduleLabel;
 /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug)]
 /// enum S { A }
-/// fn takes<L: StateSchedule>(_: L) {}
+/// fn takes<L: ScheduleLabel>(_: L) {}
 /// takes(OnEnter(S::A));
+/// takes(FixedUpdate);
 /// ```
-pub trait StateSchedule {
-    /// The state type.
-    type State: States;
-    /// The labelled schedule in `machine`, made empty if new.
+pub trait ScheduleLabel: Clone {
+    /// The labelled schedule in `world`, made empty if new.
     #[doc(hidden)]
-    fn schedule_mut(self, machine: &mut StateMachine<Self::State>) -> &mut Schedule;
+    fn schedule_mut(self, world: &mut World) -> &mut Schedule;
 }
 
-impl<S: States> StateSchedule for OnEnter<S> {
-    type State = S;
-    fn schedule_mut(self, machine: &mut StateMachine<S>) -> &mut Schedule {
+impl<S: States> ScheduleLabel for OnEnter<S> {
+    fn schedule_mut(self, world: &mut World) -> &mut Schedule {
+        let machine = world.resource_or_default::<StateMachine<S>>();
         entry(&mut machine.enter, self.0)
     }
 }
 
-impl<S: States> StateSchedule for OnExit<S> {
-    type State = S;
-    fn schedule_mut(self, machine: &mut StateMachine<S>) -> &mut Schedule {
+impl<S: States> ScheduleLabel for OnExit<S> {
+    fn schedule_mut(self, world: &mut World) -> &mut Schedule {
+        let machine = world.resource_or_default::<StateMachine<S>>();
         entry(&mut machine.exit, self.0)
     }
 }
 
-impl<S: States> StateSchedule for OnTransition<S> {
-    type State = S;
-    fn schedule_mut(self, machine: &mut StateMachine<S>) -> &mut Schedule {
+impl<S: States> ScheduleLabel for OnTransition<S> {
+    fn schedule_mut(self, world: &mut World) -> &mut Schedule {
+        let machine = world.resource_or_default::<StateMachine<S>>();
         entry(&mut machine.transition, (self.exited, self.entered))
     }
 }
@@ -290,8 +290,7 @@ fn entry<K: PartialEq>(list: &mut Vec<(K, Schedule)>, key: K) -> &mut Schedule {
 
 /// State `S`'s schedules and whether its initial state was entered (a
 /// resource).
-#[doc(hidden)]
-pub struct StateMachine<S: States> {
+struct StateMachine<S: States> {
     enter: Vec<(S, Schedule)>,
     exit: Vec<(S, Schedule)>,
     transition: Vec<((S, S), Schedule)>,
@@ -388,9 +387,10 @@ impl World {
         }
     }
 
-    /// Adds systems to one of a state's schedules: [`OnEnter`], [`OnExit`]
-    /// or [`OnTransition`] (taking what
-    /// [`Schedule::add_systems`] takes).
+    /// Adds systems to a schedule the world keeps: one of a state's
+    /// ([`OnEnter`], [`OnExit`], [`OnTransition`]) or the fixed-step one
+    /// ([`FixedUpdate`](crate::FixedUpdate)), taking what
+    /// [`Schedule::add_systems`] takes.
     ///
     /// # Example
     /// ```
@@ -405,13 +405,12 @@ impl World {
     ///     .add_systems(OnEnter(GameState::Playing), (spawn_level, show_score).chain())
     ///     .add_systems(OnExit(GameState::Playing), || {});
     /// ```
-    pub fn add_systems<L: StateSchedule, M>(
+    pub fn add_systems<L: ScheduleLabel, M>(
         &mut self,
         label: L,
         systems: impl IntoSystemConfigs<M>,
     ) -> &mut Self {
-        let machine = self.resource_or_default::<StateMachine<L::State>>();
-        label.schedule_mut(machine).add_systems(systems);
+        label.schedule_mut(self).add_systems(systems);
         self
     }
 
@@ -477,15 +476,25 @@ fn apply_transition<S: States>(world: &mut World) {
 
 /// Runs one labelled schedule, if it exists. It is taken out of the world
 /// while it runs and put back afterwards, also when a system panics.
-fn run_state_schedule<L: StateSchedule + Clone>(world: &mut World, label: L) {
-    let machine = world.resource_or_default::<StateMachine<L::State>>();
-    let mut schedule = std::mem::take(label.clone().schedule_mut(machine));
-    if schedule.system_names().is_empty() {
+pub(crate) fn run_state_schedule<L: ScheduleLabel>(world: &mut World, label: L) {
+    run_labelled(world, label, 1);
+}
+
+/// Runs the labelled schedule `times` times, if it has systems. It is taken
+/// out of the world while it runs and put back afterwards, also when a
+/// system panics.
+pub(crate) fn run_labelled<L: ScheduleLabel>(world: &mut World, label: L, times: u32) {
+    let mut schedule = std::mem::take(label.clone().schedule_mut(world));
+    if times == 0 || schedule.is_empty() {
+        *label.schedule_mut(world) = schedule;
         return;
     }
-    let outcome = catch_unwind(AssertUnwindSafe(|| schedule.run(world)));
-    let machine = world.resource_or_default::<StateMachine<L::State>>();
-    *label.schedule_mut(machine) = schedule;
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        for _ in 0..times {
+            schedule.run(world);
+        }
+    }));
+    *label.schedule_mut(world) = schedule;
     if let Err(payload) = outcome {
         resume_unwind(payload);
     }
