@@ -401,9 +401,13 @@ pub fn ghost_timer(
     }
 }
 
-/// **The spell: destroy every entity that has Health and AI.** Added to the
-/// schedule switched off; the director switches it on for exactly one frame
-/// (`Schedule::set_enabled`). Everything else (the player, who has Health
+/// The director's order to cast the spell (an event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CastSpell;
+
+/// **The spell: destroy every entity that has Health and AI.** Guarded by
+/// the run condition `on_event::<CastSpell>`, it runs only in the frame the
+/// director sends [`CastSpell`]. Everything else (the player, who has Health
 /// but no AI; the wisps, which have AI but no Health) is left alone.
 pub fn spell(
     time: Res<Time>,
