@@ -44,7 +44,9 @@ impl World {
             .unwrap_or_else(|| missing_resource::<R>())
     }
 
-    /// The world's `R`, mutably.
+    /// The world's `R`, mutably. Counts as a change of `R` (for
+    /// [`Res::is_changed`] and [`resource_changed`](crate::resource_changed)),
+    /// as do [`World::get_resource_mut`] and `resource_or_default`.
     ///
     /// Panics, naming `R`, if there is none: use
     /// [`World::get_resource_mut`] when it may be missing.

@@ -168,3 +168,21 @@ fn a_panicking_on_enter_system_keeps_its_schedule() {
     world.apply_state_transitions();
     assert_eq!(*world.resource::<u32>(), 2, "the OnEnter system ran again");
 }
+
+#[test]
+fn a_frame_with_nothing_pending_does_not_touch_next_state() {
+    let mut world = world();
+    world.insert_resource(0u32);
+    let mut frame = Schedule::new();
+    frame
+        .add_system("asked", |mut n: ResMut<u32>| *n += 1)
+        .run_if(resource_changed::<NextState<Game>>);
+    frame.run_frame(&mut world, Duration::from_millis(16)); // first look: new
+    frame.run_frames(&mut world, 3, Duration::from_millis(16));
+    assert_eq!(*world.resource::<u32>(), 1);
+    world.resource_mut::<NextState<Game>>().set(Game::Playing);
+    frame.run_frame(&mut world, Duration::from_millis(16)); // taken: a change
+    assert_eq!(*world.resource::<u32>(), 2);
+    frame.run_frames(&mut world, 3, Duration::from_millis(16));
+    assert_eq!(*world.resource::<u32>(), 2);
+}

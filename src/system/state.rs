@@ -447,15 +447,22 @@ fn apply_transition<S: States>(world: &mut World) {
     let Some(current) = world.get_resource::<State<S>>().map(|s| s.0.clone()) else {
         return;
     };
-    let first = !world.resource_or_default::<StateMachine<S>>().entered;
+    let first = !world
+        .get_resource::<StateMachine<S>>()
+        .is_some_and(|m| m.entered);
     if first {
-        world.resource_mut::<StateMachine<S>>().entered = true;
+        world.resource_or_default::<StateMachine<S>>().entered = true;
         run_state_schedule(world, OnEnter(current.clone()));
     }
-    let next = world
-        .get_resource_mut::<NextState<S>>()
-        .and_then(|n| n.0.take());
-    let Some(next) = next else {
+    // Look before taking, so that a frame with nothing pending does not
+    // mark NextState changed.
+    let pending = world
+        .get_resource::<NextState<S>>()
+        .is_some_and(|n| n.0.is_some());
+    if !pending {
+        return;
+    }
+    let Some(next) = world.resource_mut::<NextState<S>>().0.take() else {
         return;
     };
     if next == current {
