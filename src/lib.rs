@@ -67,7 +67,8 @@ pub use system::{
 };
 pub use system::{
     log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput,
-    RunSystemError, SystemConfigs, SystemError, SystemId, SystemResult, SystemSkip,
+    ObserverFunction, RunSystemError, SystemConfigs, SystemError, SystemId, SystemResult,
+    SystemSkip,
 };
 pub use system::{
     not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,

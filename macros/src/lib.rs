@@ -429,6 +429,10 @@ fn system_param_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             ) {
                 <#tuple as ::mosaic::SystemParam>::apply(state, meta, world);
             }
+
+            fn queue_deferred(state: &mut Self::State, queue: &mut ::mosaic::CommandBuffer) {
+                <#tuple as ::mosaic::SystemParam>::queue_deferred(state, queue);
+            }
         }
     })
 }

@@ -23,6 +23,7 @@ mod config;
 mod executor;
 mod fallible;
 mod fixed;
+mod observer_system;
 mod param;
 mod registry;
 mod schedule;
@@ -41,6 +42,7 @@ pub use fallible::{
     SystemResult,
 };
 pub use fixed::{FixedTime, FixedUpdate};
+pub use observer_system::ObserverFunction;
 pub use param::{Local, SystemParam, SystemParamItem, SystemSkip};
 pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
@@ -73,11 +75,11 @@ use crate::world::{World, WorldId};
 pub struct SystemMeta {
     name: Cow<'static, str>,
     pub(crate) access: SystemAccess,
-    last_run: Option<Tick>,
+    pub(crate) last_run: Option<Tick>,
 }
 
 impl SystemMeta {
-    fn new(name: Cow<'static, str>) -> Self {
+    pub(crate) fn new(name: Cow<'static, str>) -> Self {
         SystemMeta {
             name,
             access: SystemAccess::default(),

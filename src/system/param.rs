@@ -97,6 +97,11 @@ pub unsafe trait SystemParam: Sized {
     /// Applies deferred work (commands) at a sync point.
     #[doc(hidden)]
     fn apply(_state: &mut Self::State, _meta: &SystemMeta, _world: &mut World) {}
+
+    /// Moves deferred commands into `queue` instead of applying them (an
+    /// observer's commands join the observers' queue).
+    #[doc(hidden)]
+    fn queue_deferred(_state: &mut Self::State, _queue: &mut CommandBuffer) {}
 }
 
 /// Why a system did not run this time: a parameter found nothing to hand
@@ -300,6 +305,10 @@ unsafe impl SystemParam for Commands<'_, '_> {
             log::warn!("commands of system `{}`: {errors}", meta.name());
         }
     }
+
+    fn queue_deferred(state: &mut CommandBuffer, queue: &mut CommandBuffer) {
+        queue.append(state);
+    }
 }
 
 // ----- Local ------------------------------------------------------------------------
@@ -424,6 +433,11 @@ macro_rules! tuple_param {
             fn apply(state: &mut Self::State, meta: &SystemMeta, world: &mut World) {
                 let ($($p,)*) = state;
                 $($p::apply($p, meta, world);)*
+            }
+
+            fn queue_deferred(state: &mut Self::State, queue: &mut CommandBuffer) {
+                let ($($p,)*) = state;
+                $($p::queue_deferred($p, queue);)*
             }
         }
     };
