@@ -39,7 +39,7 @@ pub use resources::*;
 pub use scene::{
     load_scene_text, scene_registry, spawn_default_scene, spawn_particles, DEFAULT_SCENE,
 };
-pub use systems::CastSpell;
+pub use systems::{CastSpell, Phase};
 
 /// The fixed time step: 50 frames a second.
 pub const FRAME: Duration = Duration::from_millis(20);
@@ -136,6 +136,12 @@ pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
     world.insert_resource(Time::default());
     world.add_event::<Collision>();
     world.add_event::<CastSpell>();
+    world.init_state::<Phase>();
+    world.add_systems(OnEnter(Phase::Playing), systems::begin_level);
+    world.add_systems(OnEnter(Phase::GameOver), systems::announce_game_over);
+    // No one presses start in a headless run: leave the title at once (the
+    // change applies at the start of the first frame).
+    world.resource_mut::<NextState<Phase>>().set(Phase::Playing);
     // The ghost removes itself (`ghost_timer`); this observer tells the
     // story, whoever removes it.
     world.observe(|_: Trigger<OnRemove<Ghost>>, mut w: DeferredWorld| {
@@ -146,9 +152,10 @@ pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
     world
 }
 
-/// The showcase's schedule: every system by name, in order. `spell` runs
-/// only in a frame that received a [`CastSpell`] event. `parallel` picks
-/// the executor.
+/// The showcase's schedule: every system by name, in order. The gameplay
+/// systems form the set `gameplay`, which runs only in [`Phase::Playing`]
+/// (`run_if(in_state(..))`); `spell` runs only in a frame that received a
+/// [`CastSpell`] event. `parallel` picks the executor.
 pub fn build_schedule(parallel: bool) -> Schedule {
     use systems::*;
     let mut schedule = Schedule::new();
@@ -157,24 +164,55 @@ pub fn build_schedule(parallel: bool) -> Schedule {
     } else {
         ExecutorKind::SingleThreaded
     });
-    schedule.add_system("keyboard", keyboard);
-    schedule.add_system("input", input).after("keyboard");
-    schedule.add_system("ai", ai).after("input");
+    schedule
+        .configure_set("gameplay")
+        .run_if(in_state(Phase::Playing));
+    schedule.add_system("keyboard", keyboard).in_set("gameplay");
+    schedule
+        .add_system("input", input)
+        .in_set("gameplay")
+        .after("keyboard");
+    schedule
+        .add_system("ai", ai)
+        .in_set("gameplay")
+        .after("input");
     schedule.configure_set("physics").after("ai");
-    schedule.add_system("movement", movement).in_set("physics");
+    schedule
+        .add_system("movement", movement)
+        .in_set("physics")
+        .in_set("gameplay");
     schedule
         .add_system("collision", collision)
         .in_set("physics")
+        .in_set("gameplay")
         .after("movement");
-    schedule.add_system("pickup", pickup).after("physics");
-    schedule.add_system("contact", contact).after("physics");
-    schedule.add_system("sparks", sparks).after("physics");
-    schedule.add_system("glow", glow).after("sparks");
+    schedule
+        .add_system("pickup", pickup)
+        .in_set("gameplay")
+        .after("physics");
+    schedule
+        .add_system("contact", contact)
+        .in_set("gameplay")
+        .after("physics");
+    schedule
+        .add_system("game_over", game_over)
+        .in_set("gameplay")
+        .after("contact");
+    schedule
+        .add_system("sparks", sparks)
+        .in_set("gameplay")
+        .after("physics");
+    schedule
+        .add_system("glow", glow)
+        .in_set("gameplay")
+        .after("sparks");
     schedule
         .add_system("ghost_timer", ghost_timer)
+        .in_set("gameplay")
         .after("pickup");
     schedule
         .add_system("spell", spell)
+        .in_set("gameplay")
         .after("contact")
         .run_if(on_event::<CastSpell>);
     schedule
