@@ -9,6 +9,8 @@
 //!
 //! * `executor_tiny`: 100 systems with no parameters and empty bodies: the
 //!   executor's own per-run overhead.
+//! * `executor_1000`, `executor_6000`: 1,000 and 6,000 such empty systems
+//!   (issue #21's sizes for the per-system overhead).
 //! * `executor_small`: 10 systems, each updating its own component on 100
 //!   entities (about a microsecond each).
 //! * `executor_medium`: 4 systems on different components, each a few float
@@ -525,6 +527,72 @@ fn executor_tiny(c: &mut Criterion) {
     );
 }
 
+/// executor_1000 / executor_6000: `n` trivial systems (no parameters, empty
+/// bodies): the per-system overhead at the sizes issue #21 names.
+///
+/// Before criterion's figures, prints a `paired:` line: the two executors
+/// timed in alternating batches, so that load from other programs, which
+/// drifts over seconds, weighs on both alike; the ratio is of the median
+/// batch times.
+fn trivial_systems(c: &mut Criterion, name: &'static str, systems: fn(&mut Schedule)) {
+    print_paired(name, systems);
+    compare_executors(
+        c,
+        &Workload {
+            name,
+            world: World::new,
+            systems,
+            digest: |_| 0,
+            heavy: false,
+        },
+    );
+}
+
+/// Times both executors on `systems` in alternating batches and prints the
+/// median batch time of each and their ratio.
+fn print_paired(name: &str, systems: fn(&mut Schedule)) {
+    const ROUNDS: usize = 41;
+    const BATCH: u32 = 50;
+    let mut fixtures = EXECUTORS.map(|(_, kind)| Fixture::warmed_up(World::new, systems, kind));
+    let mut times = [Vec::new(), Vec::new()];
+    for _ in 0..ROUNDS {
+        for (fixture, times) in fixtures.iter_mut().zip(&mut times) {
+            let start = std::time::Instant::now();
+            for _ in 0..BATCH {
+                fixture.run();
+            }
+            times.push(start.elapsed() / BATCH);
+        }
+    }
+    let [parallel, single] = times.map(|mut t| {
+        t.sort();
+        t[ROUNDS / 2]
+    });
+    eprintln!(
+        "paired: {name}: parallel {parallel:.2?}, single_threaded {single:.2?} per run, \
+         ratio {:.3}",
+        parallel.as_secs_f64() / single.as_secs_f64()
+    );
+}
+
+/// executor_1000: 1,000 trivial systems.
+fn executor_1000(c: &mut Criterion) {
+    trivial_systems(c, "executor_1000", |schedule| {
+        for i in 0..1_000 {
+            schedule.add_system(format!("empty_{i}"), || {});
+        }
+    });
+}
+
+/// executor_6000: 6,000 trivial systems.
+fn executor_6000(c: &mut Criterion) {
+    trivial_systems(c, "executor_6000", |schedule| {
+        for i in 0..6_000 {
+            schedule.add_system(format!("empty_{i}"), || {});
+        }
+    });
+}
+
 /// Adds one system per listed component that applies `$kernel` to its value.
 macro_rules! add_scalar_systems {
     ($schedule:expr, $kernel:expr; $($t:ident),*) => {
@@ -869,7 +937,7 @@ mod runner {
     criterion_group! {
         name = benches;
         config = config();
-        targets = executor_tiny, executor_small, executor_medium, executor_heavy,
+        targets = executor_tiny, executor_1000, executor_6000, executor_small, executor_medium, executor_heavy,
             executor_mixed_conflicts, schedule, heavy_compute
     }
 }

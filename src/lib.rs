@@ -82,29 +82,48 @@ pub use observer::{
     OnSpawn, Trigger, MAX_OBSERVER_ROUNDS,
 };
 pub use query::{
-    Access, Added, Changed, Has, Or, Query, QueryChunk, QueryCombinations, QueryData, QueryFilter,
-    QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState, ReadOnlyQueryData, With,
-    Without,
+    Access, Added, Changed, Has, Or, Populated, Query, QueryChunk, QueryCombinations, QueryData,
+    QueryFilter, QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState,
+    ReadOnlyQueryData, Single, With, Without,
 };
 pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
 pub use system::{
-    ExecutorKind, IntoSystem, Local, Schedule, ScheduleError, SetConfig, System, SystemAccess,
-    SystemConfig, SystemMeta, SystemParam, SystemParamFunction, SystemParamItem, SystemTiming,
-    SystemTimings,
+    in_state, FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel,
+    State, StateScoped, States,
+};
+pub use system::{
+    log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput,
+    ObserverFunction, RunSystemError, SystemConfigs, SystemError, SystemId, SystemResult,
+    SystemSkip,
+};
+pub use system::{
+    not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
+    ExecutorKind, IntoSystem, Local, NotCondition, Schedule, ScheduleError, SetConfig, System,
+    SystemAccess, SystemConfig, SystemMeta, SystemParam, SystemParamFunction, SystemParamItem,
+    SystemTiming, SystemTimings,
 };
 pub use time::Time;
 pub use world::{
     DynamicInsertError, DynamicMut, DynamicQueryError, SparseMut, SparseMutError, World, WorldId,
 };
 
-/// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]` and
-/// `#[derive(MapEntities)]`.
-pub use mosaic_macros::{Bundle, Component, MapEntities};
+/// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,
+/// `#[derive(MapEntities)]`, `#[derive(SystemParam)]` and `#[derive(States)]`.
+pub use mosaic_macros::{Bundle, Component, MapEntities, States, SystemParam};
 
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
+    pub use crate::{
+        in_state, FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, State,
+        StateScoped, States,
+    };
+    pub use crate::{
+        log_error, panic_on_error, ErrorContext, IntoSystemConfigs, Populated, RunSystemError,
+        Single, SystemError, SystemId, SystemParam, SystemResult,
+    };
+    pub use crate::{not, on_event, resource_added, resource_changed, resource_exists, Condition};
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
         Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local, MapEntities,
@@ -118,4 +137,5 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __macro {
     pub use crate::bundle::{ComponentReader, ComponentRegistrar, ComponentWriter};
+    pub use crate::query::TickRange;
 }

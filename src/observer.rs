@@ -345,6 +345,13 @@ impl fmt::Debug for DeferredWorld<'_> {
 }
 
 impl DeferredWorld<'_> {
+    /// The whole world, for observers whose parameters are system
+    /// parameters (they borrow only what they recorded, and queue their
+    /// commands like the rest).
+    pub(crate) fn world_mut(&mut self) -> &mut World {
+        self.world
+    }
+
     /// The world, read-only.
     ///
     /// # Example
@@ -519,7 +526,7 @@ impl fmt::Debug for Observers {
 }
 
 impl Observers {
-    fn queue(&mut self) -> &mut CommandBuffer {
+    pub(crate) fn queue(&mut self) -> &mut CommandBuffer {
         let queue = self
             .queue
             .as_mut()
@@ -603,7 +610,7 @@ impl World {
     where
         F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
     {
-        self.add_observer(None, observer)
+        self.push_observer(None, observer)
     }
 
     /// Registers `observer` for events of type `E` that target `entity`
@@ -628,10 +635,14 @@ impl World {
     where
         F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
     {
-        self.add_observer(Some(entity), observer)
+        self.push_observer(Some(entity), observer)
     }
 
-    fn add_observer<E: 'static, F>(&mut self, target: Option<Entity>, mut observer: F) -> ObserverId
+    pub(crate) fn push_observer<E: 'static, F>(
+        &mut self,
+        target: Option<Entity>,
+        mut observer: F,
+    ) -> ObserverId
     where
         F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
     {

@@ -9,6 +9,8 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 use crate::component::short_type_name;
+use crate::query::TickRange;
+use crate::storage::ResourceTicks;
 use crate::world::World;
 
 impl World {
@@ -22,7 +24,8 @@ impl World {
     /// assert_eq!(*world.resource::<u32>(), 42);
     /// ```
     pub fn insert_resource<R: Send + Sync + 'static>(&mut self, value: R) {
-        self.resources_mut().insert(value);
+        let tick = self.change_tick();
+        self.resources_mut().insert(value, tick);
     }
 
     /// The world's `R`.
@@ -41,7 +44,9 @@ impl World {
             .unwrap_or_else(|| missing_resource::<R>())
     }
 
-    /// The world's `R`, mutably.
+    /// The world's `R`, mutably. Counts as a change of `R` (for
+    /// [`Res::is_changed`] and [`resource_changed`](crate::resource_changed)),
+    /// as do [`World::get_resource_mut`] and `resource_or_default`.
     ///
     /// Panics, naming `R`, if there is none: use
     /// [`World::get_resource_mut`] when it may be missing.
@@ -81,7 +86,8 @@ impl World {
     /// assert_eq!(*world.resource::<u32>(), 5);
     /// ```
     pub fn get_resource_mut<R: Send + Sync + 'static>(&mut self) -> Option<&mut R> {
-        self.resources_mut().get_mut::<R>()
+        let tick = self.change_tick();
+        self.resources_mut().get_mut::<R>(tick)
     }
 
     /// Takes the world's `R` out, if it has one.
@@ -166,6 +172,49 @@ pub(crate) fn missing_resource<R>() -> ! {
 /// ```
 pub struct Res<'w, R> {
     pub(crate) value: &'w R,
+    pub(crate) ticks: &'w ResourceTicks,
+    pub(crate) run: TickRange,
+}
+
+impl<R> Res<'_, R> {
+    /// True if `R` was inserted or changed (through a `ResMut`, or
+    /// `World::resource_mut`) since this system's previous run; always true
+    /// on its first run.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(1u32);
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("watch", |n: Res<u32>, mut seen: ResMut<Vec<bool>>| seen.push(n.is_changed()));
+    /// world.insert_resource(Vec::<bool>::new());
+    /// schedule.run(&mut world);
+    /// schedule.run(&mut world);
+    /// *world.resource_mut::<u32>() += 1;
+    /// schedule.run(&mut world);
+    /// assert_eq!(*world.resource::<Vec<bool>>(), [true, false, true]);
+    /// ```
+    pub fn is_changed(&self) -> bool {
+        self.ticks
+            .changed()
+            .is_newer_than(self.run.last_run, self.run.this_run)
+    }
+
+    /// True if `R` was inserted since this system's previous run.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(1u32);
+    /// assert!(world.run_system_once(|n: Res<u32>| n.is_added()));
+    /// ```
+    pub fn is_added(&self) -> bool {
+        self.ticks
+            .added()
+            .is_newer_than(self.run.last_run, self.run.this_run)
+    }
 }
 
 impl<R> Deref for Res<'_, R> {
@@ -194,8 +243,14 @@ impl<R: fmt::Debug> fmt::Debug for Res<'_, R> {
 /// world.run_system_once(|mut s: ResMut<Score>| s.0 += 10);
 /// assert_eq!(world.resource::<Score>().0, 10);
 /// ```
+///
+/// Writing through it (`DerefMut`) marks `R` changed, for
+/// [`Res::is_changed`] and the [`resource_changed`](crate::resource_changed)
+/// run condition.
 pub struct ResMut<'w, R> {
     pub(crate) value: &'w mut R,
+    pub(crate) ticks: &'w ResourceTicks,
+    pub(crate) run: TickRange,
 }
 
 impl<R> Deref for ResMut<'_, R> {
@@ -209,6 +264,7 @@ impl<R> Deref for ResMut<'_, R> {
 impl<R> DerefMut for ResMut<'_, R> {
     #[inline]
     fn deref_mut(&mut self) -> &mut R {
+        self.ticks.set_changed(self.run.this_run);
         self.value
     }
 }

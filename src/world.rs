@@ -1250,6 +1250,7 @@ impl World {
         for (_, set) in self.sparse.iter_mut() {
             set.clamp_ticks(now);
         }
+        self.resources.clamp_ticks(now);
         self.last_check_tick = now;
     }
 

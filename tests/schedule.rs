@@ -674,7 +674,11 @@ fn a_panic_in_a_system_names_it_single_threaded() {
     let mut schedule = Schedule::new();
     schedule.set_executor(ExecutorKind::SingleThreaded);
     schedule.add_system("calm", || {});
-    schedule.add_system("volcano", |_q: Query<&Pos>| panic!("eruption {}", 42));
+    // A closure that only panics has no return type to infer (a system may
+    // return `()` or a `Result`): say `()`.
+    schedule.add_system("volcano", |_q: Query<&Pos>| -> () {
+        panic!("eruption {}", 42);
+    });
     let payload = catch_unwind(AssertUnwindSafe(|| schedule.run(&mut world))).unwrap_err();
     let msg = payload.downcast::<String>().expect("a String payload");
     assert!(msg.contains("volcano"), "{msg}");
@@ -682,7 +686,7 @@ fn a_panic_in_a_system_names_it_single_threaded() {
 
     let mut exclusive = Schedule::new();
     exclusive.set_executor(ExecutorKind::SingleThreaded);
-    exclusive.add_system("big_bang", |_w: &mut World| panic!("static str"));
+    exclusive.add_system("big_bang", |_w: &mut World| -> () { panic!("static str") });
     let payload = catch_unwind(AssertUnwindSafe(|| exclusive.run(&mut world))).unwrap_err();
     let msg = payload.downcast::<String>().expect("a String payload");
     assert!(
@@ -737,7 +741,7 @@ fn a_panic_in_a_parallel_schedule_first_run_names_it() {
     let mut world = World::new();
     let mut schedule = Schedule::new();
     schedule.add_system("calm", |_q: Query<&mut W<0>>| {});
-    schedule.add_system("volcano", |_q: Query<&mut W<1>>| {
+    schedule.add_system("volcano", |_q: Query<&mut W<1>>| -> () {
         std::panic::panic_any(7u32);
     });
     let payload = catch_unwind(AssertUnwindSafe(|| schedule.run(&mut world))).unwrap_err();

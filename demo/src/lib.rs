@@ -3,8 +3,9 @@
 //! A small side-view level (`assets/default.ron`): trees that stand still,
 //! particles that glow and fly, monsters and wisps with AI, a player, and a
 //! ghost power-up. Each behaviour is one named system in [`systems`]; a
-//! [`Schedule`] orders them; a [`Director`] switches systems on and off at
-//! fixed frames (input off for two seconds, the spell for one frame). The
+//! [`Schedule`] orders them; a [`Director`] switches input off and on at
+//! fixed frames and casts the spell by sending a [`CastSpell`] event, which
+//! the `spell` system's run condition (`on_event`) waits for. The
 //! simulation steps at a fixed [`FRAME`] with seeded randomness, so a seed
 //! replays the same story on either executor.
 //!
@@ -38,6 +39,7 @@ pub use resources::*;
 pub use scene::{
     load_scene_text, scene_registry, spawn_default_scene, spawn_particles, DEFAULT_SCENE,
 };
+pub use systems::{CastSpell, Phase};
 
 /// The fixed time step: 50 frames a second.
 pub const FRAME: Duration = Duration::from_millis(20);
@@ -77,7 +79,8 @@ pub enum Action {
     InputOff,
     /// Switch the `input` system back on.
     InputOn,
-    /// Run the `spell` system in this frame only.
+    /// Send a [`CastSpell`] event: the `spell` system runs in this frame
+    /// only.
     CastSpell,
 }
 
@@ -132,6 +135,13 @@ pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
     world.insert_resource(Flares::default());
     world.insert_resource(Time::default());
     world.add_event::<Collision>();
+    world.add_event::<CastSpell>();
+    world.init_state::<Phase>();
+    world.add_systems(OnEnter(Phase::Playing), systems::begin_level);
+    world.add_systems(OnEnter(Phase::GameOver), systems::announce_game_over);
+    // No one presses start in a headless run: leave the title at once (the
+    // change applies at the start of the first frame).
+    world.resource_mut::<NextState<Phase>>().set(Phase::Playing);
     // The ghost removes itself (`ghost_timer`); this observer tells the
     // story, whoever removes it.
     world.observe(|_: Trigger<OnRemove<Ghost>>, mut w: DeferredWorld| {
@@ -142,8 +152,10 @@ pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
     world
 }
 
-/// The showcase's schedule: every system by name, in order. `spell` starts
-/// switched off. `parallel` picks the executor.
+/// The showcase's schedule: every system by name, in order. The gameplay
+/// systems form the set `gameplay`, which runs only in [`Phase::Playing`]
+/// (`run_if(in_state(..))`); `spell` runs only in a frame that received a
+/// [`CastSpell`] event. `parallel` picks the executor.
 pub fn build_schedule(parallel: bool) -> Schedule {
     use systems::*;
     let mut schedule = Schedule::new();
@@ -152,31 +164,62 @@ pub fn build_schedule(parallel: bool) -> Schedule {
     } else {
         ExecutorKind::SingleThreaded
     });
-    schedule.add_system("keyboard", keyboard);
-    schedule.add_system("input", input).after("keyboard");
-    schedule.add_system("ai", ai).after("input");
+    schedule
+        .configure_set("gameplay")
+        .run_if(in_state(Phase::Playing));
+    schedule.add_system("keyboard", keyboard).in_set("gameplay");
+    schedule
+        .add_system("input", input)
+        .in_set("gameplay")
+        .after("keyboard");
+    schedule
+        .add_system("ai", ai)
+        .in_set("gameplay")
+        .after("input");
     schedule.configure_set("physics").after("ai");
-    schedule.add_system("movement", movement).in_set("physics");
+    schedule
+        .add_system("movement", movement)
+        .in_set("physics")
+        .in_set("gameplay");
     schedule
         .add_system("collision", collision)
         .in_set("physics")
+        .in_set("gameplay")
         .after("movement");
-    schedule.add_system("pickup", pickup).after("physics");
-    schedule.add_system("contact", contact).after("physics");
-    schedule.add_system("sparks", sparks).after("physics");
-    schedule.add_system("glow", glow).after("sparks");
+    schedule
+        .add_system("pickup", pickup)
+        .in_set("gameplay")
+        .after("physics");
+    schedule
+        .add_system("contact", contact)
+        .in_set("gameplay")
+        .after("physics");
+    schedule
+        .add_system("game_over", game_over)
+        .in_set("gameplay")
+        .after("contact");
+    schedule
+        .add_system("sparks", sparks)
+        .in_set("gameplay")
+        .after("physics");
+    schedule
+        .add_system("glow", glow)
+        .in_set("gameplay")
+        .after("sparks");
     schedule
         .add_system("ghost_timer", ghost_timer)
+        .in_set("gameplay")
         .after("pickup");
-    schedule.add_system("spell", spell).after("contact");
+    schedule
+        .add_system("spell", spell)
+        .in_set("gameplay")
+        .after("contact")
+        .run_if(on_event::<CastSpell>);
     schedule
         .add_system("tidy", tidy)
         .after("ghost_timer")
         .after("glow")
         .after("spell");
-    schedule
-        .set_enabled("spell", false)
-        .expect("the spell was just added");
     schedule
 }
 
@@ -237,7 +280,6 @@ impl Sim {
     /// Runs one frame: the director's cues for it, then the schedule.
     pub fn step(&mut self) {
         let frame = self.frame() + 1;
-        let mut spell = false;
         let cues: Vec<Action> = self
             .director
             .cues
@@ -246,31 +288,23 @@ impl Sim {
             .map(|&(_, action)| action)
             .collect();
         for action in cues {
-            let (system, on, text) = match action {
+            let (on, text) = match action {
                 Action::InputOff => (
-                    "input",
                     false,
                     "input switched off: the keyboard keeps sending, nobody listens",
                 ),
-                Action::InputOn => ("input", true, "input switched back on"),
+                Action::InputOn => (true, "input switched back on"),
                 Action::CastSpell => {
-                    spell = true;
-                    ("spell", true, "the director casts the spell")
+                    self.world.send_event(CastSpell);
+                    continue;
                 }
             };
             self.schedule
-                .set_enabled(system, on)
+                .set_enabled("input", on)
                 .expect("the showcase's systems are in its schedule");
-            if action != Action::CastSpell {
-                self.world.resource_mut::<Story>().tell(frame, text);
-            }
+            self.world.resource_mut::<Story>().tell(frame, text);
         }
         self.schedule.run_frame(&mut self.world, FRAME);
-        if spell {
-            self.schedule
-                .set_enabled("spell", false)
-                .expect("the spell is in the schedule");
-        }
     }
 
     /// Runs `frames` frames.

@@ -401,9 +401,45 @@ pub fn ghost_timer(
     }
 }
 
-/// **The spell: destroy every entity that has Health and AI.** Added to the
-/// schedule switched off; the director switches it on for exactly one frame
-/// (`Schedule::set_enabled`). Everything else (the player, who has Health
+/// Where the game is: the title screen, the level, or game over (a
+/// state machine; see [`crate::build_world`] and [`crate::build_schedule`]).
+#[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub enum Phase {
+    /// Before the level (the headless showcase leaves it at once).
+    #[default]
+    Title,
+    /// The level runs: every gameplay system is on.
+    Playing,
+    /// The player has no hp left: the gameplay systems stop.
+    GameOver,
+}
+
+/// Entering [`Phase::Playing`] (an `OnEnter` system): tells the story.
+pub fn begin_level(time: Res<Time>, mut story: ResMut<Story>) {
+    story.tell(time.frame(), "the level begins");
+}
+
+/// Entering [`Phase::GameOver`] (an `OnEnter` system): tells the story.
+pub fn announce_game_over(time: Res<Time>, mut story: ResMut<Story>) {
+    story.tell(time.frame(), "game over: the player has no hp left");
+}
+
+/// **Game over when the player's hp runs out.** Takes the one player with
+/// `Single` (skipped if there is none) and asks for [`Phase::GameOver`];
+/// the change happens at the start of the next frame.
+pub fn game_over(player: Single<&Health, With<Player>>, mut next: ResMut<NextState<Phase>>) {
+    if player.hp <= 0 {
+        next.set(Phase::GameOver);
+    }
+}
+
+/// The director's order to cast the spell (an event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CastSpell;
+
+/// **The spell: destroy every entity that has Health and AI.** Guarded by
+/// the run condition `on_event::<CastSpell>`, it runs only in the frame the
+/// director sends [`CastSpell`]. Everything else (the player, who has Health
 /// but no AI; the wisps, which have AI but no Health) is left alone.
 pub fn spell(
     time: Res<Time>,

@@ -132,8 +132,7 @@ fn spell_destroys_exactly_health_and_ai() {
         .lines
         .iter()
         .any(|l| l.text == "the spell is cast: 7 monsters destroyed"));
-    // The spell ran once and is off again.
-    assert!(!sim.schedule.is_enabled("spell"));
+    // The spell ran once: the next frame has no CastSpell event.
     sim.step();
     assert_eq!(
         sim.story()
@@ -196,8 +195,9 @@ fn input_is_ignored_while_off() {
         .iter()
         .map(|l| (l.frame, l.text.as_str()))
         .collect();
-    assert!(story[0].0 == 10 && story[0].1.starts_with("input switched off"));
-    assert_eq!(story[1], (40, "input switched back on"));
+    assert_eq!(story[0], (1, "the level begins"), "OnEnter(Playing)");
+    assert!(story[1].0 == 10 && story[1].1.starts_with("input switched off"));
+    assert_eq!(story[2], (40, "input switched back on"));
 }
 
 #[test]
@@ -314,6 +314,24 @@ fn colliding_lights_flare_then_fade() {
     assert!(flare(&sim, a) < 1.0 && flare(&sim, a) > 0.0);
     sim.run(FPS);
     assert_eq!(flare(&sim, a), 0.0, "gone within a second");
+}
+
+#[test]
+fn the_game_is_over_when_the_player_has_no_hp_left() {
+    let mut sim = showcase(7, false);
+    sim.run(2);
+    assert_eq!(*sim.world.resource::<State<Phase>>().get(), Phase::Playing);
+    let me = player(&mut sim);
+    sim.world.get_mut::<Health>(me).expect("player").hp = 0;
+    sim.step(); // game_over asks for the change...
+    assert_eq!(*sim.world.resource::<State<Phase>>().get(), Phase::Playing);
+    sim.step(); // ...which happens at the start of the next frame
+    assert_eq!(*sim.world.resource::<State<Phase>>().get(), Phase::GameOver);
+    assert_eq!(frame_of(&sim, "game over"), Some(4));
+    // The gameplay set is off: the player no longer moves.
+    let at = *sim.world.get::<Position>(me).expect("player");
+    sim.run(10);
+    assert_eq!(*sim.world.get::<Position>(me).expect("player"), at);
 }
 
 #[test]

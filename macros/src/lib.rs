@@ -314,3 +314,138 @@ fn map_entities_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
         }
     })
 }
+
+/// Implements `mosaic::SystemParam` for a struct whose fields are all system
+/// parameters (up to 16), so a group of parameters travels as one. Its
+/// lifetimes, if any, must be named `'w` (the world's) and `'s` (the
+/// system state's), as in `Query<'w, 's, ..>` and `Res<'w, ..>`.
+#[proc_macro_derive(SystemParam)]
+pub fn derive_system_param(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match system_param_impl(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+fn system_param_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
+    let name = &input.ident;
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new(
+            input.span(),
+            "`#[derive(SystemParam)]` needs a struct",
+        ));
+    };
+    let fields: Vec<&syn::Field> = data.fields.iter().collect();
+    if fields.len() > 16 {
+        return Err(syn::Error::new(
+            input.span(),
+            "`#[derive(SystemParam)]` takes at most 16 fields; group some in a nested SystemParam",
+        ));
+    }
+    // The item type: the struct with 'w and 's renamed to the item's.
+    let mut item_args = Vec::new();
+    for param in &input.generics.params {
+        match param {
+            syn::GenericParam::Lifetime(l) => match l.lifetime.ident.to_string().as_str() {
+                "w" => item_args.push(quote!('__w)),
+                "s" => item_args.push(quote!('__s)),
+                _ => {
+                    return Err(syn::Error::new(
+                        l.span(),
+                        "a SystemParam's lifetimes must be named `'w` and `'s`",
+                    ))
+                }
+            },
+            syn::GenericParam::Type(t) => {
+                let ident = &t.ident;
+                item_args.push(quote!(#ident));
+            }
+            syn::GenericParam::Const(c) => {
+                let ident = &c.ident;
+                item_args.push(quote!(#ident));
+            }
+        }
+    }
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let types: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
+    let vars: Vec<syn::Ident> = (0..fields.len())
+        .map(|i| syn::Ident::new(&format!("__f{i}"), proc_macro2::Span::call_site()))
+        .collect();
+    let build = match &data.fields {
+        Fields::Named(_) => {
+            let names = fields.iter().map(|f| f.ident.as_ref().expect("named"));
+            quote!(#name { #(#names: #vars),* })
+        }
+        Fields::Unnamed(_) => quote!(#name ( #(#vars),* )),
+        Fields::Unit => quote!(#name),
+    };
+    let tuple = quote!((#(#types,)*));
+    Ok(quote! {
+        // SAFETY: the fields' access, recorded by the tuple of their types;
+        // each field borrows only what it recorded.
+        #[allow(unsafe_code)]
+        unsafe impl #impl_generics ::mosaic::SystemParam for #name #ty_generics #where_clause {
+            type State = <#tuple as ::mosaic::SystemParam>::State;
+            type Item<'__w, '__s> = #name<#(#item_args),*>;
+
+            fn init_state(
+                world: &mut ::mosaic::World,
+                meta: &mut ::mosaic::SystemMeta,
+            ) -> Self::State {
+                <#tuple as ::mosaic::SystemParam>::init_state(world, meta)
+            }
+
+            unsafe fn get_param<'__w, '__s>(
+                state: &'__s mut Self::State,
+                meta: &::mosaic::SystemMeta,
+                world: &'__w ::mosaic::World,
+                ticks: ::mosaic::__macro::TickRange,
+            ) -> Self::Item<'__w, '__s> {
+                // SAFETY: forwarded contract.
+                let (#(#vars,)*) = unsafe {
+                    <#tuple as ::mosaic::SystemParam>::get_param(state, meta, world, ticks)
+                };
+                #build
+            }
+
+            unsafe fn try_get_param<'__w, '__s>(
+                state: &'__s mut Self::State,
+                meta: &::mosaic::SystemMeta,
+                world: &'__w ::mosaic::World,
+                ticks: ::mosaic::__macro::TickRange,
+            ) -> ::core::result::Result<Self::Item<'__w, '__s>, ::mosaic::SystemSkip> {
+                // SAFETY: forwarded contract.
+                let (#(#vars,)*) = unsafe {
+                    <#tuple as ::mosaic::SystemParam>::try_get_param(state, meta, world, ticks)
+                }?;
+                ::core::result::Result::Ok(#build)
+            }
+
+            fn apply(
+                state: &mut Self::State,
+                meta: &::mosaic::SystemMeta,
+                world: &mut ::mosaic::World,
+            ) {
+                <#tuple as ::mosaic::SystemParam>::apply(state, meta, world);
+            }
+
+            fn queue_deferred(state: &mut Self::State, queue: &mut ::mosaic::CommandBuffer) {
+                <#tuple as ::mosaic::SystemParam>::queue_deferred(state, queue);
+            }
+        }
+    })
+}
+
+/// Implements `mosaic::States` (a marker trait) for a type that is also
+/// `Clone + PartialEq + Eq + Hash + Debug`.
+#[proc_macro_derive(States)]
+pub fn derive_states(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    quote! {
+        impl #impl_generics ::mosaic::States for #name #ty_generics #where_clause {}
+    }
+    .into()
+}

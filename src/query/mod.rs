@@ -38,7 +38,7 @@ pub use chunks::{QueryChunk, QueryParChunks};
 pub use fetch::{Has, QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
 pub use iter::QueryIter;
-pub use param::{Query, QueryCombinations, QueryParIter, QuerySingleError};
+pub use param::{Populated, Query, QueryCombinations, QueryParIter, QuerySingleError, Single};
 pub use state::QueryState;
 
 use crate::change::Tick;

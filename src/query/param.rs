@@ -11,7 +11,7 @@ use super::{
 use crate::component::short_type_name;
 use crate::entity::Entity;
 use crate::error::QueryEntityError;
-use crate::system::{SystemMeta, SystemParam};
+use crate::system::{SystemMeta, SystemParam, SystemSkip};
 use crate::world::World;
 
 /// The entities matching `Q` and `F`, as a system sees them for one run.
@@ -706,5 +706,272 @@ unsafe impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Qu
             state,
             ticks,
         }
+    }
+}
+
+// ----- Single, Populated ----------------------------------------------------------
+
+// Signatures below mirror the trait's, lifetimes included, for readability.
+
+/// The one entity matching `D` and `F`, as a system parameter: the system
+/// runs only when exactly one entity matches, and is skipped with a warning
+/// (naming the query) when none or several do. `Option<Single<..>>` never
+/// skips: it is `None` unless exactly one matches.
+///
+/// Like [`Query::get_single_mut`], telling one match from several looks at
+/// a second item: with several matches of a `&mut T` query, the second
+/// counts as changed.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Player;
+/// #[derive(Component)] struct Health(u32);
+/// fn heal(mut player: Single<&mut Health, With<Player>>) {
+///     player.0 += 1;
+/// }
+/// let mut world = World::new();
+/// let p = world.spawn((Player, Health(1)));
+/// let mut schedule = Schedule::new();
+/// schedule.add_system("heal", heal);
+/// schedule.run(&mut world);
+/// assert_eq!(world.get::<Health>(p).unwrap().0, 2);
+/// world.spawn((Player, Health(5)));
+/// schedule.run(&mut world); // two players: skipped, with a warning
+/// assert_eq!(world.get::<Health>(p).unwrap().0, 2);
+/// ```
+pub struct Single<'w, D: QueryData, F: QueryFilter = ()> {
+    item: D::Item<'w>,
+    marker: std::marker::PhantomData<F>,
+}
+
+impl<'w, D: QueryData, F: QueryFilter> Single<'w, D, F> {
+    /// The item itself.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Score(u32);
+    /// let mut world = World::new();
+    /// world.spawn(Score(3));
+    /// let n = world.run_system_once(|s: Single<&Score>| s.into_inner().0);
+    /// assert_eq!(n, 3);
+    /// ```
+    pub fn into_inner(self) -> D::Item<'w> {
+        self.item
+    }
+}
+
+impl<'w, D: QueryData, F: QueryFilter> std::ops::Deref for Single<'w, D, F> {
+    type Target = D::Item<'w>;
+    fn deref(&self) -> &Self::Target {
+        &self.item
+    }
+}
+
+impl<D: QueryData, F: QueryFilter> std::ops::DerefMut for Single<'_, D, F> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.item
+    }
+}
+
+impl<D: QueryData, F: QueryFilter> fmt::Debug for Single<'_, D, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Single")
+            .field("query", &short_type_name::<D>())
+            .field("filter", &short_type_name::<F>())
+            .finish()
+    }
+}
+
+/// The single item, or why there is not exactly one.
+///
+/// # Safety
+/// As `SystemParam::get_param` for a query of `state`.
+unsafe fn single_item<'w, D: QueryData + 'static, F: QueryFilter + 'static>(
+    state: &mut QueryState<D, F>,
+    world: &'w World,
+    ticks: TickRange,
+) -> Result<D::Item<'w>, QuerySingleError> {
+    state.prepare(world);
+    // SAFETY: prepared just above; the scheduler gives this system the
+    // access `D` records. Two items of distinct entities may coexist.
+    let iter = unsafe { state.iter_prepared(world, ticks) };
+    single_of(iter)
+}
+
+// SAFETY: the access of `Query<D, F>` (recorded by its `init_state`); hands
+// out one item of that query.
+#[allow(clippy::needless_lifetimes)]
+unsafe impl<'a, D: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Single<'a, D, F> {
+    type State = QueryState<D, F>;
+    type Item<'w, 's> = Single<'w, D, F>;
+
+    fn init_state(world: &mut World, meta: &mut SystemMeta) -> QueryState<D, F> {
+        Query::<D, F>::init_state(world, meta)
+    }
+
+    unsafe fn get_param<'w, 's>(
+        state: &'s mut QueryState<D, F>,
+        meta: &SystemMeta,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> Single<'w, D, F> {
+        // SAFETY: forwarded contract.
+        match unsafe { Self::try_get_param(state, meta, world, ticks) } {
+            Ok(single) => single,
+            Err(skip) => panic!("{skip}"),
+        }
+    }
+
+    unsafe fn try_get_param<'w, 's>(
+        state: &'s mut QueryState<D, F>,
+        _meta: &SystemMeta,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> Result<Single<'w, D, F>, SystemSkip> {
+        // SAFETY: forwarded contract.
+        match unsafe { single_item(state, world, ticks) } {
+            Ok(item) => Ok(Single {
+                item,
+                marker: std::marker::PhantomData,
+            }),
+            Err(error) => Err(SystemSkip::warn(error.to_string())),
+        }
+    }
+}
+
+// SAFETY: as `Single<D, F>`.
+#[allow(clippy::needless_lifetimes)]
+unsafe impl<'a, D: QueryData + 'static, F: QueryFilter + 'static> SystemParam
+    for Option<Single<'a, D, F>>
+{
+    type State = QueryState<D, F>;
+    type Item<'w, 's> = Option<Single<'w, D, F>>;
+
+    fn init_state(world: &mut World, meta: &mut SystemMeta) -> QueryState<D, F> {
+        Query::<D, F>::init_state(world, meta)
+    }
+
+    unsafe fn get_param<'w, 's>(
+        state: &'s mut QueryState<D, F>,
+        _meta: &SystemMeta,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> Option<Single<'w, D, F>> {
+        // SAFETY: forwarded contract.
+        let item = unsafe { single_item(state, world, ticks) }.ok()?;
+        Some(Single {
+            item,
+            marker: std::marker::PhantomData,
+        })
+    }
+}
+
+/// A [`Query`] that has at least one match: the system is skipped (quietly)
+/// while none does. Derefs to the query.
+///
+/// Telling empty from not looks at the first item: of a `&mut T` query, it
+/// counts as changed.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Enemy;
+/// #[derive(Default)] struct Waves(u32);
+/// fn fight(enemies: Populated<Entity, With<Enemy>>, mut waves: ResMut<Waves>) {
+///     waves.0 += enemies.iter().count() as u32;
+/// }
+/// let mut world = World::new();
+/// world.insert_resource(Waves::default());
+/// let mut schedule = Schedule::new();
+/// schedule.add_system("fight", fight);
+/// schedule.run(&mut world); // no enemy: skipped
+/// world.spawn(Enemy);
+/// schedule.run(&mut world);
+/// assert_eq!(world.resource::<Waves>().0, 1);
+/// ```
+pub struct Populated<'w, 's, D: QueryData, F: QueryFilter = ()>(Query<'w, 's, D, F>);
+
+impl<'w, 's, D: QueryData, F: QueryFilter> Populated<'w, 's, D, F> {
+    /// The query itself.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Enemy;
+    /// let mut world = World::new();
+    /// world.spawn(Enemy);
+    /// let n = world.run_system_once(|p: Populated<&Enemy>| p.into_inner().iter().count());
+    /// assert_eq!(n, 1);
+    /// ```
+    pub fn into_inner(self) -> Query<'w, 's, D, F> {
+        self.0
+    }
+}
+
+impl<'w, 's, D: QueryData, F: QueryFilter> std::ops::Deref for Populated<'w, 's, D, F> {
+    type Target = Query<'w, 's, D, F>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<D: QueryData, F: QueryFilter> std::ops::DerefMut for Populated<'_, '_, D, F> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl<D: QueryData, F: QueryFilter> fmt::Debug for Populated<'_, '_, D, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Populated").field(&self.0).finish()
+    }
+}
+
+// SAFETY: exactly `Query<D, F>`'s access and borrows.
+#[allow(clippy::needless_lifetimes)]
+unsafe impl<'a, 'b, D: QueryData + 'static, F: QueryFilter + 'static> SystemParam
+    for Populated<'a, 'b, D, F>
+{
+    type State = QueryState<D, F>;
+    type Item<'w, 's> = Populated<'w, 's, D, F>;
+
+    fn init_state(world: &mut World, meta: &mut SystemMeta) -> QueryState<D, F> {
+        Query::<D, F>::init_state(world, meta)
+    }
+
+    unsafe fn get_param<'w, 's>(
+        state: &'s mut QueryState<D, F>,
+        meta: &SystemMeta,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> Populated<'w, 's, D, F> {
+        // SAFETY: forwarded contract.
+        Populated(unsafe { Query::get_param(state, meta, world, ticks) })
+    }
+
+    unsafe fn try_get_param<'w, 's>(
+        state: &'s mut QueryState<D, F>,
+        meta: &SystemMeta,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> Result<Populated<'w, 's, D, F>, SystemSkip> {
+        state.prepare(world);
+        // SAFETY: prepared just above; this system has `D`'s access, and the
+        // probe's item is dropped before the query is handed out.
+        let empty = unsafe { state.iter_prepared(world, ticks) }
+            .next()
+            .is_none();
+        if empty {
+            return Err(SystemSkip::quiet(format!(
+                "no entity matches query `{}`",
+                short_type_name::<D>()
+            )));
+        }
+        // SAFETY: forwarded contract.
+        Ok(Populated(unsafe {
+            Query::get_param(state, meta, world, ticks)
+        }))
     }
 }

@@ -31,7 +31,7 @@ pub(crate) mod table;
 
 pub(crate) use column::Column;
 pub use resources::ResourceId;
-pub(crate) use resources::Resources;
+pub(crate) use resources::{ResourceTicks, Resources};
 pub(crate) use sparse_set::{SparseSet, SparseSets};
 pub(crate) use table::Table;
 

@@ -7,9 +7,11 @@
 use std::any::{Any, TypeId};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use rustc_hash::FxHashMap;
 
+use crate::change::Tick;
 use crate::component::short_type_name;
 
 /// A resource type's number within one world (dense, in the order the world
@@ -51,6 +53,49 @@ unsafe impl<R: Send + Sync> Sync for ResourceCell<R> {}
 struct Slot {
     name: String,
     value: Option<Box<dyn Any + Send + Sync>>,
+    ticks: ResourceTicks,
+}
+
+/// When a resource was inserted and last changed. `changed` is atomic so
+/// that a `ResMut` holding the only write access may stamp it through a
+/// shared `&World` (in a parallel schedule), with no unsafe code.
+#[derive(Debug, Default)]
+pub(crate) struct ResourceTicks {
+    added: AtomicU32,
+    changed: AtomicU32,
+}
+
+impl ResourceTicks {
+    fn stamp_added(&self, tick: Tick) {
+        self.added.store(tick.get(), Ordering::Relaxed);
+        self.changed.store(tick.get(), Ordering::Relaxed);
+    }
+
+    /// Records a change at `tick`.
+    #[inline]
+    pub fn set_changed(&self, tick: Tick) {
+        self.changed.store(tick.get(), Ordering::Relaxed);
+    }
+
+    /// When the value was inserted.
+    #[inline]
+    pub fn added(&self) -> Tick {
+        Tick::new(self.added.load(Ordering::Relaxed))
+    }
+
+    /// When the value was last changed (inserted counts).
+    #[inline]
+    pub fn changed(&self) -> Tick {
+        Tick::new(self.changed.load(Ordering::Relaxed))
+    }
+
+    fn clamp(&mut self, now: Tick) {
+        for cell in [&mut self.added, &mut self.changed] {
+            let mut tick = Tick::new(*cell.get_mut());
+            tick.clamp_age(now);
+            *cell.get_mut() = tick.get();
+        }
+    }
 }
 
 /// Every resource of one world.
@@ -73,6 +118,7 @@ impl Resources {
         self.slots.push(Slot {
             name: short_type_name::<R>(),
             value: None,
+            ticks: ResourceTicks::default(),
         });
         self.by_type.insert(TypeId::of::<R>(), id);
         id
@@ -87,13 +133,29 @@ impl Resources {
         &self.slots[id.index()].name
     }
 
-    /// Stores `value`, returning the value it replaces.
-    pub fn insert<R: Send + Sync + 'static>(&mut self, value: R) -> Option<R> {
+    /// Stores `value` (added and changed at `tick`), returning the value it
+    /// replaces.
+    pub fn insert<R: Send + Sync + 'static>(&mut self, value: R, tick: Tick) -> Option<R> {
         let id = self.register::<R>();
-        let old = self.slots[id.index()]
+        let slot = &mut self.slots[id.index()];
+        slot.ticks.stamp_added(tick);
+        let old = slot
             .value
             .replace(Box::new(ResourceCell(UnsafeCell::new(value))));
         old.map(into_inner::<R>)
+    }
+
+    /// The ticks of resource `id` (meaningful while it holds a value).
+    #[inline]
+    pub fn ticks(&self, id: ResourceId) -> &ResourceTicks {
+        &self.slots[id.index()].ticks
+    }
+
+    /// Clamps every resource's ticks older than [`Tick::MAX_AGE`].
+    pub fn clamp_ticks(&mut self, now: Tick) {
+        for slot in &mut self.slots {
+            slot.ticks.clamp(now);
+        }
     }
 
     pub fn remove<R: 'static>(&mut self) -> Option<R> {
@@ -123,9 +185,12 @@ impl Resources {
         Some(unsafe { &*cell.0.get() })
     }
 
-    pub fn get_mut<R: 'static>(&mut self) -> Option<&mut R> {
+    /// `R`, mutably, recording a change at `tick`.
+    pub fn get_mut<R: 'static>(&mut self, tick: Tick) -> Option<&mut R> {
         let id = self.id_of::<R>()?;
-        let value = self.slots[id.index()].value.as_mut()?;
+        let slot = &mut self.slots[id.index()];
+        let value = slot.value.as_mut()?;
+        slot.ticks.set_changed(tick);
         let cell = value
             .downcast_mut::<ResourceCell<R>>()
             .expect("resource slot holds its own type");

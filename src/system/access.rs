@@ -115,6 +115,33 @@ impl SystemAccess {
         self.conflict.as_deref()
     }
 
+    /// Adds everything `other` borrows (a run condition's access joining
+    /// its system's, for planning). Conflicts between the two are not
+    /// recorded: they never run at the same time.
+    pub(crate) fn extend(&mut self, other: &SystemAccess) {
+        self.queries.extend(other.queries.iter().cloned());
+        self.resource_reads.union_with(&other.resource_reads);
+        self.resource_writes.union_with(&other.resource_writes);
+        self.reads_world |= other.reads_world;
+        self.exclusive |= other.exclusive;
+    }
+
+    /// True if the system writes nothing (and is not exclusive): what a run
+    /// condition must be.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{IntoSystem, System};
+    /// let mut world = World::new();
+    /// let mut s = (|_n: Res<u32>| true).into_system();
+    /// s.initialize(&mut world).unwrap();
+    /// assert!(s.access().is_read_only());
+    /// ```
+    pub fn is_read_only(&self) -> bool {
+        !self.exclusive && !self.writes_anything()
+    }
+
     fn writes_anything(&self) -> bool {
         !self.resource_writes.is_clear() || self.queries.iter().any(|(_, a)| !a.is_read_only())
     }

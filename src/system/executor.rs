@@ -24,8 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::schedule::SystemSlot;
-use super::{name_panic, run_named, System};
+use super::config::BoxedSystem;
+use super::schedule::{SetSlot, SystemSlot};
+use super::{name_panic, run_named, ErrorContext, ErrorHandler, SystemResult, SystemSkip};
 use crate::world::World;
 
 /// Below this serial wall time (ns) a block never goes parallel.
@@ -191,6 +192,12 @@ impl Block {
         }
     }
 
+    /// The systems (block-local indices) waiting for system `local`.
+    #[cfg(test)]
+    pub fn dependents(&self, local: usize) -> &[usize] {
+        &self.dependents[local]
+    }
+
     /// True to run in parallel this time: when the block is heavy enough to
     /// be worth trying and parallel runs have measured faster than serial
     /// ones; every [`PROBE_EVERY`] runs the other mode is tried, so both
@@ -272,23 +279,116 @@ impl Block {
     }
 }
 
-fn lock(slot: &SystemSlot) -> MutexGuard<'_, Box<dyn System<Out = ()>>> {
+fn lock(slot: &SystemSlot) -> MutexGuard<'_, BoxedSystem> {
     slot.system.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// What every system run of one schedule run shares.
+pub(crate) struct RunContext<'a> {
+    pub slots: &'a [SystemSlot],
+    pub sets: &'a [SetSlot],
+    pub timing: bool,
+    /// The schedule's run counter (conditions remember which run they
+    /// were evaluated in).
+    pub run: u64,
+    pub on_error: ErrorHandler,
+}
+
+impl RunContext<'_> {
+    /// True if system `slot` runs this time: it is enabled and, if it has
+    /// run conditions (its own or its sets'), they all hold. One branch for
+    /// a system with none.
+    ///
+    /// # Safety
+    /// The schedule initialized the conditions for `world`, and nothing that
+    /// conflicts with the system's planned access (which includes its
+    /// conditions') runs at the same time.
+    #[inline]
+    unsafe fn should_run(&self, slot: &SystemSlot, world: &World) -> bool {
+        if !slot.enabled {
+            return false;
+        }
+        if !slot.guarded {
+            return true;
+        }
+        // SAFETY: forwarded contract.
+        unsafe { self.conditions_hold(slot, world) }
+    }
+
+    /// Evaluates every condition guarding `slot` (none is skipped, so each
+    /// sees every run), sets' first.
+    ///
+    /// # Safety
+    /// As [`RunContext::should_run`].
+    #[inline(never)]
+    unsafe fn conditions_hold(&self, slot: &SystemSlot, world: &World) -> bool {
+        let mut all = true;
+        let sets = self.sets;
+        let set_conditions = slot.guard_sets.iter().flat_map(|&s| &sets[s].conditions);
+        for condition in set_conditions.chain(&slot.conditions) {
+            // SAFETY: forwarded contract: the planned access includes the
+            // condition's.
+            all &= unsafe { condition.evaluate(self.run, world) };
+        }
+        all
+    }
+
+    /// Hands a failed run's error to the handler, with the system's name.
+    #[inline]
+    fn check(&self, slot: &SystemSlot, result: SystemResult) {
+        if let Err(error) = result {
+            (self.on_error)(error, ErrorContext { system: &slot.name });
+        }
+    }
+
+    /// Runs non-exclusive system `slot` if it should run; true if it ran.
+    ///
+    /// # Safety
+    /// The schedule initialized the system and its conditions for `world`;
+    /// it is not exclusive; nothing conflicting with its planned access runs
+    /// at the same time.
+    #[inline]
+    unsafe fn run_system(
+        &self,
+        slot: &SystemSlot,
+        system: &mut BoxedSystem,
+        world: &World,
+    ) -> bool {
+        // SAFETY: forwarded contract.
+        if !unsafe { self.should_run(slot, world) } {
+            return false;
+        }
+        // SAFETY: forwarded contract.
+        match unsafe { system.try_run_unsafe(world) } {
+            Ok(result) => {
+                self.check(slot, result);
+                true
+            }
+            Err(skip) => {
+                skipped(slot, &skip);
+                false
+            }
+        }
+    }
+}
+
+/// Reports a system a parameter declined to run.
+#[cold]
+fn skipped(slot: &SystemSlot, skip: &SystemSkip) {
+    if skip.warns() {
+        log::warn!("system `{}` skipped: {skip}", slot.name);
+    } else {
+        log::debug!("system `{}` skipped: {skip}", slot.name);
+    }
+}
+
 /// Runs `plan` once.
-pub(crate) fn run(
-    slots: &[SystemSlot],
-    plan: &mut Plan,
-    kind: ExecutorKind,
-    timing: bool,
-    run: u64,
-    world: &mut World,
-) {
+pub(crate) fn run(ctx: &RunContext<'_>, plan: &mut Plan, kind: ExecutorKind, world: &mut World) {
+    let slots = ctx.slots;
     for step in &mut plan.steps {
         match step {
             Step::Block(block) => {
-                run_block(slots, block, kind, timing, run, world);
+                run_block(ctx, block, kind, world);
                 for &i in &block.systems {
                     if slots[i].enabled {
                         let mut system = lock(&slots[i]);
@@ -298,58 +398,57 @@ pub(crate) fn run(
             }
             Step::Exclusive(i) => {
                 let slot = &slots[*i];
-                if slot.enabled {
+                // SAFETY: the caller holds the world exclusively; the
+                // schedule initialized the conditions for it.
+                let runs = run_named(&slot.name, || unsafe { ctx.should_run(slot, world) });
+                if runs {
                     let mut system = lock(slot);
-                    let start = timing.then(Instant::now);
-                    run_named(&slot.name, || system.run(world));
+                    let start = ctx.timing.then(Instant::now);
+                    let result = run_named(&slot.name, || system.run(world));
                     if let Some(start) = start {
                         slot.stats.record(start.elapsed());
                     }
+                    run_named(&slot.name, || ctx.check(slot, result));
                 }
             }
         }
     }
 }
 
-fn run_block(
-    slots: &[SystemSlot],
-    block: &mut Block,
-    kind: ExecutorKind,
-    timing: bool,
-    run: u64,
-    world: &World,
-) {
+fn run_block(ctx: &RunContext<'_>, block: &mut Block, kind: ExecutorKind, world: &World) {
     let parallel = kind == ExecutorKind::Parallel
         && block.has_parallelism
         && pool_enabled()
-        && block.choose_parallel(run);
+        && block.choose_parallel(ctx.run);
     let start = Instant::now();
     if parallel {
-        run_parallel(slots, block, timing, world);
+        run_parallel(ctx, block, world);
         block.record(true, start.elapsed());
     } else {
-        let measure = timing || block.probe.is_some() || block.wants_serial_sample(run);
-        run_serial(slots, block, timing, world);
+        let measure = ctx.timing || block.probe.is_some() || block.wants_serial_sample(ctx.run);
+        run_serial(ctx, block, world);
         if measure {
             block.record(false, start.elapsed());
         }
     }
 }
 
-fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) {
+fn run_serial(ctx: &RunContext<'_>, block: &Block, world: &World) {
     for &i in &block.systems {
-        let slot = &slots[i];
+        let slot = &ctx.slots[i];
         if !slot.enabled {
             continue;
         }
         let mut system = lock(slot);
-        let start = timing.then(Instant::now);
-        // SAFETY: one system at a time on this thread, and the caller holds
-        // the world exclusively for the block; the schedule initialized every
-        // system for this world when it was built, and blocks hold no
-        // exclusive system.
-        run_named(&slot.name, || unsafe { system.run_unsafe(world) });
-        if let Some(start) = start {
+        let start = ctx.timing.then(Instant::now);
+        // SAFETY: one system (or condition) at a time on this thread, and
+        // the caller holds the world exclusively for the block; the schedule
+        // initialized every system and condition for this world when it was
+        // built, and blocks hold no exclusive system.
+        let ran = run_named(&slot.name, || unsafe {
+            ctx.run_system(slot, &mut system, world)
+        });
+        if let (Some(start), true) = (start, ran) {
             slot.stats.record(start.elapsed());
         }
     }
@@ -357,22 +456,20 @@ fn run_serial(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) 
 
 /// State shared by the tasks of one parallel block run.
 struct ParallelRun<'a> {
-    slots: &'a [SystemSlot],
+    ctx: &'a RunContext<'a>,
     block: &'a Block,
     world: &'a World,
     waits: Vec<AtomicU32>,
-    timing: bool,
     failed: AtomicBool,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
-fn run_parallel(slots: &[SystemSlot], block: &Block, timing: bool, world: &World) {
+fn run_parallel(ctx: &RunContext<'_>, block: &Block, world: &World) {
     let run = ParallelRun {
-        slots,
+        ctx,
         block,
         world,
         waits: block.waits.iter().map(|&w| AtomicU32::new(w)).collect(),
-        timing,
         failed: AtomicBool::new(false),
         panic: Mutex::new(None),
     };
@@ -403,21 +500,21 @@ fn spawn<'s>(scope: &rayon::Scope<'s>, run: &'s ParallelRun<'s>, local: usize) {
 
 impl ParallelRun<'_> {
     fn run_one(&self, local: usize) {
-        let slot = &self.slots[self.block.systems[local]];
+        let slot = &self.ctx.slots[self.block.systems[local]];
         if !slot.enabled || self.failed.load(Ordering::Relaxed) {
             return;
         }
         let mut system = lock(slot);
-        let start = self.timing.then(Instant::now);
+        let start = self.ctx.timing.then(Instant::now);
         // SAFETY: a system starts only once every system it conflicts with
-        // and that comes earlier in the block has finished, and later ones
-        // wait for it: no two conflicting systems overlap. Blocks hold no
-        // exclusive system, and the schedule initialized every system for
-        // this world.
+        // (its conditions' access included) and that comes earlier in the
+        // block has finished, and later ones wait for it: no two conflicting
+        // systems overlap. Blocks hold no exclusive system, and the schedule
+        // initialized every system and condition for this world.
         let result = catch_unwind(AssertUnwindSafe(|| unsafe {
-            system.run_unsafe(self.world)
+            self.ctx.run_system(slot, &mut system, self.world)
         }));
-        if let Some(start) = start {
+        if let (Some(start), Ok(true)) = (start, &result) {
             slot.stats.record(start.elapsed());
         }
         if let Err(payload) = result {

@@ -18,15 +18,37 @@
 //! alone calls it, upholds it from the access each system recorded.
 
 mod access;
+mod condition;
+mod config;
 mod executor;
+mod fallible;
+mod fixed;
+mod observer_system;
 mod param;
+mod registry;
 mod schedule;
+mod state;
 mod timing;
 
 pub use access::SystemAccess;
+pub use condition::{
+    not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
+    NotCondition,
+};
+pub use config::{IntoSystemConfigs, SystemConfigs};
 pub use executor::ExecutorKind;
-pub use param::{Local, SystemParam, SystemParamItem};
+pub use fallible::{
+    log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemOutput, SystemError,
+    SystemResult,
+};
+pub use fixed::{FixedTime, FixedUpdate};
+pub use observer_system::ObserverFunction;
+pub use param::{Local, SystemParam, SystemParamItem, SystemSkip};
+pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
+pub use state::{
+    in_state, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel, State, StateScoped, States,
+};
 pub use timing::{SystemTiming, SystemTimings};
 
 use std::any::Any;
@@ -53,11 +75,11 @@ use crate::world::{World, WorldId};
 pub struct SystemMeta {
     name: Cow<'static, str>,
     pub(crate) access: SystemAccess,
-    last_run: Option<Tick>,
+    pub(crate) last_run: Option<Tick>,
 }
 
 impl SystemMeta {
-    fn new(name: Cow<'static, str>) -> Self {
+    pub(crate) fn new(name: Cow<'static, str>) -> Self {
         SystemMeta {
             name,
             access: SystemAccess::default(),
@@ -123,6 +145,36 @@ pub trait System: Send + 'static {
 
     /// Applies deferred work (commands) recorded by earlier runs.
     fn apply_deferred(&mut self, world: &mut World);
+
+    /// Like [`System::run_unsafe`], but a parameter may decline to run
+    /// (a [`Single`](crate::Single) with no match): then nothing runs and
+    /// the reason is returned. The schedule calls this one.
+    ///
+    /// # Safety
+    /// As [`System::run_unsafe`].
+    #[inline]
+    unsafe fn try_run_unsafe(&mut self, world: &World) -> Result<Self::Out, SystemSkip> {
+        // SAFETY: forwarded contract.
+        Ok(unsafe { self.run_unsafe(world) })
+    }
+
+    /// Like [`System::run`], but returns the reason instead of running when
+    /// a parameter declines.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{IntoSystem, System};
+    /// #[derive(Component)] struct Player;
+    /// let mut world = World::new();
+    /// let mut s = (|_p: Single<&Player>| {}).into_system();
+    /// assert!(s.try_run(&mut world).is_err());
+    /// world.spawn(Player);
+    /// assert!(s.try_run(&mut world).is_ok());
+    /// ```
+    fn try_run(&mut self, world: &mut World) -> Result<Self::Out, SystemSkip> {
+        Ok(self.run(world))
+    }
 }
 
 /// Things that become a [`System`]: functions and closures of system
@@ -275,6 +327,15 @@ impl<Marker: 'static, F: SystemParamFunction<Marker>> System for FunctionSystem<
     }
 
     unsafe fn run_unsafe(&mut self, world: &World) -> F::Out {
+        // SAFETY: forwarded contract.
+        match unsafe { self.try_run_unsafe(world) } {
+            Ok(out) => out,
+            Err(skip) => panic!("system `{}` cannot run: {skip}", self.meta.name),
+        }
+    }
+
+    #[inline]
+    unsafe fn try_run_unsafe(&mut self, world: &World) -> Result<F::Out, SystemSkip> {
         check_world(&self.meta.name, self.world, world);
         let state = self
             .state
@@ -284,19 +345,26 @@ impl<Marker: 'static, F: SystemParamFunction<Marker>> System for FunctionSystem<
         let ticks = TickRange::since(self.meta.last_run, this_run);
         // SAFETY: initialized for `world` (checked); no conflicting system
         // runs alongside (contract).
-        let params = unsafe { F::Param::get_param(state, &self.meta, world, ticks) };
+        let params = unsafe { F::Param::try_get_param(state, &self.meta, world, ticks) }?;
         let out = self.func.run(params);
         self.meta.last_run = Some(this_run);
-        out
+        Ok(out)
     }
 
     fn run(&mut self, world: &mut World) -> F::Out {
+        match self.try_run(world) {
+            Ok(out) => out,
+            Err(skip) => panic!("system `{}` cannot run: {skip}", self.meta.name),
+        }
+    }
+
+    fn try_run(&mut self, world: &mut World) -> Result<F::Out, SystemSkip> {
         if let Err(conflict) = self.initialize(world) {
             panic!("system `{}` cannot run: {conflict}", self.meta.name);
         }
         // SAFETY: initialized (just above); `&mut World` excludes everything
         // else; a function system is never exclusive.
-        let out = unsafe { self.run_unsafe(world) };
+        let out = unsafe { self.try_run_unsafe(world) };
         self.apply_deferred(world);
         out
     }
@@ -396,6 +464,12 @@ impl World {
         let name = system.name().to_owned();
         run_named(&name, || system.run(self))
     }
+}
+
+/// `system`, boxed as the schedule keeps it (its output made a
+/// [`SystemResult`]).
+pub(crate) fn boxed<S: System<Out: IntoSystemOutput>>(system: S) -> config::BoxedSystem {
+    Box::new(fallible::ResultSystem(system))
 }
 
 /// Runs `f`, re-raising a panic as a `String` that names system `name`.

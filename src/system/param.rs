@@ -14,8 +14,11 @@ use crate::storage::ResourceId;
 use crate::world::World;
 
 /// Something a function system can take as a parameter: [`Query`],
-/// [`Res`], [`ResMut`], `Option<Res<_>>`, `Option<ResMut<_>>`,
-/// [`Commands`], [`Local`], `&World`, or a tuple of them (up to 16).
+/// [`Single`](crate::Single), `Option<Single<_>>`,
+/// [`Populated`](crate::Populated), [`Res`], [`ResMut`], `Option<Res<_>>`,
+/// `Option<ResMut<_>>`, [`Commands`], [`Local`], `&World`, a tuple of them
+/// (up to 16), or a struct of them with `#[derive(SystemParam)]` (its
+/// lifetimes named `'w` and `'s`).
 ///
 /// The methods are the scheduler's plumbing, hidden from the docs.
 ///
@@ -34,6 +37,21 @@ use crate::world::World;
 ///     let _ = (world.len(), &mut commands);
 /// }
 /// World::new().run_system_once(tick);
+///
+/// // Parameters bundled in a struct:
+/// #[derive(SystemParam)]
+/// struct Scoring<'w, 's> {
+///     score: ResMut<'w, u32>,
+///     hits: Local<'s, u32>,
+/// }
+/// fn score(mut s: Scoring) {
+///     *s.hits += 1;
+///     *s.score += 10;
+/// }
+/// let mut world = World::new();
+/// world.insert_resource(0u32);
+/// world.run_system_once(score);
+/// assert_eq!(*world.resource::<u32>(), 10);
 /// ```
 ///
 /// [`Query`]: crate::Query
@@ -59,10 +77,96 @@ pub unsafe trait SystemParam: Sized {
         ticks: TickRange,
     ) -> Self::Item<'w, 's>;
 
+    /// Like `get_param`, but may decline: then the system is skipped this
+    /// run (`Single` with no match, `Populated` when empty).
+    ///
+    /// # Safety
+    /// As `get_param`.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn try_get_param<'w, 's>(
+        state: &'s mut Self::State,
+        meta: &SystemMeta,
+        world: &'w World,
+        ticks: TickRange,
+    ) -> Result<Self::Item<'w, 's>, SystemSkip> {
+        // SAFETY: forwarded contract.
+        Ok(unsafe { Self::get_param(state, meta, world, ticks) })
+    }
+
     /// Applies deferred work (commands) at a sync point.
     #[doc(hidden)]
     fn apply(_state: &mut Self::State, _meta: &SystemMeta, _world: &mut World) {}
+
+    /// Moves deferred commands into `queue` instead of applying them (an
+    /// observer's commands join the observers' queue).
+    #[doc(hidden)]
+    fn queue_deferred(_state: &mut Self::State, _queue: &mut CommandBuffer) {}
 }
+
+/// Why a system did not run this time: a parameter found nothing to hand
+/// it ([`Single`](crate::Single) with no match or several,
+/// [`Populated`](crate::Populated) with none). The schedule logs a warning
+/// for the first kind and skips quietly for the second.
+///
+/// # Example
+/// ```
+/// use mosaic::SystemSkip;
+/// let skip = SystemSkip::warn("no player");
+/// assert!(skip.warns());
+/// assert_eq!(skip.to_string(), "no player");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SystemSkip {
+    message: String,
+    warn: bool,
+}
+
+impl SystemSkip {
+    /// A skip worth a warning.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::SystemSkip::warn("why").warns());
+    /// ```
+    pub fn warn(message: impl Into<String>) -> Self {
+        SystemSkip {
+            message: message.into(),
+            warn: true,
+        }
+    }
+
+    /// A skip that is expected, logged at most at debug level.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!mosaic::SystemSkip::quiet("nothing to do").warns());
+    /// ```
+    pub fn quiet(message: impl Into<String>) -> Self {
+        SystemSkip {
+            message: message.into(),
+            warn: false,
+        }
+    }
+
+    /// True if the skip deserves a warning.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::SystemSkip::warn("x").warns());
+    /// ```
+    pub fn warns(&self) -> bool {
+        self.warn
+    }
+}
+
+impl fmt::Display for SystemSkip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SystemSkip {}
 
 /// The item type of parameter `P` for one run.
 pub type SystemParamItem<'w, 's, P> = <P as SystemParam>::Item<'w, 's>;
@@ -91,12 +195,13 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for Res<'a, R> {
         state: &'s mut ResourceId,
         _: &SystemMeta,
         world: &'w World,
-        _: TickRange,
+        run: TickRange,
     ) -> Res<'w, R> {
         let ptr = resource_ptr::<R>(world, *state).unwrap_or_else(|| missing_resource::<R>());
         // SAFETY: the scheduler runs no writer of R alongside (recorded read).
         let value = unsafe { ptr.as_ref() };
-        Res { value }
+        let ticks = world.resources().ticks(*state);
+        Res { value, ticks, run }
     }
 }
 
@@ -115,13 +220,14 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for ResMut<'a, R> {
         state: &'s mut ResourceId,
         _: &SystemMeta,
         world: &'w World,
-        _: TickRange,
+        run: TickRange,
     ) -> ResMut<'w, R> {
         let mut ptr = resource_ptr::<R>(world, *state).unwrap_or_else(|| missing_resource::<R>());
         // SAFETY: the scheduler runs no other user of R alongside (recorded
         // write), and this system borrows R once (its own params checked).
         let value = unsafe { ptr.as_mut() };
-        ResMut { value }
+        let ticks = world.resources().ticks(*state);
+        ResMut { value, ticks, run }
     }
 }
 
@@ -138,12 +244,13 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for Option<Res<'a, R>> {
         state: &'s mut ResourceId,
         _: &SystemMeta,
         world: &'w World,
-        _: TickRange,
+        run: TickRange,
     ) -> Self::Item<'w, 's> {
         let ptr = resource_ptr::<R>(world, *state)?;
         // SAFETY: as `Res<R>`.
         let value = unsafe { ptr.as_ref() };
-        Some(Res { value })
+        let ticks = world.resources().ticks(*state);
+        Some(Res { value, ticks, run })
     }
 }
 
@@ -160,12 +267,13 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for Option<ResMut<'a, R>> 
         state: &'s mut ResourceId,
         _: &SystemMeta,
         world: &'w World,
-        _: TickRange,
+        run: TickRange,
     ) -> Self::Item<'w, 's> {
         let mut ptr = resource_ptr::<R>(world, *state)?;
         // SAFETY: as `ResMut<R>`.
         let value = unsafe { ptr.as_mut() };
-        Some(ResMut { value })
+        let ticks = world.resources().ticks(*state);
+        Some(ResMut { value, ticks, run })
     }
 }
 
@@ -196,6 +304,10 @@ unsafe impl SystemParam for Commands<'_, '_> {
         if let Err(errors) = state.apply(world) {
             log::warn!("commands of system `{}`: {errors}", meta.name());
         }
+    }
+
+    fn queue_deferred(state: &mut CommandBuffer, queue: &mut CommandBuffer) {
+        queue.append(state);
     }
 }
 
@@ -306,9 +418,26 @@ macro_rules! tuple_param {
                 ($(unsafe { $p::get_param($p, meta, world, ticks) },)*)
             }
 
+            #[inline(always)]
+            unsafe fn try_get_param<'w, 's>(
+                state: &'s mut Self::State,
+                meta: &SystemMeta,
+                world: &'w World,
+                ticks: TickRange,
+            ) -> Result<Self::Item<'w, 's>, SystemSkip> {
+                let ($($p,)*) = state;
+                // SAFETY: forwarded contract.
+                Ok(($(unsafe { $p::try_get_param($p, meta, world, ticks) }?,)*))
+            }
+
             fn apply(state: &mut Self::State, meta: &SystemMeta, world: &mut World) {
                 let ($($p,)*) = state;
                 $($p::apply($p, meta, world);)*
+            }
+
+            fn queue_deferred(state: &mut Self::State, queue: &mut CommandBuffer) {
+                let ($($p,)*) = state;
+                $($p::queue_deferred($p, queue);)*
             }
         }
     };

@@ -9,9 +9,11 @@ use std::time::Duration;
 use rustc_hash::{FxHashMap, FxHashSet};
 use thiserror::Error;
 
+use super::condition::{Condition, ConditionSlot};
+use super::config::{BoxedSystem, PendingSystem};
 use super::executor::{self, Block, ExecutorKind, Plan, SlotStats, Step};
 use super::timing::{SystemTiming, SystemTimings};
-use super::{IntoSystem, System};
+use super::{ErrorHandler, IntoSystem, IntoSystemOutput, System, SystemAccess};
 use crate::time::Time;
 use crate::world::{World, WorldId};
 
@@ -57,6 +59,16 @@ pub enum ScheduleError {
     /// No system has this name.
     #[error("no system is named `{0}`")]
     UnknownSystem(String),
+    /// A run condition's parameters conflict, or it writes.
+    #[error("run condition `{condition}` of `{guards}` is invalid: {detail}")]
+    InvalidCondition {
+        /// The condition.
+        condition: String,
+        /// The system or set it guards.
+        guards: String,
+        /// What is wrong.
+        detail: String,
+    },
 }
 
 fn cycle_text(names: &[String]) -> String {
@@ -70,19 +82,28 @@ fn cycle_text(names: &[String]) -> String {
 /// One system in the schedule.
 pub(crate) struct SystemSlot {
     pub name: String,
-    pub system: Mutex<Box<dyn System<Out = ()>>>,
+    pub system: Mutex<BoxedSystem>,
     pub enabled: bool,
     pub stats: SlotStats,
+    /// The system's own run conditions.
+    pub conditions: Vec<ConditionSlot>,
+    /// The sets, among those it belongs to, that have run conditions
+    /// (indices into the schedule's sets; computed by `build`).
+    pub guard_sets: Vec<usize>,
+    /// True if the system has any condition, own or of a set (`build`).
+    pub guarded: bool,
     before: Vec<String>,
     after: Vec<String>,
     sets: Vec<String>,
 }
 
 #[derive(Default)]
-struct SetSlot {
+pub(crate) struct SetSlot {
     name: String,
     before: Vec<String>,
     after: Vec<String>,
+    /// Evaluated once per run for all members.
+    pub conditions: Vec<ConditionSlot>,
 }
 
 /// Named systems, run in a valid order, in parallel where their access
@@ -119,6 +140,9 @@ pub struct Schedule {
     world: Option<WorldId>,
     timing: bool,
     runs: u64,
+    /// True if some system or set has a run condition (set by `build`).
+    has_conditions: bool,
+    on_error: ErrorHandler,
 }
 
 impl fmt::Debug for Schedule {
@@ -211,6 +235,31 @@ impl SystemConfig<'_> {
         self.schedule.slots[self.index].sets.push(set.into());
         self
     }
+
+    /// Runs this system only when `condition` is true (evaluated once per
+    /// schedule run; see [`Condition`]). Several calls add several
+    /// conditions, all of which must hold.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// struct Paused;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// let mut schedule = Schedule::new();
+    /// schedule
+    ///     .add_system("count", |mut n: ResMut<u32>| *n += 1)
+    ///     .run_if(not(resource_exists::<Paused>));
+    /// schedule.run(&mut world);
+    /// world.insert_resource(Paused);
+    /// schedule.run(&mut world);
+    /// assert_eq!(*world.resource::<u32>(), 1);
+    /// ```
+    pub fn run_if<M, C: Condition<M>>(self, condition: C) -> Self {
+        let slot = &mut self.schedule.slots[self.index];
+        slot.conditions.push(ConditionSlot::new(condition));
+        self
+    }
 }
 
 /// Orders a whole set; see [`Schedule::configure_set`].
@@ -268,6 +317,30 @@ impl SetConfig<'_> {
         self.set.after.push(target.into());
         self
     }
+
+    /// Runs the members of this set only when `condition` is true. It is
+    /// evaluated once per schedule run, just before the first member that
+    /// runs, and that answer holds for every member.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// struct Paused;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("a", |mut n: ResMut<u32>| *n += 1).in_set("gameplay");
+    /// schedule.add_system("b", |mut n: ResMut<u32>| *n += 10).in_set("gameplay");
+    /// schedule.configure_set("gameplay").run_if(not(resource_exists::<Paused>));
+    /// schedule.run(&mut world);
+    /// world.insert_resource(Paused);
+    /// schedule.run(&mut world);
+    /// assert_eq!(*world.resource::<u32>(), 11);
+    /// ```
+    pub fn run_if<M, C: Condition<M>>(self, condition: C) -> Self {
+        self.set.conditions.push(ConditionSlot::new(condition));
+        self
+    }
 }
 
 impl Schedule {
@@ -287,6 +360,8 @@ impl Schedule {
             world: None,
             timing: false,
             runs: 0,
+            has_conditions: false,
+            on_error: super::log_error,
         }
     }
 
@@ -304,23 +379,48 @@ impl Schedule {
     pub fn add_system<M, S>(&mut self, name: impl Into<String>, system: S) -> SystemConfig<'_>
     where
         S: IntoSystem<M>,
-        S::System: System<Out = ()>,
+        <S::System as System>::Out: IntoSystemOutput,
     {
-        self.plan = None;
-        self.slots.push(SystemSlot {
+        self.push_slot(PendingSystem {
             name: name.into(),
-            system: Mutex::new(Box::new(system.into_system())),
-            enabled: true,
-            stats: SlotStats::default(),
+            system: super::boxed(system.into_system()),
             before: Vec::new(),
             after: Vec::new(),
             sets: Vec::new(),
+            conditions: Vec::new(),
         });
         let index = self.slots.len() - 1;
         SystemConfig {
             schedule: self,
             index,
         }
+    }
+
+    pub(crate) fn push_slot(&mut self, pending: PendingSystem) {
+        self.plan = None;
+        self.slots.push(SystemSlot {
+            name: pending.name,
+            system: Mutex::new(pending.system),
+            enabled: true,
+            stats: SlotStats::default(),
+            conditions: pending.conditions,
+            guard_sets: Vec::new(),
+            guarded: false,
+            before: pending.before,
+            after: pending.after,
+            sets: pending.sets,
+        });
+    }
+
+    /// A new set, named `(group N)`, guarded by `conditions`.
+    pub(crate) fn anonymous_set(&mut self, conditions: Vec<ConditionSlot>) -> String {
+        let name = format!("(group {})", self.sets.len());
+        self.sets.push(SetSlot {
+            name: name.clone(),
+            conditions,
+            ..SetSlot::default()
+        });
+        name
     }
 
     /// Orders the set named `set` as a whole.
@@ -411,6 +511,19 @@ impl Schedule {
         Ok(())
     }
 
+    /// True if the schedule has no system.
+    ///
+    /// # Example
+    /// ```
+    /// let mut schedule = mosaic::Schedule::new();
+    /// assert!(schedule.is_empty());
+    /// schedule.add_system("a", || {});
+    /// assert!(!schedule.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
     /// True if a system is named `name`.
     ///
     /// # Example
@@ -468,6 +581,30 @@ impl Schedule {
     /// ```
     pub fn executor(&self) -> ExecutorKind {
         self.executor
+    }
+
+    /// Chooses what happens to an error a system returns; the default,
+    /// [`log_error`](crate::log_error), logs it with the system's name.
+    /// [`panic_on_error`](crate::panic_on_error) suits tests.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// static FAILURES: AtomicUsize = AtomicUsize::new(0);
+    /// fn count(_: SystemError, context: ErrorContext) {
+    ///     assert_eq!(context.system, "load");
+    ///     FAILURES.fetch_add(1, Ordering::Relaxed);
+    /// }
+    /// let mut world = World::new();
+    /// let mut schedule = Schedule::new();
+    /// schedule.set_error_handler(count);
+    /// schedule.add_system("load", || -> SystemResult { Err("missing file".into()) });
+    /// schedule.run(&mut world);
+    /// assert_eq!(FAILURES.load(Ordering::Relaxed), 1);
+    /// ```
+    pub fn set_error_handler(&mut self, handler: ErrorHandler) {
+        self.on_error = handler;
     }
 
     /// Switches per-system timing on or off (off by default: no clock is
@@ -562,7 +699,14 @@ impl Schedule {
                     system: slot.name.clone(),
                     detail,
                 })?;
+            init_conditions(&mut slot.conditions, &slot.name, world)?;
         }
+        for set in &mut self.sets {
+            init_conditions(&mut set.conditions, &set.name, world)?;
+        }
+        self.guard_systems();
+        self.has_conditions = self.slots.iter().any(|s| !s.conditions.is_empty())
+            || self.sets.iter().any(|s| !s.conditions.is_empty());
         if self.executor == ExecutorKind::Parallel && executor::pool_enabled() {
             // Start the thread pool now, so its start-up is not measured as
             // the first parallel run.
@@ -599,20 +743,26 @@ impl Schedule {
         // still keeps ages meaningful across the u32 wrap.
         world.check_change_ticks();
         let plan = self.plan.as_mut().expect("built just above");
-        executor::run(
-            &self.slots,
-            plan,
-            self.executor,
-            self.timing,
-            self.runs,
-            world,
-        );
+        let context = executor::RunContext {
+            slots: &self.slots,
+            sets: &self.sets,
+            timing: self.timing,
+            run: self.runs,
+            on_error: self.on_error,
+        };
+        executor::run(&context, plan, self.executor, world);
         self.runs += 1;
+        if self.has_conditions {
+            self.apply_condition_commands(world);
+        }
         world.update_events();
     }
 
-    /// Advances the world's [`Time`] by `delta` (inserting it if missing),
-    /// then runs the schedule: one frame of the classic `update(dt)` loop.
+    /// One frame of the classic `update(dt)` loop: advances the world's
+    /// [`Time`] by `delta` (inserting it if missing), applies pending
+    /// state transitions ([`World::apply_state_transitions`]), runs the
+    /// fixed-step schedule ([`FixedUpdate`](crate::FixedUpdate)) as many
+    /// times as `delta` calls for, then runs this schedule.
     ///
     /// # Example
     /// ```
@@ -625,6 +775,8 @@ impl Schedule {
     /// ```
     pub fn run_frame(&mut self, world: &mut World, delta: Duration) {
         world.resource_or_default::<Time>().advance(delta);
+        world.apply_state_transitions();
+        super::fixed::run_fixed_steps(world, delta);
         self.run(world);
     }
 
@@ -747,10 +899,7 @@ impl Schedule {
                 dependents[la].push(lb);
             }
         }
-        let access: Vec<_> = systems
-            .iter()
-            .map(|&i| self.system_ref(i).access().clone())
-            .collect();
+        let access: Vec<_> = systems.iter().map(|&i| self.planned_access(i)).collect();
         for a in 0..systems.len() {
             for b in a + 1..systems.len() {
                 if access[a].conflicts_with(&access[b]) {
@@ -761,12 +910,68 @@ impl Schedule {
         Block::new(systems, dependents)
     }
 
-    fn system_ref(&mut self, i: usize) -> &dyn System<Out = ()> {
+    /// Which sets with conditions each system belongs to.
+    fn guard_systems(&mut self) {
+        for slot in &mut self.slots {
+            slot.guard_sets = (0..self.sets.len())
+                .filter(|&s| {
+                    !self.sets[s].conditions.is_empty()
+                        && slot.sets.iter().any(|n| *n == self.sets[s].name)
+                })
+                .collect();
+            slot.guarded = !slot.conditions.is_empty() || !slot.guard_sets.is_empty();
+        }
+    }
+
+    /// System `i`'s access joined with its conditions' (own and sets'):
+    /// what must not overlap with it.
+    fn planned_access(&mut self, i: usize) -> SystemAccess {
+        let mut access = self.system_ref(i).access().clone();
+        let slot = &mut self.slots[i];
+        for condition in &mut slot.conditions {
+            access.extend(condition.system_mut().access());
+        }
+        for &s in &slot.guard_sets {
+            for condition in &mut self.sets[s].conditions {
+                access.extend(condition.system_mut().access());
+            }
+        }
+        access
+    }
+
+    /// Applies what conditions deferred (they may take `Commands`).
+    fn apply_condition_commands(&mut self, world: &mut World) {
+        let slots = self.slots.iter_mut().flat_map(|s| s.conditions.iter_mut());
+        let sets = self.sets.iter_mut().flat_map(|s| s.conditions.iter_mut());
+        for condition in slots.chain(sets) {
+            condition.apply_deferred(world);
+        }
+    }
+
+    fn system_ref(&mut self, i: usize) -> &dyn System<Out = super::SystemResult> {
         &**self.slots[i]
             .system
             .get_mut()
             .unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// Initializes the conditions guarding `guards`, refusing invalid ones.
+fn init_conditions(
+    conditions: &mut [ConditionSlot],
+    guards: &str,
+    world: &mut World,
+) -> Result<(), ScheduleError> {
+    for condition in conditions {
+        condition.initialize(world).map_err(|(condition, detail)| {
+            ScheduleError::InvalidCondition {
+                condition,
+                guards: guards.to_owned(),
+                detail,
+            }
+        })?;
+    }
+    Ok(())
 }
 
 /// A topological order of `n` nodes under `edges`, taking the lowest index
@@ -829,5 +1034,33 @@ fn find_cycle(successors: &[Vec<usize>], indegree: &[usize]) -> Vec<usize> {
         position.insert(prev, path.len());
         path.push(prev);
         node = prev;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resource::{Res, ResMut};
+
+    /// A condition's read joins its system's access: a system guarded by a
+    /// condition reading `u32` waits for an earlier writer of `u32`, though
+    /// the system itself touches nothing.
+    #[test]
+    fn a_condition_s_access_orders_its_system() {
+        let mut world = World::new();
+        world.insert_resource(0u32);
+        let mut schedule = Schedule::new();
+        schedule.add_system("writer", |mut n: ResMut<u32>| *n += 1);
+        schedule.add_system("free", || {});
+        schedule
+            .add_system("guarded", || {})
+            .run_if(|n: Res<u32>| *n > 0);
+        schedule.build(&mut world).unwrap();
+        let plan = schedule.plan.as_ref().unwrap();
+        let Step::Block(block) = &plan.steps[0] else {
+            panic!("one block expected");
+        };
+        assert_eq!(block.dependents(0), [2], "guarded waits for writer");
+        assert!(block.dependents(1).is_empty());
     }
 }

@@ -1,0 +1,512 @@
+//! Systems given to [`Schedule::add_systems`]: one system, a tuple of them,
+//! or a group configured as a whole (`.chain()`, `.run_if(..)`,
+//! `.in_set(..)`, `.before(..)`, `.after(..)`).
+//!
+//! A system added this way is named after its function (`movement` for
+//! `game::systems::movement`; `setup::{{closure}}` for a closure in
+//! `setup`), with `#2`, `#3`, ... appended when the name is taken, so
+//! [`Schedule::set_enabled`] and friends can find it; name it yourself with
+//! [`Schedule::add_system`] when you need a stable name.
+
+use std::fmt;
+use std::ops::Range;
+
+use super::condition::{Condition, ConditionSlot};
+use super::{IntoSystem, IntoSystemOutput, Schedule, System};
+
+/// A system as the schedule stores it.
+pub(crate) type BoxedSystem = Box<dyn System<Out = super::SystemResult>>;
+
+/// One system waiting to be added.
+pub(crate) struct PendingSystem {
+    pub name: String,
+    pub system: BoxedSystem,
+    pub before: Vec<String>,
+    pub after: Vec<String>,
+    pub sets: Vec<String>,
+    pub conditions: Vec<ConditionSlot>,
+}
+
+/// Conditions shared by a group (they become an anonymous set's).
+pub(crate) struct PendingGroup {
+    pub members: Range<usize>,
+    pub conditions: Vec<ConditionSlot>,
+}
+
+/// Systems configured together, ready for [`Schedule::add_systems`]; made by
+/// the methods of [`IntoSystemConfigs`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// fn input() {}
+/// fn physics() {}
+/// let configs = (input, physics).chain();
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems(configs);
+/// assert_eq!(schedule.system_names(), ["input", "physics"]);
+/// ```
+pub struct SystemConfigs {
+    pub(crate) systems: Vec<PendingSystem>,
+    /// The top-level elements (ranges of `systems`), which `chain` orders.
+    elements: Vec<Range<usize>>,
+    /// Orderings `(first, then)` between systems of this group.
+    pub(crate) order: Vec<(usize, usize)>,
+    pub(crate) groups: Vec<PendingGroup>,
+}
+
+impl fmt::Debug for SystemConfigs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SystemConfigs")
+            .field(
+                "systems",
+                &self.systems.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl SystemConfigs {
+    fn single(name: String, system: BoxedSystem) -> Self {
+        SystemConfigs {
+            systems: vec![PendingSystem {
+                name,
+                system,
+                before: Vec::new(),
+                after: Vec::new(),
+                sets: Vec::new(),
+                conditions: Vec::new(),
+            }],
+            elements: std::iter::once(0..1).collect(),
+            order: Vec::new(),
+            groups: Vec::new(),
+        }
+    }
+
+    /// Appends `other` as one more top-level element.
+    fn push(&mut self, other: SystemConfigs) {
+        let offset = self.systems.len();
+        let shift = |r: Range<usize>| r.start + offset..r.end + offset;
+        self.systems.extend(other.systems);
+        self.elements.push(offset..self.systems.len());
+        self.order.extend(
+            other
+                .order
+                .into_iter()
+                .map(|(a, b)| (a + offset, b + offset)),
+        );
+        self.groups
+            .extend(other.groups.into_iter().map(|g| PendingGroup {
+                members: shift(g.members),
+                conditions: g.conditions,
+            }));
+    }
+
+    /// Makes the whole group one element (after configuring it as a whole).
+    fn seal(mut self) -> Self {
+        self.elements = std::iter::once(0..self.systems.len()).collect();
+        self
+    }
+}
+
+/// Marker for [`IntoSystemConfigs`] on one system.
+#[doc(hidden)]
+pub struct IsOneSystem;
+/// Marker for [`IntoSystemConfigs`] on [`SystemConfigs`].
+#[doc(hidden)]
+pub struct IsConfigs;
+/// Marker for [`IntoSystemConfigs`] on tuples.
+#[doc(hidden)]
+pub struct IsTuple;
+
+/// What [`Schedule::add_systems`] takes: a system, a tuple of up to 16
+/// (nested freely), or [`SystemConfigs`]. The methods configure every
+/// system of the group at once.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// struct Paused;
+/// fn input() {}
+/// fn physics() {}
+/// fn render() {}
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems(((input, physics).chain().run_if(not(resource_exists::<Paused>)), render));
+/// assert_eq!(schedule.system_names(), ["input", "physics", "render"]);
+/// ```
+pub trait IntoSystemConfigs<Marker>: Sized {
+    /// The systems, configured.
+    fn into_configs(self) -> SystemConfigs;
+
+    /// Runs the elements of this tuple one after the other, in the order
+    /// written (each element's systems all before the next element's).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Default)] struct Log(Vec<u8>);
+    /// let mut world = World::new();
+    /// world.insert_resource(Log::default());
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_systems((
+    ///     |mut l: ResMut<Log>| l.0.push(1),
+    ///     |mut l: ResMut<Log>| l.0.push(2),
+    ///     |mut l: ResMut<Log>| l.0.push(3),
+    /// ).chain());
+    /// schedule.run(&mut world);
+    /// assert_eq!(world.resource::<Log>().0, [1, 2, 3]);
+    /// ```
+    fn chain(self) -> SystemConfigs {
+        let mut configs = self.into_configs();
+        for pair in configs.elements.windows(2) {
+            for first in pair[0].clone() {
+                for then in pair[1].clone() {
+                    configs.order.push((first, then));
+                }
+            }
+        }
+        configs.seal()
+    }
+
+    /// Runs the group only when `condition` holds. It is evaluated once per
+    /// schedule run for the whole group (like a set's condition).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// struct Paused;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// world.insert_resource(Paused);
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_systems((|mut n: ResMut<u32>| *n += 1).run_if(not(resource_exists::<Paused>)));
+    /// schedule.run(&mut world);
+    /// assert_eq!(*world.resource::<u32>(), 0);
+    /// ```
+    fn run_if<M, C: Condition<M>>(self, condition: C) -> SystemConfigs {
+        let mut configs = self.into_configs();
+        let members = 0..configs.systems.len();
+        configs.groups.push(PendingGroup {
+            members,
+            conditions: vec![ConditionSlot::new(condition)],
+        });
+        configs.seal()
+    }
+
+    /// Puts every system of the group in set `set`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// fn a() {}
+    /// fn b() {}
+    /// fn late() {}
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_systems(((a, b).in_set("early"), late));
+    /// schedule.configure_set("early").after("late");
+    /// assert_eq!(schedule.system_names(), ["late", "a", "b"]);
+    /// ```
+    fn in_set(self, set: impl Into<String>) -> SystemConfigs {
+        let mut configs = self.into_configs();
+        let set = set.into();
+        for system in &mut configs.systems {
+            system.sets.push(set.clone());
+        }
+        configs.seal()
+    }
+
+    /// Runs every system of the group before `target` (a system or set).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// fn a() {}
+    /// fn b() {}
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("render", || {});
+    /// schedule.add_systems((a, b).before("render"));
+    /// assert_eq!(schedule.system_names(), ["a", "b", "render"]);
+    /// ```
+    fn before(self, target: impl Into<String>) -> SystemConfigs {
+        let mut configs = self.into_configs();
+        let target = target.into();
+        for system in &mut configs.systems {
+            system.before.push(target.clone());
+        }
+        configs.seal()
+    }
+
+    /// Runs every system of the group after `target` (a system or set).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// fn a() {}
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_systems(a.after("input"));
+    /// schedule.add_system("input", || {});
+    /// assert_eq!(schedule.system_names(), ["input", "a"]);
+    /// ```
+    fn after(self, target: impl Into<String>) -> SystemConfigs {
+        let mut configs = self.into_configs();
+        let target = target.into();
+        for system in &mut configs.systems {
+            system.after.push(target.clone());
+        }
+        configs.seal()
+    }
+}
+
+impl<M, S> IntoSystemConfigs<(IsOneSystem, M)> for S
+where
+    S: IntoSystem<M>,
+    <S::System as System>::Out: IntoSystemOutput,
+{
+    fn into_configs(self) -> SystemConfigs {
+        let system = self.into_system();
+        let name = default_name(system.name());
+        SystemConfigs::single(name, super::boxed(system))
+    }
+}
+
+impl IntoSystemConfigs<IsConfigs> for SystemConfigs {
+    fn into_configs(self) -> SystemConfigs {
+        self
+    }
+}
+
+macro_rules! tuple_configs {
+    ($(($p:ident, $m:ident)),*) => {
+        #[allow(non_snake_case)]
+        impl<$($p, $m),*> IntoSystemConfigs<(IsTuple, $($m,)*)> for ($($p,)*)
+        where
+            $($p: IntoSystemConfigs<$m>,)*
+        {
+            fn into_configs(self) -> SystemConfigs {
+                let ($($p,)*) = self;
+                let mut configs = SystemConfigs {
+                    systems: Vec::new(),
+                    elements: Vec::new(),
+                    order: Vec::new(),
+                    groups: Vec::new(),
+                };
+                $(configs.push($p.into_configs());)*
+                configs
+            }
+        }
+    };
+}
+
+tuple_configs!((S0, M0));
+tuple_configs!((S0, M0), (S1, M1));
+tuple_configs!((S0, M0), (S1, M1), (S2, M2));
+tuple_configs!((S0, M0), (S1, M1), (S2, M2), (S3, M3));
+tuple_configs!((S0, M0), (S1, M1), (S2, M2), (S3, M3), (S4, M4));
+tuple_configs!((S0, M0), (S1, M1), (S2, M2), (S3, M3), (S4, M4), (S5, M5));
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7),
+    (S8, M8)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7),
+    (S8, M8),
+    (S9, M9)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7),
+    (S8, M8),
+    (S9, M9),
+    (S10, M10)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7),
+    (S8, M8),
+    (S9, M9),
+    (S10, M10),
+    (S11, M11)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7),
+    (S8, M8),
+    (S9, M9),
+    (S10, M10),
+    (S11, M11),
+    (S12, M12)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7),
+    (S8, M8),
+    (S9, M9),
+    (S10, M10),
+    (S11, M11),
+    (S12, M12),
+    (S13, M13)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7),
+    (S8, M8),
+    (S9, M9),
+    (S10, M10),
+    (S11, M11),
+    (S12, M12),
+    (S13, M13),
+    (S14, M14)
+);
+tuple_configs!(
+    (S0, M0),
+    (S1, M1),
+    (S2, M2),
+    (S3, M3),
+    (S4, M4),
+    (S5, M5),
+    (S6, M6),
+    (S7, M7),
+    (S8, M8),
+    (S9, M9),
+    (S10, M10),
+    (S11, M11),
+    (S12, M12),
+    (S13, M13),
+    (S14, M14),
+    (S15, M15)
+);
+
+/// A system's default schedule name, from its type name: the function's
+/// own name, or `function::{{closure}}` for a closure.
+pub(crate) fn default_name(type_name: &str) -> String {
+    let base = type_name.split('<').next().unwrap_or(type_name);
+    let mut parts = base.rsplit("::");
+    let last = parts.next().unwrap_or(base);
+    if last.starts_with("{{") {
+        if let Some(owner) = parts.find(|p| !p.starts_with("{{")) {
+            return format!("{owner}::{last}");
+        }
+    }
+    last.to_owned()
+}
+
+impl Schedule {
+    /// Adds systems: one, a tuple (up to 16, nested freely), or a group
+    /// configured with [`IntoSystemConfigs`]'s methods (`.chain()`,
+    /// `.run_if(..)`, `.in_set(..)`, `.before(..)`, `.after(..)`). Each is
+    /// named after its function, with `#2`, `#3`, ... appended if the name
+    /// is taken (see [`Schedule::system_names`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// fn input() {}
+    /// fn physics() {}
+    /// fn render() {}
+    /// let mut schedule = Schedule::new();
+    /// schedule
+    ///     .add_systems((input, physics, render).chain())
+    ///     .add_systems(|| {});
+    /// assert!(schedule.contains("physics"));
+    /// assert_eq!(schedule.system_names().len(), 4);
+    /// ```
+    pub fn add_systems<M>(&mut self, systems: impl IntoSystemConfigs<M>) -> &mut Self {
+        let configs = systems.into_configs();
+        let mut names = Vec::with_capacity(configs.systems.len());
+        for pending in &configs.systems {
+            names.push(self.free_name(&pending.name, &names));
+        }
+        let mut systems: Vec<PendingSystem> = configs.systems;
+        for &(first, then) in &configs.order {
+            let name = names[first].clone();
+            systems[then].after.push(name);
+        }
+        for group in configs.groups {
+            let set = self.anonymous_set(group.conditions);
+            for i in group.members {
+                systems[i].sets.push(set.clone());
+            }
+        }
+        for (mut pending, name) in systems.into_iter().zip(names) {
+            pending.name = name;
+            self.push_slot(pending);
+        }
+        self
+    }
+
+    /// `name`, or `name#2`, `name#3`, ... : the first not yet used by the
+    /// schedule nor by `taken`.
+    fn free_name(&self, name: &str, taken: &[String]) -> String {
+        let used = |n: &str| self.contains(n) || taken.iter().any(|t| t == n);
+        if !used(name) {
+            return name.to_owned();
+        }
+        (2..)
+            .map(|k| format!("{name}#{k}"))
+            .find(|n| !used(n))
+            .expect("some suffix is free")
+    }
+}

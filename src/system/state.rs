@@ -1,0 +1,522 @@
+//! States: a finite state machine the game is in (title, playing, game
+//! over), with schedules run on entering and leaving each state.
+//!
+//! `world.init_state::<S>()` (or [`World::insert_state`]) adds the
+//! [`State<S>`] resource (the current state) and [`NextState<S>`] (where
+//! systems ask for a change). Systems go in [`OnEnter`], [`OnExit`] and
+//! [`OnTransition`] schedules with [`World::add_systems`]; [`in_state`]
+//! guards systems that only run in one state; entities spawned with
+//! [`StateScoped`] are despawned when their state is left.
+//!
+//! See [`States`] for when transitions happen and in which order.
+
+use std::fmt;
+use std::hash::Hash;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+use super::{IntoSystemConfigs, Schedule};
+use crate::component::Component;
+use crate::entity::Entity;
+use crate::query::Query;
+use crate::resource::Res;
+use crate::world::World;
+
+/// A type whose values are the states of a state machine: usually a
+/// fieldless enum, with `#[derive(States)]` beside the usual
+/// `Clone, PartialEq, Eq, Hash, Debug`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+/// enum GameState { #[default] Title, Playing, GameOver }
+/// let mut world = World::new();
+/// world.init_state::<GameState>();
+/// assert_eq!(*world.resource::<State<GameState>>().get(), GameState::Title);
+/// ```
+///
+/// # When transitions happen
+///
+/// [`World::apply_state_transitions`] applies them, and
+/// [`Schedule::run_frame`](crate::Schedule::run_frame) calls it at the
+/// start of every frame, after advancing [`Time`](crate::Time) and before
+/// the frame's fixed steps and systems: a state set during frame *n*
+/// takes effect at the start of frame *n + 1*, and the whole of frame
+/// *n + 1* sees the new state. A program running schedules with
+/// [`Schedule::run`](crate::Schedule::run) calls it itself where it likes.
+///
+/// For each state type, in the order they were initialized, a pending
+/// change from `old` to `new` runs, in this order: `OnExit(old)`; despawn
+/// of the entities `StateScoped(old)`; `State<S>` becomes `new`;
+/// `OnTransition { exited: old, entered: new }`; `OnEnter(new)`. Each runs
+/// once. Setting the state it is already in does nothing. A change asked
+/// for by those schedules waits for the next call. The first call also runs
+/// `OnEnter` of the initial state.
+pub trait States: Clone + PartialEq + Eq + Hash + fmt::Debug + Send + Sync + 'static {}
+
+/// The current state of type `S` (a resource). Change it through
+/// [`NextState<S>`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug)]
+/// enum Phase { Day, Night }
+/// let mut world = World::new();
+/// world.insert_state(Phase::Night);
+/// let night = world.run_system_once(|s: Res<State<Phase>>| *s.get() == Phase::Night);
+/// assert!(night);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct State<S: States>(S);
+
+impl<S: States> State<S> {
+    /// The current state.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug)]
+    /// enum Phase { Day, Night }
+    /// let mut world = World::new();
+    /// world.insert_state(Phase::Day);
+    /// assert_eq!(world.resource::<State<Phase>>().get(), &Phase::Day);
+    /// ```
+    pub fn get(&self) -> &S {
+        &self.0
+    }
+}
+
+/// The state to change to at the next transition point (a resource):
+/// systems call [`NextState::set`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+/// enum GameState { #[default] Title, Playing }
+/// let mut world = World::new();
+/// world.init_state::<GameState>();
+/// world.run_system_once(|mut next: ResMut<NextState<GameState>>| next.set(GameState::Playing));
+/// world.apply_state_transitions();
+/// assert_eq!(*world.resource::<State<GameState>>().get(), GameState::Playing);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NextState<S: States>(Option<S>);
+
+impl<S: States> NextState<S> {
+    /// Asks to change to `state` at the next transition point (replacing
+    /// any earlier request).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+    /// enum S { #[default] A, B }
+    /// let mut world = World::new();
+    /// world.init_state::<S>();
+    /// world.resource_mut::<NextState<S>>().set(S::B);
+    /// assert_eq!(world.resource::<NextState<S>>().pending(), Some(&S::B));
+    /// ```
+    pub fn set(&mut self, state: S) {
+        self.0 = Some(state);
+    }
+
+    /// The requested state, if any.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+    /// enum S { #[default] A }
+    /// let mut world = World::new();
+    /// world.init_state::<S>();
+    /// assert_eq!(world.resource::<NextState<S>>().pending(), None);
+    /// ```
+    pub fn pending(&self) -> Option<&S> {
+        self.0.as_ref()
+    }
+
+    /// Withdraws the request.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+    /// enum S { #[default] A, B }
+    /// let mut world = World::new();
+    /// world.init_state::<S>();
+    /// let mut next = world.resource_mut::<NextState<S>>();
+    /// next.set(S::B);
+    /// next.reset();
+    /// assert_eq!(next.pending(), None);
+    /// ```
+    pub fn reset(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// The schedule run on entering state `S` (see [`States`] for when).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+/// enum GameState { #[default] Title, Playing }
+/// #[derive(Component)] struct Level;
+/// let mut world = World::new();
+/// world.init_state::<GameState>();
+/// world.add_systems(OnEnter(GameState::Playing), |mut c: Commands| { c.spawn(Level); });
+/// world.resource_mut::<NextState<GameState>>().set(GameState::Playing);
+/// world.apply_state_transitions();
+/// assert_eq!(world.len(), 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OnEnter<S: States>(pub S);
+
+/// The schedule run on leaving state `S`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+/// enum GameState { #[default] Playing, Paused }
+/// let mut world = World::new();
+/// world.insert_resource(0u32);
+/// world.init_state::<GameState>();
+/// world.add_systems(OnExit(GameState::Playing), |mut n: ResMut<u32>| *n += 1);
+/// world.resource_mut::<NextState<GameState>>().set(GameState::Paused);
+/// world.apply_state_transitions();
+/// assert_eq!(*world.resource::<u32>(), 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OnExit<S: States>(pub S);
+
+/// The schedule run on one particular change, between `OnExit(exited)` and
+/// `OnEnter(entered)`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+/// enum S { #[default] A, B }
+/// let mut world = World::new();
+/// world.insert_resource(0u32);
+/// world.init_state::<S>();
+/// world.add_systems(OnTransition { exited: S::A, entered: S::B }, |mut n: ResMut<u32>| *n += 1);
+/// world.resource_mut::<NextState<S>>().set(S::B);
+/// world.apply_state_transitions();
+/// assert_eq!(*world.resource::<u32>(), 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OnTransition<S: States> {
+    /// The state left.
+    pub exited: S,
+    /// The state entered.
+    pub entered: S,
+}
+
+/// Marks an entity as belonging to state `S`'s value: it is despawned when
+/// that state is left (after `OnExit`).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+/// enum GameState { #[default] Title, Playing }
+/// let mut world = World::new();
+/// world.init_state::<GameState>();
+/// let menu = world.spawn(StateScoped(GameState::Title));
+/// world.resource_mut::<NextState<GameState>>().set(GameState::Playing);
+/// world.apply_state_transitions();
+/// assert!(!world.contains(menu));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateScoped<S: States>(pub S);
+
+impl<S: States> Component for StateScoped<S> {}
+
+/// A schedule kept in the world, named by a label: [`OnEnter`],
+/// [`OnExit`], [`OnTransition`] or [`FixedUpdate`](crate::FixedUpdate);
+/// see [`World::add_systems`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::ScheduleLabel;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug)]
+/// enum S { A }
+/// fn takes<L: ScheduleLabel>(_: L) {}
+/// takes(OnEnter(S::A));
+/// takes(FixedUpdate);
+/// ```
+pub trait ScheduleLabel: Clone {
+    /// The labelled schedule in `world`, made empty if new.
+    #[doc(hidden)]
+    fn schedule_mut(self, world: &mut World) -> &mut Schedule;
+}
+
+impl<S: States> ScheduleLabel for OnEnter<S> {
+    fn schedule_mut(self, world: &mut World) -> &mut Schedule {
+        let machine = world.resource_or_default::<StateMachine<S>>();
+        entry(&mut machine.enter, self.0)
+    }
+}
+
+impl<S: States> ScheduleLabel for OnExit<S> {
+    fn schedule_mut(self, world: &mut World) -> &mut Schedule {
+        let machine = world.resource_or_default::<StateMachine<S>>();
+        entry(&mut machine.exit, self.0)
+    }
+}
+
+impl<S: States> ScheduleLabel for OnTransition<S> {
+    fn schedule_mut(self, world: &mut World) -> &mut Schedule {
+        let machine = world.resource_or_default::<StateMachine<S>>();
+        entry(&mut machine.transition, (self.exited, self.entered))
+    }
+}
+
+fn entry<K: PartialEq>(list: &mut Vec<(K, Schedule)>, key: K) -> &mut Schedule {
+    let index = match list.iter().position(|(k, _)| *k == key) {
+        Some(index) => index,
+        None => {
+            list.push((key, Schedule::new()));
+            list.len() - 1
+        }
+    };
+    &mut list[index].1
+}
+
+/// State `S`'s schedules and whether its initial state was entered (a
+/// resource).
+struct StateMachine<S: States> {
+    enter: Vec<(S, Schedule)>,
+    exit: Vec<(S, Schedule)>,
+    transition: Vec<((S, S), Schedule)>,
+    entered: bool,
+}
+
+impl<S: States> Default for StateMachine<S> {
+    fn default() -> Self {
+        StateMachine {
+            enter: Vec::new(),
+            exit: Vec::new(),
+            transition: Vec::new(),
+            entered: false,
+        }
+    }
+}
+
+impl<S: States> fmt::Debug for StateMachine<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StateMachine")
+            .field("entered", &self.entered)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every state type's transition step, in the order initialized.
+#[derive(Default)]
+struct StateTypes(Vec<fn(&mut World)>);
+
+/// A condition: true while state `S` is `state` (false before
+/// `init_state`).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+/// enum GameState { #[default] Title, Playing }
+/// let mut world = World::new();
+/// world.insert_resource(0u32);
+/// world.init_state::<GameState>();
+/// let mut schedule = Schedule::new();
+/// schedule
+///     .add_system("score", |mut n: ResMut<u32>| *n += 1)
+///     .run_if(in_state(GameState::Playing));
+/// schedule.run(&mut world);
+/// world.resource_mut::<NextState<GameState>>().set(GameState::Playing);
+/// world.apply_state_transitions();
+/// schedule.run(&mut world);
+/// assert_eq!(*world.resource::<u32>(), 1);
+/// ```
+pub fn in_state<S: States>(state: S) -> impl FnMut(Option<Res<State<S>>>) -> bool + Send + 'static {
+    move |current: Option<Res<State<S>>>| current.is_some_and(|c| c.0 == state)
+}
+
+impl World {
+    /// Starts state machine `S` in `S::default()`; see [`World::insert_state`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+    /// enum S { #[default] A }
+    /// let mut world = World::new();
+    /// world.init_state::<S>();
+    /// assert!(world.contains_resource::<State<S>>());
+    /// ```
+    pub fn init_state<S: States + Default>(&mut self) {
+        self.insert_state(S::default());
+    }
+
+    /// Starts state machine `S` in `state`: inserts [`State<S>`] and an
+    /// empty [`NextState<S>`]. `OnEnter(state)` runs at the first
+    /// [`World::apply_state_transitions`]. Calling it again restarts the
+    /// machine in `state` (its schedules are kept).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug)]
+    /// enum S { A, B }
+    /// let mut world = World::new();
+    /// world.insert_state(S::B);
+    /// assert_eq!(*world.resource::<State<S>>().get(), S::B);
+    /// ```
+    pub fn insert_state<S: States>(&mut self, state: S) {
+        let new = !self.contains_resource::<StateMachine<S>>();
+        self.insert_resource(State(state));
+        self.insert_resource(NextState::<S>(None));
+        self.resource_or_default::<StateMachine<S>>().entered = false;
+        if new {
+            self.resource_or_default::<StateTypes>()
+                .0
+                .push(apply_transition::<S>);
+        }
+    }
+
+    /// Adds systems to a schedule the world keeps: one of a state's
+    /// ([`OnEnter`], [`OnExit`], [`OnTransition`]) or the fixed-step one
+    /// ([`FixedUpdate`](crate::FixedUpdate)), taking what
+    /// [`Schedule::add_systems`] takes.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+    /// enum GameState { #[default] Title, Playing }
+    /// fn spawn_level() {}
+    /// fn show_score() {}
+    /// let mut world = World::new();
+    /// world.init_state::<GameState>();
+    /// world
+    ///     .add_systems(OnEnter(GameState::Playing), (spawn_level, show_score).chain())
+    ///     .add_systems(OnExit(GameState::Playing), || {});
+    /// ```
+    pub fn add_systems<L: ScheduleLabel, M>(
+        &mut self,
+        label: L,
+        systems: impl IntoSystemConfigs<M>,
+    ) -> &mut Self {
+        label.schedule_mut(self).add_systems(systems);
+        self
+    }
+
+    /// Applies every state type's pending change (see the
+    /// [`States`] for the order), and runs `OnEnter` of
+    /// initial states not yet entered.
+    /// [`Schedule::run_frame`](crate::Schedule::run_frame) calls it at the
+    /// start of each frame.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+    /// enum S { #[default] A, B }
+    /// let mut world = World::new();
+    /// world.init_state::<S>();
+    /// world.resource_mut::<NextState<S>>().set(S::B);
+    /// assert_eq!(*world.resource::<State<S>>().get(), S::A); // not yet
+    /// world.apply_state_transitions();
+    /// assert_eq!(*world.resource::<State<S>>().get(), S::B);
+    /// ```
+    pub fn apply_state_transitions(&mut self) {
+        let Some(types) = self.get_resource::<StateTypes>() else {
+            return;
+        };
+        for apply in types.0.clone() {
+            apply(self);
+        }
+    }
+}
+
+/// State `S`'s step of [`World::apply_state_transitions`].
+fn apply_transition<S: States>(world: &mut World) {
+    let Some(current) = world.get_resource::<State<S>>().map(|s| s.0.clone()) else {
+        return;
+    };
+    let first = !world
+        .get_resource::<StateMachine<S>>()
+        .is_some_and(|m| m.entered);
+    if first {
+        world.resource_or_default::<StateMachine<S>>().entered = true;
+        run_state_schedule(world, OnEnter(current.clone()));
+    }
+    // Look before taking, so that a frame with nothing pending does not
+    // mark NextState changed.
+    let pending = world
+        .get_resource::<NextState<S>>()
+        .is_some_and(|n| n.0.is_some());
+    if !pending {
+        return;
+    }
+    let Some(next) = world.resource_mut::<NextState<S>>().0.take() else {
+        return;
+    };
+    if next == current {
+        return;
+    }
+    run_state_schedule(world, OnExit(current.clone()));
+    despawn_scoped(world, &current);
+    world.insert_resource(State(next.clone()));
+    run_state_schedule(
+        world,
+        OnTransition {
+            exited: current,
+            entered: next.clone(),
+        },
+    );
+    run_state_schedule(world, OnEnter(next));
+}
+
+/// Runs one labelled schedule, if it exists. It is taken out of the world
+/// while it runs and put back afterwards, also when a system panics.
+pub(crate) fn run_state_schedule<L: ScheduleLabel>(world: &mut World, label: L) {
+    run_labelled(world, label, 1);
+}
+
+/// Runs the labelled schedule `times` times, if it has systems. It is taken
+/// out of the world while it runs and put back afterwards, also when a
+/// system panics.
+pub(crate) fn run_labelled<L: ScheduleLabel>(world: &mut World, label: L, times: u32) {
+    let mut schedule = std::mem::take(label.clone().schedule_mut(world));
+    if times == 0 || schedule.is_empty() {
+        *label.schedule_mut(world) = schedule;
+        return;
+    }
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        for _ in 0..times {
+            schedule.run(world);
+        }
+    }));
+    *label.schedule_mut(world) = schedule;
+    if let Err(payload) = outcome {
+        resume_unwind(payload);
+    }
+}
+
+fn despawn_scoped<S: States>(world: &mut World, exited: &S) {
+    let exited = exited.clone();
+    let doomed = world.run_system_once(move |q: Query<(Entity, &StateScoped<S>)>| {
+        q.iter()
+            .filter(|(_, s)| s.0 == exited)
+            .map(|(e, _)| e)
+            .collect::<Vec<_>>()
+    });
+    for entity in doomed {
+        // Already gone (an OnExit system despawned it): nothing to do.
+        let _ = world.despawn(entity);
+    }
+}

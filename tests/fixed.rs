@@ -1,0 +1,126 @@
+//! Integration tests for the fixed timestep: the same simulation, bit for
+//! bit, after one second of game time in frames of 1 ms, 16 ms and 100 ms;
+//! the cap on steps per frame (and the dropped time it reports); the
+//! overstep fraction; fixed steps running before the frame's own systems
+//! and after state transitions; a frame system on `Time` still working
+//! beside them.
+
+use std::time::Duration;
+
+use mosaic::prelude::*;
+
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+struct Body {
+    pos: [f32; 2],
+    vel: [f32; 2],
+}
+
+/// Gravity, drag and a bounce: enough float work that any difference in
+/// the steps taken shows in the low bits.
+fn physics(time: Res<FixedTime>, mut q: Query<&mut Body>) {
+    let dt = time.delta_seconds();
+    for b in q.iter_mut() {
+        b.vel[1] -= 9.81 * dt;
+        b.vel[0] *= 1.0 - 0.1 * dt;
+        b.pos[0] += b.vel[0] * dt;
+        b.pos[1] += b.vel[1] * dt;
+        if b.pos[1] < 0.0 {
+            b.pos[1] = -b.pos[1];
+            b.vel[1] *= -0.8;
+        }
+    }
+}
+
+/// Positions (as bits) after at least one second of frames of `frame`.
+fn simulate(frame: Duration) -> Vec<[u32; 2]> {
+    let mut world = World::new();
+    world.insert_resource(FixedTime::default()); // 64 Hz: 15.625 ms
+    world.add_systems(FixedUpdate, physics);
+    for i in 0..20 {
+        world.spawn(Body {
+            pos: [i as f32 * 0.37, 1.0 + i as f32 * 0.11],
+            vel: [3.0 - i as f32 * 0.29, 0.5 * i as f32],
+        });
+    }
+    let mut schedule = Schedule::new();
+    while world
+        .get_resource::<Time>()
+        .is_none_or(|t| t.elapsed() < Duration::from_secs(1))
+    {
+        schedule.run_frame(&mut world, frame);
+    }
+    assert_eq!(world.resource::<FixedTime>().steps(), 64, "{frame:?}");
+    world.run_system_once(|q: Query<&Body>| {
+        q.iter()
+            .map(|b| [b.pos[0].to_bits(), b.pos[1].to_bits()])
+            .collect()
+    })
+}
+
+#[test]
+fn fixed_step_gives_the_same_simulation_for_any_frame_time() {
+    let reference = simulate(Duration::from_millis(1));
+    assert!(reference.iter().any(|p| p[0] != 0 && p[1] != 0));
+    assert_eq!(
+        simulate(Duration::from_millis(16)),
+        reference,
+        "16 ms frames"
+    );
+    assert_eq!(
+        simulate(Duration::from_millis(100)),
+        reference,
+        "100 ms frames"
+    );
+}
+
+#[test]
+fn a_slow_frame_runs_at_most_the_cap_and_drops_the_rest() {
+    let mut world = World::new();
+    world.insert_resource(0u32);
+    let mut fixed = FixedTime::new(Duration::from_millis(20));
+    fixed.set_max_steps_per_frame(5);
+    world.insert_resource(fixed);
+    world.add_systems(FixedUpdate, |mut n: ResMut<u32>| *n += 1);
+    let mut schedule = Schedule::new();
+    schedule.run_frame(&mut world, Duration::from_millis(1010));
+    assert_eq!(*world.resource::<u32>(), 5);
+    let fixed = world.resource::<FixedTime>();
+    assert_eq!(fixed.dropped(), Duration::from_millis(900));
+    assert_eq!(fixed.overstep(), Duration::from_millis(10));
+    assert_eq!(fixed.overstep_fraction(), 0.5);
+    // The next, normal frame is not burdened by the lost second.
+    schedule.run_frame(&mut world, Duration::from_millis(30));
+    assert_eq!(*world.resource::<u32>(), 7);
+}
+
+#[test]
+fn fixed_steps_run_after_transitions_and_before_the_frame_systems() {
+    #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+    enum Phase {
+        #[default]
+        Setup,
+        Run,
+    }
+    #[derive(Default)]
+    struct Log(Vec<String>);
+    let mut world = World::new();
+    world.insert_resource(Log::default());
+    world.insert_resource(FixedTime::new(Duration::from_millis(10)));
+    world.init_state::<Phase>();
+    world.add_systems(OnEnter(Phase::Run), |mut l: ResMut<Log>| {
+        l.0.push("enter run".into())
+    });
+    world.add_systems(FixedUpdate, |mut l: ResMut<Log>, s: Res<State<Phase>>| {
+        l.0.push(format!("fixed {:?}", s.get()))
+    });
+    let mut schedule = Schedule::new();
+    schedule.add_system("frame", |mut l: ResMut<Log>, t: Res<Time>| {
+        l.0.push(format!("frame {:?}", t.delta()))
+    });
+    world.resource_mut::<NextState<Phase>>().set(Phase::Run);
+    schedule.run_frame(&mut world, Duration::from_millis(25));
+    assert_eq!(
+        world.resource::<Log>().0,
+        ["enter run", "fixed Run", "fixed Run", "frame 25ms"]
+    );
+}

@@ -1,0 +1,174 @@
+//! Integration tests for the parameters users expect: `Single` (runs on
+//! exactly one match, skipped on 0 and on 2, under both executors),
+//! `Option<Single>`, `Populated` (skipped while empty), the skip reported by
+//! `run_system` and `try_run`, and `#[derive(SystemParam)]` bundling
+//! parameters (with `Local` state kept, commands applied, a generic field,
+//! and a `Single` inside skipping the system).
+
+use mosaic::prelude::*;
+use mosaic::{IntoSystem, System, SystemParam};
+
+#[derive(Component)]
+struct Player;
+#[derive(Component, Debug, PartialEq)]
+struct Health(u32);
+
+#[derive(Default)]
+struct Runs(u32);
+
+fn heal(mut player: Single<&mut Health, With<Player>>, mut runs: ResMut<Runs>) {
+    player.0 += 1;
+    runs.0 += 1;
+}
+
+#[test]
+fn single_skips_on_zero_and_on_two_matches() {
+    for kind in [ExecutorKind::SingleThreaded, ExecutorKind::Parallel] {
+        let mut world = World::new();
+        world.insert_resource(Runs::default());
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("heal", heal);
+        schedule.run(&mut world); // none
+        assert_eq!(world.resource::<Runs>().0, 0, "{kind:?}: skipped on 0");
+        let p = world.spawn((Player, Health(1)));
+        world.spawn(Health(50)); // not a player
+        schedule.run(&mut world);
+        assert_eq!(world.resource::<Runs>().0, 1, "{kind:?}: ran on 1");
+        assert_eq!(world.get::<Health>(p).unwrap().0, 2);
+        let q = world.spawn((Player, Health(9)));
+        schedule.run(&mut world);
+        assert_eq!(world.resource::<Runs>().0, 1, "{kind:?}: skipped on 2");
+        assert_eq!(world.get::<Health>(p).unwrap().0, 2);
+        world.despawn(q).unwrap();
+        schedule.run(&mut world);
+        assert_eq!(world.resource::<Runs>().0, 2, "{kind:?}: runs again on 1");
+    }
+}
+
+#[test]
+fn option_single_is_none_unless_exactly_one() {
+    let mut world = World::new();
+    let count = |world: &mut World| {
+        world.run_system_once(|p: Option<Single<&Health, With<Player>>>| p.map(|h| h.0))
+    };
+    assert_eq!(count(&mut world), None);
+    world.spawn((Player, Health(4)));
+    assert_eq!(count(&mut world), Some(4));
+    world.spawn((Player, Health(5)));
+    assert_eq!(count(&mut world), None);
+}
+
+#[test]
+fn populated_skips_while_empty() {
+    let mut world = World::new();
+    world.insert_resource(Runs::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system(
+        "count",
+        |players: Populated<&Health, With<Player>>, mut runs: ResMut<Runs>| {
+            runs.0 += players.iter().count() as u32;
+        },
+    );
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Runs>().0, 0);
+    world.spawn((Player, Health(1)));
+    world.spawn((Player, Health(1)));
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Runs>().0, 2);
+}
+
+#[test]
+fn a_skip_is_reported_outside_the_schedule() {
+    let mut world = World::new();
+    world.insert_resource(Runs::default());
+    let id = world.register_system(heal);
+    let err = world.run_system(id).unwrap_err();
+    assert!(
+        matches!(&err, RunSystemError::Skipped { reason, .. } if reason.warns()),
+        "{err}"
+    );
+    assert!(err.to_string().contains("no entity matches"), "{err}");
+    let mut system = heal.into_system();
+    assert!(system.try_run(&mut world).is_err());
+    world.spawn((Player, Health(1)));
+    assert!(system.try_run(&mut world).is_ok());
+    world.run_system(id).unwrap();
+    assert_eq!(world.resource::<Runs>().0, 2);
+}
+
+#[test]
+#[should_panic(expected = "cannot run: no entity matches query")]
+fn run_system_once_panics_on_a_skip() {
+    World::new().run_system_once(|_p: Single<&Player>| {});
+}
+
+/// A bundle of parameters.
+#[derive(SystemParam)]
+struct Game<'w, 's> {
+    players: Query<'w, 's, &'static mut Health, With<Player>>,
+    runs: ResMut<'w, Runs>,
+    frames: Local<'s, u32>,
+    commands: Commands<'w, 's>,
+}
+
+fn play(mut game: Game) {
+    *game.frames += 1;
+    for h in game.players.iter_mut() {
+        h.0 += 10;
+    }
+    game.runs.0 = *game.frames;
+    game.commands.spawn(Health(0));
+}
+
+#[test]
+fn derived_system_params_bundle_their_fields() {
+    let mut world = World::new();
+    world.insert_resource(Runs::default());
+    let p = world.spawn((Player, Health(1)));
+    let mut schedule = Schedule::new();
+    schedule.add_system("play", play);
+    schedule.run(&mut world);
+    schedule.run(&mut world);
+    assert_eq!(world.get::<Health>(p).unwrap().0, 21);
+    assert_eq!(world.resource::<Runs>().0, 2, "the Local is kept");
+    assert_eq!(world.len(), 3, "commands applied");
+}
+
+/// Generic, tuple-shaped, holding a `Single`.
+#[derive(SystemParam)]
+struct Lead<'w, T: Component>(Single<'w, &'static T, With<Player>>, Res<'w, Runs>);
+
+#[test]
+fn a_single_inside_a_derived_param_skips_the_system() {
+    let mut world = World::new();
+    world.insert_resource(Runs::default());
+    world.insert_resource(0u32);
+    let mut schedule = Schedule::new();
+    schedule.add_system("lead", |lead: Lead<Health>, mut out: ResMut<u32>| {
+        *out = lead.0 .0 + lead.1 .0;
+    });
+    schedule.run(&mut world);
+    assert_eq!(*world.resource::<u32>(), 0);
+    world.spawn((Player, Health(7)));
+    schedule.run(&mut world);
+    assert_eq!(*world.resource::<u32>(), 7);
+}
+
+#[test]
+fn a_derived_param_with_conflicting_fields_is_refused() {
+    #[derive(SystemParam)]
+    #[allow(dead_code)]
+    struct Bad<'w> {
+        a: ResMut<'w, Runs>,
+        b: Res<'w, Runs>,
+    }
+    let mut world = World::new();
+    world.insert_resource(Runs::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system("bad", |_b: Bad| {});
+    assert!(matches!(
+        schedule.build(&mut world),
+        Err(ScheduleError::ParamConflict { .. })
+    ));
+}
