@@ -68,7 +68,8 @@ pub use system::{
 };
 pub use time::Time;
 pub use world::{
-    DynamicInsertError, DynamicMut, DynamicQueryError, SparseMut, SparseMutError, World, WorldId,
+    DynamicInsertError, DynamicMut, DynamicQueryError, EntityRef, EntityWorldMut, SparseMut,
+    SparseMutError, World, WorldId,
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]` and

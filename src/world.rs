@@ -38,12 +38,14 @@ use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
 /// allocation. Past this, columns grow by doubling.
 mod dynamic_ops;
+mod entity_ref;
 mod required_ops;
 #[cfg(feature = "serde")]
 mod scene_ops;
 mod sort;
 mod sparse_view;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
+pub use entity_ref::{EntityRef, EntityWorldMut};
 #[cfg(feature = "serde")]
 pub(crate) use scene_ops::SpawnGroup;
 pub use sparse_view::{SparseMut, SparseMutError};
