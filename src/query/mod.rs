@@ -29,6 +29,7 @@ mod chunks;
 mod fetch;
 mod filter;
 mod iter;
+mod many;
 mod param;
 mod state;
 mod tuples;
