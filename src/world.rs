@@ -1356,10 +1356,23 @@ impl World {
         }
     }
 
-    /// Opens a structural change: makes ids reserved through `&self` live
-    /// (as empty entities) and clamps old ticks when it is time to.
+    /// Makes ids reserved through `&self` ([`World::reserve_entity`],
+    /// command buffers) live, as empty entities, announcing them to spawn
+    /// observers; and clamps old change ticks when it is time to. Every
+    /// structural change does this first, so call it only to see reserved
+    /// entities before the next one (as in hecs and Bevy).
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.reserve_entity();
+    /// assert!(!world.contains(e));
+    /// world.flush();
+    /// assert!(world.contains(e));
+    /// assert_eq!(world.iter().count(), 1);
+    /// ```
     #[inline]
-    fn flush(&mut self) {
+    pub fn flush(&mut self) {
         self.check_change_ticks();
         if self.entities.needs_flush() {
             self.flush_reserved();

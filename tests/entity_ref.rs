@@ -172,3 +172,53 @@ fn entity_mut_handle_debug_names_components() {
     let text = format!("{:?}", world.entity(e).unwrap());
     assert!(text.starts_with("EntityRef"), "{text}");
 }
+
+#[test]
+fn world_iter_visits_every_live_entity_once() {
+    let mut world = World::new();
+    let mut spawned: Vec<Entity> = (0..5).map(|i| world.spawn(A(i))).collect();
+    spawned.extend((0..3).map(|i| world.spawn((A(i), S(i)))));
+    spawned.push(world.spawn(()));
+    world.despawn(spawned.remove(2)).unwrap();
+    let seen: Vec<Entity> = world.iter().map(|e| e.id()).collect();
+    assert_eq!(seen.len(), world.len());
+    let mut sorted = seen.clone();
+    sorted.sort();
+    spawned.sort();
+    assert_eq!(sorted, spawned, "each live entity exactly once");
+    // Order: archetypes in creation order (empty first), rows in order.
+    let by_archetype: Vec<Entity> = world
+        .archetypes()
+        .flat_map(|a| a.entities().to_vec())
+        .collect();
+    assert_eq!(seen, by_archetype);
+    let with_s = world.iter().filter(|e| e.contains::<S>()).count();
+    assert_eq!(with_s, 3);
+    assert_eq!(World::new().iter().count(), 0);
+}
+
+#[test]
+fn flush_makes_reserved_entities_live() {
+    let mut world = World::new();
+    let spawned = world.spawn(A(1));
+    let reserved = world.reserve_entity();
+    assert!(!world.contains(reserved));
+    assert!(world.entity(reserved).is_err(), "not live before a flush");
+    assert_eq!(world.iter().count(), 1);
+    world.flush();
+    assert!(world.contains(reserved));
+    assert!(world.entity(reserved).unwrap().component_ids().is_empty());
+    let ids: Vec<Entity> = world.iter().map(|e| e.id()).collect();
+    assert_eq!(ids, [reserved, spawned]);
+    world.flush(); // nothing reserved: a no-op
+    assert_eq!(world.len(), 2);
+    world.check_invariants();
+}
+
+#[test]
+fn entity_mut_accepts_reserved_ids() {
+    let mut world = World::new();
+    let reserved = world.reserve_entity();
+    world.entity_mut(reserved).unwrap().insert(A(4)).unwrap();
+    assert_eq!(world.get::<A>(reserved), Ok(&A(4)));
+}

@@ -437,7 +437,8 @@ impl World {
     }
 
     /// An exclusive handle to `entity`, to read, insert, remove and despawn
-    /// through. Fails if the handle is stale.
+    /// through. Fails if the handle is stale. [Flushes](World::flush)
+    /// first, so an id from [`World::reserve_entity`] is accepted.
     ///
     /// # Example
     /// ```
@@ -451,6 +452,7 @@ impl World {
     /// assert!(world.entity_mut(e).is_err());
     /// ```
     pub fn entity_mut(&mut self, entity: Entity) -> Result<EntityWorldMut<'_>, EntityError> {
+        self.flush();
         if !self.contains(entity) {
             return Err(EntityError::NoSuchEntity(entity));
         }
@@ -458,6 +460,33 @@ impl World {
             world: self,
             entity,
         })
+    }
+
+    /// Every live entity, as an [`EntityRef`], in iteration order
+    /// (archetypes in creation order, rows in order; see the
+    /// [module docs](crate::World)). hecs names this `iter` too; Bevy's is
+    /// `iter_entities`. Ids reserved with [`World::reserve_entity`] appear
+    /// once they are made live ([`World::flush`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Health(u32);
+    /// let mut world = World::new();
+    /// let a = world.spawn(Health(1));
+    /// let b = world.spawn(());
+    /// let ids: Vec<Entity> = world.iter().map(|e| e.id()).collect();
+    /// assert_eq!(ids, [b, a]); // the empty archetype comes first
+    /// assert_eq!(world.iter().filter(|e| e.contains::<Health>()).count(), 1);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = EntityRef<'_>> + '_ {
+        self.archetypes
+            .iter()
+            .flat_map(|archetype| archetype.entities().iter())
+            .map(move |&entity| EntityRef {
+                world: self,
+                entity,
+            })
     }
 
     /// Every component of `entity` (none if it is not alive).
