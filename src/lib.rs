@@ -55,8 +55,8 @@ pub use observer::{
 };
 pub use query::{
     Access, Added, Changed, Has, Or, Query, QueryChunk, QueryCombinations, QueryData, QueryFilter,
-    QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState, ReadOnlyQueryData, With,
-    Without,
+    QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState, ReadOnlyQueryData, Ref,
+    With, Without,
 };
 pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};

@@ -2,7 +2,7 @@
 //!
 //! A query has two halves:
 //! - its *data* `Q` ([`QueryData`]): what each item yields — `Entity`, `&T`,
-//!   `&mut T`, `Option<..>`, [`Has<T>`], or a tuple of those;
+//!   `&mut T`, `Option<..>`, [`Has<T>`], [`Ref<T>`], or a tuple of those;
 //! - its *filter* `F` ([`QueryFilter`]): which entities count — [`With`],
 //!   [`Without`], [`Or`], [`Added`], [`Changed`], or a tuple (all must hold).
 //!
@@ -31,6 +31,7 @@ mod filter;
 mod iter;
 mod many;
 mod param;
+mod ref_item;
 mod state;
 mod tuples;
 
@@ -40,6 +41,7 @@ pub use fetch::{Has, QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
 pub use iter::QueryIter;
 pub use param::{Query, QueryCombinations, QueryParIter, QuerySingleError};
+pub use ref_item::Ref;
 pub use state::QueryState;
 
 use crate::change::Tick;
