@@ -34,6 +34,20 @@ use crate::hooks::Requirement;
 /// let body: Body = world.remove::<Body>(e).unwrap();
 /// assert_eq!(body.vel.0, 1.0);
 /// ```
+///
+/// The derive works on generic structs and adds the `Field: Bundle` bounds
+/// itself (as hecs's does):
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Bundle)]
+/// struct Spawned<T> { what: T, at: Position }
+///
+/// #[derive(Component)] struct Tree;
+/// let mut world = World::new();
+/// let e = world.spawn(Spawned { what: Tree, at: Position(2.0) });
+/// assert!(world.has::<Tree>(e));
+/// ```
 pub unsafe trait Bundle: Send + Sync + 'static {
     /// Registers the components and reports their ids, in order.
     fn component_ids(

@@ -90,4 +90,10 @@ pub enum QueryEntityError {
         /// The query's type, shortened (`(&A, &mut B)`).
         query: String,
     },
+    /// The same entity was named twice in a call that hands out mutable
+    /// items for each ([`QueryState::get_many_mut`](crate::QueryState::get_many_mut),
+    /// [`World::get_many_mut`](crate::World::get_many_mut)): two `&mut`
+    /// to one value are never made. Bevy's name.
+    #[error("entity {0:?} was named more than once; mutable items must be for distinct entities")]
+    AliasedMutability(Entity),
 }

@@ -84,7 +84,7 @@ pub use observer::{
 pub use query::{
     Access, Added, Changed, Has, Or, Populated, Query, QueryChunk, QueryCombinations, QueryData,
     QueryFilter, QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState,
-    ReadOnlyQueryData, Single, With, Without,
+    ReadOnlyQueryData, Ref, Single, With, Without,
 };
 pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
@@ -106,7 +106,8 @@ pub use system::{
 };
 pub use time::Time;
 pub use world::{
-    DynamicInsertError, DynamicMut, DynamicQueryError, SparseMut, SparseMutError, World, WorldId,
+    DynamicInsertError, DynamicMut, DynamicQueryError, EntityRef, EntityWorldMut, SparseMut,
+    SparseMutError, World, WorldId,
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,

@@ -38,12 +38,14 @@ use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
 /// allocation. Past this, columns grow by doubling.
 mod dynamic_ops;
+mod entity_ref;
 mod required_ops;
 #[cfg(feature = "serde")]
 mod scene_ops;
 mod sort;
 mod sparse_view;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
+pub use entity_ref::{EntityRef, EntityWorldMut};
 #[cfg(feature = "serde")]
 pub(crate) use scene_ops::SpawnGroup;
 pub use sparse_view::{SparseMut, SparseMutError};
@@ -1355,10 +1357,23 @@ impl World {
         }
     }
 
-    /// Opens a structural change: makes ids reserved through `&self` live
-    /// (as empty entities) and clamps old ticks when it is time to.
+    /// Makes ids reserved through `&self` ([`World::reserve_entity`],
+    /// command buffers) live, as empty entities, announcing them to spawn
+    /// observers; and clamps old change ticks when it is time to. Every
+    /// structural change does this first, so call it only to see reserved
+    /// entities before the next one (as in hecs and Bevy).
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.reserve_entity();
+    /// assert!(!world.contains(e));
+    /// world.flush();
+    /// assert!(world.contains(e));
+    /// assert_eq!(world.iter().count(), 1);
+    /// ```
     #[inline]
-    fn flush(&mut self) {
+    pub fn flush(&mut self) {
         self.check_change_ticks();
         if self.entities.needs_flush() {
             self.flush_reserved();

@@ -8,7 +8,8 @@
 //!   (storage `"table"` is the default; hooks are `fn(DeferredWorld, Entity)`)
 //!   and `#[require(A, B = B(5), C = make_c())]` (required components,
 //!   added with `Default`, or with the expression after `=`);
-//! - `#[derive(Bundle)]` on a struct whose every field is a bundle.
+//! - `#[derive(Bundle)]` on a struct whose every field is a bundle; on a
+//!   generic struct it adds the `Field: Bundle` bounds itself.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -158,8 +159,9 @@ fn bundle_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
         ));
     };
     let name = &input.ident;
-    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let types: Vec<_> = data.fields.iter().map(|f| &f.ty).collect();
+    let generics = with_field_bounds(&input.generics, &types);
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let members: Vec<syn::Member> = data
         .fields
         .iter()
@@ -201,6 +203,39 @@ fn bundle_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 #build
             }
         }
+    })
+}
+
+/// `generics` plus a `Field: ::mosaic::Bundle` bound for every field type
+/// that names a type parameter, so `struct Pair<T> { a: T, b: Marker }`
+/// derives without the user writing `T: Bundle` (hecs's derive does the
+/// same). Fields of concrete types need no bound: they are checked as is.
+fn with_field_bounds(generics: &syn::Generics, types: &[&syn::Type]) -> syn::Generics {
+    let params: Vec<String> = generics
+        .type_params()
+        .map(|p| p.ident.to_string())
+        .collect();
+    let mut generics = generics.clone();
+    if params.is_empty() {
+        return generics;
+    }
+    let clause = generics.make_where_clause();
+    for ty in types {
+        if names_any(quote!(#ty), &params) {
+            clause
+                .predicates
+                .push(syn::parse_quote!(#ty: ::mosaic::Bundle));
+        }
+    }
+    generics
+}
+
+/// True if `tokens` contain an identifier in `names` (at any depth).
+fn names_any(tokens: TokenStream2, names: &[String]) -> bool {
+    tokens.into_iter().any(|tree| match tree {
+        proc_macro2::TokenTree::Ident(ident) => names.iter().any(|n| ident == n),
+        proc_macro2::TokenTree::Group(group) => names_any(group.stream(), names),
+        _ => false,
     })
 }
 

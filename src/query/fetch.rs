@@ -14,7 +14,8 @@ use crate::storage::{Column, SparseSet};
 use crate::world::World;
 
 /// Something a query can yield per entity: `Entity`, `&T`, `&mut T`,
-/// `Option<Q>`, [`Has<T>`], or a tuple of those (up to 16, nested freely).
+/// `Option<Q>`, [`Has<T>`], [`Ref<T>`](crate::Ref), or a tuple of those
+/// (up to 16, nested freely).
 ///
 /// The methods are the query engine's plumbing, hidden from the docs; use the
 /// implementations this crate provides.
@@ -274,7 +275,7 @@ pub struct ReadFetch<'w, T> {
     driver: Option<NonNull<T>>,
 }
 
-fn sparse_set<T: Component>(world: &World, id: ComponentId) -> Option<&SparseSet> {
+pub(super) fn sparse_set<T: Component>(world: &World, id: ComponentId) -> Option<&SparseSet> {
     match T::STORAGE {
         StorageType::Table => None,
         StorageType::SparseSet => world.sparse_sets().get(id),
@@ -285,7 +286,7 @@ fn sparse_set<T: Component>(world: &World, id: ComponentId) -> Option<&SparseSet
 /// `&mut T`), or `None` if a table `T` is missing. Sparse components match
 /// every archetype; their index is unused.
 #[inline]
-fn match_storage<T: Component>(id: ComponentId, archetype: &Archetype) -> Option<u32> {
+pub(super) fn match_storage<T: Component>(id: ComponentId, archetype: &Archetype) -> Option<u32> {
     match T::STORAGE {
         StorageType::Table => archetype.column_index(id).map(|i| i as u32),
         StorageType::SparseSet => Some(0),
@@ -308,7 +309,11 @@ pub(super) unsafe fn column_at(archetype: &Archetype, index: u32) -> &Column {
 /// (the archetype matched) or when the run walks `T`'s own set; otherwise
 /// if `T`'s set holds the entity.
 #[inline(always)]
-fn present<T: Component>(driving: bool, set: Option<&SparseSet>, entity: Entity) -> bool {
+pub(super) fn present<T: Component>(
+    driving: bool,
+    set: Option<&SparseSet>,
+    entity: Entity,
+) -> bool {
     match T::STORAGE {
         StorageType::Table => true,
         StorageType::SparseSet => driving || set.is_some_and(|s| s.contains(entity)),
@@ -317,7 +322,7 @@ fn present<T: Component>(driving: bool, set: Option<&SparseSet>, entity: Entity)
 
 /// Pointer to `entity`'s value in `set`, if it has one.
 #[inline]
-fn sparse_ptr<T>(set: Option<&SparseSet>, entity: Entity) -> Option<(usize, *mut T)> {
+pub(super) fn sparse_ptr<T>(set: Option<&SparseSet>, entity: Entity) -> Option<(usize, *mut T)> {
     let set = set?;
     let dense = set.dense_index(entity)?;
     // SAFETY: `dense_index` returned an index < len.

@@ -2,7 +2,7 @@
 //!
 //! A query has two halves:
 //! - its *data* `Q` ([`QueryData`]): what each item yields — `Entity`, `&T`,
-//!   `&mut T`, `Option<..>`, [`Has<T>`], or a tuple of those;
+//!   `&mut T`, `Option<..>`, [`Has<T>`], [`Ref<T>`], or a tuple of those;
 //! - its *filter* `F` ([`QueryFilter`]): which entities count — [`With`],
 //!   [`Without`], [`Or`], [`Added`], [`Changed`], or a tuple (all must hold).
 //!
@@ -29,7 +29,9 @@ mod chunks;
 mod fetch;
 mod filter;
 mod iter;
+mod many;
 mod param;
+mod ref_item;
 mod state;
 mod tuples;
 
@@ -39,6 +41,7 @@ pub use fetch::{Has, QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
 pub use iter::QueryIter;
 pub use param::{Populated, Query, QueryCombinations, QueryParIter, QuerySingleError, Single};
+pub use ref_item::Ref;
 pub use state::QueryState;
 
 use crate::change::Tick;

@@ -410,6 +410,12 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         unsafe { QueryIter::unstarted(world, self, ticks).with_rows(matched, rows) }
     }
 
+    /// The ticks a `get` on a prepared state compares against (it does not
+    /// advance the world's tick, as a `get` never does).
+    pub(crate) fn get_ticks(&self, world: &World) -> TickRange {
+        TickRange::since(self.last_run, world.change_tick())
+    }
+
     /// The data and filter states.
     pub(crate) fn states(&self) -> (&Q::State, &F::State) {
         (&self.data_state, &self.filter_state)
