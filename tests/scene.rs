@@ -711,7 +711,10 @@ fn floats_round_trip_exactly_in_every_format() {
         state
     };
     let mut entities = Vec::new();
-    while entities.len() < 2000 {
+    // 2,000 natively; 20 under Miri, where each value's three round trips
+    // through serde cost more than a second of interpretation.
+    let count = if cfg!(miri) { 20 } else { 2000 };
+    while entities.len() < count {
         let bits = next();
         let (x, max) = (f32::from_bits(bits as u32), f64::from_bits(bits));
         if !x.is_finite() || !max.is_finite() {
@@ -2124,13 +2127,18 @@ fn mutated_text_never_panics(format: Format) {
         .map(|(i, _)| i)
         .chain([text.len()])
         .collect();
-    // Every boundary natively; every eighth under Miri, whose interpreter
-    // would take minutes over them all (CI runs this in a Miri shard).
-    let stride = if cfg!(miri) { 8 } else { 1 };
-    for &end in boundaries.iter().step_by(stride) {
+    // Every boundary natively. Under Miri, where one load of this scene
+    // costs several seconds of interpretation, about six cuts and two edit
+    // positions spread over the text (CI runs this in a Miri shard).
+    let (cut_stride, edit_stride) = if cfg!(miri) {
+        (boundaries.len() / 6 + 1, boundaries.len() / 2 + 1)
+    } else {
+        (1, 1)
+    };
+    for &end in boundaries.iter().step_by(cut_stride) {
         load_any(&text.as_bytes()[..end], format, &registry);
     }
-    for w in boundaries.windows(2).step_by(stride) {
+    for w in boundaries.windows(2).step_by(edit_stride) {
         let (start, end) = (w[0], w[1]);
         if text[start..end].trim().is_empty() {
             continue;
@@ -2167,13 +2175,17 @@ fn truncated_and_mutated_binary_scenes_never_panic() {
         .unwrap()
         .spawn_into(&mut World::new(), &registry)
         .unwrap();
-    // Every position natively; every eighth under Miri (see
-    // `mutated_text_never_panics`).
-    let stride = if cfg!(miri) { 8 } else { 1 };
-    for end in (0..=bytes.len()).step_by(stride) {
+    // Every position natively; about ten cuts and four edit positions
+    // under Miri (see `mutated_text_never_panics`).
+    let (cut_stride, edit_stride) = if cfg!(miri) {
+        (bytes.len() / 10 + 1, bytes.len() / 4 + 1)
+    } else {
+        (1, 1)
+    };
+    for end in (0..=bytes.len()).step_by(cut_stride) {
         load_any(&bytes[..end], Format::Binary, &registry);
     }
-    for i in (0..bytes.len()).step_by(stride) {
+    for i in (0..bytes.len()).step_by(edit_stride) {
         for change in [0x01u8, 0x02, 0x10, 0x80, 0xff] {
             let mut mutated = bytes.clone();
             mutated[i] ^= change;
