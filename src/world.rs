@@ -34,18 +34,15 @@ use crate::query::{QueryData, QueryFilter, QueryState};
 use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
+mod column_spawn;
 /// How many rows `spawn_batch` reserves up front at most: an iterator's
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
 /// allocation. Past this, columns grow by doubling.
 mod dynamic_ops;
 mod required_ops;
-#[cfg(feature = "serde")]
-mod scene_ops;
 mod sort;
 mod sparse_view;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
-#[cfg(feature = "serde")]
-pub(crate) use scene_ops::SpawnGroup;
 pub use sparse_view::{SparseMut, SparseMutError};
 
 const MAX_BATCH_RESERVE: usize = 1 << 22;

@@ -18,8 +18,8 @@ use crate::component::{Component, StorageType};
 use crate::dynamic::ComponentSchema;
 use crate::entity::Entity;
 use crate::map_entities::EntityMapper;
-use crate::storage::batch::{BatchColumn, TypedColumn};
 use crate::world::World;
+use crate::BatchColumn;
 
 /// A postcard output that appends to a borrowed `Vec`.
 struct VecSink<'a>(&'a mut Vec<u8>);
@@ -96,8 +96,8 @@ pub(crate) trait PendingColumn: Send {
     /// Maps the entity references of every value.
     fn map_all(&mut self, mapper: &mut dyn EntityMapper);
 
-    /// The values, for [`World::spawn_columns`].
-    fn into_batch(self: Box<Self>) -> Box<dyn BatchColumn>;
+    /// The values, for [`World::spawn_column_batches`].
+    fn into_batch(self: Box<Self>) -> BatchColumn;
 }
 
 struct ColumnOf<T> {
@@ -154,8 +154,8 @@ impl<T: Component + DeserializeOwned> PendingColumn for ColumnOf<T> {
         }
     }
 
-    fn into_batch(self: Box<Self>) -> Box<dyn BatchColumn> {
-        Box::new(TypedColumn(self.values))
+    fn into_batch(self: Box<Self>) -> BatchColumn {
+        BatchColumn::new(self.values)
     }
 }
 

@@ -16,7 +16,8 @@ use crate::bundle::Bundle;
 use crate::dynamic::{ComponentSchema, DynamicComponent, SchemaError};
 use crate::entity::Entity;
 use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::{DynamicInsertError, SpawnGroup, World};
+use crate::world::{DynamicInsertError, World};
+use crate::ColumnBatch;
 
 /// The entities a scene spawned, by scene id.
 ///
@@ -860,7 +861,7 @@ impl Scene {
         // theirs later): the map from scene keys to the entities spawned.
         let needs_map = entity_refs_decoded() != refs_before || !self.prefabs.is_empty();
         let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
-        let spawned = world.spawn_columns(order.len(), |spawned| {
+        let spawned = world.spawn_column_batches(order.len(), |spawned| {
             if needs_map {
                 map = order
                     .iter()
@@ -883,13 +884,21 @@ impl Scene {
                     }
                     let mut columns: Vec<_> = g.names.iter().zip(g.columns).collect();
                     columns.sort_by_key(|(name, _)| rank.get(*name).copied());
-                    SpawnGroup {
-                        rows: g.rows,
-                        columns: columns.into_iter().map(|(_, c)| c.into_batch()).collect(),
+                    let mut batch = ColumnBatch::new(g.rows.len());
+                    for (_, column) in columns {
+                        if let Err(e) = batch.push_column(column.into_batch()) {
+                            unreachable!("names, and lengths, checked above: {e}");
+                        }
                     }
+                    (g.rows, batch)
                 })
                 .collect()
         });
+        // Every position has a group, each with one position per value.
+        let spawned = match spawned {
+            Ok(spawned) => spawned,
+            Err(e) => unreachable!("every entity is in one group: {e}"),
+        };
         for (_, p) in &mut dynamics {
             p.map_entities(&mut KeyMapper {
                 map: &map,
