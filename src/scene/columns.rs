@@ -13,13 +13,13 @@ use serde::Serialize;
 use super::error::{SceneError, Where};
 use super::registry::{Kind, MapFn, TypeRegistry};
 use super::value::{take_postcard, DecodeError, DynamicSeed, SceneValue};
-use crate::archetype::ArchetypeId;
-use crate::component::{Component, StorageType};
-use crate::dynamic::ComponentSchema;
-use crate::entity::Entity;
-use crate::map_entities::EntityMapper;
-use crate::world::World;
+use crate::ArchetypeId;
 use crate::BatchColumn;
+use crate::ComponentSchema;
+use crate::Entity;
+use crate::EntityMapper;
+use crate::World;
+use crate::{Component, StorageType};
 
 /// A postcard output that appends to a borrowed `Vec`.
 struct VecSink<'a>(&'a mut Vec<u8>);
@@ -186,7 +186,7 @@ pub(crate) fn encode_rows<T: Component + Serialize>(
         output: VecSink(out),
     };
     if T::STORAGE == StorageType::Table {
-        if let Some(values) = world.table_values::<T>(archetype) {
+        if let Some(values) = world.get_archetype(archetype).and_then(|a| a.column::<T>()) {
             for &row in rows {
                 values[row].serialize(&mut serializer).map_err(fail)?;
             }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::dynamic::SchemaError;
+use crate::SchemaError;
 
 /// A place in a scene file: 1-based line and column of a text file.
 ///

@@ -12,12 +12,12 @@ use super::value::{
     entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed,
 };
 use super::{Prefab, Scene, SceneComponent, TableColumn};
-use crate::bundle::Bundle;
-use crate::dynamic::{ComponentSchema, DynamicComponent, SchemaError};
-use crate::entity::Entity;
-use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::{DynamicInsertError, World};
+use crate::Bundle;
 use crate::ColumnBatch;
+use crate::Entity;
+use crate::{ComponentSchema, DynamicComponent, SchemaError};
+use crate::{DynamicInsertError, World};
+use crate::{EntityMapper, MapEntities};
 
 /// The entities a scene spawned, by scene id.
 ///
@@ -666,7 +666,12 @@ impl Scene {
                     let rust_type = registry
                         .get(schema.name(), Kind::Component)
                         .map(|e| e.type_name)
-                        .or_else(|| world.components().rust_type_named(schema.name()));
+                        .or_else(|| {
+                            world
+                                .component_infos()
+                                .filter(|i| i.name() == schema.name())
+                                .find_map(|i| i.type_name())
+                        });
                     if let Some(rust_type) = rust_type {
                         return Err(fail(SchemaError::TakenByRustType {
                             name: schema.name().to_owned(),

@@ -81,7 +81,7 @@ pub use error::{Location, SceneError, Where};
 pub use load::SceneSpawn;
 pub use registry::{AsComponent, AsResource, Registration, TypeRegistry};
 
-use crate::dynamic::ComponentSchema;
+use crate::ComponentSchema;
 use value::SceneValue;
 
 /// A scene: entities, prefabs, resources and runtime-defined component

@@ -13,10 +13,10 @@ use serde_content::Value as Content;
 
 use super::columns::{encode_rows, new_column, write_value, EncodeRowsFn, PendingColumn, WriteFn};
 use super::value::{to_content, DecodeError, SceneValue};
-use crate::component::{short_type_name, Component};
-use crate::entity::Entity;
-use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::World;
+use crate::Entity;
+use crate::World;
+use crate::{short_type_name, Component};
+use crate::{EntityMapper, MapEntities};
 
 /// A decoded value waiting to be put into a world.
 pub(crate) trait Pending: Send {

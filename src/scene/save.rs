@@ -8,11 +8,7 @@ use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, TypeRegistry};
 use super::value::{scene_id, to_content, DynamicSeed, SceneValue};
 use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
-use crate::archetype::ArchetypeId;
-use crate::component::ComponentId;
-use crate::dynamic::SchemaError;
-use crate::entity::Entity;
-use crate::world::World;
+use crate::{ArchetypeId, ComponentId, Entity, SchemaError, StorageType, World};
 
 /// Consecutive entities of one archetype with the same sparse components:
 /// saved as one [`SceneTable`].
@@ -57,10 +53,9 @@ fn save(
     // Sparse sets that hold anything: an entity's sparse components are the
     // ones among these that contain it.
     let sparse: Vec<ComponentId> = world
-        .sparse_sets()
-        .iter()
-        .filter(|(_, set)| !set.entities().is_empty())
-        .map(|(id, _)| id)
+        .component_infos()
+        .filter(|info| info.storage() == StorageType::SparseSet)
+        .map(|info| info.id())
         .collect();
     let mut seen = FxHashSet::default();
     let mut run: Option<Run> = None;
@@ -74,7 +69,7 @@ fn save(
         let has: Vec<ComponentId> = sparse
             .iter()
             .copied()
-            .filter(|&id| world.sparse_sets().find(id, entity).is_some())
+            .filter(|&id| world.contains_id(entity, id))
             .collect();
         match &mut run {
             Some(r) if r.archetype == loc.archetype && r.sparse == has => {
@@ -119,7 +114,10 @@ fn save_run(
     scene: &mut Scene,
     run: Run,
 ) -> Result<(), SceneError> {
-    let ids = world.archetype(run.archetype).components().to_vec();
+    let ids = world
+        .get_archetype(run.archetype)
+        .map(|a| a.components().to_vec())
+        .unwrap_or_default();
     let mut columns = Vec::with_capacity(ids.len() + run.sparse.len());
     for id in ids.into_iter().chain(run.sparse) {
         let Some(info) = world.component_info(id) else {

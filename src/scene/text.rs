@@ -20,7 +20,7 @@ use super::columns::{write_postcard, Codec};
 use super::error::{Location, SceneError, Where};
 use super::value::{json_offset, Format, SceneValue, Source, ValueWriter};
 use super::{ColumnBytes, Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
-use crate::dynamic::{ComponentSchema, FieldType};
+use crate::{ComponentSchema, FieldType};
 
 /// The first bytes of a binary scene (name and format version). Version 2
 /// stores entities a component column at a time (version 1, one value at a

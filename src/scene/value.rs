@@ -13,8 +13,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_content::Value as Content;
 
 use super::error::{Location, SceneError, Where};
-use crate::dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue};
-use crate::entity::Entity;
+use crate::Entity;
+use crate::{ComponentSchema, DynamicComponent, FieldType, FieldValue};
 
 /// Where a text scene's source lives, with its line table (for locations).
 pub(crate) struct Source {

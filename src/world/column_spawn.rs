@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use super::{location, World};
 use crate::archetype::ArchetypeId;
 use crate::column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
-use crate::component::{Component, ComponentId, StorageType};
+use crate::component::{ComponentId, StorageType};
 use crate::entity::Entity;
 use crate::storage::batch::write_new_rows;
 use crate::storage::DeferredPanic;
@@ -233,17 +233,6 @@ impl World {
             planned.push((group, ids, archetype));
         }
         planned
-    }
-
-    /// The values of table component `T` in `archetype`'s table, by row
-    /// (`None` if `T` is not one of its table components).
-    pub(crate) fn table_values<T: Component>(&self, archetype: ArchetypeId) -> Option<&[T]> {
-        let id = self.components.id_of::<T>()?;
-        self.archetypes
-            .get(archetype)
-            .table
-            .column(id)?
-            .as_slice::<T>()
     }
 }
 
