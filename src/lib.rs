@@ -1,4 +1,19 @@
-#![doc = include_str!("../README.md")]
+//! The core of the mosaic ECS (package `mosaic-core`): entities,
+//! components, storage, queries, systems, events, observers, hooks and
+//! required components, columnar spawning. Programs depend on `mosaic-ecs`
+//! (library `mosaic`), which re-exports all of this and, behind its default
+//! `serde` feature, the scenes of `mosaic-scene`; the README there is the
+//! guide. This crate has no serde dependency and knows nothing of scenes:
+//! the scene crate is built on the public API below.
+//!
+//! ```
+//! use mosaic::prelude::*;
+//! #[derive(Component, Debug, PartialEq)]
+//! struct Position(f32);
+//! let mut world = World::new();
+//! let e = world.spawn(Position(1.0));
+//! assert_eq!(world.get::<Position>(e), Ok(&Position(1.0)));
+//! ```
 //!
 //! # Design, in brief
 //!
@@ -24,6 +39,8 @@ mod commands;
 mod component;
 mod dynamic;
 mod entity;
+#[cfg(feature = "serde")]
+mod entity_serde;
 mod error;
 mod event;
 mod hooks;
@@ -32,8 +49,6 @@ mod observer;
 mod query;
 mod removed;
 mod resource;
-#[cfg(feature = "serde")]
-pub mod scene;
 mod storage;
 mod system;
 mod time;

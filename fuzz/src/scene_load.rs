@@ -9,7 +9,7 @@
 //! (`Nested`), so deep inputs reach the decoders' recursion.
 
 use mosaic::prelude::*;
-use mosaic::scene::{Scene, TypeRegistry};
+use mosaic_scene::{Scene, SpawnPrefab, TypeRegistry};
 use serde::{Deserialize, Serialize};
 
 #[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]

@@ -6,9 +6,9 @@ use rustc_hash::FxHashSet;
 use super::columns::{left_over, write_postcard, Codec};
 use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, TypeRegistry};
-use super::value::{scene_id, to_content, DynamicSeed, SceneValue};
+use super::value::{scene_id, to_content, DynamicSeed, SceneValue, SerDynamic};
 use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
-use crate::{ArchetypeId, ComponentId, Entity, SchemaError, StorageType, World};
+use mosaic::{ArchetypeId, ComponentId, Entity, SchemaError, StorageType, World};
 
 /// Consecutive entities of one archetype with the same sparse components:
 /// saved as one [`SceneTable`].
@@ -129,7 +129,8 @@ fn save_run(
                 let value = world
                     .get_dynamic(entity, info.name())
                     .map_err(|e| encode_error(info.name(), e.to_string()))?;
-                write_postcard(value, &mut bytes).map_err(|m| encode_error(info.name(), m))?;
+                write_postcard(&SerDynamic(value), &mut bytes)
+                    .map_err(|m| encode_error(info.name(), m))?;
             }
             columns.push(TableColumn {
                 name: info.name().to_owned(),
@@ -172,7 +173,7 @@ impl Scene {
     /// is its [`Entity::to_bits`], so entity references inside components
     /// stay right. Components of unregistered types are left out and counted
     /// in [`Scene::skipped`]. Prefabs are not saved: entities made from
-    /// prefabs are saved whole, and [`World::spawn_prefab`] after a reload
+    /// prefabs are saved whole, and [`SpawnPrefab::spawn_prefab`](crate::SpawnPrefab::spawn_prefab) after a reload
     /// needs the prefab scene loaded again.
     ///
     /// A runtime-defined component whose name the registry gives a Rust
@@ -184,7 +185,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// use mosaic_scene::{Scene, TypeRegistry};
     /// #[derive(Component, serde::Serialize, serde::Deserialize, Debug, PartialEq)]
     /// struct Health(u32);
     /// let mut registry = TypeRegistry::new();
@@ -216,7 +217,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// use mosaic_scene::{Scene, TypeRegistry};
     /// #[derive(Component, serde::Serialize, serde::Deserialize)]
     /// struct Player;
     /// let mut registry = TypeRegistry::new();
@@ -246,7 +247,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// use mosaic_scene::{Scene, TypeRegistry};
     /// #[derive(Component, serde::Serialize, serde::Deserialize)]
     /// struct Health(u32);
     /// let mut registry = TypeRegistry::new();
@@ -275,7 +276,7 @@ impl Scene {
                 .find(|s| kind == Kind::Component && s.name() == c.name)
             {
                 let value = c.value.decode(DynamicSeed(schema)).map_err(wrong)?;
-                to_content(&value).map_err(|message| SceneError::Encode {
+                to_content(&SerDynamic(&value)).map_err(|message| SceneError::Encode {
                     component: c.name.clone(),
                     message,
                 })?

@@ -12,14 +12,14 @@ use serde::Serialize;
 
 use super::error::{SceneError, Where};
 use super::registry::{Kind, MapFn, TypeRegistry};
-use super::value::{take_postcard, DecodeError, DynamicSeed, SceneValue};
-use crate::ArchetypeId;
-use crate::BatchColumn;
-use crate::ComponentSchema;
-use crate::Entity;
-use crate::EntityMapper;
-use crate::World;
-use crate::{Component, StorageType};
+use super::value::{take_postcard, DecodeError, DynamicSeed, SceneValue, SerDynamic};
+use mosaic::ArchetypeId;
+use mosaic::BatchColumn;
+use mosaic::ComponentSchema;
+use mosaic::Entity;
+use mosaic::EntityMapper;
+use mosaic::World;
+use mosaic::{Component, StorageType};
 
 /// A postcard output that appends to a borrowed `Vec`.
 struct VecSink<'a>(&'a mut Vec<u8>);
@@ -264,7 +264,7 @@ impl<'a> Codec<'a> {
                 let (value, rest) =
                     take_postcard(bytes, DynamicSeed(schema)).map_err(|e| e.message)?;
                 *bytes = rest;
-                write(&value);
+                write(&SerDynamic(&value));
                 Ok(())
             }
         }

@@ -12,19 +12,19 @@ use super::value::{
     entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed,
 };
 use super::{Prefab, Scene, SceneComponent, TableColumn};
-use crate::Bundle;
-use crate::ColumnBatch;
-use crate::Entity;
-use crate::{ComponentSchema, DynamicComponent, SchemaError};
-use crate::{DynamicInsertError, World};
-use crate::{EntityMapper, MapEntities};
+use mosaic::Bundle;
+use mosaic::ColumnBatch;
+use mosaic::Entity;
+use mosaic::{ComponentSchema, DynamicComponent, SchemaError};
+use mosaic::{DynamicInsertError, World};
+use mosaic::{EntityMapper, MapEntities};
 
 /// The entities a scene spawned, by scene id.
 ///
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// use mosaic::scene::{Scene, TypeRegistry};
+/// use mosaic_scene::{Scene, TypeRegistry};
 /// let scene = Scene::from_ron_str("(entities: [(id: 10), (id: 20)])").unwrap();
 /// let mut world = World::new();
 /// let spawned = scene.spawn_into(&mut world, &TypeRegistry::new()).unwrap();
@@ -54,7 +54,7 @@ impl SceneSpawn {
     /// # Example
     /// ```
     /// # use mosaic::prelude::*;
-    /// # use mosaic::scene::{Scene, TypeRegistry};
+    /// # use mosaic_scene::{Scene, TypeRegistry};
     /// let scene = Scene::from_ron_str("(entities: [(id: 1)])").unwrap();
     /// let mut world = World::new();
     /// let spawned = scene.spawn_into(&mut world, &TypeRegistry::new()).unwrap();
@@ -74,7 +74,7 @@ impl SceneSpawn {
     /// # Example
     /// ```
     /// # use mosaic::prelude::*;
-    /// # use mosaic::scene::{Scene, TypeRegistry};
+    /// # use mosaic_scene::{Scene, TypeRegistry};
     /// let scene = Scene::from_ron_str("(entities: [(id: 5), (id: 6)])").unwrap();
     /// let mut world = World::new();
     /// let spawned = scene.spawn_into(&mut world, &TypeRegistry::new()).unwrap();
@@ -89,7 +89,7 @@ impl SceneSpawn {
     /// # Example
     /// ```
     /// # use mosaic::prelude::*;
-    /// # use mosaic::scene::{Scene, TypeRegistry};
+    /// # use mosaic_scene::{Scene, TypeRegistry};
     /// let scene = Scene::from_ron_str("(entities: [(id: 5)])").unwrap();
     /// let mut world = World::new();
     /// let spawned = scene.spawn_into(&mut world, &TypeRegistry::new()).unwrap();
@@ -103,7 +103,7 @@ impl SceneSpawn {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(mosaic::scene::SceneSpawn::default().len(), 0);
+    /// assert_eq!(mosaic_scene::SceneSpawn::default().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.order.len()
@@ -113,7 +113,7 @@ impl SceneSpawn {
     ///
     /// # Example
     /// ```
-    /// assert!(mosaic::scene::SceneSpawn::default().is_empty());
+    /// assert!(mosaic_scene::SceneSpawn::default().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
@@ -514,7 +514,7 @@ fn map_pending(
 }
 
 /// The prefabs of one scene, resolved (each with its whole `extends`
-/// chain), as a world keeps them for [`World::spawn_prefab`].
+/// chain), as a world keeps them for [`SpawnPrefab::spawn_prefab`].
 #[derive(Debug)]
 struct PrefabSource {
     prefabs: Vec<(String, Vec<SceneComponent>)>,
@@ -586,7 +586,7 @@ impl Scene {
     /// Spawns the scene's entities into `world`, with their components
     /// (prefab ones first, then the entity's own, which override), inserts
     /// its resources, declares its runtime-defined components and keeps its
-    /// prefabs for [`World::spawn_prefab`]. Returns the entity spawned for
+    /// prefabs for [`SpawnPrefab::spawn_prefab`]. Returns the entity spawned for
     /// each scene id.
     ///
     /// Each entity is written once, with all its registered components,
@@ -604,7 +604,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, SceneError, TypeRegistry};
+    /// use mosaic_scene::{Scene, SceneError, TypeRegistry};
     /// use serde::{Deserialize, Serialize};
     ///
     /// #[derive(Component, MapEntities, Serialize, Deserialize)]
@@ -948,7 +948,10 @@ impl Scene {
     }
 }
 
-impl World {
+/// Spawning the prefabs of scenes loaded into a world, as a method of
+/// [`World`]: `world.spawn_prefab(name, overrides)`. Through `mosaic-ecs`,
+/// `use mosaic::prelude::*;` brings it in scope.
+pub trait SpawnPrefab {
     /// Spawns an entity from a prefab of a scene loaded earlier
     /// ([`Scene::spawn_into`] keeps each scene's prefabs; a later prefab of
     /// the same name replaces an earlier one), then inserts `overrides`
@@ -958,7 +961,7 @@ impl World {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, SceneError, TypeRegistry};
+    /// use mosaic_scene::{Scene, SceneError, SpawnPrefab, TypeRegistry};
     /// use serde::{Deserialize, Serialize};
     /// #[derive(Component, Serialize, Deserialize, Debug, PartialEq)]
     /// struct Position { x: f32, y: f32 }
@@ -978,11 +981,11 @@ impl World {
     /// assert_eq!(world.get::<Appearance>(tree).unwrap().name, "tree");
     /// assert!(matches!(world.spawn_prefab("Tre", ()), Err(SceneError::UnknownPrefab { .. })));
     /// ```
-    pub fn spawn_prefab<B: Bundle>(
-        &mut self,
-        name: &str,
-        overrides: B,
-    ) -> Result<Entity, SceneError> {
+    fn spawn_prefab<B: Bundle>(&mut self, name: &str, overrides: B) -> Result<Entity, SceneError>;
+}
+
+impl SpawnPrefab for World {
+    fn spawn_prefab<B: Bundle>(&mut self, name: &str, overrides: B) -> Result<Entity, SceneError> {
         let found = self
             .get_resource::<PrefabLibrary>()
             .and_then(|l| l.by_name.get(name).cloned());

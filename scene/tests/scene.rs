@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mosaic::prelude::*;
-use mosaic::scene::{Location, Scene, SceneError, SceneSpawn, TypeRegistry, Where};
 use mosaic::{ComponentSchema, DynamicComponent, EntityMapper, FieldType, FieldValue, SchemaError};
+use mosaic_scene::{Location, Scene, SceneError, SceneSpawn, SpawnPrefab, TypeRegistry, Where};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
