@@ -81,7 +81,7 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
 }
 
 fn at_field(path: &str) -> String {
-    if path.is_empty() || path == "." {
+    if path.is_empty() {
         String::new()
     } else {
         format!(", field `{path}`")

@@ -120,6 +120,17 @@ pub(crate) enum SceneValue {
     Content(Content<'static>),
 }
 
+/// The field path `track` recorded: `"x"`, `"inner.y"`, or empty for the
+/// value as a whole (which serde_path_to_error writes as `"."`).
+fn field_path(track: serde_path_to_error::Track) -> String {
+    let path = track.path().to_string();
+    if path == "." {
+        String::new()
+    } else {
+        path
+    }
+}
+
 /// A value failed to decode: the serde message, the field path and the
 /// location inside the value's own text.
 pub(crate) struct DecodeError {
@@ -278,7 +289,7 @@ impl SceneValue {
                     let e = de.span_error(e);
                     DecodeError {
                         message: e.code.to_string(),
-                        path: track.path().to_string(),
+                        path: field_path(track),
                         at: spanned(e),
                     }
                 })
@@ -295,7 +306,7 @@ impl SceneValue {
                 let result = result.and_then(|v| de.end().map(|()| v));
                 result.map_err(|e| DecodeError {
                     message: strip_json_position(&e),
-                    path: track.path().to_string(),
+                    path: field_path(track),
                     at: Where::Text(
                         source.location(span.start + json_offset(text, e.line(), e.column())),
                     ),
@@ -307,7 +318,7 @@ impl SceneValue {
                     .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
                     .map_err(|e| DecodeError {
                         message: super::depth::message(&e),
-                        path: track.path().to_string(),
+                        path: field_path(track),
                         at: Where::Unknown,
                     })?;
                 match de.finalize() {
@@ -329,7 +340,7 @@ impl SceneValue {
                 seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
                     .map_err(|e| DecodeError {
                         message: e.to_string(),
-                        path: track.path().to_string(),
+                        path: field_path(track),
                         at: Where::Unknown,
                     })
             }
@@ -576,6 +587,6 @@ where
             .finalize()
             .map(|rest| (value, rest))
             .map_err(|e| fail(super::depth::message(&e), String::new())),
-        Err(e) => Err(fail(super::depth::message(&e), track.path().to_string())),
+        Err(e) => Err(fail(super::depth::message(&e), field_path(track))),
     }
 }

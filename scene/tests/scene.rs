@@ -1541,6 +1541,35 @@ fn value_of_the_wrong_shape() {
     );
 }
 
+/// Issue #18, item 8: a value wrong as a whole has an empty field path, as
+/// `SceneError::WrongShape::path` documents (serde_path_to_error writes
+/// the root as "."), in every format and for runtime-defined components.
+#[test]
+fn a_value_wrong_as_a_whole_has_an_empty_path() {
+    let ron = ron_error("(entities: [(id: 1, components: {\"Health\": \"full\"})])");
+    let json = json_error(r#"{"entities": [{"id": 1, "components": {"Health": "full"}}]}"#);
+    let dynamic = ron_error(
+        "(schemas: {\"Focus\": {\"current\": \"int\"}}, \
+         entities: [(id: 1, components: {\"Focus\": 3})])",
+    );
+    for (err, component) in [(ron, "Health"), (json, "Health"), (dynamic, "Focus")] {
+        let SceneError::WrongShape {
+            component: c, path, ..
+        } = &err
+        else {
+            panic!("not a shape error: {err:?}");
+        };
+        assert_eq!((c.as_str(), path.as_str()), (component, ""), "{err}");
+        assert!(!err.to_string().contains("field"), "{err}");
+    }
+    // A nested field still has its path.
+    let err = ron_error("(entities: [(id: 1, components: {\"Position\": (x: 1.0, y: \"up\")})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { path, .. } if path == "y"),
+        "{err:?}"
+    );
+}
+
 #[test]
 fn duplicate_scene_id() {
     let text =
