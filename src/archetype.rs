@@ -155,6 +155,27 @@ impl Archetype {
         self.table.column_index(id).is_some()
     }
 
+    /// The values of table component `T` here, by row (the row of
+    /// [`Archetype::entities`]), or `None` if entities here have no `T`
+    /// in their table (a sparse component, or one they lack).
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Level(u8);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Level(3));
+    /// let location = world.location(e).unwrap();
+    /// let archetype = world.get_archetype(location.archetype).unwrap();
+    /// assert_eq!(archetype.column::<Level>().unwrap()[location.row as usize], Level(3));
+    /// assert!(archetype.column::<String>().is_none());
+    /// ```
+    pub fn column<T: 'static>(&self) -> Option<&[T]> {
+        (0..self.table.component_ids().len())
+            .map(|i| self.table.column_at(i))
+            .find_map(|c| c.as_slice::<T>())
+    }
+
     /// Index of table component `id`'s column in this archetype's table.
     #[inline]
     pub(crate) fn column_index(&self, id: ComponentId) -> Option<usize> {

@@ -217,6 +217,21 @@ impl ComponentInfo {
         self.type_id
     }
 
+    /// The full Rust type name (`my_game::Health`), if the component has a
+    /// Rust type; `None` for a runtime-defined one.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// # #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let id = world.register_component::<A>();
+    /// assert!(world.component_info(id).unwrap().type_name().unwrap().ends_with("::A"));
+    /// ```
+    pub fn type_name(&self) -> Option<&'static str> {
+        self.type_name
+    }
+
     /// True if this world records change ticks for the type (switched on by
     /// the first `Added<T>` or `Changed<T>` filter built in this world; see
     /// [`Tick`](crate::Tick) for the rules).
@@ -295,8 +310,18 @@ unsafe fn drop_ptr<T>(ptr: *mut u8) {
     unsafe { ptr.cast::<T>().drop_in_place() }
 }
 
-/// Short name of a type: the path with module prefixes removed, generics kept.
-pub(crate) fn short_type_name<T: ?Sized>() -> String {
+/// Short name of a type: the path with module prefixes removed, generics
+/// kept. This is the name a Rust component type gets in this world
+/// ([`ComponentInfo::name`]), so a layer above the core (a scene registry,
+/// an inspector) can name a type the same way before any world has seen it.
+///
+/// # Example
+/// ```
+/// mod game { pub struct Pair<T>(pub T); }
+/// assert_eq!(mosaic::short_type_name::<game::Pair<u8>>(), "Pair<u8>");
+/// assert_eq!(mosaic::short_type_name::<Option<std::string::String>>(), "Option<String>");
+/// ```
+pub fn short_type_name<T: ?Sized>() -> String {
     let full = std::any::type_name::<T>();
     let mut out = String::with_capacity(full.len());
     let mut segment_start = 0;
@@ -525,6 +550,11 @@ impl Components {
 
     /// The full type name of a Rust component type called `name`, if any
     /// (the first registered, if several share the short name).
+    /// Every registered component, by id.
+    pub fn infos(&self) -> std::slice::Iter<'_, ComponentInfo> {
+        self.infos.iter()
+    }
+
     pub fn rust_type_named(&self, name: &str) -> Option<&'static str> {
         self.infos
             .iter()

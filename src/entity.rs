@@ -134,16 +134,31 @@ impl fmt::Display for Entity {
     }
 }
 
-/// Where a live entity's table components are: archetype and row.
+/// Where a live entity's table components are: its archetype, and its row
+/// in that archetype's table (its index in [`Archetype::entities`]). A
+/// snapshot: any structural change may move the entity.
+///
+/// [`Archetype::entities`]: crate::Archetype::entities
+///
+/// # Example
+/// ```
+/// let mut world = mosaic::World::new();
+/// let e = world.spawn(());
+/// let location = world.location(e).unwrap();
+/// assert_eq!(location.archetype, mosaic::ArchetypeId::EMPTY);
+/// assert_eq!(location.row, 0);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct EntityLocation {
+pub struct EntityLocation {
+    /// The entity's archetype.
     pub archetype: ArchetypeId,
+    /// The entity's row in its archetype's table.
     pub row: u32,
 }
 
 impl EntityLocation {
     /// The location of a slot that holds no live entity.
-    pub const INVALID: EntityLocation = EntityLocation {
+    pub(crate) const INVALID: EntityLocation = EntityLocation {
         archetype: ArchetypeId::INVALID,
         row: u32::MAX,
     };

@@ -1,4 +1,19 @@
-#![doc = include_str!("../README.md")]
+//! The core of the mosaic ECS (package `mosaic-core`): entities,
+//! components, storage, queries, systems, events, observers, hooks and
+//! required components, columnar spawning. Programs depend on `mosaic-ecs`
+//! (library `mosaic`), which re-exports all of this and, behind its default
+//! `serde` feature, the scenes of `mosaic-scene`; the README there is the
+//! guide. This crate has no serde dependency and knows nothing of scenes:
+//! the scene crate is built on the public API below.
+//!
+//! ```
+//! use mosaic::prelude::*;
+//! #[derive(Component, Debug, PartialEq)]
+//! struct Position(f32);
+//! let mut world = World::new();
+//! let e = world.spawn(Position(1.0));
+//! assert_eq!(world.get::<Position>(e), Ok(&Position(1.0)));
+//! ```
 //!
 //! # Design, in brief
 //!
@@ -29,11 +44,14 @@ mod archetype;
 )]
 mod bundle;
 mod change;
+mod column_batch;
 mod commands;
 #[allow(unsafe_code, reason = "a component's type-erased drop function")]
 mod component;
 mod dynamic;
 mod entity;
+#[cfg(feature = "serde")]
+mod entity_serde;
 mod error;
 #[allow(
     unsafe_code,
@@ -54,8 +72,6 @@ mod query;
 )]
 mod removed;
 mod resource;
-#[cfg(feature = "serde")]
-pub mod scene;
 #[allow(unsafe_code, reason = "type-erased columns, sparse sets and resources")]
 mod storage;
 #[allow(
@@ -69,10 +85,11 @@ mod world;
 pub use archetype::{Archetype, ArchetypeId};
 pub use bundle::Bundle;
 pub use change::Tick;
+pub use column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
 pub use commands::{CommandBuffer, CommandError, CommandErrors, Commands};
-pub use component::{Component, ComponentId, ComponentInfo, StorageType};
+pub use component::{short_type_name, Component, ComponentId, ComponentInfo, StorageType};
 pub use dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue, SchemaError};
-pub use entity::Entity;
+pub use entity::{Entity, EntityLocation};
 pub use error::{ComponentError, EntityError, QueryEntityError};
 pub use event::{EventCursor, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHook, ComponentHooks, RequiredComponents, RequiredCycleError};

@@ -26,9 +26,8 @@ pub trait EntityMapper {
 
 /// A component (or resource) that holds entity references, which must be
 /// remapped when it is loaded from a scene. Derive it and mark the fields
-/// holding entities with `#[entities]`; register the type with
-/// [`Registration::map_entities`](crate::scene::Registration::map_entities)
-/// (scenes refuse to load an entity reference in a type registered without
+/// holding entities with `#[entities]`; register the type with the scene
+/// registry's `Registration::map_entities` (`mosaic::scene`; scenes refuse to load an entity reference in a type registered without
 /// it, rather than silently keep a meaningless id).
 ///
 /// # Example

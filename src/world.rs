@@ -34,20 +34,17 @@ use crate::query::{QueryData, QueryFilter, QueryState};
 use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
+mod column_spawn;
 /// How many rows `spawn_batch` reserves up front at most: an iterator's
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
 /// allocation. Past this, columns grow by doubling.
 mod dynamic_ops;
 mod entity_ref;
 mod required_ops;
-#[cfg(feature = "serde")]
-mod scene_ops;
 mod sort;
 mod sparse_view;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};
-#[cfg(feature = "serde")]
-pub(crate) use scene_ops::SpawnGroup;
 pub use sparse_view::{SparseMut, SparseMutError};
 
 const MAX_BATCH_RESERVE: usize = 1 << 22;
@@ -1025,6 +1022,32 @@ impl World {
         self.get::<T>(entity).is_ok()
     }
 
+    /// True if `entity` is alive and has component `id` (a table or sparse
+    /// one, a Rust type or runtime-defined): [`World::has`] for code that
+    /// knows components by id.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] #[component(storage = "sparse")] struct Ghost;
+    /// let mut world = World::new();
+    /// let e = world.spawn(Ghost);
+    /// let id = world.component_id::<Ghost>().unwrap();
+    /// assert!(world.contains_id(e, id));
+    /// let bare = world.spawn(());
+    /// assert!(!world.contains_id(bare, id));
+    /// ```
+    pub fn contains_id(&self, entity: Entity, id: ComponentId) -> bool {
+        let Some(loc) = self.location(entity) else {
+            return false;
+        };
+        match self.components.get_info(id).map(ComponentInfo::storage) {
+            Some(StorageType::Table) => self.archetypes.get(loc.archetype).contains(id),
+            Some(StorageType::SparseSet) => self.sparse.find(id, entity).is_some(),
+            None => false,
+        }
+    }
+
     // ----- queries ----------------------------------------------------------
 
     /// Builds a cached query for `Q` (a tuple of `Entity`, `&T`, `&mut T`,
@@ -1146,6 +1169,27 @@ impl World {
         self.components.get_info(id)
     }
 
+    /// What this world knows about every component it has registered (Rust
+    /// types and runtime-defined ones), in id order.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// #[derive(Component)] #[component(storage = "sparse")] struct B;
+    /// let mut world = World::new();
+    /// world.spawn((A, B));
+    /// let sparse: Vec<&str> = world
+    ///     .component_infos()
+    ///     .filter(|i| i.storage() == StorageType::SparseSet)
+    ///     .map(|i| i.name())
+    ///     .collect();
+    /// assert!(sparse.contains(&"B") && !sparse.contains(&"A"));
+    /// ```
+    pub fn component_infos(&self) -> impl ExactSizeIterator<Item = &ComponentInfo> + '_ {
+        self.components.infos()
+    }
+
     /// Every archetype, in creation order (the empty archetype first).
     ///
     /// # Example
@@ -1159,6 +1203,18 @@ impl World {
     /// ```
     pub fn archetypes(&self) -> impl ExactSizeIterator<Item = &Archetype> + '_ {
         self.archetypes.iter()
+    }
+
+    /// The archetype `id`, or `None` if this world has none of that id.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::{ArchetypeId, World};
+    /// let world = World::new();
+    /// assert!(world.get_archetype(ArchetypeId::EMPTY).unwrap().is_empty());
+    /// ```
+    pub fn get_archetype(&self, id: ArchetypeId) -> Option<&Archetype> {
+        self.archetypes.as_slice().get(id.index())
     }
 
     /// Number of archetypes (including the empty one).
@@ -1323,9 +1379,22 @@ impl World {
         &self.sparse
     }
 
-    /// Where a live entity is, or `None` for a stale handle.
+    /// Where a live entity's table components are (archetype and row), or
+    /// `None` for a stale handle.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// # #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let e = world.spawn(A);
+    /// let location = world.location(e).unwrap();
+    /// assert_eq!(world.get_archetype(location.archetype).unwrap().entities(), &[e]);
+    /// world.despawn(e).unwrap();
+    /// assert_eq!(world.location(e), None);
+    /// ```
     #[inline]
-    pub(crate) fn location(&self, entity: Entity) -> Option<EntityLocation> {
+    pub fn location(&self, entity: Entity) -> Option<EntityLocation> {
         self.entities.get(entity)
     }
 

@@ -2,8 +2,10 @@
 //! inserting and removing components and bundles, reading them back, the
 //! errors each operation reports, exactly-once dropping of component values
 //! (table and sparse storage), zero-sized and over-aligned components,
-//! `spawn_batch` with dishonest size hints, archetype-graph edge reuse, and
-//! deterministic iteration order.
+//! `spawn_batch` with dishonest size hints, archetype-graph edge reuse,
+//! deterministic iteration order, and the public view of where entities
+//! and values are (`location`, `get_archetype`, `Archetype::column`,
+//! `contains_id`, `component_infos`).
 
 use std::collections::HashMap;
 use std::error::Error;
@@ -1610,4 +1612,74 @@ fn sparse_mut_refuses_table_components_and_announced_ones() {
     assert!(err.to_string().contains("insert_one"));
     world.insert_one(e, Hooked(2)).unwrap();
     assert_eq!(world.get::<Hooked>(e), Ok(&Hooked(2)));
+}
+
+/// The public view of where entities are, for layers above the core (a
+/// scene saver reads whole columns through it): a location and the
+/// archetype's column agree after every kind of move.
+#[test]
+fn location_and_archetype_columns_follow_every_move() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..6).map(|i| world.spawn((A(i), B(i)))).collect();
+    world.insert_one(es[1], C(1)).unwrap();
+    world.remove_one::<B>(es[2]).unwrap();
+    world.despawn(es[0]).unwrap();
+    world.insert_one(es[4], S(4)).unwrap();
+    for (i, &e) in es.iter().enumerate().skip(1) {
+        let location = world.location(e).unwrap();
+        let archetype = world.get_archetype(location.archetype).unwrap();
+        let row = location.row as usize;
+        assert_eq!(archetype.entities()[row], e);
+        assert_eq!(archetype.column::<A>().unwrap()[row], A(i as u32));
+        assert_eq!(
+            archetype.column::<B>().map(|b| b[row]),
+            world.get::<B>(e).ok().copied()
+        );
+        assert!(
+            archetype.column::<S>().is_none(),
+            "sparse values live elsewhere"
+        );
+    }
+    assert_eq!(world.location(es[0]), None);
+    for archetype in world.archetypes() {
+        let found = world.get_archetype(archetype.id()).unwrap();
+        assert_eq!(found.entities(), archetype.entities());
+    }
+    // An id from a bigger world is not one of this world's archetypes.
+    let mut other = World::new();
+    other.spawn((A(0), B(0), C(0), S(0)));
+    other.spawn(Plain(0));
+    let last = other.archetypes().last().unwrap().id();
+    assert!(World::new().get_archetype(last).is_none());
+}
+
+#[test]
+fn contains_id_sees_table_sparse_and_runtime_defined_components() {
+    use mosaic::{ComponentSchema, FieldType, FieldValue};
+    let mut world = World::new();
+    let mana = ComponentSchema::new("Mana").field("max", FieldType::Int);
+    let mana_id = world.register_dynamic_component(mana.clone()).unwrap();
+    let e = world.spawn((A(1), S(2)));
+    let bare = world.spawn(());
+    world
+        .insert_dynamic(e, mana.instantiate([("max", FieldValue::Int(5))]).unwrap())
+        .unwrap();
+    let a = world.component_id::<A>().unwrap();
+    let s = world.component_id::<S>().unwrap();
+    for id in [a, s, mana_id] {
+        assert!(world.contains_id(e, id));
+        assert!(!world.contains_id(bare, id));
+    }
+    let unregistered = world.register_component::<B>();
+    assert!(!world.contains_id(e, unregistered));
+    world.despawn(e).unwrap();
+    assert!(!world.contains_id(e, a), "a stale handle has nothing");
+    let names: Vec<&str> = world.component_infos().map(|i| i.name()).collect();
+    assert_eq!(names.len(), world.component_infos().len());
+    assert!(["A", "S", "Mana", "B"].iter().all(|n| names.contains(n)));
+    let mana_info = world
+        .component_infos()
+        .find(|i| i.name() == "Mana")
+        .unwrap();
+    assert_eq!((mana_info.id(), mana_info.type_name()), (mana_id, None));
 }

@@ -1,6 +1,6 @@
 //! The scene-loader harness: arbitrary bytes through every scene reader,
 //! then everything a user does with a scene that parsed. Shared by the
-//! `scene_load` fuzz target and `tests/scene_fuzz_regress.rs`.
+//! `scene_load` fuzz target and `scene/tests/scene_fuzz_regress.rs`.
 //!
 //! The property: no input makes any of it panic (or overflow the stack),
 //! and a load that fails leaves the world exactly as it was (entity count,
@@ -9,7 +9,7 @@
 //! (`Nested`), so deep inputs reach the decoders' recursion.
 
 use mosaic::prelude::*;
-use mosaic::scene::{Scene, TypeRegistry};
+use mosaic_scene::{Scene, SpawnPrefab, TypeRegistry};
 use serde::{Deserialize, Serialize};
 
 #[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]

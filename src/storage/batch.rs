@@ -1,11 +1,10 @@
 //! Type-erased columns of values for a batch of new entities.
 //!
-//! A [`BatchColumn`] holds `n` values of one component type, one per new
-//! entity, behind a trait object: code that only knows component types at
-//! run time (scene loading) fills typed columns through its own typed
-//! functions and hands them over here, and the world writes each column
-//! into its table (or sparse set) in one pass, without moving entities
-//! between archetypes.
+//! An [`ErasedColumn`] holds `n` values of one component type, one per new
+//! entity, behind a trait object: the storage side of the public
+//! [`BatchColumn`](crate::BatchColumn). The world writes each column into
+//! its table (or sparse set) in one pass, without moving entities between
+//! archetypes.
 //!
 //! The type is checked where the values are written ([`Column::holds`],
 //! [`SparseSet::insert_checked`]), so a mismatch panics instead of writing
@@ -17,7 +16,7 @@ use crate::component::{Component, ComponentId, Components, StorageType};
 use crate::entity::Entity;
 
 /// Values of one component type for a batch of new entities.
-pub(crate) trait BatchColumn: Send {
+pub(crate) trait ErasedColumn: Send {
     /// Registers the component type (if needed); returns its id and storage.
     fn register(&self, components: &mut Components) -> (ComponentId, StorageType);
 
@@ -42,11 +41,11 @@ pub(crate) trait BatchColumn: Send {
     );
 }
 
-/// A [`BatchColumn`] of `T`s.
+/// An [`ErasedColumn`] of `T`s.
 #[derive(Debug, Default)]
 pub(crate) struct TypedColumn<T>(pub Vec<T>);
 
-impl<T: Component> BatchColumn for TypedColumn<T> {
+impl<T: Component> ErasedColumn for TypedColumn<T> {
     fn register(&self, components: &mut Components) -> (ComponentId, StorageType) {
         (components.register::<T>(), T::STORAGE)
     }
@@ -95,7 +94,7 @@ pub(crate) fn write_new_rows(
     table: &mut Table,
     sparse: &mut SparseSets,
     components: &Components,
-    columns: Vec<(ComponentId, StorageType, Box<dyn BatchColumn>)>,
+    columns: Vec<(ComponentId, StorageType, Box<dyn ErasedColumn>)>,
     entities: &[Entity],
     tick: Tick,
     panics: &mut DeferredPanic,

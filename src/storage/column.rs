@@ -135,7 +135,6 @@ impl BlobVec {
     /// - `T`'s layout is `item`;
     /// - nothing is allocated (`capacity == 0`, so `T` is not zero-sized),
     ///   and `values` has allocated (`values.capacity() > 0`).
-    #[cfg(feature = "serde")]
     unsafe fn adopt_vec<T>(&mut self, values: Vec<T>) {
         debug_assert_eq!(Layout::new::<T>(), self.item);
         debug_assert!(self.capacity == 0 && values.capacity() > 0);
@@ -675,7 +674,6 @@ impl Column {
     /// that a column with nothing allocated stays so: its batch's buffer
     /// will become its own. After this, `append_vec` of that many values
     /// cannot fail.
-    #[cfg(feature = "serde")]
     pub fn reserve_for_append(&mut self, additional: usize) {
         if self.data.capacity > 0 {
             self.data.reserve(additional);
@@ -687,12 +685,11 @@ impl Column {
 
     /// Appends every value of `values`, in order, with both ticks set to
     /// `tick`: one copy of the whole run, or none when the column has no
-    /// allocation yet (a table that a scene load just created): then the
+    /// allocation yet (a table that a columnar spawn just created): then the
     /// `Vec`'s buffer becomes the column's.
     ///
     /// # Safety
     /// - `T` is this column's component type.
-    #[cfg(feature = "serde")]
     pub unsafe fn append_vec<T: 'static>(&mut self, mut values: Vec<T>, tick: Tick) {
         debug_assert_eq!(
             self.type_id,
@@ -812,10 +809,9 @@ mod tests {
         p.resume();
     }
 
-    /// A `Vec`'s buffer taken whole (`adopt_vec`, a scene load into a new
+    /// A `Vec`'s buffer taken whole (`adopt_vec`, a columnar spawn into a new
     /// table) is the array's: it grows from the `Vec`'s capacity, which
     /// need not be a power of two, and every value is dropped once.
-    #[cfg(feature = "serde")]
     #[test]
     fn adopted_vec_grows_and_drops_once() {
         static DROPS: AtomicUsize = AtomicUsize::new(0);

@@ -21,7 +21,6 @@
 //! it is in (catching the panic), then re-raises the first panic. Values not
 //! yet dropped when a second panic strikes may leak.
 
-#[cfg(feature = "serde")]
 pub(crate) mod batch;
 pub(crate) mod bundle_io;
 pub(crate) mod column;

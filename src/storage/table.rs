@@ -156,9 +156,8 @@ impl Table {
     }
 
     /// Makes room for `additional` rows appended a column at a time
-    /// ([`Column::reserve_for_append`]): a scene load reserves first, so
-    /// that a failure to grow comes before any column has its values.
-    #[cfg(feature = "serde")]
+    /// ([`Column::reserve_for_append`]): a columnar spawn reserves first,
+    /// so that a failure to grow comes before any column has its values.
     pub fn reserve_for_append(&mut self, additional: usize) {
         self.entities.reserve(additional);
         for c in self.columns.iter_mut() {
@@ -191,7 +190,6 @@ impl Table {
         self.entities.len() - 1
     }
 
-    #[cfg(feature = "serde")]
     /// Appends `entities` as the last rows, whose values the caller has
     /// already pushed to every column (one per entity, in order). Returns
     /// the first new row.

@@ -1,4 +1,15 @@
-//! Data-driven worlds: scene files, prefabs, save and load.
+//! Data-driven worlds for the mosaic ECS: scene files, prefabs, save and
+//! load.
+//!
+//! This crate (`mosaic-scene`) is built on the core's public API alone (it
+//! holds no `unsafe`): a load decodes each component's values into a typed
+//! column and spawns them with the core's columnar spawn
+//! ([`World::spawn_column_batches`](mosaic::World::spawn_column_batches));
+//! a save reads whole columns through
+//! [`Archetype::column`](mosaic::Archetype::column). Programs reach it as
+//! `mosaic::scene` through `mosaic-ecs` (its default `serde` feature), whose
+//! prelude brings [`SpawnPrefab`]; used directly, it is `mosaic_scene`
+//! beside the core.
 //!
 //! A scene is a list of entities, each a map from component name to value,
 //! plus named prefabs (templates that entities instantiate, with overrides,
@@ -28,7 +39,7 @@
 //! - Values are the serde form of the Rust type in the file's format.
 //! - `id`s are scene-local: any distinct numbers. A component refers to
 //!   another entity by its id; types holding entities implement
-//!   [`MapEntities`](crate::MapEntities) and are registered with
+//!   [`MapEntities`](mosaic::MapEntities) and are registered with
 //!   [`Registration::map_entities`], and loading remaps them to the
 //!   entities spawned.
 //! - Every top-level section is optional.
@@ -78,10 +89,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use error::{Location, SceneError, Where};
-pub use load::SceneSpawn;
+pub use load::{SceneSpawn, SpawnPrefab};
 pub use registry::{AsComponent, AsResource, Registration, TypeRegistry};
 
-use crate::dynamic::ComponentSchema;
+use mosaic::ComponentSchema;
 use value::SceneValue;
 
 /// A scene: entities, prefabs, resources and runtime-defined component
@@ -90,7 +101,7 @@ use value::SceneValue;
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// use mosaic::scene::{Scene, TypeRegistry};
+/// use mosaic_scene::{Scene, TypeRegistry};
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Component, Serialize, Deserialize, Debug, PartialEq)]
@@ -211,7 +222,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// assert!(mosaic::scene::Scene::new().is_empty());
+    /// assert!(mosaic_scene::Scene::new().is_empty());
     /// ```
     pub fn new() -> Scene {
         Scene::default()
@@ -222,7 +233,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::{Scene, SceneError};
+    /// use mosaic_scene::{Scene, SceneError};
     /// let scene = Scene::from_ron_str("(entities: [(id: 1), (id: 2)])").unwrap();
     /// assert_eq!(scene.len(), 2);
     /// let err = Scene::from_ron_str("(entities: [(id: 1,)").unwrap_err();
@@ -237,7 +248,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::Scene;
+    /// use mosaic_scene::Scene;
     /// let scene = Scene::from_json_str(r#"{"entities": [{"id": 7}]}"#).unwrap();
     /// assert_eq!(scene.len(), 1);
     /// ```
@@ -251,7 +262,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::Scene;
+    /// use mosaic_scene::Scene;
     /// let bytes = Scene::new().to_binary().unwrap();
     /// assert!(Scene::from_binary(&bytes).unwrap().is_empty());
     /// assert!(Scene::from_binary(b"not a scene").is_err());
@@ -267,7 +278,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// use mosaic_scene::{Scene, TypeRegistry};
     /// use serde::{Deserialize, Serialize};
     ///
     /// #[derive(Component, Serialize, Deserialize, Debug, PartialEq)]
@@ -293,7 +304,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::{Scene, SceneError};
+    /// use mosaic_scene::{Scene, SceneError};
     /// let err = Scene::from_path("no/such/file.ron").unwrap_err();
     /// assert!(matches!(err, SceneError::Io { .. }));
     /// ```
@@ -317,7 +328,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(mosaic::scene::Scene::new().len(), 0);
+    /// assert_eq!(mosaic_scene::Scene::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.entities.len() + self.tables.iter().map(|t| t.ids.len()).sum::<usize>()
@@ -327,7 +338,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// assert!(mosaic::scene::Scene::new().is_empty());
+    /// assert!(mosaic_scene::Scene::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -337,7 +348,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// let scene = mosaic::scene::Scene::from_ron_str("(entities: [(id: 4), (id: 2)])").unwrap();
+    /// let scene = mosaic_scene::Scene::from_ron_str("(entities: [(id: 4), (id: 2)])").unwrap();
     /// assert_eq!(scene.ids().collect::<Vec<_>>(), [4, 2]);
     /// ```
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
@@ -351,7 +362,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// let scene = mosaic::scene::Scene::from_ron_str("(prefabs: {\"Tree\": ()})").unwrap();
+    /// let scene = mosaic_scene::Scene::from_ron_str("(prefabs: {\"Tree\": ()})").unwrap();
     /// assert_eq!(scene.prefab_names().collect::<Vec<_>>(), ["Tree"]);
     /// ```
     pub fn prefab_names(&self) -> impl Iterator<Item = &str> + '_ {
@@ -362,7 +373,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// let scene = mosaic::scene::Scene::from_ron_str(
+    /// let scene = mosaic_scene::Scene::from_ron_str(
     ///     "(schemas: {\"Mana\": {\"max\": \"int\"}})").unwrap();
     /// assert_eq!(scene.schemas().next().unwrap().name(), "Mana");
     /// ```
@@ -377,7 +388,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// use mosaic_scene::{Scene, TypeRegistry};
     /// #[derive(Component)] struct Secret;
     /// let mut world = World::new();
     /// world.spawn(Secret);

@@ -6,16 +6,16 @@
 //!
 //! Long runs: `cd fuzz && cargo +nightly fuzz run scene_load`.
 
-#[path = "../fuzz/src/scene_load.rs"]
+#[path = "../../fuzz/src/scene_load.rs"]
 mod scene_load;
 
 use std::path::PathBuf;
 
 use mosaic::prelude::*;
-use mosaic::scene::Scene;
+use mosaic_scene::Scene;
 
 fn corpus() -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/scene_load");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/scene_load");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("fuzz/corpus/scene_load exists")
         .map(|e| e.expect("readable corpus entry").path())
@@ -37,7 +37,7 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 fn binary_seed() -> Vec<u8> {
     let registry = scene_load::registry();
     let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/scene_load/small.ron"),
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/scene_load/small.ron"),
     )
     .expect("small.ron is in the corpus");
     let mut world = World::new();
@@ -117,7 +117,8 @@ fn mutated_seeds_never_panic() {
 #[test]
 #[ignore = "writes a corpus file; run by hand after changing the binary format"]
 fn write_binary_seed() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/scene_load/small.bin");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/scene_load/small.bin");
     std::fs::write(path, binary_seed()).expect("corpus directory is writable");
 }
 
@@ -183,7 +184,7 @@ fn deep_binary_scene_does_not_overflow_the_stack() {
 #[cfg_attr(miri, ignore)] // reads files: Miri runs with isolation
 fn recursive_seed_loads() {
     let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/scene_load/recursive.ron");
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus/scene_load/recursive.ron");
     let text = std::fs::read_to_string(path).expect("recursive.ron is in the corpus");
     let registry = scene_load::registry();
     let mut world = World::new();

@@ -6,13 +6,9 @@ use rustc_hash::FxHashSet;
 use super::columns::{left_over, write_postcard, Codec};
 use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, TypeRegistry};
-use super::value::{scene_id, to_content, DynamicSeed, SceneValue};
+use super::value::{scene_id, to_content, DynamicSeed, SceneValue, SerDynamic};
 use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
-use crate::archetype::ArchetypeId;
-use crate::component::ComponentId;
-use crate::dynamic::SchemaError;
-use crate::entity::Entity;
-use crate::world::World;
+use mosaic::{ArchetypeId, ComponentId, Entity, SchemaError, StorageType, World};
 
 /// Consecutive entities of one archetype with the same sparse components:
 /// saved as one [`SceneTable`].
@@ -57,10 +53,9 @@ fn save(
     // Sparse sets that hold anything: an entity's sparse components are the
     // ones among these that contain it.
     let sparse: Vec<ComponentId> = world
-        .sparse_sets()
-        .iter()
-        .filter(|(_, set)| !set.entities().is_empty())
-        .map(|(id, _)| id)
+        .component_infos()
+        .filter(|info| info.storage() == StorageType::SparseSet)
+        .map(|info| info.id())
         .collect();
     let mut seen = FxHashSet::default();
     let mut run: Option<Run> = None;
@@ -74,7 +69,7 @@ fn save(
         let has: Vec<ComponentId> = sparse
             .iter()
             .copied()
-            .filter(|&id| world.sparse_sets().find(id, entity).is_some())
+            .filter(|&id| world.contains_id(entity, id))
             .collect();
         match &mut run {
             Some(r) if r.archetype == loc.archetype && r.sparse == has => {
@@ -119,7 +114,10 @@ fn save_run(
     scene: &mut Scene,
     run: Run,
 ) -> Result<(), SceneError> {
-    let ids = world.archetype(run.archetype).components().to_vec();
+    let ids = world
+        .get_archetype(run.archetype)
+        .map(|a| a.components().to_vec())
+        .unwrap_or_default();
     let mut columns = Vec::with_capacity(ids.len() + run.sparse.len());
     for id in ids.into_iter().chain(run.sparse) {
         let Some(info) = world.component_info(id) else {
@@ -131,7 +129,8 @@ fn save_run(
                 let value = world
                     .get_dynamic(entity, info.name())
                     .map_err(|e| encode_error(info.name(), e.to_string()))?;
-                write_postcard(value, &mut bytes).map_err(|m| encode_error(info.name(), m))?;
+                write_postcard(&SerDynamic(value), &mut bytes)
+                    .map_err(|m| encode_error(info.name(), m))?;
             }
             columns.push(TableColumn {
                 name: info.name().to_owned(),
@@ -174,7 +173,7 @@ impl Scene {
     /// is its [`Entity::to_bits`], so entity references inside components
     /// stay right. Components of unregistered types are left out and counted
     /// in [`Scene::skipped`]. Prefabs are not saved: entities made from
-    /// prefabs are saved whole, and [`World::spawn_prefab`] after a reload
+    /// prefabs are saved whole, and [`SpawnPrefab::spawn_prefab`](crate::SpawnPrefab::spawn_prefab) after a reload
     /// needs the prefab scene loaded again.
     ///
     /// A runtime-defined component whose name the registry gives a Rust
@@ -186,7 +185,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// use mosaic_scene::{Scene, TypeRegistry};
     /// #[derive(Component, serde::Serialize, serde::Deserialize, Debug, PartialEq)]
     /// struct Health(u32);
     /// let mut registry = TypeRegistry::new();
@@ -218,7 +217,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// use mosaic_scene::{Scene, TypeRegistry};
     /// #[derive(Component, serde::Serialize, serde::Deserialize)]
     /// struct Player;
     /// let mut registry = TypeRegistry::new();
@@ -248,7 +247,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, TypeRegistry};
+    /// use mosaic_scene::{Scene, TypeRegistry};
     /// #[derive(Component, serde::Serialize, serde::Deserialize)]
     /// struct Health(u32);
     /// let mut registry = TypeRegistry::new();
@@ -277,7 +276,7 @@ impl Scene {
                 .find(|s| kind == Kind::Component && s.name() == c.name)
             {
                 let value = c.value.decode(DynamicSeed(schema)).map_err(wrong)?;
-                to_content(&value).map_err(|message| SceneError::Encode {
+                to_content(&SerDynamic(&value)).map_err(|message| SceneError::Encode {
                     component: c.name.clone(),
                     message,
                 })?

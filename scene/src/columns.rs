@@ -12,14 +12,14 @@ use serde::Serialize;
 
 use super::error::{SceneError, Where};
 use super::registry::{Kind, MapFn, TypeRegistry};
-use super::value::{take_postcard, DecodeError, DynamicSeed, SceneValue};
-use crate::archetype::ArchetypeId;
-use crate::component::{Component, StorageType};
-use crate::dynamic::ComponentSchema;
-use crate::entity::Entity;
-use crate::map_entities::EntityMapper;
-use crate::storage::batch::{BatchColumn, TypedColumn};
-use crate::world::World;
+use super::value::{take_postcard, DecodeError, DynamicSeed, SceneValue, SerDynamic};
+use mosaic::ArchetypeId;
+use mosaic::BatchColumn;
+use mosaic::ComponentSchema;
+use mosaic::Entity;
+use mosaic::EntityMapper;
+use mosaic::World;
+use mosaic::{Component, StorageType};
 
 /// A postcard output that appends to a borrowed `Vec`.
 struct VecSink<'a>(&'a mut Vec<u8>);
@@ -96,8 +96,8 @@ pub(crate) trait PendingColumn: Send {
     /// Maps the entity references of every value.
     fn map_all(&mut self, mapper: &mut dyn EntityMapper);
 
-    /// The values, for [`World::spawn_columns`].
-    fn into_batch(self: Box<Self>) -> Box<dyn BatchColumn>;
+    /// The values, for [`World::spawn_column_batches`].
+    fn into_batch(self: Box<Self>) -> BatchColumn;
 }
 
 struct ColumnOf<T> {
@@ -154,8 +154,8 @@ impl<T: Component + DeserializeOwned> PendingColumn for ColumnOf<T> {
         }
     }
 
-    fn into_batch(self: Box<Self>) -> Box<dyn BatchColumn> {
-        Box::new(TypedColumn(self.values))
+    fn into_batch(self: Box<Self>) -> BatchColumn {
+        BatchColumn::new(self.values)
     }
 }
 
@@ -186,7 +186,7 @@ pub(crate) fn encode_rows<T: Component + Serialize>(
         output: VecSink(out),
     };
     if T::STORAGE == StorageType::Table {
-        if let Some(values) = world.table_values::<T>(archetype) {
+        if let Some(values) = world.get_archetype(archetype).and_then(|a| a.column::<T>()) {
             for &row in rows {
                 values[row].serialize(&mut serializer).map_err(fail)?;
             }
@@ -264,7 +264,7 @@ impl<'a> Codec<'a> {
                 let (value, rest) =
                     take_postcard(bytes, DynamicSeed(schema)).map_err(|e| e.message)?;
                 *bytes = rest;
-                write(&value);
+                write(&SerDynamic(&value));
                 Ok(())
             }
         }

@@ -409,7 +409,7 @@ mod tests {
         true
     }
 
-    use crate::scene::test_rng::Rng;
+    use crate::test_rng::Rng;
 
     /// Pieces spliced into documents.
     const PIECES: &[&str] = &[

@@ -12,18 +12,19 @@ use super::value::{
     entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed,
 };
 use super::{Prefab, Scene, SceneComponent, TableColumn};
-use crate::bundle::Bundle;
-use crate::dynamic::{ComponentSchema, DynamicComponent, SchemaError};
-use crate::entity::Entity;
-use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::{DynamicInsertError, SpawnGroup, World};
+use mosaic::Bundle;
+use mosaic::ColumnBatch;
+use mosaic::Entity;
+use mosaic::{ComponentSchema, DynamicComponent, SchemaError};
+use mosaic::{DynamicInsertError, World};
+use mosaic::{EntityMapper, MapEntities};
 
 /// The entities a scene spawned, by scene id.
 ///
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// use mosaic::scene::{Scene, TypeRegistry};
+/// use mosaic_scene::{Scene, TypeRegistry};
 /// let scene = Scene::from_ron_str("(entities: [(id: 10), (id: 20)])").unwrap();
 /// let mut world = World::new();
 /// let spawned = scene.spawn_into(&mut world, &TypeRegistry::new()).unwrap();
@@ -53,7 +54,7 @@ impl SceneSpawn {
     /// # Example
     /// ```
     /// # use mosaic::prelude::*;
-    /// # use mosaic::scene::{Scene, TypeRegistry};
+    /// # use mosaic_scene::{Scene, TypeRegistry};
     /// let scene = Scene::from_ron_str("(entities: [(id: 1)])").unwrap();
     /// let mut world = World::new();
     /// let spawned = scene.spawn_into(&mut world, &TypeRegistry::new()).unwrap();
@@ -73,7 +74,7 @@ impl SceneSpawn {
     /// # Example
     /// ```
     /// # use mosaic::prelude::*;
-    /// # use mosaic::scene::{Scene, TypeRegistry};
+    /// # use mosaic_scene::{Scene, TypeRegistry};
     /// let scene = Scene::from_ron_str("(entities: [(id: 5), (id: 6)])").unwrap();
     /// let mut world = World::new();
     /// let spawned = scene.spawn_into(&mut world, &TypeRegistry::new()).unwrap();
@@ -88,7 +89,7 @@ impl SceneSpawn {
     /// # Example
     /// ```
     /// # use mosaic::prelude::*;
-    /// # use mosaic::scene::{Scene, TypeRegistry};
+    /// # use mosaic_scene::{Scene, TypeRegistry};
     /// let scene = Scene::from_ron_str("(entities: [(id: 5)])").unwrap();
     /// let mut world = World::new();
     /// let spawned = scene.spawn_into(&mut world, &TypeRegistry::new()).unwrap();
@@ -102,7 +103,7 @@ impl SceneSpawn {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(mosaic::scene::SceneSpawn::default().len(), 0);
+    /// assert_eq!(mosaic_scene::SceneSpawn::default().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.order.len()
@@ -112,7 +113,7 @@ impl SceneSpawn {
     ///
     /// # Example
     /// ```
-    /// assert!(mosaic::scene::SceneSpawn::default().is_empty());
+    /// assert!(mosaic_scene::SceneSpawn::default().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
@@ -513,7 +514,7 @@ fn map_pending(
 }
 
 /// The prefabs of one scene, resolved (each with its whole `extends`
-/// chain), as a world keeps them for [`World::spawn_prefab`].
+/// chain), as a world keeps them for [`SpawnPrefab::spawn_prefab`].
 #[derive(Debug)]
 struct PrefabSource {
     prefabs: Vec<(String, Vec<SceneComponent>)>,
@@ -585,7 +586,7 @@ impl Scene {
     /// Spawns the scene's entities into `world`, with their components
     /// (prefab ones first, then the entity's own, which override), inserts
     /// its resources, declares its runtime-defined components and keeps its
-    /// prefabs for [`World::spawn_prefab`]. Returns the entity spawned for
+    /// prefabs for [`SpawnPrefab::spawn_prefab`]. Returns the entity spawned for
     /// each scene id.
     ///
     /// Each entity is written once, with all its registered components,
@@ -603,7 +604,7 @@ impl Scene {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, SceneError, TypeRegistry};
+    /// use mosaic_scene::{Scene, SceneError, TypeRegistry};
     /// use serde::{Deserialize, Serialize};
     ///
     /// #[derive(Component, MapEntities, Serialize, Deserialize)]
@@ -665,7 +666,12 @@ impl Scene {
                     let rust_type = registry
                         .get(schema.name(), Kind::Component)
                         .map(|e| e.type_name)
-                        .or_else(|| world.components().rust_type_named(schema.name()));
+                        .or_else(|| {
+                            world
+                                .component_infos()
+                                .filter(|i| i.name() == schema.name())
+                                .find_map(|i| i.type_name())
+                        });
                     if let Some(rust_type) = rust_type {
                         return Err(fail(SchemaError::TakenByRustType {
                             name: schema.name().to_owned(),
@@ -860,7 +866,7 @@ impl Scene {
         // theirs later): the map from scene keys to the entities spawned.
         let needs_map = entity_refs_decoded() != refs_before || !self.prefabs.is_empty();
         let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
-        let spawned = world.spawn_columns(order.len(), |spawned| {
+        let spawned = world.spawn_column_batches(order.len(), |spawned| {
             if needs_map {
                 map = order
                     .iter()
@@ -883,13 +889,21 @@ impl Scene {
                     }
                     let mut columns: Vec<_> = g.names.iter().zip(g.columns).collect();
                     columns.sort_by_key(|(name, _)| rank.get(*name).copied());
-                    SpawnGroup {
-                        rows: g.rows,
-                        columns: columns.into_iter().map(|(_, c)| c.into_batch()).collect(),
+                    let mut batch = ColumnBatch::new(g.rows.len());
+                    for (_, column) in columns {
+                        if let Err(e) = batch.push_column(column.into_batch()) {
+                            unreachable!("names, and lengths, checked above: {e}");
+                        }
                     }
+                    (g.rows, batch)
                 })
                 .collect()
         });
+        // Every position has a group, each with one position per value.
+        let spawned = match spawned {
+            Ok(spawned) => spawned,
+            Err(e) => unreachable!("every entity is in one group: {e}"),
+        };
         for (_, p) in &mut dynamics {
             p.map_entities(&mut KeyMapper {
                 map: &map,
@@ -934,7 +948,10 @@ impl Scene {
     }
 }
 
-impl World {
+/// Spawning the prefabs of scenes loaded into a world, as a method of
+/// [`World`]: `world.spawn_prefab(name, overrides)`. Through `mosaic-ecs`,
+/// `use mosaic::prelude::*;` brings it in scope.
+pub trait SpawnPrefab {
     /// Spawns an entity from a prefab of a scene loaded earlier
     /// ([`Scene::spawn_into`] keeps each scene's prefabs; a later prefab of
     /// the same name replaces an earlier one), then inserts `overrides`
@@ -944,7 +961,7 @@ impl World {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::{Scene, SceneError, TypeRegistry};
+    /// use mosaic_scene::{Scene, SceneError, SpawnPrefab, TypeRegistry};
     /// use serde::{Deserialize, Serialize};
     /// #[derive(Component, Serialize, Deserialize, Debug, PartialEq)]
     /// struct Position { x: f32, y: f32 }
@@ -964,11 +981,11 @@ impl World {
     /// assert_eq!(world.get::<Appearance>(tree).unwrap().name, "tree");
     /// assert!(matches!(world.spawn_prefab("Tre", ()), Err(SceneError::UnknownPrefab { .. })));
     /// ```
-    pub fn spawn_prefab<B: Bundle>(
-        &mut self,
-        name: &str,
-        overrides: B,
-    ) -> Result<Entity, SceneError> {
+    fn spawn_prefab<B: Bundle>(&mut self, name: &str, overrides: B) -> Result<Entity, SceneError>;
+}
+
+impl SpawnPrefab for World {
+    fn spawn_prefab<B: Bundle>(&mut self, name: &str, overrides: B) -> Result<Entity, SceneError> {
         let found = self
             .get_resource::<PrefabLibrary>()
             .and_then(|l| l.by_name.get(name).cloned());

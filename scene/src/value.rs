@@ -3,7 +3,6 @@
 
 use std::cell::Cell;
 use std::fmt;
-use std::num::NonZeroU32;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -13,8 +12,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_content::Value as Content;
 
 use super::error::{Location, SceneError, Where};
-use crate::dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue};
-use crate::entity::Entity;
+use mosaic::Entity;
+use mosaic::{ComponentSchema, DynamicComponent, FieldType, FieldValue};
 
 /// Where a text scene's source lives, with its line table (for locations).
 pub(crate) struct Source {
@@ -121,6 +120,17 @@ pub(crate) enum SceneValue {
     Content(Content<'static>),
 }
 
+/// The field path `track` recorded: `"x"`, `"inner.y"`, or empty for the
+/// value as a whole (which serde_path_to_error writes as `"."`).
+fn field_path(track: serde_path_to_error::Track) -> String {
+    let path = track.path().to_string();
+    if path == "." {
+        String::new()
+    } else {
+        path
+    }
+}
+
 /// A value failed to decode: the serde message, the field path and the
 /// location inside the value's own text.
 pub(crate) struct DecodeError {
@@ -130,30 +140,34 @@ pub(crate) struct DecodeError {
 }
 
 thread_local! {
-    /// Entity references decoded on this thread so far (to catch types that
-    /// hold entities but were registered without `map_entities`).
-    static ENTITY_REFS: Cell<u64> = const { Cell::new(0) };
+    /// Entity references decoded on this thread that do not count: those
+    /// of a decode attempt abandoned for another (see `decode`).
+    static DISCOUNTED: Cell<u64> = const { Cell::new(0) };
 }
 
-/// How many entity references this thread has decoded.
+/// How many entity references this thread has decoded (to catch types
+/// that hold entities but were registered without `map_entities`): the
+/// core's count of entities deserialised, less abandoned attempts'.
 pub(crate) fn entity_refs_decoded() -> u64 {
-    ENTITY_REFS.with(Cell::get)
+    Entity::deserialized_on_this_thread().wrapping_sub(DISCOUNTED.with(Cell::get))
 }
 
-/// The entity a scene id stands for until it is mapped: the handle with
-/// those bits, or for bits no handle has (generation 0: plain small
-/// numbers, as hand-written files use) a placeholder handle.
+/// Stops counting the entity references decoded since the count was
+/// `refs` (an abandoned decode attempt's).
+fn discount_refs_since(refs: u64) {
+    let extra = entity_refs_decoded().wrapping_sub(refs);
+    DISCOUNTED.with(|d| d.set(d.get().wrapping_add(extra)));
+}
+
+/// The entity a scene id stands for until it is mapped (see
+/// [`Entity::from_scene_id`]).
 pub(crate) fn scene_key(id: u64) -> Entity {
-    Entity::from_bits(id).unwrap_or_else(|| Entity::new(id as u32, NonZeroU32::MAX))
+    Entity::from_scene_id(id)
 }
 
 /// The scene id a placeholder or real handle came from.
 pub(crate) fn scene_id(key: Entity) -> u64 {
-    if key.generation() == u32::MAX {
-        key.index() as u64
-    } else {
-        key.to_bits()
-    }
+    key.scene_id()
 }
 
 impl SceneValue {
@@ -206,7 +220,7 @@ impl SceneValue {
                     if let Some(value) = super::ron_fast::decode(text, seed.clone()) {
                         return Ok(value);
                     }
-                    ENTITY_REFS.with(|c| c.set(refs));
+                    discount_refs_since(refs);
                 }
                 let options =
                     super::text::ron_options().with_default_extension(source.ron_extensions);
@@ -275,7 +289,7 @@ impl SceneValue {
                     let e = de.span_error(e);
                     DecodeError {
                         message: e.code.to_string(),
-                        path: track.path().to_string(),
+                        path: field_path(track),
                         at: spanned(e),
                     }
                 })
@@ -292,7 +306,7 @@ impl SceneValue {
                 let result = result.and_then(|v| de.end().map(|()| v));
                 result.map_err(|e| DecodeError {
                     message: strip_json_position(&e),
-                    path: track.path().to_string(),
+                    path: field_path(track),
                     at: Where::Text(
                         source.location(span.start + json_offset(text, e.line(), e.column())),
                     ),
@@ -304,7 +318,7 @@ impl SceneValue {
                     .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
                     .map_err(|e| DecodeError {
                         message: super::depth::message(&e),
-                        path: track.path().to_string(),
+                        path: field_path(track),
                         at: Where::Unknown,
                     })?;
                 match de.finalize() {
@@ -326,7 +340,7 @@ impl SceneValue {
                 seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
                     .map_err(|e| DecodeError {
                         message: e.to_string(),
-                        path: track.path().to_string(),
+                        path: field_path(track),
                         at: Where::Unknown,
                     })
             }
@@ -459,34 +473,20 @@ pub(crate) fn to_content<T: Serialize + ?Sized>(value: &T) -> Result<Content<'st
 
 // ----- Entity ---------------------------------------------------------------
 
-/// An entity serialises as its [`to_bits`](Entity::to_bits) (a handle of
-/// generation `u32::MAX` as its index alone, which reads back as the same
-/// handle, so that small hand-written scene ids write back as written).
-/// Deserialising
-/// accepts any `u64`: bits no handle can have (generation 0, such as the
-/// small ids of a hand-written scene) become placeholder handles, which
-/// only a scene's id map resolves.
-impl Serialize for Entity {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(scene_id(*self))
-    }
-}
-
-impl<'de> Deserialize<'de> for Entity {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entity, D::Error> {
-        let bits = u64::deserialize(deserializer)?;
-        ENTITY_REFS.with(|c| c.set(c.get() + 1));
-        Ok(scene_key(bits))
-    }
-}
+// `Entity`'s `Serialize` and `Deserialize` are the core's (its `serde`
+// feature): an entity is written as its scene id, and any `u64` reads back.
 
 // ----- DynamicComponent -------------------------------------------------------
 
-/// A runtime-defined component serialises as a map from field name to value.
-impl Serialize for DynamicComponent {
+/// A runtime-defined component, serialised as a map from field name to
+/// value (the core's `DynamicComponent` knows nothing of serde).
+#[derive(Clone, Copy)]
+pub(crate) struct SerDynamic<'a>(pub &'a DynamicComponent);
+
+impl Serialize for SerDynamic<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.fields().len()))?;
-        for (name, value) in self.fields() {
+        let mut map = serializer.serialize_map(Some(self.0.fields().len()))?;
+        for (name, value) in self.0.fields() {
             match value {
                 FieldValue::Bool(v) => map.serialize_entry(name, v)?,
                 FieldValue::Int(v) => map.serialize_entry(name, v)?,
@@ -587,6 +587,6 @@ where
             .finalize()
             .map(|rest| (value, rest))
             .map_err(|e| fail(super::depth::message(&e), String::new())),
-        Err(e) => Err(fail(super::depth::message(&e), track.path().to_string())),
+        Err(e) => Err(fail(super::depth::message(&e), field_path(track))),
     }
 }

@@ -4,13 +4,13 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::dynamic::SchemaError;
+use mosaic::SchemaError;
 
 /// A place in a scene file: 1-based line and column of a text file.
 ///
 /// # Example
 /// ```
-/// use mosaic::scene::Location;
+/// use mosaic_scene::Location;
 /// assert_eq!(Location { line: 3, column: 14 }.to_string(), "line 3, column 14");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -31,7 +31,7 @@ impl fmt::Display for Location {
 ///
 /// # Example
 /// ```
-/// use mosaic::scene::{Location, Where};
+/// use mosaic_scene::{Location, Where};
 /// let at = Where::Text(Location { line: 2, column: 5 });
 /// assert_eq!(at.to_string(), " at line 2, column 5");
 /// assert_eq!(Where::Unknown.to_string(), "");
@@ -52,7 +52,7 @@ impl Where {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::{Location, Where};
+    /// use mosaic_scene::{Location, Where};
     /// assert_eq!(Where::Unknown.location(), None);
     /// ```
     pub fn location(&self) -> Option<Location> {
@@ -81,7 +81,7 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
 }
 
 fn at_field(path: &str) -> String {
-    if path.is_empty() || path == "." {
+    if path.is_empty() {
         String::new()
     } else {
         format!(", field `{path}`")
@@ -95,7 +95,7 @@ fn at_field(path: &str) -> String {
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// use mosaic::scene::{Scene, SceneError, TypeRegistry};
+/// use mosaic_scene::{Scene, SceneError, TypeRegistry};
 /// let scene = Scene::from_ron_str("(entities: [(id: 1, components: {\"Postion\": ()})])").unwrap();
 /// let mut registry = TypeRegistry::new();
 /// # #[derive(Component, serde::Serialize, serde::Deserialize)] struct Position;

@@ -19,8 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mosaic::prelude::*;
-use mosaic::scene::{Location, Scene, SceneError, SceneSpawn, TypeRegistry, Where};
 use mosaic::{ComponentSchema, DynamicComponent, EntityMapper, FieldType, FieldValue, SchemaError};
+use mosaic_scene::{Location, Scene, SceneError, SceneSpawn, SpawnPrefab, TypeRegistry, Where};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -1540,6 +1540,35 @@ fn value_of_the_wrong_shape() {
     let err = ron_error("(resources: {\"Gravity\": (x: 1)})");
     assert!(
         matches!(&err, SceneError::WrongShape { component, .. } if component == "Gravity"),
+        "{err:?}"
+    );
+}
+
+/// Issue #18, item 8: a value wrong as a whole has an empty field path, as
+/// `SceneError::WrongShape::path` documents (serde_path_to_error writes
+/// the root as "."), in every format and for runtime-defined components.
+#[test]
+fn a_value_wrong_as_a_whole_has_an_empty_path() {
+    let ron = ron_error("(entities: [(id: 1, components: {\"Health\": \"full\"})])");
+    let json = json_error(r#"{"entities": [{"id": 1, "components": {"Health": "full"}}]}"#);
+    let dynamic = ron_error(
+        "(schemas: {\"Focus\": {\"current\": \"int\"}}, \
+         entities: [(id: 1, components: {\"Focus\": 3})])",
+    );
+    for (err, component) in [(ron, "Health"), (json, "Health"), (dynamic, "Focus")] {
+        let SceneError::WrongShape {
+            component: c, path, ..
+        } = &err
+        else {
+            panic!("not a shape error: {err:?}");
+        };
+        assert_eq!((c.as_str(), path.as_str()), (component, ""), "{err}");
+        assert!(!err.to_string().contains("field"), "{err}");
+    }
+    // A nested field still has its path.
+    let err = ron_error("(entities: [(id: 1, components: {\"Position\": (x: 1.0, y: \"up\")})])");
+    assert!(
+        matches!(&err, SceneError::WrongShape { path, .. } if path == "y"),
         "{err:?}"
     );
 }

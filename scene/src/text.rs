@@ -20,7 +20,7 @@ use super::columns::{write_postcard, Codec};
 use super::error::{Location, SceneError, Where};
 use super::value::{json_offset, Format, SceneValue, Source, ValueWriter};
 use super::{ColumnBytes, Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
-use crate::dynamic::{ComponentSchema, FieldType};
+use mosaic::{ComponentSchema, FieldType};
 
 /// The first bytes of a binary scene (name and format version). Version 2
 /// stores entities a component column at a time (version 1, one value at a
@@ -707,7 +707,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::Scene;
+    /// use mosaic_scene::Scene;
     /// let scene = Scene::from_ron_str("(entities: [(id: 3)])").unwrap();
     /// let text = scene.to_ron_string().unwrap();
     /// assert_eq!(Scene::from_ron_str(&text).unwrap().ids().collect::<Vec<_>>(), [3]);
@@ -732,7 +732,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::Scene;
+    /// use mosaic_scene::Scene;
     /// let scene = Scene::from_json_str(r#"{"entities": [{"id": 3}]}"#).unwrap();
     /// let text = scene.to_json_string().unwrap();
     /// assert_eq!(Scene::from_json_str(&text).unwrap().len(), 1);
@@ -749,7 +749,7 @@ impl Scene {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::Scene;
+    /// use mosaic_scene::Scene;
     /// let bytes = Scene::new().to_binary().unwrap();
     /// assert!(bytes.starts_with(b"mosaic-scene"));
     /// ```

@@ -779,7 +779,7 @@ mod tests {
         true
     }
 
-    use crate::scene::test_rng::Rng;
+    use crate::test_rng::Rng;
 
     /// Pieces spliced into values: every syntax the fast path must refuse
     /// or read as ron does.
@@ -1130,7 +1130,7 @@ mod tests {
         decoded += differential::<Vec<Option<Shape>>>(d, &["[Dot, Some(Rect(1, 2)), None]"]);
         decoded += differential::<(u8,)>(d, &["(1,)", "(1)"]);
         decoded += differential::<Option<(u8, char)>>(d, &["(1, 'a')", "Some((1, 'a'))"]);
-        decoded += differential::<Vec<crate::Entity>>(d, &["[1, 4294967296, 0]"]);
+        decoded += differential::<Vec<mosaic::Entity>>(d, &["[1, 4294967296, 0]"]);
         decoded += differential::<All>(
             d,
             &[

@@ -116,7 +116,7 @@ fn describe(world: &mut World) -> Vec<String> {
 
 fn main() -> Result<(), SceneError> {
     let registry = registry();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/village.ron");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/village.ron");
     let scene = Scene::from_path(path)?;
     println!(
         "loaded {path}: {} entities, prefabs {:?}",

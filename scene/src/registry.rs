@@ -13,10 +13,10 @@ use serde_content::Value as Content;
 
 use super::columns::{encode_rows, new_column, write_value, EncodeRowsFn, PendingColumn, WriteFn};
 use super::value::{to_content, DecodeError, SceneValue};
-use crate::component::{short_type_name, Component};
-use crate::entity::Entity;
-use crate::map_entities::{EntityMapper, MapEntities};
-use crate::world::World;
+use mosaic::Entity;
+use mosaic::World;
+use mosaic::{short_type_name, Component};
+use mosaic::{EntityMapper, MapEntities};
 
 /// A decoded value waiting to be put into a world.
 pub(crate) trait Pending: Send {
@@ -175,7 +175,7 @@ struct Inner {
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// use mosaic::scene::TypeRegistry;
+/// use mosaic_scene::TypeRegistry;
 /// use serde::{Deserialize, Serialize};
 /// #[derive(Component, Serialize, Deserialize)]
 /// struct Position { x: f32, y: f32 }
@@ -198,7 +198,7 @@ pub struct TypeRegistry {
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// use mosaic::scene::TypeRegistry;
+/// use mosaic_scene::TypeRegistry;
 /// use serde::{Deserialize, Serialize};
 /// #[derive(Component, MapEntities, Serialize, Deserialize)]
 /// struct Target(#[entities] Entity);
@@ -228,7 +228,7 @@ impl<T: Component + DeserializeOwned + MapEntities> Registration<'_, T, AsCompon
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::TypeRegistry;
+    /// use mosaic_scene::TypeRegistry;
     /// use serde::{Deserialize, Serialize};
     /// #[derive(Component, MapEntities, Serialize, Deserialize)]
     /// struct Parent(#[entities] Entity);
@@ -253,7 +253,7 @@ impl<T: Send + Sync + 'static + DeserializeOwned + MapEntities> Registration<'_,
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::TypeRegistry;
+    /// use mosaic_scene::TypeRegistry;
     /// use serde::{Deserialize, Serialize};
     /// #[derive(MapEntities, Serialize, Deserialize)]
     /// struct Camera { #[entities] follows: Option<Entity> }
@@ -274,7 +274,7 @@ impl TypeRegistry {
     ///
     /// # Example
     /// ```
-    /// assert!(mosaic::scene::TypeRegistry::new().is_empty());
+    /// assert!(mosaic_scene::TypeRegistry::new().is_empty());
     /// ```
     pub fn new() -> TypeRegistry {
         TypeRegistry::default()
@@ -288,7 +288,7 @@ impl TypeRegistry {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::TypeRegistry;
+    /// use mosaic_scene::TypeRegistry;
     /// #[derive(Component, serde::Serialize, serde::Deserialize)]
     /// struct Health(u32);
     /// let mut registry = TypeRegistry::new();
@@ -309,7 +309,7 @@ impl TypeRegistry {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-    /// use mosaic::scene::TypeRegistry;
+    /// use mosaic_scene::TypeRegistry;
     /// #[derive(Component, serde::Serialize, serde::Deserialize)]
     /// struct Hp(u32);
     /// let mut registry = TypeRegistry::new();
@@ -348,7 +348,7 @@ impl TypeRegistry {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::TypeRegistry;
+    /// use mosaic_scene::TypeRegistry;
     /// #[derive(serde::Serialize, serde::Deserialize)]
     /// struct Score(u64);
     /// let mut registry = TypeRegistry::new();
@@ -366,7 +366,7 @@ impl TypeRegistry {
     ///
     /// # Example
     /// ```
-    /// use mosaic::scene::TypeRegistry;
+    /// use mosaic_scene::TypeRegistry;
     /// #[derive(serde::Serialize, serde::Deserialize)]
     /// struct Score(u64);
     /// let mut registry = TypeRegistry::new();
@@ -438,7 +438,7 @@ impl TypeRegistry {
     ///
     /// # Example
     /// ```
-    /// assert!(!mosaic::scene::TypeRegistry::new().contains("Position"));
+    /// assert!(!mosaic_scene::TypeRegistry::new().contains("Position"));
     /// ```
     pub fn contains(&self, name: &str) -> bool {
         self.inner.by_name.contains_key(name)
@@ -448,7 +448,7 @@ impl TypeRegistry {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(mosaic::scene::TypeRegistry::new().names().count(), 0);
+    /// assert_eq!(mosaic_scene::TypeRegistry::new().names().count(), 0);
     /// ```
     pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
         self.inner.entries.iter().map(|e| e.name.as_str())
@@ -458,7 +458,7 @@ impl TypeRegistry {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(mosaic::scene::TypeRegistry::new().len(), 0);
+    /// assert_eq!(mosaic_scene::TypeRegistry::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.inner.entries.len()
@@ -468,7 +468,7 @@ impl TypeRegistry {
     ///
     /// # Example
     /// ```
-    /// assert!(mosaic::scene::TypeRegistry::new().is_empty());
+    /// assert!(mosaic_scene::TypeRegistry::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.inner.entries.is_empty()
