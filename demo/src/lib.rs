@@ -33,6 +33,7 @@ pub mod systems;
 use std::time::Duration;
 
 use mosaic::prelude::*;
+use mosaic::SystemTimings;
 
 pub use components::*;
 pub use resources::*;
@@ -137,6 +138,8 @@ pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
     world.add_event::<Collision>();
     world.add_event::<CastSpell>();
     world.init_state::<Phase>();
+    world.insert_resource(FixedTime::new(FRAME));
+    add_physics(&mut world, parallel);
     world.add_systems(OnEnter(Phase::Playing), systems::begin_level);
     world.add_systems(OnEnter(Phase::GameOver), systems::announce_game_over);
     // No one presses start in a headless run: leave the title at once (the
@@ -152,18 +155,44 @@ pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
     world
 }
 
-/// The showcase's schedule: every system by name, in order. The gameplay
-/// systems form the set `gameplay`, which runs only in [`Phase::Playing`]
-/// (`run_if(in_state(..))`); `spell` runs only in a frame that received a
-/// [`CastSpell`] event. `parallel` picks the executor.
-pub fn build_schedule(parallel: bool) -> Schedule {
+/// The physics, `movement` then `collision`, in the world's fixed-step
+/// schedule ([`FixedUpdate`]): they step by [`FixedTime`] (one [`FRAME`]),
+/// so the bodies move the same whatever the frame rate, and they run at
+/// the start of each frame, before the frame's own systems
+/// ([`build_schedule`]) react to their [`Collision`] events. Only in
+/// [`Phase::Playing`], as the rest of the gameplay.
+pub fn add_physics(world: &mut World, parallel: bool) {
     use systems::*;
-    let mut schedule = Schedule::new();
-    schedule.set_executor(if parallel {
+    let physics = world.schedule_mut(FixedUpdate);
+    physics.set_executor(executor(parallel));
+    physics
+        .configure_set("physics")
+        .run_if(in_state(Phase::Playing));
+    physics.add_system("movement", movement).in_set("physics");
+    physics
+        .add_system("collision", collision)
+        .in_set("physics")
+        .after("movement");
+}
+
+fn executor(parallel: bool) -> ExecutorKind {
+    if parallel {
         ExecutorKind::Parallel
     } else {
         ExecutorKind::SingleThreaded
-    });
+    }
+}
+
+/// The showcase's frame schedule: every system by name, in order. The
+/// gameplay systems form the set `gameplay`, which runs only in
+/// [`Phase::Playing`] (`run_if(in_state(..))`); `spell` runs only in a frame
+/// that received a [`CastSpell`] event. The physics is not here: it is the
+/// fixed-step schedule of [`add_physics`], which runs before these each
+/// frame. `parallel` picks the executor.
+pub fn build_schedule(parallel: bool) -> Schedule {
+    use systems::*;
+    let mut schedule = Schedule::new();
+    schedule.set_executor(executor(parallel));
     schedule
         .configure_set("gameplay")
         .run_if(in_state(Phase::Playing));
@@ -176,24 +205,14 @@ pub fn build_schedule(parallel: bool) -> Schedule {
         .add_system("ai", ai)
         .in_set("gameplay")
         .after("input");
-    schedule.configure_set("physics").after("ai");
-    schedule
-        .add_system("movement", movement)
-        .in_set("physics")
-        .in_set("gameplay");
-    schedule
-        .add_system("collision", collision)
-        .in_set("physics")
-        .in_set("gameplay")
-        .after("movement");
     schedule
         .add_system("pickup", pickup)
         .in_set("gameplay")
-        .after("physics");
+        .after("ai");
     schedule
         .add_system("contact", contact)
         .in_set("gameplay")
-        .after("physics");
+        .after("ai");
     schedule
         .add_system("game_over", game_over)
         .in_set("gameplay")
@@ -201,7 +220,7 @@ pub fn build_schedule(parallel: bool) -> Schedule {
     schedule
         .add_system("sparks", sparks)
         .in_set("gameplay")
-        .after("physics");
+        .after("ai");
     schedule
         .add_system("glow", glow)
         .in_set("gameplay")
@@ -255,6 +274,9 @@ impl Sim {
         schedule
             .build(&mut world)
             .map_err(|e| format!("the showcase's schedule is invalid: {e}"))?;
+        world
+            .schedule_scope(FixedUpdate, |world, physics| physics.build(world))
+            .map_err(|e| format!("the showcase's physics schedule is invalid: {e}"))?;
         Ok(Sim {
             world,
             schedule,
@@ -270,6 +292,19 @@ impl Sim {
     /// The story so far.
     pub fn story(&self) -> &Story {
         self.world.resource::<Story>()
+    }
+
+    /// Switches per-system timing on or off, in both the frame schedule
+    /// and the fixed-step physics.
+    pub fn set_timing(&mut self, on: bool) {
+        self.schedule.set_timing(on);
+        self.world.schedule_mut(FixedUpdate).set_timing(on);
+    }
+
+    /// The fixed-step physics' timings, then the frame schedule's.
+    pub fn timings(&mut self) -> (SystemTimings, SystemTimings) {
+        let physics = self.world.schedule_mut(FixedUpdate).timings();
+        (physics, self.schedule.timings())
     }
 
     /// Whether the `input` system is on.

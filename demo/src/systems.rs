@@ -125,10 +125,12 @@ pub fn ai(
 /// **Movement with gravity.** Everything with a [`Velocity`] moves; what has
 /// [`Gravity`] falls, stands on the ground and slows down there (friction);
 /// everything else bounces off the ground. All bounce off the arena's
-/// walls. With `--parallel` the work is split over threads with
-/// `par_iter_mut` (each entity is independent, so the result is the same).
+/// walls. It runs in the fixed-step schedule and steps by
+/// [`FixedTime`], not by the frame's [`Time`]. With `--parallel` the work is
+/// split over threads with `par_iter_mut` (each entity is independent, so
+/// the result is the same).
 pub fn movement(
-    time: Res<Time>,
+    time: Res<FixedTime>,
     arena: Res<Arena>,
     threading: Res<Threading>,
     mut movers: Query<(

@@ -168,7 +168,10 @@ fn input_is_ignored_while_off() {
         },
     };
     let vx = |sim: &Sim| sim.world.get::<Velocity>(me).expect("player").x;
-    let walking = WALK_SPEED * (1.0 - FRICTION * FRAME.as_secs_f32());
+    // The fixed-step physics runs first in a frame, then `input`: at the
+    // end of a frame the velocity is the one input just set; friction
+    // takes its share in the next frame's physics.
+    let walking = WALK_SPEED;
 
     sim.run(9);
     assert!((vx(&sim) - walking).abs() < 1e-3, "walking right");
@@ -181,6 +184,14 @@ fn input_is_ignored_while_off() {
         assert_eq!(keys, if frame < 20 { Keys::RIGHT } else { Keys::LEFT });
         let now = vx(&sim);
         assert!(now >= 0.0 && now < last, "coasting at frame {frame}: {now}");
+        if frame == 10 {
+            // One fixed step of friction on the ground.
+            let once = WALK_SPEED * (1.0 - FRICTION * FRAME.as_secs_f32());
+            assert!(
+                (now - once).abs() < 1e-3,
+                "{now} after one step, not {once}"
+            );
+        }
         last = now;
     }
     sim.step();
@@ -337,10 +348,15 @@ fn the_game_is_over_when_the_player_has_no_hp_left() {
 #[test]
 fn timing_table_names_every_system() {
     let mut sim = showcase(1, false);
-    sim.schedule.set_timing(true);
+    sim.set_timing(true);
     sim.run(3);
-    let timings = sim.schedule.timings();
-    let names: Vec<&str> = timings.rows().iter().map(|r| r.name.as_str()).collect();
+    let (physics, frame) = sim.timings();
+    let names: Vec<&str> = physics
+        .rows()
+        .iter()
+        .chain(frame.rows())
+        .map(|r| r.name.as_str())
+        .collect();
     for system in [
         "keyboard",
         "input",
@@ -356,7 +372,13 @@ fn timing_table_names_every_system() {
     ] {
         assert!(names.contains(&system), "{system} in {names:?}");
     }
-    let spell = timings.rows().iter().find(|r| r.name == "spell").unwrap();
+    let spell = frame.rows().iter().find(|r| r.name == "spell").unwrap();
+    let movement = physics
+        .rows()
+        .iter()
+        .find(|r| r.name == "movement")
+        .unwrap();
+    assert_eq!(movement.runs, 3, "one fixed step per frame");
     assert_eq!(spell.runs, 0, "the spell waits for its frame");
 }
 

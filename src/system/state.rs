@@ -414,6 +414,55 @@ impl World {
         self
     }
 
+    /// The schedule kept under `label` ([`OnEnter`], [`OnExit`],
+    /// [`OnTransition`] or [`FixedUpdate`](crate::FixedUpdate)), made empty
+    /// if new: name its systems, order them, put them in sets with
+    /// conditions, or switch timing on, as with any [`Schedule`].
+    /// ([`World::add_systems`] is the short form for unnamed systems.)
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// let fixed = world.schedule_mut(FixedUpdate);
+    /// fixed.add_system("count", |mut n: ResMut<u32>| *n += 1);
+    /// fixed.set_timing(true);
+    /// Schedule::new().run_frame(&mut world, FixedTime::default().timestep());
+    /// assert_eq!(*world.resource::<u32>(), 1);
+    /// assert_eq!(world.schedule_mut(FixedUpdate).timings().rows()[0].runs, 1);
+    /// ```
+    pub fn schedule_mut<L: ScheduleLabel>(&mut self, label: L) -> &mut Schedule {
+        label.schedule_mut(self)
+    }
+
+    /// Runs `f` with the schedule kept under `label` taken out of the world,
+    /// so that `f` may use both (to [`Schedule::build`] it, or run it by
+    /// hand). The schedule is put back afterwards, also when `f` panics.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// world.add_systems(FixedUpdate, |mut n: ResMut<u32>| *n += 1);
+    /// world.schedule_scope(FixedUpdate, |world, fixed| {
+    ///     fixed.build(world).unwrap();
+    ///     fixed.run(world);
+    /// });
+    /// assert_eq!(*world.resource::<u32>(), 1);
+    /// ```
+    pub fn schedule_scope<L: ScheduleLabel, R>(
+        &mut self,
+        label: L,
+        f: impl FnOnce(&mut World, &mut Schedule) -> R,
+    ) -> R {
+        let mut schedule = std::mem::take(label.clone().schedule_mut(self));
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(self, &mut schedule)));
+        *label.schedule_mut(self) = schedule;
+        outcome.unwrap_or_else(|payload| resume_unwind(payload))
+    }
+
     /// Applies every state type's pending change (see the
     /// [`States`] for the order), and runs `OnEnter` of
     /// initial states not yet entered.
@@ -491,20 +540,14 @@ pub(crate) fn run_state_schedule<L: ScheduleLabel>(world: &mut World, label: L) 
 /// out of the world while it runs and put back afterwards, also when a
 /// system panics.
 pub(crate) fn run_labelled<L: ScheduleLabel>(world: &mut World, label: L, times: u32) {
-    let mut schedule = std::mem::take(label.clone().schedule_mut(world));
-    if times == 0 || schedule.is_empty() {
-        *label.schedule_mut(world) = schedule;
-        return;
-    }
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
+    world.schedule_scope(label, |world, schedule| {
+        if schedule.is_empty() {
+            return;
+        }
         for _ in 0..times {
             schedule.run(world);
         }
-    }));
-    *label.schedule_mut(world) = schedule;
-    if let Err(payload) = outcome {
-        resume_unwind(payload);
-    }
+    });
 }
 
 fn despawn_scoped<S: States>(world: &mut World, exited: &S) {
