@@ -207,12 +207,8 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     /// assert_eq!(schedule.system_names(), ["late", "a", "b"]);
     /// ```
     fn in_set(self, set: impl Into<String>) -> SystemConfigs {
-        let mut configs = self.into_configs();
         let set = set.into();
-        for system in &mut configs.systems {
-            system.sets.push(set.clone());
-        }
-        configs.seal()
+        each_system(self.into_configs(), |system| system.sets.push(set.clone()))
     }
 
     /// Runs every system of the group before `target` (a system or set).
@@ -228,12 +224,10 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     /// assert_eq!(schedule.system_names(), ["a", "b", "render"]);
     /// ```
     fn before(self, target: impl Into<String>) -> SystemConfigs {
-        let mut configs = self.into_configs();
         let target = target.into();
-        for system in &mut configs.systems {
-            system.before.push(target.clone());
-        }
-        configs.seal()
+        each_system(self.into_configs(), |system| {
+            system.before.push(target.clone())
+        })
     }
 
     /// Runs every system of the group after `target` (a system or set).
@@ -248,13 +242,18 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     /// assert_eq!(schedule.system_names(), ["input", "a"]);
     /// ```
     fn after(self, target: impl Into<String>) -> SystemConfigs {
-        let mut configs = self.into_configs();
         let target = target.into();
-        for system in &mut configs.systems {
-            system.after.push(target.clone());
-        }
-        configs.seal()
+        each_system(self.into_configs(), |system| {
+            system.after.push(target.clone())
+        })
     }
+}
+
+/// `configs` with `edit` applied to each of its systems, sealed (what
+/// `in_set`, `before` and `after` do to a group).
+fn each_system(mut configs: SystemConfigs, edit: impl FnMut(&mut PendingSystem)) -> SystemConfigs {
+    configs.systems.iter_mut().for_each(edit);
+    configs.seal()
 }
 
 impl<M, S> IntoSystemConfigs<(IsOneSystem, M)> for S
