@@ -23,6 +23,9 @@
 //! simple_insert), `addrem-sparse-mosaic`,
 //! `addrem-table-mosaic`, `addrem-hecs` (add_remove's `N` counts whole
 //! insert-all-then-remove-all passes over 10,000 entities), and
+//! `executor-{1000,6000}-{single,parallel}` (benches/schedule.rs's
+//! executor_1000/6000: that many empty systems, run by either executor; the
+//! parallel executor's adaptive bookkeeping is the difference), and
 //! `random-get-mosaic` (random_get: `get` then `get_mut` of each of 10,000
 //! entities in a scattered order; about 105 instructions a call, of which
 //! the `TypeId` map probe is about a third).
@@ -404,6 +407,28 @@ fn run(workload: &str, n: usize) {
         "frag-for-hecs" => measured_frag_for_hecs(&mut frag_world_hecs(), n),
         "schedule-for-mosaic" => {
             let (mut world, mut schedule) = sched::world();
+            measured_schedule_for_mosaic(&mut world, &mut schedule, n);
+        }
+        "executor-1000-single"
+        | "executor-1000-parallel"
+        | "executor-6000-single"
+        | "executor-6000-parallel" => {
+            let systems = if workload.contains("1000") {
+                1_000
+            } else {
+                6_000
+            };
+            let mut world = World::new();
+            let mut schedule = Schedule::new();
+            schedule.set_executor(if workload.ends_with("parallel") {
+                ExecutorKind::Parallel
+            } else {
+                ExecutorKind::SingleThreaded
+            });
+            for i in 0..systems {
+                schedule.add_system(format!("empty_{i}"), || {});
+            }
+            schedule.run(&mut world); // plans it
             measured_schedule_for_mosaic(&mut world, &mut schedule, n);
         }
         "insert-mosaic" => measured_insert_mosaic(n),
