@@ -540,6 +540,9 @@ pub(crate) fn run_state_schedule<L: ScheduleLabel>(world: &mut World, label: L) 
 /// out of the world while it runs and put back afterwards, also when a
 /// system panics.
 pub(crate) fn run_labelled<L: ScheduleLabel>(world: &mut World, label: L, times: u32) {
+    if times == 0 {
+        return;
+    }
     world.schedule_scope(label, |world, schedule| {
         if schedule.is_empty() {
             return;
