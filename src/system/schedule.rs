@@ -664,6 +664,19 @@ impl Schedule {
         self.timing = on;
     }
 
+    /// True if per-system timing is on (see [`Schedule::set_timing`]).
+    ///
+    /// # Example
+    /// ```
+    /// let mut schedule = mosaic::Schedule::new();
+    /// assert!(!schedule.is_timing());
+    /// schedule.set_timing(true);
+    /// assert!(schedule.is_timing());
+    /// ```
+    pub fn is_timing(&self) -> bool {
+        self.timing
+    }
+
     /// The per-system timings collected while timing was on, in run order;
     /// `Display` prints them as a table.
     ///
