@@ -248,13 +248,11 @@ impl InspectorBuilder {
                 return Err(InspectError::EmptyToken);
             }
         }
-        let server = tiny_http::Server::http(addr)
+        let listener = std::net::TcpListener::bind(addr)
             .map_err(|e| InspectError::Bind(shown.clone(), e.to_string()))?;
-        let local = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| InspectError::Bind(shown.clone(), "not an IP socket".into()))?;
-        let server = Arc::new(server);
+        let local = listener
+            .local_addr()
+            .map_err(|e| InspectError::Bind(shown.clone(), e.to_string()))?;
         let (jobs, queue) = mpsc::channel();
         let shared = Arc::new(server::Shared {
             jobs,
@@ -265,12 +263,11 @@ impl InspectorBuilder {
             watch_interval: self.watch_interval,
             loopback,
         });
-        let thread = server::start(Arc::clone(&server), Arc::clone(&shared))
+        let thread = server::start(listener, Arc::clone(&shared))
             .map_err(|e| InspectError::Bind(shown, e.to_string()))?;
         Ok(Inspector {
             url: server::url(local, self.token.as_deref()),
             addr: local,
-            server,
             shared,
             thread: Some(thread),
             queue,
@@ -321,7 +318,6 @@ const CLIENT_IDLE: Duration = Duration::from_secs(5);
 pub struct Inspector {
     url: String,
     addr: SocketAddr,
-    server: Arc<tiny_http::Server>,
     shared: Arc<server::Shared>,
     thread: Option<JoinHandle<()>>,
     queue: Receiver<server::Job>,
@@ -602,7 +598,17 @@ impl Inspector {
 impl Drop for Inspector {
     fn drop(&mut self) {
         self.shared.shutdown.store(true, Ordering::Release);
-        self.server.unblock();
+        // Wake the accepting thread, which then sees the flag.
+        let wake = match self.addr {
+            SocketAddr::V4(a) if a.ip().is_unspecified() => {
+                SocketAddr::from(([127, 0, 0, 1], a.port()))
+            }
+            SocketAddr::V6(a) if a.ip().is_unspecified() => {
+                SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, a.port()))
+            }
+            other => other,
+        };
+        let _ = std::net::TcpStream::connect_timeout(&wake, Duration::from_secs(1));
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }

@@ -2,16 +2,15 @@
 //! queue the calls for the game thread, then write the answers. Nothing
 //! here touches the world.
 
-use std::io::{Read, Write};
-use std::net::SocketAddr;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
-use std::thread;
+use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use serde_json::Value;
-use tiny_http::{Header, Method, Request, Response, Server, StatusCode};
 
 use crate::rpc::{self, codes, Body, Call, RpcError};
 
@@ -22,8 +21,14 @@ const PAGE: &str = include_str!("page.html");
 /// with an error (a paused debugger, a long loading screen).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Most requests handled at once (each on a thread of its own).
+/// How long a client may take to send its request.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most connections handled at once (each on a thread of its own).
 const MAX_IN_FLIGHT: usize = 32;
+
+/// Largest request head (request line and headers).
+const MAX_HEAD: usize = 16 * 1024;
 
 /// A call waiting for the game thread, and where its answer goes.
 pub(crate) struct Job {
@@ -42,29 +47,28 @@ pub(crate) struct Shared {
     pub loopback: bool,
 }
 
-/// Starts the accepting thread.
-pub(crate) fn start(
-    server: Arc<Server>,
-    shared: Arc<Shared>,
-) -> std::io::Result<thread::JoinHandle<()>> {
+/// Starts the accepting thread. Each connection carries one request
+/// (`Connection: close`) and is served on a thread of its own, so a slow
+/// or idle client (a browser's spare connection) holds up no other.
+pub(crate) fn start(listener: TcpListener, shared: Arc<Shared>) -> io::Result<JoinHandle<()>> {
     thread::Builder::new()
         .name("mosaic-inspect".into())
         .spawn(move || {
-            for request in server.incoming_requests() {
+            for stream in listener.incoming() {
                 if shared.shutdown.load(Ordering::Acquire) {
                     break;
                 }
+                let Ok(mut stream) = stream else { continue };
                 if shared.in_flight.fetch_add(1, Ordering::AcqRel) >= MAX_IN_FLIGHT {
                     shared.in_flight.fetch_sub(1, Ordering::AcqRel);
-                    let _ = request
-                        .respond(Response::from_string("busy").with_status_code(StatusCode(503)));
+                    let _ = respond(&mut stream, 503, "text/plain", b"busy");
                     continue;
                 }
                 let shared2 = Arc::clone(&shared);
                 let spawned = thread::Builder::new()
                     .name("mosaic-inspect-request".into())
                     .spawn(move || {
-                        handle(request, &shared2);
+                        serve_connection(stream, &shared2);
                         shared2.in_flight.fetch_sub(1, Ordering::AcqRel);
                     });
                 if spawned.is_err() {
@@ -74,22 +78,109 @@ pub(crate) fn start(
         })
 }
 
-fn header<'r>(request: &'r Request, name: &str) -> Option<&'r str> {
-    request
-        .headers()
-        .iter()
-        .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
-        .map(|h| h.value.as_str())
+/// One parsed HTTP request.
+pub(crate) struct Request {
+    method: String,
+    url: String,
+    headers: Vec<(String, String)>,
+    /// The body's announced length.
+    length: usize,
 }
 
-fn content_type(value: &str) -> Header {
-    Header::from_bytes(&b"Content-Type"[..], value.as_bytes()).expect("a valid header")
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
 }
 
-fn json_response(status: u16, body: &Value) -> Response<std::io::Cursor<Vec<u8>>> {
-    Response::from_data(serde_json::to_vec(body).unwrap_or_default())
-        .with_status_code(StatusCode(status))
-        .with_header(content_type("application/json"))
+/// Reads the request head; returns it and the body bytes read with it.
+fn read_head(stream: &mut TcpStream) -> Result<(Request, Vec<u8>), u16> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut chunk).map_err(|_| 408u16)?;
+        if n == 0 {
+            return Err(400);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let mut headers = [httparse::EMPTY_HEADER; 48];
+        let mut parsed = httparse::Request::new(&mut headers);
+        match parsed.parse(&buf) {
+            Ok(httparse::Status::Complete(head_len)) => {
+                let headers: Vec<(String, String)> = parsed
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.name.to_owned(),
+                            String::from_utf8_lossy(h.value).trim().to_owned(),
+                        )
+                    })
+                    .collect();
+                let length = match headers
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case("Content-Length"))
+                {
+                    Some((_, v)) => v.parse().map_err(|_| 400u16)?,
+                    None => 0,
+                };
+                if headers
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case("Transfer-Encoding"))
+                {
+                    return Err(411);
+                }
+                let request = Request {
+                    method: parsed.method.unwrap_or("").to_owned(),
+                    url: parsed.path.unwrap_or("/").to_owned(),
+                    headers,
+                    length,
+                };
+                return Ok((request, buf[head_len..].to_vec()));
+            }
+            Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => {}
+            _ => return Err(400),
+        }
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        204 => "No Content",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        411 => "Length Required",
+        413 => "Payload Too Large",
+        503 => "Service Unavailable",
+        _ => "",
+    }
+}
+
+/// Writes a whole response and closes the connection.
+fn respond(stream: &mut TcpStream, status: u16, content_type: &str, body: &[u8]) -> io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+        reason(status),
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    stream.flush()?;
+    let _ = stream.shutdown(Shutdown::Write);
+    Ok(())
+}
+
+fn respond_json(stream: &mut TcpStream, status: u16, body: &Value) {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let _ = respond(stream, status, "application/json", &bytes);
 }
 
 /// The query parameter `name` of a URL, percent-decoded.
@@ -138,14 +229,14 @@ fn same_secret(a: &str, b: &str) -> bool {
 /// server (DNS rebinding), a cross-origin browser request, a missing or
 /// wrong token.
 fn refuse(request: &Request, shared: &Shared) -> Option<(u16, &'static str)> {
-    let host = header(request, "Host").unwrap_or("");
+    let host = request.header("Host").unwrap_or("");
     if shared.loopback {
         let name = host.rsplit_once(':').map_or(host, |(name, _)| name);
         if !matches!(name, "127.0.0.1" | "localhost" | "[::1]") {
             return Some((403, "the Host header must name the loopback address"));
         }
     }
-    if let Some(origin) = header(request, "Origin") {
+    if let Some(origin) = request.header("Origin") {
         let own = origin
             .strip_prefix("http://")
             .or_else(|| origin.strip_prefix("https://"));
@@ -154,10 +245,11 @@ fn refuse(request: &Request, shared: &Shared) -> Option<(u16, &'static str)> {
         }
     }
     if let Some(token) = &shared.token {
-        let given = header(request, "Authorization")
+        let given = request
+            .header("Authorization")
             .and_then(|h| h.strip_prefix("Bearer "))
             .map(str::to_owned)
-            .or_else(|| query_param(request.url(), "token"));
+            .or_else(|| query_param(&request.url, "token"));
         if !given.is_some_and(|given| same_secret(&given, token)) {
             return Some((401, "a valid token is required"));
         }
@@ -165,76 +257,82 @@ fn refuse(request: &Request, shared: &Shared) -> Option<(u16, &'static str)> {
     None
 }
 
-fn handle(mut request: Request, shared: &Shared) {
-    let path = request.url().split('?').next().unwrap_or("").to_owned();
-    let method = request.method().clone();
-    if method == Method::Get && (path == "/" || path == "/index.html") {
-        let _ = request.respond(
-            Response::from_string(PAGE).with_header(content_type("text/html; charset=utf-8")),
+fn serve_connection(mut stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
+    let _ = stream.set_nodelay(true);
+    let (request, mut body) = match read_head(&mut stream) {
+        Ok(head) => head,
+        Err(status) => {
+            let _ = respond(&mut stream, status, "text/plain", reason(status).as_bytes());
+            return;
+        }
+    };
+    let path = request.url.split('?').next().unwrap_or("").to_owned();
+    if request.method == "GET" && (path == "/" || path == "/index.html") {
+        let _ = respond(
+            &mut stream,
+            200,
+            "text/html; charset=utf-8",
+            PAGE.as_bytes(),
         );
         return;
     }
     if let Some((status, message)) = refuse(&request, shared) {
         let error = RpcError::new(codes::INVALID_REQUEST, message);
-        let _ = request.respond(json_response(
-            status,
-            &rpc::response(Value::Null, Err(error)),
-        ));
+        respond_json(&mut stream, status, &rpc::response(Value::Null, Err(error)));
         return;
     }
-    match (method, path.as_str()) {
-        (Method::Post, "/" | "/jsonrpc") => {
-            let body = match read_body(&mut request, shared.max_body) {
-                Ok(body) => body,
-                Err(error) => {
-                    let _ = request
-                        .respond(json_response(413, &rpc::response(Value::Null, Err(error))));
-                    return;
-                }
-            };
-            post(request, &body, shared);
+    match (request.method.as_str(), path.as_str()) {
+        ("POST", "/" | "/jsonrpc") => {
+            if let Err(error) = read_body(&mut stream, &request, &mut body, shared.max_body) {
+                respond_json(&mut stream, 413, &rpc::response(Value::Null, Err(error)));
+                return;
+            }
+            post(stream, &body, shared);
         }
-        (Method::Get, "/watch") => {
-            let body = query_param(request.url(), "request").unwrap_or_default();
+        ("GET", "/watch") => {
+            let body = query_param(&request.url, "request").unwrap_or_default();
             match rpc::decode(body.as_bytes(), shared.max_body) {
-                Ok(Body::Single(call)) => watch(request, call, shared),
+                Ok(Body::Single(call)) => watch(stream, call, shared),
                 Ok(Body::Batch(_)) => {
                     let error = RpcError::new(codes::INVALID_REQUEST, "a watch takes one call");
-                    let _ = request
-                        .respond(json_response(400, &rpc::response(Value::Null, Err(error))));
+                    respond_json(&mut stream, 400, &rpc::response(Value::Null, Err(error)));
                 }
-                Err((id, error)) => {
-                    let _ = request.respond(json_response(400, &rpc::response(id, Err(error))));
-                }
+                Err((id, error)) => respond_json(&mut stream, 400, &rpc::response(id, Err(error))),
             }
         }
         _ => {
-            let _ = request.respond(Response::from_string("not found").with_status_code(404));
+            let _ = respond(&mut stream, 404, "text/plain", b"not found");
         }
     }
 }
 
-/// Reads the body, refusing one over `max` bytes without reading it all.
-fn read_body(request: &mut Request, max: usize) -> Result<Vec<u8>, RpcError> {
-    let too_large = || {
-        RpcError::new(
+/// Reads the rest of the body, refusing one over `max` bytes without
+/// reading it.
+fn read_body(
+    stream: &mut TcpStream,
+    request: &Request,
+    body: &mut Vec<u8>,
+    max: usize,
+) -> Result<(), RpcError> {
+    if request.length > max || body.len() > max {
+        return Err(RpcError::new(
             codes::INVALID_REQUEST,
             format!("request body exceeds the limit of {max} bytes"),
-        )
-    };
-    if request.body_length().is_some_and(|n| n > max) {
-        return Err(too_large());
+        ));
     }
-    let mut body = Vec::new();
-    request
-        .as_reader()
-        .take(max as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| RpcError::new(codes::INVALID_REQUEST, format!("cannot read the body: {e}")))?;
-    if body.len() > max {
-        return Err(too_large());
+    if body.len() < request.length {
+        let missing = request.length - body.len();
+        let start = body.len();
+        body.resize(request.length, 0);
+        stream
+            .read_exact(&mut body[start..start + missing])
+            .map_err(|e| {
+                RpcError::new(codes::INVALID_REQUEST, format!("cannot read the body: {e}"))
+            })?;
     }
-    Ok(body)
+    body.truncate(request.length);
+    Ok(())
 }
 
 /// Queues a call and waits for the game thread's answer.
@@ -258,24 +356,20 @@ fn wait(answer: &Receiver<Result<Value, RpcError>>) -> Result<Value, RpcError> {
     })
 }
 
-fn post(request: Request, body: &[u8], shared: &Shared) {
+fn post(mut stream: TcpStream, body: &[u8], shared: &Shared) {
     match rpc::decode(body, shared.max_body) {
-        Err((id, error)) => {
-            let _ = request.respond(json_response(200, &rpc::response(id, Err(error))));
-        }
+        Err((id, error)) => respond_json(&mut stream, 200, &rpc::response(id, Err(error))),
         Ok(Body::Single(call)) if call.method.ends_with("+watch") => {
             let method = call.method.trim_end_matches("+watch").to_owned();
-            watch(request, Call { method, ..call }, shared);
+            watch(stream, Call { method, ..call }, shared);
         }
         Ok(Body::Single(call)) => {
             let id = call.id.clone();
             let result = ask(shared, call);
             match id {
-                Some(id) => {
-                    let _ = request.respond(json_response(200, &rpc::response(id, result)));
-                }
+                Some(id) => respond_json(&mut stream, 200, &rpc::response(id, result)),
                 None => {
-                    let _ = request.respond(Response::empty(204));
+                    let _ = respond(&mut stream, 204, "text/plain", b"");
                 }
             }
         }
@@ -309,9 +403,9 @@ fn post(request: Request, body: &[u8], shared: &Shared) {
                 })
                 .collect();
             if answers.is_empty() {
-                let _ = request.respond(Response::empty(204));
+                let _ = respond(&mut stream, 204, "text/plain", b"");
             } else {
-                let _ = request.respond(json_response(200, &Value::Array(answers)));
+                respond_json(&mut stream, 200, &Value::Array(answers));
             }
         }
     }
@@ -319,9 +413,8 @@ fn post(request: Request, body: &[u8], shared: &Shared) {
 
 /// Answers `call` again every watch interval and streams each new result
 /// as a server-sent event, until the client goes away.
-fn watch(request: Request, call: Call, shared: &Shared) {
+fn watch(mut writer: TcpStream, call: Call, shared: &Shared) {
     let id = call.id.clone().unwrap_or(Value::Null);
-    let mut writer = request.into_writer();
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
     if writer
         .write_all(head.as_bytes())
