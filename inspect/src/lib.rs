@@ -27,8 +27,7 @@
 //!   server-sent events each time it changes.
 //!
 //! Component values are read and written through the scene crate's
-//! [`TypeRegistry`](mosaic::scene::TypeRegistry) (their JSON is their serde
-//! form); components whose types are not registered show their name,
+//! [`TypeRegistry`] (their JSON is their serde form); components whose types are not registered show their name,
 //! storage and size. Entities are numbers ([`Entity::to_bits`](mosaic::Entity::to_bits)).
 //! Bad JSON, unknown methods, stale entities, values of the wrong shape and
 //! oversized bodies get JSON-RPC errors and change nothing.

@@ -556,3 +556,30 @@ fn page_is_served_and_foreign_requests_are_refused() {
     ));
     let _ = call;
 }
+
+#[cfg_attr(miri, ignore = "opens sockets")]
+#[test]
+fn watch_over_get_for_event_source() {
+    let mut g = game();
+    let event = g.drive(|addr| {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        // {"jsonrpc":"2.0","id":"w","method":"world.overview"}, percent-encoded.
+        let request = "%7B%22jsonrpc%22%3A%222.0%22%2C%22id%22%3A%22w%22%2C%22method%22%3A%22world.overview%22%7D";
+        write!(stream, "GET /watch?request={request} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut line = String::new();
+        let mut head = String::new();
+        loop {
+            line.clear();
+            assert!(reader.read_line(&mut line).unwrap() > 0, "stream ended");
+            if let Some(data) = line.strip_prefix("data: ") {
+                return (head, serde_json::from_str::<serde_json::Value>(data).unwrap());
+            }
+            head.push_str(&line);
+        }
+    });
+    assert!(event.0.contains("text/event-stream"), "{}", event.0);
+    assert_eq!(event.1["id"], "w");
+    assert_eq!(event.1["result"]["entities"], 11);
+}
