@@ -223,21 +223,24 @@ impl InspectorBuilder {
         self
     }
 
-    /// Starts the server on `addr` (e.g. `"127.0.0.1:15702"`, BRP's port;
-    /// port 0 picks a free one).
+    /// Starts the server on `addr` (e.g. `"127.0.0.1:15702"`, BRP's port,
+    /// or `("127.0.0.1", 0)`; port 0 picks a free one).
     ///
     /// # Example
     /// ```
-    /// let inspector = mosaic_inspect::Inspector::builder().serve("127.0.0.1:0").unwrap();
+    /// let inspector = mosaic_inspect::Inspector::builder().serve(("127.0.0.1", 0)).unwrap();
     /// assert_ne!(inspector.local_addr().port(), 0);
+    /// let err = mosaic_inspect::Inspector::serve("not an address").unwrap_err();
+    /// assert!(matches!(err, mosaic_inspect::InspectError::Address(..)));
     /// ```
-    pub fn serve(self, addr: impl ToSocketAddrs + fmt::Display) -> Result<Inspector, InspectError> {
-        let shown = addr.to_string();
+    pub fn serve(self, addr: impl ToSocketAddrs + fmt::Debug) -> Result<Inspector, InspectError> {
+        let shown = format!("{addr:?}").trim_matches('"').to_owned();
         let addr = addr
             .to_socket_addrs()
             .map_err(|e| InspectError::Address(shown.clone(), e.to_string()))?
             .next()
             .ok_or_else(|| InspectError::Address(shown.clone(), "no address".into()))?;
+        let shown = addr.to_string();
         let loopback = addr.ip().is_loopback();
         if !loopback {
             if !self.remote {
@@ -344,7 +347,7 @@ impl Inspector {
     /// let inspector = mosaic_inspect::Inspector::serve("127.0.0.1:0").unwrap();
     /// println!("open {}", inspector.url());
     /// ```
-    pub fn serve(addr: impl ToSocketAddrs + fmt::Display) -> Result<Inspector, InspectError> {
+    pub fn serve(addr: impl ToSocketAddrs + fmt::Debug) -> Result<Inspector, InspectError> {
         InspectorBuilder::default().serve(addr)
     }
 
