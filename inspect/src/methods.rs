@@ -727,18 +727,18 @@ fn overview(world: &World, registry: &TypeRegistry, state: &State) -> Value {
             })
         })
         .collect();
-    let resources: Vec<(mosaic::ResourceId, &str)> = world.resource_names().collect();
-    let events: Vec<&str> = resources
-        .iter()
-        .map(|&(_, name)| name)
-        .filter(|n| n.starts_with("Events<"))
+    let resources = world.resource_names().count();
+    let events: Vec<Value> = world
+        .event_counts()
+        .into_iter()
+        .map(|(name, count)| json!({ "name": name, "count": count }))
         .collect();
     json!({
         "entities": world.len(),
         "archetypes": archetypes,
         "sparse_sets": sparse_sets,
         "components": world.component_infos().len(),
-        "resources": resources.len(),
+        "resources": resources,
         "events": events,
         "paused": state.paused,
         "frames": world.get_resource::<mosaic::Time>().map(|t| t.frame()),

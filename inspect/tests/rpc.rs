@@ -36,6 +36,8 @@ struct Score(u64);
 #[derive(Default)]
 struct Ticks(u64);
 
+struct Ping;
+
 fn registry() -> TypeRegistry {
     let mut registry = TypeRegistry::new();
     registry.register::<Position>();
@@ -63,6 +65,8 @@ fn game() -> Game {
     world.spawn((Position { x: 50.0, y: 0.0 }, Burning { heat: 7 }));
     world.insert_resource(Score(3));
     world.insert_resource(Ticks::default());
+    world.send_event(Ping);
+    world.send_event(Ping);
     let mut schedule = Schedule::new();
     schedule.add_system("tick", |mut t: ResMut<Ticks>| t.0 += 1);
     schedule.add_system("drift", |mut q: Query<&mut Position, Without<Secret>>| {
@@ -100,6 +104,17 @@ impl Game {
 #[test]
 fn overview_query_and_paging() {
     let mut g = game();
+    // Before any frame: the two events sent are held.
+    let answer = g.inspector.answer_json(
+        &mut g.world,
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"world.overview"}"#,
+    );
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        answer["result"]["events"],
+        json!([{ "name": "Ping", "count": 2 }])
+    );
     let first = g.first.to_bits();
     let (overview, page1, page2, sparse, listed, has) = g.drive(move |addr| {
         (
@@ -112,6 +127,7 @@ fn overview_query_and_paging() {
         )
     });
     assert_eq!(overview["entities"], 11);
+    assert_eq!(overview["events"][0]["name"], "Ping");
     let sparse_sets = overview["sparse_sets"].as_array().unwrap();
     assert_eq!(sparse_sets[0]["component"], "Burning");
     assert_eq!(sparse_sets[0]["len"], 1);
