@@ -31,6 +31,15 @@ impl Drop for Killed {
     }
 }
 
+/// A directory removed when the test ends, however it ends.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// One HTTP/1.1 request with `Connection: close`; returns status and body.
 fn http(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> (u16, Vec<u8>) {
     let mut stream = TcpStream::connect(addr).expect("connect");
@@ -135,6 +144,27 @@ struct Browser {
 }
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// Ends the session, which makes chromedriver close Chromium (killing
+/// chromedriver alone would leave the browser running). Runs also when the
+/// test fails, so it must not panic.
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let Ok(mut stream) = TcpStream::connect(self.driver) else {
+            return;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let request = format!(
+            "DELETE /session/{} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            self.session,
+            self.driver.port()
+        );
+        if stream.write_all(request.as_bytes()).is_ok() {
+            let mut answer = [0u8; 1024];
+            let _ = stream.read(&mut answer);
+        }
+    }
+}
 
 impl Browser {
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
@@ -309,7 +339,8 @@ fn the_showcase_is_inspected_and_edited_in_a_browser() {
 
     // chromedriver, and a headless Chromium with a fresh profile.
     let port = free_port();
-    let profile = std::env::temp_dir().join(format!("mosaic-inspector-{}", std::process::id()));
+    let profile =
+        TempDir(std::env::temp_dir().join(format!("mosaic-inspector-{}", std::process::id())));
     let driver = Killed(
         Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
@@ -334,7 +365,7 @@ fn the_showcase_is_inspected_and_edited_in_a_browser() {
                 "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage", "--window-size=1400,1000",
-                format!("--user-data-dir={}", profile.display()),
+                format!("--user-data-dir={}", profile.0.display()),
             ],
         },
     } } });
@@ -457,15 +488,10 @@ fn the_showcase_is_inspected_and_edited_in_a_browser() {
     std::fs::create_dir_all(&target).unwrap();
     std::fs::write(target.join("inspector.png"), &png).unwrap();
 
-    let _ = http(
-        driver_addr,
-        "DELETE",
-        &format!("/session/{}", browser.session),
-        None,
-    );
+    drop(browser);
     drop(driver);
     drop(demo);
-    let _ = std::fs::remove_dir_all(&profile);
+    drop(profile);
     eprintln!(
         "inspector end-to-end test: {:.1} s, screenshot at target/inspector.png",
         started.elapsed().as_secs_f64()
