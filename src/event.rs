@@ -406,10 +406,16 @@ unsafe impl<E: Send + Sync + 'static> SystemParam for EventWriter<'_, E> {
     }
 }
 
+/// Counts the events of one type a world holds (`None` if its resource
+/// was removed).
+type CountFn = fn(&World) -> Option<usize>;
+
 /// The update functions of every event type a world has seen.
 #[derive(Default)]
 pub(crate) struct EventRegistry {
     updaters: Vec<fn(&mut World)>,
+    /// Each event type's short name and how to count its events.
+    counters: Vec<(String, CountFn)>,
     /// The event types in `updaters`: each is updated once per run, even
     /// if its resource was removed and made again.
     registered: rustc_hash::FxHashSet<std::any::TypeId>,
@@ -419,6 +425,10 @@ fn update_events_of<E: Send + Sync + 'static>(world: &mut World) {
     if let Some(events) = world.get_resource_mut::<Events<E>>() {
         events.update();
     }
+}
+
+fn count_events_of<E: Send + Sync + 'static>(world: &World) -> Option<usize> {
+    world.get_resource::<Events<E>>().map(Events::len)
 }
 
 impl World {
@@ -451,6 +461,9 @@ impl World {
         let registry = self.resource_or_default::<EventRegistry>();
         if registry.registered.insert(std::any::TypeId::of::<E>()) {
             registry.updaters.push(update_events_of::<E>);
+            registry
+                .counters
+                .push((crate::short_type_name::<E>(), count_events_of::<E>));
         }
     }
 
@@ -515,6 +528,29 @@ impl World {
     pub fn event_cursor<E: Send + Sync + 'static>(&mut self) -> EventCursor<E> {
         self.add_event::<E>();
         EventCursor::at_oldest(self.resource::<Events<E>>())
+    }
+
+    /// Every event type of this world (in the order first used), with the
+    /// number of events it holds now ([`Events::len`]): for inspectors and
+    /// debugging, where the types are not known.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.send_event(1u8);
+    /// world.send_event(2u8);
+    /// world.add_event::<u32>();
+    /// assert_eq!(world.event_counts(), [("u8".to_owned(), 2), ("u32".to_owned(), 0)]);
+    /// ```
+    pub fn event_counts(&self) -> Vec<(String, usize)> {
+        let Some(registry) = self.get_resource::<EventRegistry>() else {
+            return Vec::new();
+        };
+        registry
+            .counters
+            .iter()
+            .filter_map(|(name, count)| Some((name.clone(), count(self)?)))
+            .collect()
     }
 
     /// Moves every event type's buffers on: events older than the previous

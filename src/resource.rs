@@ -129,6 +129,36 @@ impl World {
         self.resources().id_of::<R>()
     }
 
+    /// The resources the world holds now: each one's id and short type
+    /// name, in id order (for inspectors and debugging).
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(1u8);
+    /// world.insert_resource(2u16);
+    /// world.remove_resource::<u8>();
+    /// let names: Vec<&str> = world.resource_names().map(|(_, name)| name).collect();
+    /// assert_eq!(names, ["u16"]);
+    /// ```
+    pub fn resource_names(&self) -> impl Iterator<Item = (crate::ResourceId, &str)> + '_ {
+        self.resources().present()
+    }
+
+    /// The short type name of resource `id` (whether or not the world
+    /// holds it now), or `None` for an id this world never gave.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.insert_resource(7u32);
+    /// let id = world.resource_id::<u32>().unwrap();
+    /// assert_eq!(world.resource_name(id), Some("u32"));
+    /// ```
+    pub fn resource_name(&self, id: crate::ResourceId) -> Option<&str> {
+        self.resources().get_name(id)
+    }
+
     /// The world's `R`, inserting `R::default()` first if it has none.
     ///
     /// # Example

@@ -1227,6 +1227,23 @@ impl World {
         self.archetypes.len()
     }
 
+    /// How many entities have sparse-set component `id` (0 for a table
+    /// component, or one nothing has had yet): the size of its sparse set.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] #[component(storage = "sparse")] struct Burning;
+    /// let mut world = World::new();
+    /// world.spawn(Burning);
+    /// world.spawn(Burning);
+    /// let id = world.component_id::<Burning>().unwrap();
+    /// assert_eq!(world.sparse_set_len(id), 2);
+    /// ```
+    pub fn sparse_set_len(&self, id: ComponentId) -> usize {
+        self.sparse.get(id).map_or(0, |set| set.entities().len())
+    }
+
     // ----- change ticks -----------------------------------------------------
 
     /// The world's current change tick: the tick structural changes and

@@ -8,6 +8,7 @@
 //! ```text
 //! cargo run --release
 //! cargo run --release -- --entities 1000000 --no-render --parallel
+//! cargo run --release -- --inspect   # live, in the browser, until stopped
 //! ```
 
 use std::io::{self, Write};
@@ -56,6 +57,12 @@ struct Args {
     /// Directory for the pictures.
     #[arg(long, value_name = "DIR", default_value = "out")]
     out: PathBuf,
+    /// Play live at 50 frames a second with the inspector (mosaic-inspect)
+    /// on ADDR, until stopped (Ctrl-C): prints the page's URL. `--frames`
+    /// and the pictures do not apply.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1,
+          default_missing_value = "127.0.0.1:15702")]
+    inspect: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -159,6 +166,9 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
     };
     writeln!(out, "\nThe scene ({source}):")?;
     print_census(out, &mut sim)?;
+    if let Some(addr) = &args.inspect {
+        return inspect(&mut sim, addr, out);
+    }
 
     let mut pictures = if args.no_render {
         None
@@ -251,6 +261,30 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
         }
     }
     Ok(())
+}
+
+/// `--inspect`: plays frames at the showcase's pace, answering the
+/// inspector between frames, until the process is stopped.
+fn inspect(sim: &mut Sim, addr: &str, out: &mut impl Write) -> Result<(), Stop> {
+    let mut inspector = mosaic_inspect::Inspector::builder()
+        .registry(mosaic_demo::scene_registry())
+        .serve(addr)
+        .map_err(|e| e.to_string())?;
+    writeln!(out, "\nInspector: open {} (Ctrl-C stops)", inspector.url())?;
+    out.flush()?;
+    let mut next = Instant::now();
+    loop {
+        if inspector.should_run_frame() {
+            sim.step();
+        }
+        inspector.update(&mut sim.world, &mut sim.schedule);
+        next += FRAME;
+        let now = Instant::now();
+        match next.checked_duration_since(now) {
+            Some(wait) => std::thread::sleep(wait),
+            None => next = now,
+        }
+    }
 }
 
 fn print_census(out: &mut impl Write, sim: &mut Sim) -> io::Result<()> {

@@ -54,6 +54,7 @@ mod columns;
 mod depth;
 mod error;
 mod load;
+mod reflect;
 mod registry;
 mod ron_fast;
 mod ron_scan;
@@ -90,6 +91,7 @@ use std::path::Path;
 
 pub use error::{Location, SceneError, Where};
 pub use load::{SceneSpawn, SpawnPrefab};
+pub use reflect::ValueError;
 pub use registry::{AsComponent, AsResource, Registration, TypeRegistry};
 
 use mosaic::ComponentSchema;

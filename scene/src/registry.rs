@@ -97,6 +97,8 @@ pub(crate) enum Kind {
 type DecodeFn = fn(&SceneValue) -> Result<Box<dyn Pending>, DecodeError>;
 type TranscodeFn = fn(&SceneValue) -> Result<Content<'static>, DecodeError>;
 type EncodeFn = fn(&World, Option<Entity>) -> Option<Result<Content<'static>, String>>;
+/// Removes (and drops) the component from an entity; false if it had none.
+type RemoveFn = fn(&mut World, Entity) -> bool;
 
 /// How a component type's values are read and written a column at a time.
 #[derive(Clone, Copy)]
@@ -122,6 +124,8 @@ pub(crate) struct Entry {
     decode: DecodeFn,
     transcode: TranscodeFn,
     encode: EncodeFn,
+    /// Components only.
+    remove: Option<RemoveFn>,
     /// Components only.
     pub column: Option<ColumnFns>,
 }
@@ -155,6 +159,12 @@ impl Entry {
         entity: Option<Entity>,
     ) -> Option<Result<Content<'static>, String>> {
         (self.encode)(world, entity)
+    }
+
+    /// Removes this component from `entity`: false if it had none (or this
+    /// is a resource type).
+    pub fn remove(&self, world: &mut World, entity: Entity) -> bool {
+        self.remove.is_some_and(|remove| remove(world, entity))
     }
 }
 
@@ -336,6 +346,7 @@ impl TypeRegistry {
             decode: |value| decode_as::<T>(value, None, put_component::<T>),
             transcode: transcode::<T>,
             encode: encode::<T>,
+            remove: Some(|world, entity| world.remove_one::<T>(entity).is_ok()),
             column: Some(ColumnFns {
                 new: || new_column::<T>(None),
                 encode: encode_rows::<T>,
@@ -393,6 +404,7 @@ impl TypeRegistry {
             decode: |value| decode_as::<R>(value, None, put_resource::<R>),
             transcode: transcode::<R>,
             encode: encode::<R>,
+            remove: None,
             column: None,
         })
     }

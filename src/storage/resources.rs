@@ -129,6 +129,19 @@ impl Resources {
         self.by_type.get(&TypeId::of::<R>()).copied()
     }
 
+    /// The ids and names of the resources that hold a value.
+    pub fn present(&self) -> impl Iterator<Item = (ResourceId, &str)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| slot.value.is_some())
+            .map(|(i, slot)| (ResourceId(i as u32), slot.name.as_str()))
+    }
+
+    pub fn get_name(&self, id: ResourceId) -> Option<&str> {
+        self.slots.get(id.index()).map(|slot| slot.name.as_str())
+    }
+
     pub fn name(&self, id: ResourceId) -> &str {
         &self.slots[id.index()].name
     }

@@ -126,6 +126,73 @@ impl SystemAccess {
         self.exclusive |= other.exclusive;
     }
 
+    /// The system's queries: each parameter's name and its component
+    /// access (for inspectors and schedule graphs).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{IntoSystem, System};
+    /// #[derive(Component)] struct Speed(f32);
+    /// let mut world = World::new();
+    /// let mut s = (|_q: Query<&mut Speed>| {}).into_system();
+    /// s.initialize(&mut world).unwrap();
+    /// let id = world.component_id::<Speed>().unwrap();
+    /// assert!(s.access().queries().any(|(_, access)| access.writes(id)));
+    /// ```
+    pub fn queries(&self) -> impl ExactSizeIterator<Item = (&str, &Access)> + '_ {
+        self.queries
+            .iter()
+            .map(|(name, access)| (name.as_str(), access))
+    }
+
+    /// True if the system reads resource `id` (`Res`, or `&World`).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{IntoSystem, System};
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// let mut s = (|_n: Res<u32>| {}).into_system();
+    /// s.initialize(&mut world).unwrap();
+    /// assert!(s.access().reads_resource(world.resource_id::<u32>().unwrap()));
+    /// ```
+    pub fn reads_resource(&self, id: ResourceId) -> bool {
+        self.reads_world || self.exclusive || self.resource_reads.contains(id.index())
+    }
+
+    /// True if the system writes resource `id` (`ResMut`, or `&mut World`).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{IntoSystem, System};
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// let mut s = (|mut n: ResMut<u32>| *n += 1).into_system();
+    /// s.initialize(&mut world).unwrap();
+    /// assert!(s.access().writes_resource(world.resource_id::<u32>().unwrap()));
+    /// ```
+    pub fn writes_resource(&self, id: ResourceId) -> bool {
+        self.exclusive || self.resource_writes.contains(id.index())
+    }
+
+    /// True if the system reads the whole world (a `&World` parameter).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{IntoSystem, System};
+    /// let mut world = World::new();
+    /// let mut s = (|_w: &World| {}).into_system();
+    /// s.initialize(&mut world).unwrap();
+    /// assert!(s.access().reads_world());
+    /// ```
+    pub fn reads_world(&self) -> bool {
+        self.reads_world
+    }
+
     /// True if the system writes nothing (and is not exclusive): what a run
     /// condition must be.
     ///

@@ -486,6 +486,46 @@ impl Schedule {
         self.slots.iter().any(|s| s.name == name && s.enabled)
     }
 
+    /// What system `name` borrows (its parameters' access, known once the
+    /// schedule is built or has run), or `None` if no system has that name.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("count", |mut n: ResMut<u32>| *n += 1);
+    /// schedule.build(&mut world).unwrap();
+    /// let access = schedule.system_access("count").unwrap();
+    /// assert!(access.writes_resource(world.resource_id::<u32>().unwrap()));
+    /// assert!(schedule.system_access("nope").is_none());
+    /// ```
+    pub fn system_access(&self, name: &str) -> Option<SystemAccess> {
+        let slot = &self.slots[self.index_of(name).ok()?];
+        let system = slot.system.lock().unwrap_or_else(|p| p.into_inner());
+        Some(system.access().clone())
+    }
+
+    /// The names system `name` is ordered against: `(before, after)`, as
+    /// given to [`SystemConfig::before`] and [`SystemConfig::after`]
+    /// (systems or sets), or `None` if no system has that name.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("physics", || {});
+    /// schedule.add_system("input", || {}).before("physics");
+    /// let (before, after) = schedule.system_orderings("input").unwrap();
+    /// assert_eq!(before, ["physics"]);
+    /// assert!(after.is_empty());
+    /// ```
+    pub fn system_orderings(&self, name: &str) -> Option<(&[String], &[String])> {
+        let slot = &self.slots[self.index_of(name).ok()?];
+        Some((&slot.before, &slot.after))
+    }
+
     /// Removes system `name` (orderings against it are dropped with it).
     ///
     /// # Example
@@ -622,6 +662,19 @@ impl Schedule {
     /// ```
     pub fn set_timing(&mut self, on: bool) {
         self.timing = on;
+    }
+
+    /// True if per-system timing is on (see [`Schedule::set_timing`]).
+    ///
+    /// # Example
+    /// ```
+    /// let mut schedule = mosaic::Schedule::new();
+    /// assert!(!schedule.is_timing());
+    /// schedule.set_timing(true);
+    /// assert!(schedule.is_timing());
+    /// ```
+    pub fn is_timing(&self) -> bool {
+        self.timing
     }
 
     /// The per-system timings collected while timing was on, in run order;

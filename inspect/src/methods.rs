@@ -1,0 +1,831 @@
+//! The methods: each answers one call on the game thread, with the world
+//! (and schedule) borrowed. A method that fails changes nothing.
+
+use std::collections::BTreeMap;
+
+use mosaic::scene::{TypeRegistry, ValueError};
+use mosaic::{ComponentId, ComponentInfo, Entity, Schedule, StorageType, World};
+use serde_json::{json, Map, Value};
+
+use crate::rpc::{codes, Call, RpcError};
+use crate::State;
+
+type Answer = Result<Value, RpcError>;
+
+/// Every method, with its parameters (for `rpc.discover`).
+const METHODS: &[(&str, &[&str])] = &[
+    (
+        "world.query",
+        &["data", "filter", "strict", "offset", "limit"],
+    ),
+    ("world.get_components", &["entity", "components", "strict"]),
+    ("world.insert_components", &["entity", "components"]),
+    ("world.remove_components", &["entity", "components"]),
+    (
+        "world.mutate_components",
+        &["entity", "component", "path", "value"],
+    ),
+    ("world.list_components", &["entity"]),
+    ("world.spawn_entity", &["components"]),
+    ("world.despawn_entity", &["entity"]),
+    ("world.list_resources", &[]),
+    ("world.get_resources", &["resource"]),
+    ("world.insert_resources", &["resource", "value"]),
+    ("world.mutate_resources", &["resource", "path", "value"]),
+    ("world.overview", &[]),
+    ("world.entity_info", &["entity"]),
+    ("schedule.graph", &[]),
+    ("schedule.set_enabled", &["system", "enabled"]),
+    ("schedule.pause", &["paused"]),
+    ("schedule.step", &["frames"]),
+    ("rpc.discover", &[]),
+];
+
+/// Answers one call.
+pub(crate) fn call(
+    call: &Call,
+    world: &mut World,
+    schedule: Option<&mut Schedule>,
+    state: &mut State,
+    url: &str,
+) -> Answer {
+    // Reserved entities become real before anything reads the world.
+    world.flush();
+    let p = Params(&call.params);
+    let registry = &state.registry.clone();
+    match call.method.as_str() {
+        "world.query" => query(world, registry, &p),
+        "world.get_components" => get_components(world, registry, &p),
+        "world.insert_components" => {
+            let entity = p.entity("entity", world)?;
+            insert_components(world, registry, entity, p.object("components")?)
+        }
+        "world.remove_components" => remove_components(world, registry, &p),
+        "world.mutate_components" => mutate_component(world, registry, &p),
+        "world.list_components" => list_components(world, registry, &p),
+        "world.spawn_entity" => spawn_entity(world, registry, &p),
+        "world.despawn_entity" => {
+            let entity = p.entity("entity", world)?;
+            world
+                .despawn(entity)
+                .map(|()| Value::Null)
+                .map_err(|e| RpcError::new(codes::ENTITY_NOT_FOUND, e.to_string()))
+        }
+        "world.list_resources" => Ok(list_resources(world, registry)),
+        "world.get_resources" => {
+            let name = p.str("resource")?;
+            let value = registry
+                .resource_to_json(world, name)
+                .map_err(resource_error)?;
+            Ok(json!({ "value": parse(&value) }))
+        }
+        "world.insert_resources" => {
+            let name = p.str("resource")?;
+            let value = p.value("value")?;
+            registry
+                .insert_resource_json(world, name, &value.to_string())
+                .map_err(resource_error)?;
+            Ok(Value::Null)
+        }
+        "world.mutate_resources" => {
+            let name = p.str("resource")?;
+            let path = p.opt_str("path")?.unwrap_or("");
+            let value = p.value("value")?;
+            let current = registry
+                .resource_to_json(world, name)
+                .map_err(resource_error)?;
+            let mut current = parse(&current);
+            set_path(&mut current, path, value.clone())?;
+            registry
+                .insert_resource_json(world, name, &current.to_string())
+                .map_err(resource_error)?;
+            Ok(Value::Null)
+        }
+        "world.overview" => Ok(overview(world, registry, state)),
+        "world.entity_info" => {
+            let entity = p.entity("entity", world)?;
+            Ok(entity_info(world, registry, entity))
+        }
+        "schedule.graph" => schedule_graph(world, need(schedule)?, state),
+        "schedule.set_enabled" => {
+            let name = p.str("system")?;
+            let enabled = p.bool("enabled")?;
+            need(schedule)?
+                .set_enabled(name, enabled)
+                .map_err(|e| RpcError::new(codes::SCHEDULE_ERROR, e.to_string()))?;
+            Ok(Value::Null)
+        }
+        "schedule.pause" => {
+            state.paused = p.bool("paused")?;
+            state.steps = 0;
+            Ok(json!({ "paused": state.paused }))
+        }
+        "schedule.step" => {
+            let frames = p.opt_u64("frames")?.unwrap_or(1).min(10_000);
+            state.paused = true;
+            state.steps += frames;
+            Ok(json!({ "paused": true, "steps": state.steps }))
+        }
+        "rpc.discover" => Ok(discover(url)),
+        other => Err(RpcError::new(
+            codes::METHOD_NOT_FOUND,
+            format!("method not found: `{other}`"),
+        )),
+    }
+}
+
+fn need(schedule: Option<&mut Schedule>) -> Result<&mut Schedule, RpcError> {
+    schedule.ok_or_else(|| {
+        RpcError::new(
+            codes::SCHEDULE_ERROR,
+            "no schedule: the program calls Inspector::update_world",
+        )
+    })
+}
+
+fn parse(json: &str) -> Value {
+    serde_json::from_str(json).unwrap_or(Value::Null)
+}
+
+fn component_error(e: ValueError) -> RpcError {
+    let code = match e {
+        ValueError::NoEntity(_) => codes::ENTITY_NOT_FOUND,
+        ValueError::Missing(_) => codes::COMPONENT_NOT_PRESENT,
+        _ => codes::COMPONENT_ERROR,
+    };
+    RpcError::new(code, e.to_string())
+}
+
+fn resource_error(e: ValueError) -> RpcError {
+    let code = match e {
+        ValueError::Missing(_) => codes::RESOURCE_NOT_PRESENT,
+        _ => codes::RESOURCE_ERROR,
+    };
+    RpcError::new(code, e.to_string())
+}
+
+/// Typed access to a call's parameters.
+struct Params<'a>(&'a Value);
+
+impl<'a> Params<'a> {
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.0.get(key).filter(|v| !v.is_null())
+    }
+
+    fn value(&self, key: &str) -> Result<&'a Value, RpcError> {
+        self.get(key)
+            .ok_or_else(|| RpcError::params(format!("missing parameter `{key}`")))
+    }
+
+    fn str(&self, key: &str) -> Result<&'a str, RpcError> {
+        self.value(key)?
+            .as_str()
+            .ok_or_else(|| RpcError::params(format!("`{key}` must be a string")))
+    }
+
+    fn opt_str(&self, key: &str) -> Result<Option<&'a str>, RpcError> {
+        self.get(key).map(|_| self.str(key)).transpose()
+    }
+
+    fn bool(&self, key: &str) -> Result<bool, RpcError> {
+        self.value(key)?
+            .as_bool()
+            .ok_or_else(|| RpcError::params(format!("`{key}` must be true or false")))
+    }
+
+    fn opt_bool(&self, key: &str) -> Result<bool, RpcError> {
+        Ok(self
+            .get(key)
+            .map(|_| self.bool(key))
+            .transpose()?
+            .unwrap_or(false))
+    }
+
+    fn opt_u64(&self, key: &str) -> Result<Option<u64>, RpcError> {
+        self.get(key)
+            .map(|v| {
+                v.as_u64().ok_or_else(|| {
+                    RpcError::params(format!("`{key}` must be a non-negative integer"))
+                })
+            })
+            .transpose()
+    }
+
+    fn object(&self, key: &str) -> Result<&'a Map<String, Value>, RpcError> {
+        self.value(key)?
+            .as_object()
+            .ok_or_else(|| RpcError::params(format!("`{key}` must be an object")))
+    }
+
+    /// A list of names (absent: empty).
+    fn names(&self, key: &str) -> Result<Vec<&'a str>, RpcError> {
+        names_in(self.get(key), key)
+    }
+
+    /// A live entity, given as `Entity::to_bits`.
+    fn entity(&self, key: &str, world: &World) -> Result<Entity, RpcError> {
+        entity_of(self.value(key)?, world)
+    }
+}
+
+fn names_in<'a>(value: Option<&'a Value>, key: &str) -> Result<Vec<&'a str>, RpcError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let error = || RpcError::params(format!("`{key}` must be a list of names"));
+    value
+        .as_array()
+        .ok_or_else(error)?
+        .iter()
+        .map(|v| v.as_str().ok_or_else(error))
+        .collect()
+}
+
+fn entity_of(value: &Value, world: &World) -> Result<Entity, RpcError> {
+    let bits = value
+        .as_u64()
+        .ok_or_else(|| RpcError::params("an entity is a number (Entity::to_bits)"))?;
+    match Entity::from_bits(bits) {
+        Some(entity) if world.contains(entity) => Ok(entity),
+        _ => Err(RpcError::new(
+            codes::ENTITY_NOT_FOUND,
+            format!("entity {bits} does not exist"),
+        )),
+    }
+}
+
+// ----- component names ------------------------------------------------------
+
+/// The name a component is shown under: its registered name if its type is
+/// registered, else its short type name.
+fn display_name<'a>(info: &'a ComponentInfo, registry: &'a TypeRegistry) -> &'a str {
+    info.type_id()
+        .and_then(|t| registry.component_name(t))
+        .unwrap_or(info.name())
+}
+
+fn is_registered(info: &ComponentInfo, registry: &TypeRegistry) -> bool {
+    info.type_id()
+        .is_some_and(|t| registry.component_name(t).is_some())
+}
+
+/// The world's component called `name`: by registered name, short type
+/// name or full type name.
+fn find_component<'w>(
+    world: &'w World,
+    registry: &TypeRegistry,
+    name: &str,
+) -> Option<&'w ComponentInfo> {
+    let infos = || world.component_infos();
+    infos()
+        .find(|i| display_name(i, registry) == name)
+        .or_else(|| infos().find(|i| i.name() == name || i.type_name() == Some(name)))
+}
+
+fn resolve(world: &World, registry: &TypeRegistry, name: &str) -> Result<ComponentId, RpcError> {
+    find_component(world, registry, name)
+        .map(ComponentInfo::id)
+        .ok_or_else(|| {
+            RpcError::new(
+                codes::COMPONENT_ERROR,
+                format!("unknown component `{name}`"),
+            )
+        })
+}
+
+fn storage_name(storage: StorageType) -> &'static str {
+    match storage {
+        StorageType::Table => "table",
+        StorageType::SparseSet => "sparse",
+    }
+}
+
+/// What is shown of a component without a registration.
+fn unregistered(info: &ComponentInfo) -> Value {
+    json!({
+        "name": info.name(),
+        "type": info.type_name(),
+        "storage": storage_name(info.storage()),
+        "size": info.layout().size(),
+    })
+}
+
+// ----- world.query ----------------------------------------------------------
+
+fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
+    let strict = p.opt_bool("strict")?;
+    let data = p.get("data").unwrap_or(&Value::Null);
+    let filter = p.get("filter").unwrap_or(&Value::Null);
+    if !(data.is_object() || data.is_null()) || !(filter.is_object() || filter.is_null()) {
+        return Err(RpcError::params("`data` and `filter` must be objects"));
+    }
+    let components = names_in(data.get("components"), "data.components")?;
+    let option = names_in(data.get("option"), "data.option")?;
+    let has = names_in(data.get("has"), "data.has")?;
+    let with = names_in(filter.get("with"), "filter.with")?;
+    let without = names_in(filter.get("without"), "filter.without")?;
+    let offset = p.opt_u64("offset")?.unwrap_or(0) as usize;
+    let limit = p.opt_u64("limit")?.map_or(usize::MAX, |l| l as usize);
+
+    // Names that resolve to nothing: an error in strict mode; otherwise a
+    // required one matches nothing and an optional one is left out.
+    let lookup = |names: &[&str]| -> Result<Vec<Option<ComponentId>>, RpcError> {
+        names
+            .iter()
+            .map(|n| match resolve(world, registry, n) {
+                Ok(id) => Ok(Some(id)),
+                Err(e) if strict => Err(e),
+                Err(_) => Ok(None),
+            })
+            .collect()
+    };
+    let required: Vec<Option<ComponentId>> = lookup(&components)?
+        .into_iter()
+        .chain(lookup(&with)?)
+        .collect();
+    if required.iter().any(Option::is_none) {
+        return Ok(json!([]));
+    }
+    let required: Vec<ComponentId> = required.into_iter().flatten().collect();
+    let excluded: Vec<ComponentId> = lookup(&without)?.into_iter().flatten().collect();
+    let shown: Vec<(&str, Option<ComponentId>)> = components
+        .iter()
+        .copied()
+        .zip(lookup(&components)?)
+        .chain(option.iter().copied().zip(lookup(&option)?))
+        .collect();
+    let has_ids: Vec<(&str, Option<ComponentId>)> =
+        has.iter().copied().zip(lookup(&has)?).collect();
+    let sparse = |id: ComponentId| {
+        world
+            .component_info(id)
+            .is_some_and(|i| i.storage() == StorageType::SparseSet)
+    };
+    let (table_req, sparse_req): (Vec<_>, Vec<_>) = required.iter().partition(|&&id| !sparse(id));
+    let (table_ex, sparse_ex): (Vec<_>, Vec<_>) = excluded.iter().partition(|&&id| !sparse(id));
+    let per_entity = !sparse_req.is_empty() || !sparse_ex.is_empty();
+
+    let mut skip = offset;
+    let mut rows = Vec::new();
+    'archetypes: for archetype in world.archetypes() {
+        if rows.len() >= limit {
+            break;
+        }
+        if archetype.is_empty()
+            || !table_req.iter().all(|&&id| archetype.contains(id))
+            || table_ex.iter().any(|&&id| archetype.contains(id))
+        {
+            continue;
+        }
+        let entities = archetype.entities();
+        // Whole archetypes before the page are skipped without a look at
+        // their entities.
+        if !per_entity && skip >= entities.len() {
+            skip -= entities.len();
+            continue;
+        }
+        for &entity in entities {
+            if per_entity
+                && (!sparse_req.iter().all(|&&id| world.contains_id(entity, id))
+                    || sparse_ex.iter().any(|&&id| world.contains_id(entity, id)))
+            {
+                continue;
+            }
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            if rows.len() >= limit {
+                break 'archetypes;
+            }
+            rows.push(query_row(
+                world, registry, entity, &shown, &has_ids, strict,
+            )?);
+        }
+    }
+    Ok(Value::Array(rows))
+}
+
+fn query_row(
+    world: &World,
+    registry: &TypeRegistry,
+    entity: Entity,
+    shown: &[(&str, Option<ComponentId>)],
+    has: &[(&str, Option<ComponentId>)],
+    strict: bool,
+) -> Answer {
+    let mut components = Map::new();
+    for &(name, id) in shown {
+        let Some(id) = id else { continue };
+        if !world.contains_id(entity, id) {
+            continue;
+        }
+        let info = world.component_info(id).expect("resolved in this world");
+        let value = if is_registered(info, registry) {
+            let shown_name = display_name(info, registry);
+            match registry.component_to_json(world, entity, shown_name) {
+                Ok(json) => parse(&json),
+                Err(e) if strict => return Err(component_error(e)),
+                Err(_) => continue,
+            }
+        } else if strict {
+            return Err(RpcError::new(
+                codes::COMPONENT_ERROR,
+                format!("component `{name}` is not registered"),
+            ));
+        } else {
+            json!({ "unregistered": unregistered(info) })
+        };
+        components.insert(name.to_owned(), value);
+    }
+    let mut row = json!({ "entity": entity.to_bits(), "components": components });
+    if !has.is_empty() {
+        let has: Map<String, Value> = has
+            .iter()
+            .map(|&(name, id)| {
+                let present = id.is_some_and(|id| world.contains_id(entity, id));
+                (name.to_owned(), Value::Bool(present))
+            })
+            .collect();
+        row["has"] = Value::Object(has);
+    }
+    Ok(row)
+}
+
+// ----- one entity -----------------------------------------------------------
+
+fn get_components(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
+    let entity = p.entity("entity", world)?;
+    let names = p.names("components")?;
+    let strict = p.opt_bool("strict")?;
+    let mut components = Map::new();
+    let mut errors = Map::new();
+    for name in names {
+        let result = match find_component(world, registry, name) {
+            Some(info) if !is_registered(info, registry) => Err(RpcError::new(
+                codes::COMPONENT_ERROR,
+                format!(
+                    "component `{name}` is not registered ({} storage, {} bytes)",
+                    storage_name(info.storage()),
+                    info.layout().size()
+                ),
+            )),
+            Some(info) => registry
+                .component_to_json(world, entity, display_name(info, registry))
+                .map(|json| parse(&json))
+                .map_err(component_error),
+            None => registry
+                .component_to_json(world, entity, name)
+                .map(|json| parse(&json))
+                .map_err(component_error),
+        };
+        match result {
+            Ok(value) => {
+                components.insert(name.to_owned(), value);
+            }
+            Err(e) if strict => return Err(e),
+            Err(e) => {
+                errors.insert(name.to_owned(), e.to_json());
+            }
+        }
+    }
+    Ok(json!({ "components": components, "errors": errors }))
+}
+
+/// Inserts every value or none: on an error the values already inserted
+/// are put back as they were.
+fn insert_components(
+    world: &mut World,
+    registry: &TypeRegistry,
+    entity: Entity,
+    values: &Map<String, Value>,
+) -> Answer {
+    for name in values.keys() {
+        if !registry.component_names().any(|n| n == name) {
+            return Err(RpcError::new(
+                codes::COMPONENT_ERROR,
+                format!("component `{name}` is not registered"),
+            ));
+        }
+    }
+    let mut undo: Vec<(&str, Option<String>)> = Vec::new();
+    for (name, value) in values {
+        let before = registry.component_to_json(world, entity, name).ok();
+        if let Err(e) = registry.insert_component_json(world, entity, name, &value.to_string()) {
+            for (name, before) in undo.into_iter().rev() {
+                let _ = match before {
+                    Some(json) => registry.insert_component_json(world, entity, name, &json),
+                    None => registry.remove_component(world, entity, name),
+                };
+            }
+            return Err(component_error(e));
+        }
+        undo.push((name, before));
+    }
+    Ok(Value::Null)
+}
+
+fn remove_components(world: &mut World, registry: &TypeRegistry, p: &Params) -> Answer {
+    let entity = p.entity("entity", world)?;
+    let names = p.names("components")?;
+    // Check everything first: all or nothing.
+    for name in &names {
+        registry
+            .component_to_json(world, entity, name)
+            .map_err(component_error)?;
+    }
+    for name in names {
+        registry
+            .remove_component(world, entity, name)
+            .map_err(component_error)?;
+    }
+    Ok(Value::Null)
+}
+
+fn mutate_component(world: &mut World, registry: &TypeRegistry, p: &Params) -> Answer {
+    let entity = p.entity("entity", world)?;
+    let name = p.str("component")?;
+    let path = p.opt_str("path")?.unwrap_or("");
+    let value = p.value("value")?;
+    let current = registry
+        .component_to_json(world, entity, name)
+        .map_err(component_error)?;
+    let mut current = parse(&current);
+    set_path(&mut current, path, value.clone())?;
+    registry
+        .insert_component_json(world, entity, name, &current.to_string())
+        .map_err(component_error)?;
+    Ok(Value::Null)
+}
+
+/// Sets the part of `target` at `path` (`""`, `".x"`, `"pos.x"`,
+/// `".items[2]"`, `".0"` for a tuple's field): the path must exist.
+fn set_path(target: &mut Value, path: &str, value: Value) -> Result<(), RpcError> {
+    let mut node = target;
+    let mut segments = Vec::new();
+    for part in path.split('.').filter(|s| !s.is_empty()) {
+        let (field, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !field.is_empty() {
+            segments.push(field.to_owned());
+        }
+        while let Some(inner) = rest.strip_prefix('[') {
+            let end = inner
+                .find(']')
+                .ok_or_else(|| RpcError::params(format!("bad path `{path}`")))?;
+            segments.push(inner[..end].to_owned());
+            rest = &inner[end + 1..];
+        }
+        if !rest.is_empty() {
+            return Err(RpcError::params(format!("bad path `{path}`")));
+        }
+    }
+    for segment in &segments {
+        let missing = || {
+            RpcError::new(
+                codes::COMPONENT_ERROR,
+                format!("path `{path}` does not exist in the value"),
+            )
+        };
+        node = match node {
+            Value::Object(map) => map.get_mut(segment.as_str()).ok_or_else(missing)?,
+            Value::Array(items) => {
+                let i: usize = segment.parse().map_err(|_| missing())?;
+                items.get_mut(i).ok_or_else(missing)?
+            }
+            _ => return Err(missing()),
+        };
+    }
+    *node = value;
+    Ok(())
+}
+
+fn list_components(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
+    if p.get("entity").is_some() {
+        let entity = p.entity("entity", world)?;
+        let entity = world.entity(entity).expect("checked live");
+        let names: Vec<&str> = entity
+            .component_ids()
+            .into_iter()
+            .filter_map(|id| world.component_info(id))
+            .map(|i| display_name(i, registry))
+            .collect();
+        return Ok(json!(names));
+    }
+    let mut names: Vec<&str> = world
+        .component_infos()
+        .map(|i| display_name(i, registry))
+        .collect();
+    for name in registry.component_names() {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(json!(names))
+}
+
+fn spawn_entity(world: &mut World, registry: &TypeRegistry, p: &Params) -> Answer {
+    let empty = Map::new();
+    let values = match p.get("components") {
+        Some(_) => p.object("components")?,
+        None => &empty,
+    };
+    let entity = world.spawn(());
+    if let Err(e) = insert_components(world, registry, entity, values) {
+        let _ = world.despawn(entity);
+        return Err(e);
+    }
+    Ok(json!({ "entity": entity.to_bits() }))
+}
+
+fn entity_info(world: &World, registry: &TypeRegistry, entity: Entity) -> Value {
+    let components: Vec<Value> = world
+        .entity(entity)
+        .map(|e| e.component_ids())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|id| world.component_info(id))
+        .map(|info| {
+            let name = display_name(info, registry);
+            let mut row = json!({
+                "name": name,
+                "storage": storage_name(info.storage()),
+                "size": info.layout().size(),
+                "registered": is_registered(info, registry),
+            });
+            if is_registered(info, registry) {
+                match registry.component_to_json(world, entity, name) {
+                    Ok(json) => row["value"] = parse(&json),
+                    Err(e) => row["error"] = json!(e.to_string()),
+                }
+            } else {
+                row["type"] = json!(info.type_name());
+            }
+            row
+        })
+        .collect();
+    json!({
+        "entity": entity.to_bits(),
+        "label": format!("{entity:?}"),
+        "archetype": world.location(entity).map(|l| l.archetype.index()),
+        "components": components,
+    })
+}
+
+// ----- resources, overview --------------------------------------------------
+
+fn list_resources(world: &World, registry: &TypeRegistry) -> Value {
+    let mut names: Vec<String> = world
+        .resource_names()
+        .map(|(_, name)| name.to_owned())
+        .collect();
+    for name in registry.resource_names() {
+        if !names.iter().any(|n| n == name) && registry.resource_to_json(world, name).is_ok() {
+            names.push(name.to_owned());
+        }
+    }
+    json!(names)
+}
+
+fn overview(world: &World, registry: &TypeRegistry, state: &State) -> Value {
+    let archetypes: Vec<Value> = world
+        .archetypes()
+        .filter(|a| !a.is_empty())
+        .map(|a| {
+            let row_bytes: usize = a
+                .components()
+                .iter()
+                .filter_map(|&id| world.component_info(id))
+                .map(|i| i.layout().size())
+                .sum::<usize>()
+                + std::mem::size_of::<Entity>();
+            let names: Vec<&str> = a
+                .components()
+                .iter()
+                .filter_map(|&id| world.component_info(id))
+                .map(|i| display_name(i, registry))
+                .collect();
+            json!({
+                "id": a.id().index(),
+                "rows": a.len(),
+                "bytes": a.len() * row_bytes,
+                "components": names,
+            })
+        })
+        .collect();
+    let sparse_sets: Vec<Value> = world
+        .component_infos()
+        .filter(|i| i.storage() == StorageType::SparseSet)
+        .map(|i| {
+            let len = world.sparse_set_len(i.id());
+            json!({
+                "component": display_name(i, registry),
+                "len": len,
+                "bytes": len * (i.layout().size() + std::mem::size_of::<Entity>()),
+            })
+        })
+        .collect();
+    let resources = world.resource_names().count();
+    let events: Vec<Value> = world
+        .event_counts()
+        .into_iter()
+        .map(|(name, count)| json!({ "name": name, "count": count }))
+        .collect();
+    json!({
+        "entities": world.len(),
+        "archetypes": archetypes,
+        "sparse_sets": sparse_sets,
+        "components": world.component_infos().len(),
+        "resources": resources,
+        "events": events,
+        "paused": state.paused,
+        "frames": world.get_resource::<mosaic::Time>().map(|t| t.frame()),
+    })
+}
+
+// ----- schedule -------------------------------------------------------------
+
+fn schedule_graph(world: &World, schedule: &Schedule, state: &State) -> Answer {
+    let timings = schedule.timings();
+    let timing: BTreeMap<&str, &mosaic::SystemTiming> = timings
+        .rows()
+        .iter()
+        .map(|t| (t.name.as_str(), t))
+        .collect();
+    let resources: Vec<(mosaic::ResourceId, &str)> = world.resource_names().collect();
+    let systems: Vec<Value> = schedule
+        .system_names()
+        .into_iter()
+        .map(|name| {
+            let mut row = json!({ "name": name, "enabled": schedule.is_enabled(name) });
+            if let Some((before, after)) = schedule.system_orderings(name) {
+                row["before"] = json!(before);
+                row["after"] = json!(after);
+            }
+            if let Some(access) = schedule.system_access(name) {
+                let mut reads = Vec::new();
+                let mut writes = Vec::new();
+                for info in world.component_infos() {
+                    let id = info.id();
+                    if access.queries().any(|(_, a)| a.writes(id)) {
+                        writes.push(info.name());
+                    } else if access.queries().any(|(_, a)| a.reads(id)) {
+                        reads.push(info.name());
+                    }
+                }
+                let res_writes: Vec<&str> = resources
+                    .iter()
+                    .filter(|&&(id, _)| access.writes_resource(id))
+                    .map(|&(_, n)| n)
+                    .collect();
+                let res_reads: Vec<&str> = resources
+                    .iter()
+                    .filter(|&&(id, _)| !access.writes_resource(id) && access.reads_resource(id))
+                    .map(|&(_, n)| n)
+                    .collect();
+                row["access"] = json!({
+                    "reads": reads,
+                    "writes": writes,
+                    "resources_read": res_reads,
+                    "resources_write": res_writes,
+                    "reads_world": access.reads_world(),
+                    "exclusive": access.is_exclusive(),
+                });
+            }
+            if let Some(t) = timing.get(name) {
+                row["timing"] = json!({
+                    "runs": t.runs,
+                    "total_ns": t.total.as_nanos() as u64,
+                    "mean_ns": t.mean().as_nanos() as u64,
+                });
+            }
+            row
+        })
+        .collect();
+    Ok(json!({
+        "systems": systems,
+        "timing": schedule.is_timing(),
+        "paused": state.paused,
+    }))
+}
+
+fn discover(url: &str) -> Value {
+    let methods: Vec<Value> = METHODS
+        .iter()
+        .map(|(name, params)| {
+            let params: Vec<Value> = params
+                .iter()
+                .map(|p| json!({ "name": p, "schema": {} }))
+                .collect();
+            json!({ "name": name, "params": params })
+        })
+        .collect();
+    json!({
+        "openrpc": "1.3.2",
+        "info": { "title": "mosaic inspector", "version": env!("CARGO_PKG_VERSION") },
+        "methods": methods,
+        "servers": [{ "name": "mosaic", "url": url }],
+    })
+}
