@@ -19,7 +19,8 @@
 //!   `world.remove_components`, `world.mutate_components`,
 //!   `world.list_components`, `world.spawn_entity`, `world.despawn_entity`,
 //!   `world.list_resources`, `world.get_resources`,
-//!   `world.insert_resources`, `world.mutate_resources`, `schedule.graph`,
+//!   `world.insert_resources`, `world.mutate_resources`, `schedule.graph`
+//!   (the world's `FixedUpdate` systems, then the frame schedule's),
 //!   `rpc.discover`; and mosaic's own `world.overview`,
 //!   `world.entity_info`, `schedule.set_enabled`, `schedule.pause`,
 //!   `schedule.step`. A method name ending in `+watch` (BRP's form), or
@@ -551,7 +552,7 @@ impl Inspector {
             Ok(job) => job,
             Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
                 if self.state.timing_ours {
-                    self.idle_check(schedule);
+                    self.idle_check(world, schedule);
                 }
                 return;
             }
@@ -561,6 +562,7 @@ impl Inspector {
         if let Some(schedule) = schedule.as_deref_mut() {
             if !schedule.is_timing() {
                 schedule.set_timing(true);
+                set_fixed_timing(world, true);
                 self.state.timing_ours = true;
             }
         }
@@ -585,15 +587,24 @@ impl Inspector {
     }
 
     #[cold]
-    fn idle_check(&mut self, schedule: Option<&mut Schedule>) {
+    fn idle_check(&mut self, world: &mut World, schedule: Option<&mut Schedule>) {
         let idle = self
             .state
             .last_request
             .is_none_or(|at| at.elapsed() > CLIENT_IDLE);
         if let (true, Some(schedule)) = (idle, schedule) {
             schedule.set_timing(false);
+            set_fixed_timing(world, false);
             self.state.timing_ours = false;
         }
+    }
+}
+
+/// Timing of the world's fixed-step schedule, if it has one, follows the
+/// frame schedule's (never making one).
+fn set_fixed_timing(world: &mut World, on: bool) {
+    if world.get_schedule(mosaic::FixedUpdate).is_some() {
+        world.schedule_mut(mosaic::FixedUpdate).set_timing(on);
     }
 }
 

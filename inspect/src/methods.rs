@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use mosaic::scene::{TypeRegistry, ValueError};
-use mosaic::{ComponentId, ComponentInfo, Entity, Schedule, StorageType, World};
+use mosaic::{ComponentId, ComponentInfo, Entity, FixedUpdate, Schedule, StorageType, World};
 use serde_json::{json, Map, Value};
 
 use crate::rpc::{codes, Call, RpcError};
@@ -110,7 +110,16 @@ pub(crate) fn call(
         "schedule.set_enabled" => {
             let name = p.str("system")?;
             let enabled = p.bool("enabled")?;
-            need(schedule)?
+            let frame = need(schedule)?;
+            let fixed = world
+                .get_schedule(FixedUpdate)
+                .is_some_and(|f| f.system_names().contains(&name));
+            let target = if !frame.system_names().contains(&name) && fixed {
+                world.schedule_mut(FixedUpdate)
+            } else {
+                frame
+            };
+            target
                 .set_enabled(name, enabled)
                 .map_err(|e| RpcError::new(codes::SCHEDULE_ERROR, e.to_string()))?;
             Ok(Value::Null)
@@ -747,7 +756,25 @@ fn overview(world: &World, registry: &TypeRegistry, state: &State) -> Value {
 
 // ----- schedule -------------------------------------------------------------
 
+/// The systems of the world's fixed-step schedule (labelled
+/// `"FixedUpdate"`, first: it runs first in a frame), then the frame
+/// schedule's (`"frame"`).
 fn schedule_graph(world: &World, schedule: &Schedule, state: &State) -> Answer {
+    let mut systems = match world.get_schedule(FixedUpdate) {
+        Some(fixed) => system_rows(world, fixed, "FixedUpdate"),
+        None => Vec::new(),
+    };
+    systems.extend(system_rows(world, schedule, "frame"));
+    Ok(json!({
+        "systems": systems,
+        "timing": schedule.is_timing(),
+        "paused": state.paused,
+    }))
+}
+
+/// One row per system of `schedule`: name, enabled, ordering, access and
+/// timing, and which schedule it is in.
+fn system_rows(world: &World, schedule: &Schedule, label: &str) -> Vec<Value> {
     let timings = schedule.timings();
     let timing: BTreeMap<&str, &mosaic::SystemTiming> = timings
         .rows()
@@ -755,11 +782,15 @@ fn schedule_graph(world: &World, schedule: &Schedule, state: &State) -> Answer {
         .map(|t| (t.name.as_str(), t))
         .collect();
     let resources: Vec<(mosaic::ResourceId, &str)> = world.resource_names().collect();
-    let systems: Vec<Value> = schedule
+    schedule
         .system_names()
         .into_iter()
         .map(|name| {
-            let mut row = json!({ "name": name, "enabled": schedule.is_enabled(name) });
+            let mut row = json!({
+                "name": name,
+                "schedule": label,
+                "enabled": schedule.is_enabled(name),
+            });
             if let Some((before, after)) = schedule.system_orderings(name) {
                 row["before"] = json!(before);
                 row["after"] = json!(after);
@@ -803,12 +834,7 @@ fn schedule_graph(world: &World, schedule: &Schedule, state: &State) -> Answer {
             }
             row
         })
-        .collect();
-    Ok(json!({
-        "systems": systems,
-        "timing": schedule.is_timing(),
-        "paused": state.paused,
-    }))
+        .collect()
 }
 
 fn discover(url: &str) -> Value {

@@ -422,6 +422,45 @@ fn schedule_graph_toggles_pause_and_step() {
 
 #[cfg_attr(miri, ignore = "opens sockets")]
 #[test]
+fn the_fixed_step_schedule_is_listed_and_toggled_too() {
+    let mut g = game();
+    g.world
+        .insert_resource(FixedTime::new(Duration::from_millis(1)));
+    g.world
+        .schedule_mut(FixedUpdate)
+        .add_system("fall", |mut q: Query<&mut Position>| {
+            for p in q.iter_mut() {
+                p.y -= 1.0;
+            }
+        });
+    let graph = g.drive(|addr| {
+        ok(addr, "world.overview", json!({}));
+        std::thread::sleep(Duration::from_millis(30));
+        let graph = ok(addr, "schedule.graph", json!({}));
+        ok(
+            addr,
+            "schedule.set_enabled",
+            json!({ "system": "fall", "enabled": false }),
+        );
+        graph
+    });
+    let systems = graph["systems"].as_array().unwrap();
+    assert_eq!(systems[0]["name"], "fall", "the fixed step runs first");
+    assert_eq!(systems[0]["schedule"], "FixedUpdate");
+    assert!(
+        systems[0]["timing"]["runs"].as_u64().unwrap() > 0,
+        "{graph}"
+    );
+    assert!(systems
+        .iter()
+        .any(|s| s["name"] == "tick" && s["schedule"] == "frame"));
+    let fixed = g.world.get_schedule(FixedUpdate).unwrap();
+    assert!(!fixed.is_enabled("fall"));
+    assert!(g.schedule.is_enabled("tick"));
+}
+
+#[cfg_attr(miri, ignore = "opens sockets")]
+#[test]
 fn resources_discover_and_batches() {
     let mut g = game();
     let (listed, score, discover, batch) = g.drive(|addr| {

@@ -300,6 +300,10 @@ impl ScheduleLabel for FixedUpdate {
         }
         &mut world.resource_or_default::<FixedSchedule>().0
     }
+
+    fn schedule_ref(self, world: &World) -> Option<&Schedule> {
+        world.get_resource::<FixedSchedule>().map(|s| &s.0)
+    }
 }
 
 /// Runs the fixed-step schedule as often as `delta` calls for (nothing if

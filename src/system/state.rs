@@ -254,12 +254,20 @@ pub trait ScheduleLabel: Clone {
     /// The labelled schedule in `world`, made empty if new.
     #[doc(hidden)]
     fn schedule_mut(self, world: &mut World) -> &mut Schedule;
+
+    /// The labelled schedule in `world`, if it was ever made.
+    #[doc(hidden)]
+    fn schedule_ref(self, world: &World) -> Option<&Schedule>;
 }
 
 impl<S: States> ScheduleLabel for OnEnter<S> {
     fn schedule_mut(self, world: &mut World) -> &mut Schedule {
         let machine = world.resource_or_default::<StateMachine<S>>();
         entry(&mut machine.enter, self.0)
+    }
+
+    fn schedule_ref(self, world: &World) -> Option<&Schedule> {
+        find(&world.get_resource::<StateMachine<S>>()?.enter, &self.0)
     }
 }
 
@@ -268,6 +276,10 @@ impl<S: States> ScheduleLabel for OnExit<S> {
         let machine = world.resource_or_default::<StateMachine<S>>();
         entry(&mut machine.exit, self.0)
     }
+
+    fn schedule_ref(self, world: &World) -> Option<&Schedule> {
+        find(&world.get_resource::<StateMachine<S>>()?.exit, &self.0)
+    }
 }
 
 impl<S: States> ScheduleLabel for OnTransition<S> {
@@ -275,6 +287,15 @@ impl<S: States> ScheduleLabel for OnTransition<S> {
         let machine = world.resource_or_default::<StateMachine<S>>();
         entry(&mut machine.transition, (self.exited, self.entered))
     }
+
+    fn schedule_ref(self, world: &World) -> Option<&Schedule> {
+        let machine = world.get_resource::<StateMachine<S>>()?;
+        find(&machine.transition, &(self.exited, self.entered))
+    }
+}
+
+fn find<'a, K: PartialEq>(list: &'a [(K, Schedule)], key: &K) -> Option<&'a Schedule> {
+    list.iter().find(|(k, _)| k == key).map(|(_, s)| s)
 }
 
 fn entry<K: PartialEq>(list: &mut Vec<(K, Schedule)>, key: K) -> &mut Schedule {
@@ -434,6 +455,22 @@ impl World {
     /// ```
     pub fn schedule_mut<L: ScheduleLabel>(&mut self, label: L) -> &mut Schedule {
         label.schedule_mut(self)
+    }
+
+    /// The schedule kept under `label`, or `None` if none was ever made
+    /// (unlike [`World::schedule_mut`], this never makes one: a world
+    /// without a [`FixedUpdate`](crate::FixedUpdate) schedule stays so).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// assert!(world.get_schedule(FixedUpdate).is_none());
+    /// world.add_systems(FixedUpdate, || {});
+    /// assert_eq!(world.get_schedule(FixedUpdate).unwrap().system_names().len(), 1);
+    /// ```
+    pub fn get_schedule<L: ScheduleLabel>(&self, label: L) -> Option<&Schedule> {
+        label.schedule_ref(self)
     }
 
     /// Runs `f` with the schedule kept under `label` taken out of the world,
