@@ -190,6 +190,19 @@ pub enum RelationError {
 /// assert_eq!(lonely.iter(&world).map(|n| n.0).collect::<Vec<_>>(), ["bob"]);
 /// ```
 pub struct Relation<R: Relationship> {
+    edges: Edges<R>,
+}
+
+/// A source's edges: inline for a `one` relation (no allocation at all),
+/// boxed lists otherwise (one pointer in the sparse set).
+enum Edges<R> {
+    /// Target, this source's position in the target's [`Sources`], data.
+    One(Entity, u32, R),
+    Many(Box<ManyEdges<R>>),
+}
+
+/// The lists of a source of a many-target relation, parallel.
+struct ManyEdges<R> {
     targets: Vec<Entity>,
     /// `back[i]`: this source's position in `targets[i]`'s [`Sources`].
     back: Vec<u32>,
@@ -203,16 +216,50 @@ impl<R: Relationship> Component for Relation<R> {
 impl<R: Relationship> fmt::Debug for Relation<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Relation<{}>", short_type_name::<R>())?;
-        f.debug_list().entries(&self.targets).finish()
+        f.debug_list().entries(self.targets()).finish()
     }
 }
 
 impl<R: Relationship> Relation<R> {
     fn single(target: Entity, back: u32, data: R) -> Self {
-        Relation {
-            targets: vec![target],
-            back: vec![back],
-            data: vec![data],
+        let edges = if R::ONE {
+            Edges::One(target, back, data)
+        } else {
+            Edges::Many(Box::new(ManyEdges {
+                targets: vec![target],
+                back: vec![back],
+                data: vec![data],
+            }))
+        };
+        Relation { edges }
+    }
+
+    fn back(&self) -> &[u32] {
+        match &self.edges {
+            Edges::One(_, b, _) => std::slice::from_ref(b),
+            Edges::Many(m) => &m.back,
+        }
+    }
+
+    fn back_mut(&mut self) -> &mut [u32] {
+        match &mut self.edges {
+            Edges::One(_, b, _) => std::slice::from_mut(b),
+            Edges::Many(m) => &mut m.back,
+        }
+    }
+
+    fn data_mut(&mut self) -> &mut [R] {
+        match &mut self.edges {
+            Edges::One(_, _, d) => std::slice::from_mut(d),
+            Edges::Many(m) => &mut m.data,
+        }
+    }
+
+    /// The lists of a many-target relation's source.
+    fn many(&mut self) -> &mut ManyEdges<R> {
+        match &mut self.edges {
+            Edges::Many(m) => m,
+            Edges::One(..) => unreachable!("a `one` relation has no edge lists"),
         }
     }
 
@@ -230,7 +277,10 @@ impl<R: Relationship> Relation<R> {
     /// ```
     #[inline]
     pub fn targets(&self) -> &[Entity] {
-        &self.targets
+        match &self.edges {
+            Edges::One(t, _, _) => std::slice::from_ref(t),
+            Edges::Many(m) => &m.targets,
+        }
     }
 
     /// The first target: for a `one` relation (as [`ChildOf`]), *the*
@@ -248,7 +298,7 @@ impl<R: Relationship> Relation<R> {
     /// ```
     #[inline]
     pub fn target(&self) -> Entity {
-        self.targets[0]
+        self.targets()[0]
     }
 
     /// The edge data, parallel to [`targets`](Self::targets).
@@ -264,7 +314,10 @@ impl<R: Relationship> Relation<R> {
     /// ```
     #[inline]
     pub fn data(&self) -> &[R] {
-        &self.data
+        match &self.edges {
+            Edges::One(_, _, d) => std::slice::from_ref(d),
+            Edges::Many(m) => &m.data,
+        }
     }
 
     /// Each target with its edge's data.
@@ -281,7 +334,7 @@ impl<R: Relationship> Relation<R> {
     /// assert_eq!(total, 7);
     /// ```
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (Entity, &R)> + '_ {
-        self.targets.iter().copied().zip(self.data.iter())
+        self.targets().iter().copied().zip(self.data().iter())
     }
 
     /// The data of the edge to `target`, if there is one (a scan of this
@@ -297,8 +350,8 @@ impl<R: Relationship> Relation<R> {
     /// assert_eq!(world.get::<Relation<Owes>>(a).unwrap().get(b), Some(&Owes(5)));
     /// ```
     pub fn get(&self, target: Entity) -> Option<&R> {
-        let i = self.targets.iter().position(|&t| t == target)?;
-        Some(&self.data[i])
+        let i = self.targets().iter().position(|&t| t == target)?;
+        Some(&self.data()[i])
     }
 
     /// True if this source has an edge to `target`.
@@ -313,7 +366,7 @@ impl<R: Relationship> Relation<R> {
     /// assert!(world.get::<Relation<Likes>>(a).unwrap().contains(b));
     /// ```
     pub fn contains(&self, target: Entity) -> bool {
-        self.targets.contains(&target)
+        self.targets().contains(&target)
     }
 
     /// The number of targets (at least one).
@@ -329,7 +382,7 @@ impl<R: Relationship> Relation<R> {
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        self.targets.len()
+        self.targets().len()
     }
 
     /// Always false for a component in a world (an entity whose last edge
@@ -346,7 +399,7 @@ impl<R: Relationship> Relation<R> {
     /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.targets.is_empty()
+        self.targets().is_empty()
     }
 }
 
@@ -368,11 +421,17 @@ impl<R: Relationship> Relation<R> {
 /// assert!(fans.contains(&a) && fans.contains(&b));
 /// ```
 pub struct Sources<R: Relationship> {
-    sources: Vec<Entity>,
-    /// `back[j]`: this target's position in `sources[j]`'s [`Relation`];
-    /// empty for a `one` relation, where that position is always 0.
-    back: Vec<u32>,
+    list: SourceList,
     relation: PhantomData<fn() -> R>,
+}
+
+/// A target's sources: inline while there is one, boxed lists beyond.
+enum SourceList {
+    /// The source, and this target's position in its [`Relation`].
+    Single(Entity, u32),
+    /// Sources, and `back[j]`: this target's position in `sources[j]`'s
+    /// [`Relation`] (empty for a `one` relation, where it is always 0).
+    Many(Box<(Vec<Entity>, Vec<u32>)>),
 }
 
 impl<R: Relationship> Component for Sources<R> {
@@ -382,7 +441,7 @@ impl<R: Relationship> Component for Sources<R> {
 impl<R: Relationship> fmt::Debug for Sources<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Sources<{}>", short_type_name::<R>())?;
-        f.debug_list().entries(&self.sources).finish()
+        f.debug_list().entries(self.as_slice()).finish()
     }
 }
 
@@ -390,16 +449,88 @@ impl<R: Relationship> std::ops::Deref for Sources<R> {
     type Target = [Entity];
     #[inline]
     fn deref(&self) -> &[Entity] {
-        &self.sources
+        self.as_slice()
     }
 }
 
 impl<R: Relationship> Sources<R> {
     fn single(source: Entity, back: u32) -> Self {
         Sources {
-            sources: vec![source],
-            back: if R::ONE { Vec::new() } else { vec![back] },
+            list: SourceList::Single(source, back),
             relation: PhantomData,
+        }
+    }
+
+    /// Source `j`'s position of this target in its [`Relation`].
+    fn back_of(&self, j: usize) -> u32 {
+        match &self.list {
+            SourceList::Single(_, b) => *b,
+            SourceList::Many(_) if R::ONE => 0,
+            SourceList::Many(m) => m.1[j],
+        }
+    }
+
+    fn set_back(&mut self, j: usize, back: u32) {
+        match &mut self.list {
+            SourceList::Single(_, b) => *b = back,
+            SourceList::Many(_) if R::ONE => {}
+            SourceList::Many(m) => m.1[j] = back,
+        }
+    }
+
+    /// Appends a source; returns its position.
+    fn push(&mut self, source: Entity, back: u32) -> u32 {
+        match &mut self.list {
+            SourceList::Single(s0, b0) => {
+                let backs = if R::ONE { Vec::new() } else { vec![*b0, back] };
+                self.list = SourceList::Many(Box::new((vec![*s0, source], backs)));
+                1
+            }
+            SourceList::Many(m) => {
+                m.0.push(source);
+                if !R::ONE {
+                    m.1.push(back);
+                }
+                (m.0.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Swap-removes source `j`; returns false if none is left (the caller
+    /// then removes the component).
+    fn swap_remove(&mut self, j: usize) -> bool {
+        match &mut self.list {
+            SourceList::Single(..) => false,
+            SourceList::Many(m) => {
+                m.0.swap_remove(j);
+                if !R::ONE {
+                    m.1.swap_remove(j);
+                }
+                if m.0.len() == 1 {
+                    let back = if R::ONE { 0 } else { m.1[0] };
+                    self.list = SourceList::Single(m.0[0], back);
+                }
+                true
+            }
+        }
+    }
+
+    /// Takes the sources out, with each one's position of this target in
+    /// its [`Relation`], leaving an empty list (for a despawn).
+    fn take(&mut self) -> (Vec<Entity>, Vec<u32>) {
+        let taken = std::mem::replace(
+            &mut self.list,
+            SourceList::Many(Box::new((Vec::new(), Vec::new()))),
+        );
+        match taken {
+            SourceList::Single(s, b) => (vec![s], vec![b]),
+            SourceList::Many(m) => {
+                let (sources, mut back) = *m;
+                if R::ONE {
+                    back = vec![0; sources.len()];
+                }
+                (sources, back)
+            }
         }
     }
 
@@ -416,7 +547,10 @@ impl<R: Relationship> Sources<R> {
     /// ```
     #[inline]
     pub fn as_slice(&self) -> &[Entity] {
-        &self.sources
+        match &self.list {
+            SourceList::Single(s, _) => std::slice::from_ref(s),
+            SourceList::Many(m) => &m.0,
+        }
     }
 }
 
@@ -644,7 +778,7 @@ impl World {
         }
         self.register_relation::<R>();
         if let Some(i) = self.edge_index::<R>(source, target) {
-            self.relation_mut_of::<R>(source).data[i] = data;
+            self.relation_mut_of::<R>(source).data_mut()[i] = data;
             self.relations_mut().bump::<R>();
             return Ok(());
         }
@@ -653,15 +787,9 @@ impl World {
         }
         let pos_in_source = self
             .get::<Relation<R>>(source)
-            .map_or(0, |r| r.targets.len() as u32);
+            .map_or(0, |r| r.len() as u32);
         let pos_in_target = match self.get_mut::<Sources<R>>(target) {
-            Ok(s) => {
-                s.sources.push(source);
-                if !R::ONE {
-                    s.back.push(pos_in_source);
-                }
-                (s.sources.len() - 1) as u32
-            }
+            Ok(s) => s.push(source, pos_in_source),
             Err(_) => {
                 let fresh = Sources::<R>::single(source, pos_in_source);
                 self.insert_one(target, fresh)
@@ -671,9 +799,10 @@ impl World {
         };
         match self.get_mut::<Relation<R>>(source) {
             Ok(r) => {
-                r.targets.push(target);
-                r.back.push(pos_in_target);
-                r.data.push(data);
+                let m = r.many();
+                m.targets.push(target);
+                m.back.push(pos_in_target);
+                m.data.push(data);
             }
             Err(_) => {
                 let fresh = Relation::single(target, pos_in_target, data);
@@ -737,7 +866,7 @@ impl World {
         self.flush();
         let mut n = 0;
         while let Ok(r) = self.get::<Relation<R>>(source) {
-            let last = r.targets.len() - 1;
+            let last = r.len() - 1;
             self.remove_edge::<R>(source, last);
             n += 1;
         }
@@ -759,7 +888,7 @@ impl World {
     /// ```
     pub fn targets<R: Relationship>(&self, source: Entity) -> &[Entity] {
         self.get::<Relation<R>>(source)
-            .map_or(&[], |r| r.targets.as_slice())
+            .map_or(&[], Relation::targets)
     }
 
     /// The sources relating to `target` under `R` (empty if none, or if
@@ -776,7 +905,7 @@ impl World {
     /// ```
     pub fn sources<R: Relationship>(&self, target: Entity) -> &[Entity] {
         self.get::<Sources<R>>(target)
-            .map_or(&[], |s| s.sources.as_slice())
+            .map_or(&[], Sources::as_slice)
     }
 
     /// True if the edge `source --R--> target` exists.
@@ -808,7 +937,7 @@ impl World {
     /// ```
     pub fn relation<R: Relationship>(&self, source: Entity, target: Entity) -> Option<&R> {
         let i = self.edge_index::<R>(source, target)?;
-        Some(&self.get::<Relation<R>>(source).ok()?.data[i])
+        Some(&self.get::<Relation<R>>(source).ok()?.data()[i])
     }
 
     /// The data of the edge `source --R--> target`, mutably (marking the
@@ -830,7 +959,7 @@ impl World {
         target: Entity,
     ) -> Option<&mut R> {
         let i = self.edge_index::<R>(source, target)?;
-        Some(&mut self.get_mut::<Relation<R>>(source).ok()?.data[i])
+        Some(&mut self.get_mut::<Relation<R>>(source).ok()?.data_mut()[i])
     }
 
     /// A number that changes whenever an `R` edge is added, removed or has
@@ -858,14 +987,14 @@ impl World {
     fn edge_index<R: Relationship>(&self, source: Entity, target: Entity) -> Option<usize> {
         let rel = self.get::<Relation<R>>(source).ok()?;
         if R::ONE {
-            return (rel.targets[0] == target).then_some(0);
+            return (rel.target() == target).then_some(0);
         }
         let src = self.get::<Sources<R>>(target).ok()?;
-        if rel.targets.len() <= src.sources.len() {
-            rel.targets.iter().position(|&t| t == target)
+        if rel.len() <= src.len() {
+            rel.targets().iter().position(|&t| t == target)
         } else {
-            let j = src.sources.iter().position(|&s| s == source)?;
-            Some(src.back[j] as usize)
+            let j = src.iter().position(|&s| s == source)?;
+            Some(src.back_of(j) as usize)
         }
     }
 
@@ -877,24 +1006,34 @@ impl World {
     /// Removes edge `i` of `source`'s `R` list from both sides; drops the
     /// components that become empty. Returns the edge data.
     fn remove_edge<R: Relationship>(&mut self, source: Entity, i: usize) -> R {
-        let rel = self.relation_mut_of::<R>(source);
-        let target = rel.targets.swap_remove(i);
-        let j = rel.back.swap_remove(i) as usize;
-        let data = rel.data.swap_remove(i);
-        let moved = rel.targets.get(i).map(|&t| (t, rel.back[i]));
-        let source_empty = rel.targets.is_empty();
-        if let Some((moved_target, k)) = moved {
-            // The source's last edge took slot `i`: its target's record
-            // of it must say so.
-            if !R::ONE {
-                self.sources_mut_of::<R>(moved_target).back[k as usize] = i as u32;
+        let (target, j, data) = if R::ONE {
+            let rel = self
+                .remove_one::<Relation<R>>(source)
+                .expect("relation invariant: the source of an edge has its Relation");
+            match rel.edges {
+                Edges::One(t, j, d) => (t, j, d),
+                Edges::Many(_) => unreachable!("a `one` relation keeps its edge inline"),
             }
-        }
-        self.remove_source_entry::<R>(target, j);
-        if source_empty {
-            self.remove_one::<Relation<R>>(source)
-                .expect("checked non-empty just above");
-        }
+        } else {
+            let m = self.relation_mut_of::<R>(source).many();
+            let target = m.targets.swap_remove(i);
+            let j = m.back.swap_remove(i);
+            let data = m.data.swap_remove(i);
+            let moved = m.targets.get(i).map(|&t| (t, m.back[i]));
+            let empty = m.targets.is_empty();
+            if let Some((moved_target, k)) = moved {
+                // The source's last edge took slot `i`: its target's record
+                // of it must say so.
+                self.sources_mut_of::<R>(moved_target)
+                    .set_back(k as usize, i as u32);
+            }
+            if empty {
+                self.remove_one::<Relation<R>>(source)
+                    .expect("present just above");
+            }
+            (target, j, data)
+        };
+        self.remove_source_entry::<R>(target, j as usize);
         self.relations_mut().bump::<R>();
         self.announce_relation::<R>(source, target, false);
         data
@@ -909,21 +1048,14 @@ impl World {
     /// of the entry the swap moved; drops the component if it empties.
     fn remove_source_entry<R: Relationship>(&mut self, target: Entity, j: usize) {
         let src = self.sources_mut_of::<R>(target);
-        src.sources.swap_remove(j);
-        if !R::ONE {
-            src.back.swap_remove(j);
-        }
-        let moved = src
-            .sources
-            .get(j)
-            .map(|&s| (s, if R::ONE { 0 } else { src.back[j] }));
-        let empty = src.sources.is_empty();
-        if let Some((moved_source, k)) = moved {
-            self.relation_mut_of::<R>(moved_source).back[k as usize] = j as u32;
-        }
-        if empty {
+        if !src.swap_remove(j) {
             self.remove_one::<Sources<R>>(target)
-                .expect("checked present just above");
+                .expect("present just above");
+            return;
+        }
+        let moved = src.as_slice().get(j).map(|&s| (s, src.back_of(j)));
+        if let Some((moved_source, k)) = moved {
+            self.relation_mut_of::<R>(moved_source).back_mut()[k as usize] = j as u32;
         }
     }
 
@@ -947,34 +1079,50 @@ impl World {
 fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<Entity>) {
     let mut touched = false;
     if let Ok(rel) = world.get_mut::<Relation<R>>(entity) {
-        let targets = std::mem::take(&mut rel.targets);
-        let back = std::mem::take(&mut rel.back);
-        for (&t, &j) in targets.iter().zip(&back) {
-            world.remove_source_entry::<R>(t, j as usize);
-            world.announce_relation::<R>(entity, t, false);
+        // Emptied here (the despawn drops the component), so that fixing
+        // the other sides never touches this entity's own list.
+        match &mut rel.edges {
+            Edges::One(t, j, _) => {
+                let (t, j) = (*t, *j);
+                world.remove_source_entry::<R>(t, j as usize);
+                world.announce_relation::<R>(entity, t, false);
+            }
+            Edges::Many(m) => {
+                let targets = std::mem::take(&mut m.targets);
+                let back = std::mem::take(&mut m.back);
+                for (&t, &j) in targets.iter().zip(&back) {
+                    world.remove_source_entry::<R>(t, j as usize);
+                    world.announce_relation::<R>(entity, t, false);
+                }
+            }
         }
         touched = true;
     }
     if let Ok(src) = world.get_mut::<Sources<R>>(entity) {
-        let sources = std::mem::take(&mut src.sources);
-        let back = std::mem::take(&mut src.back);
-        for (n, &s) in sources.iter().enumerate() {
-            let i = if R::ONE { 0 } else { back[n] as usize };
-            let rel = world.relation_mut_of::<R>(s);
-            rel.targets.swap_remove(i);
-            rel.back.swap_remove(i);
-            drop(rel.data.swap_remove(i));
-            let moved = rel.targets.get(i).map(|&t| (t, rel.back[i]));
-            let empty = rel.targets.is_empty();
-            if let Some((moved_target, k)) = moved {
-                if !R::ONE {
-                    world.sources_mut_of::<R>(moved_target).back[k as usize] = i as u32;
-                }
-            }
-            if empty {
+        let (sources, back) = src.take();
+        for (&s, &i) in sources.iter().zip(&back) {
+            if R::ONE {
                 world
                     .remove_one::<Relation<R>>(s)
-                    .expect("checked present just above");
+                    .expect("relation invariant: a source has its Relation");
+            } else {
+                let i = i as usize;
+                let m = world.relation_mut_of::<R>(s).many();
+                m.targets.swap_remove(i);
+                m.back.swap_remove(i);
+                drop(m.data.swap_remove(i));
+                let moved = m.targets.get(i).map(|&t| (t, m.back[i]));
+                let empty = m.targets.is_empty();
+                if let Some((moved_target, k)) = moved {
+                    world
+                        .sources_mut_of::<R>(moved_target)
+                        .set_back(k as usize, i as u32);
+                }
+                if empty {
+                    world
+                        .remove_one::<Relation<R>>(s)
+                        .expect("present just above");
+                }
             }
             world.announce_relation::<R>(s, entity, false);
             if R::ON_TARGET_DESPAWN == OnTargetDespawn::Despawn {
@@ -1002,34 +1150,21 @@ fn check<R: Relationship>(world: &World) {
         for &s in set.entities() {
             let rel = world.get::<Relation<R>>(s).expect("in the set");
             assert!(world.contains(s), "{name}: dead source {s:?}");
-            assert!(!rel.targets.is_empty(), "{name}: empty Relation on {s:?}");
-            assert!(
-                !R::ONE || rel.targets.len() == 1,
-                "{name}: one relation with many targets on {s:?}"
-            );
+            assert!(!rel.is_empty(), "{name}: empty Relation on {s:?}");
             assert_eq!(
-                rel.targets.len(),
-                rel.back.len(),
-                "{name}: back list of {s:?}"
+                R::ONE,
+                matches!(rel.edges, Edges::One(..)),
+                "{name}: layout"
             );
-            assert_eq!(
-                rel.targets.len(),
-                rel.data.len(),
-                "{name}: data list of {s:?}"
-            );
-            for (i, (&t, &j)) in rel.targets.iter().zip(&rel.back).enumerate() {
+            assert_eq!(rel.len(), rel.back().len(), "{name}: back list of {s:?}");
+            assert_eq!(rel.len(), rel.data().len(), "{name}: data list of {s:?}");
+            for (i, (&t, &j)) in rel.targets().iter().zip(rel.back()).enumerate() {
                 assert!(world.contains(t), "{name}: edge {s:?} -> dead {t:?}");
                 let src = world.get::<Sources<R>>(t).expect("a target has Sources");
-                assert_eq!(
-                    src.sources.get(j as usize),
-                    Some(&s),
-                    "{name}: back index of {s:?} -> {t:?}"
-                );
+                let j = j as usize;
+                assert_eq!(src.get(j), Some(&s), "{name}: back index of {s:?} -> {t:?}");
                 if !R::ONE {
-                    assert_eq!(
-                        src.back[j as usize] as usize, i,
-                        "{name}: source-side back index"
-                    );
+                    assert_eq!(src.back_of(j) as usize, i, "{name}: source-side back index");
                 }
                 edges += 1;
             }
@@ -1040,9 +1175,12 @@ fn check<R: Relationship>(world: &World) {
         for &t in set.entities() {
             let src = world.get::<Sources<R>>(t).expect("in the set");
             assert!(world.contains(t), "{name}: dead target {t:?}");
-            assert!(!src.sources.is_empty(), "{name}: empty Sources on {t:?}");
-            assert_eq!(src.back.len(), if R::ONE { 0 } else { src.sources.len() });
-            for &s in src.sources.iter() {
+            assert!(!src.is_empty(), "{name}: empty Sources on {t:?}");
+            if let SourceList::Many(m) = &src.list {
+                assert!(m.0.len() > 1, "{name}: a list of one source on {t:?}");
+                assert_eq!(m.1.len(), if R::ONE { 0 } else { m.0.len() });
+            }
+            for &s in src.iter() {
                 assert!(world.contains(s), "{name}: {t:?} lists dead source {s:?}");
                 incoming += 1;
             }
