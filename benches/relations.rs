@@ -18,8 +18,11 @@
 //!   targets on one entity; and the archetype count before and after.
 //!
 //! `RELATIONS_ONE_PASS=despawn_child|despawn_plain` runs one pass of
-//! 100,000 despawns (of children of one parent, or of plain entities) and
-//! exits, for callgrind:
+//! 100,000 despawns (of children of one parent, or of plain entities), and
+//! `RELATIONS_ONE_PASS=targets_20k` one build of 20,000 targets
+//! (`*relate_pass*`), `RELATIONS_ONE_PASS=chain_recursive` one recursive
+//! despawn of a 100,000-node chain (`*recursive_pass*`), and exits, for
+//! callgrind:
 //!
 //! ```text
 //! RELATIONS_ONE_PASS=despawn_child valgrind --tool=callgrind \
@@ -275,6 +278,18 @@ fn despawn_pass(world: &mut World, victims: &[Entity]) {
     }
 }
 
+#[inline(never)]
+fn recursive_pass(world: &mut World, root: Entity) {
+    world.despawn_recursive(root).unwrap();
+}
+
+#[inline(never)]
+fn relate_pass(world: &mut World, source: Entity, targets: &[Entity]) {
+    for &t in targets {
+        world.relate(source, t, Likes).unwrap();
+    }
+}
+
 fn one_pass(which: &str) {
     let (mut world, victims) = match which {
         "despawn_child" => {
@@ -285,6 +300,18 @@ fn one_pass(which: &str) {
             let mut world = World::new();
             let es: Vec<Entity> = (0..100_000).map(|_| world.spawn(Pos(1.0))).collect();
             (world, es)
+        }
+        "chain_recursive" => {
+            let (mut world, root) = chain(100_000);
+            recursive_pass(&mut world, root);
+            return;
+        }
+        "targets_20k" => {
+            let mut world = World::new();
+            let source = world.spawn(());
+            let targets: Vec<Entity> = (0..20_000).map(|_| world.spawn(())).collect();
+            relate_pass(&mut world, source, &targets);
+            return;
         }
         other => panic!("RELATIONS_ONE_PASS: unknown pass `{other}`"),
     };

@@ -420,7 +420,7 @@ impl World {
 
     /// Despawns the sources queued by relation policies, unless an outer
     /// despawn is doing so already.
-    fn drain_doomed_sources(&mut self) {
+    pub(crate) fn drain_doomed_sources(&mut self) {
         if !self.relations.start_drain() {
             return;
         }
@@ -440,20 +440,21 @@ impl World {
     /// Removes every relation edge of `entity` (about to be despawned).
     #[inline(never)]
     fn detach_relations(&mut self, entity: Entity) {
-        let mut pending = self.relations.take_pending();
         for k in 0..self.relations.len() {
             let Some((detach, relation, sources)) = self.relations.detacher(k) else {
                 continue;
             };
-            if self.contains_id(entity, relation) || self.contains_id(entity, sources) {
+            let has = |id| self.sparse.get(id).is_some_and(|s| s.contains(entity));
+            if has(relation) || has(sources) {
+                let mut pending = self.relations.take_pending();
                 detach(self, entity, &mut pending);
+                self.relations.restore_pending(pending);
             }
         }
-        self.relations.restore_pending(pending);
     }
 
     /// [`World::despawn`] without the relation policies.
-    fn despawn_now(&mut self, entity: Entity) -> Result<(), EntityError> {
+    pub(crate) fn despawn_now(&mut self, entity: Entity) -> Result<(), EntityError> {
         let mut announce = false;
         if self.components.lifecycle_active() {
             let loc = self
@@ -1037,6 +1038,45 @@ impl World {
                 StorageType::SparseSet => self.sparse.get(id)?.get::<T>(entity),
             });
         found.ok_or_else(|| missing::<T>(entity))
+    }
+
+    /// [`World::get`] without building an error: for this crate's lookups
+    /// that expect a miss (a relation's component on an entity that has
+    /// none yet), where the error's type name would cost more than the
+    /// lookup.
+    #[inline]
+    pub(crate) fn get_opt<T: Component>(&self, entity: Entity) -> Option<&T> {
+        let loc = self.entities.get(entity)?;
+        let id = self.components.id_of::<T>()?;
+        match T::STORAGE {
+            StorageType::Table => self
+                .archetypes
+                .get(loc.archetype)
+                .table
+                .column(id)?
+                .get::<T>(loc.row as usize),
+            StorageType::SparseSet => self.sparse.get(id)?.get::<T>(entity),
+        }
+    }
+
+    /// [`World::get_mut`] without building an error (see
+    /// [`World::get_opt`]).
+    #[inline]
+    pub(crate) fn get_mut_opt<T: Component>(&mut self, entity: Entity) -> Option<&mut T> {
+        let loc = self.entities.get(entity)?;
+        let tick = self.change_tick();
+        let id = self.components.id_of::<T>()?;
+        match T::STORAGE {
+            StorageType::Table => self
+                .archetypes
+                .table_mut(loc.archetype)
+                .column_mut(id)
+                .and_then(|c| c.get_mut::<T>(loc.row as usize, tick)),
+            StorageType::SparseSet => self
+                .sparse
+                .get_mut(id)
+                .and_then(|s| s.get_mut::<T>(entity, tick)),
+        }
     }
 
     /// A mutable reference to `entity`'s `T`, which counts as a change (for

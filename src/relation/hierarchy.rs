@@ -123,8 +123,7 @@ impl World {
     /// assert_eq!(world.parent(root), None);
     /// ```
     pub fn parent(&self, child: Entity) -> Option<Entity> {
-        self.get::<Relation<ChildOf>>(child)
-            .ok()
+        self.get_opt::<Relation<ChildOf>>(child)
             .map(Relation::target)
     }
 
@@ -202,13 +201,19 @@ impl World {
         }
         // Pre-order: each parent before its children.
         let mut order = vec![root];
-        let mut i = 0;
-        while i < order.len() {
-            let children = self.children(order[i]);
-            // A `one` relation admits a cycle only through `root` (each
-            // entity has one parent), so skipping `root` ends every walk.
-            order.extend(children.iter().copied().filter(|&c| c != root));
-            i += 1;
+        self.register_relation::<ChildOf>();
+        let (_, children_id) = self.relations().ids::<ChildOf>().expect("registered");
+        if let Some(set) = self.sparse_sets().get(children_id) {
+            let mut i = 0;
+            while i < order.len() {
+                if let Some(children) = set.get::<Children>(order[i]) {
+                    // A `one` relation admits a cycle only through `root`
+                    // (each entity has one parent), so skipping `root`
+                    // ends every walk.
+                    order.extend(children.iter().copied().filter(|&c| c != root));
+                }
+                i += 1;
+            }
         }
         if let Some((entity, relation)) = order
             .iter()
@@ -227,8 +232,10 @@ impl World {
         let skip = self.relations_mut().skip_during::<ChildOf>();
         let result = catch_unwind(AssertUnwindSafe(|| {
             for &e in order.iter().rev() {
-                // Observers may have despawned some already.
-                let _ = self.despawn(e);
+                // Observers may have despawned some already. Refusals were
+                // checked above, and the sources other relations' policies
+                // doom are despawned once, after the subtree.
+                let _ = self.despawn_now(e);
             }
         }));
         self.relations_mut().end_skip(skip);
@@ -237,6 +244,7 @@ impl World {
         if let Err(payload) = result {
             resume_unwind(payload);
         }
+        self.drain_doomed_sources();
         Ok(())
     }
 

@@ -574,7 +574,6 @@ struct Kind {
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
-#[derive(Default)]
 pub(crate) struct Relations {
     kinds: Vec<Kind>,
     by_type: FxHashMap<TypeId, usize>,
@@ -584,6 +583,28 @@ pub(crate) struct Relations {
     draining: bool,
     /// A relation whose cleanup despawns skip (see `skip_during`).
     skip: Option<usize>,
+    /// The relation `index_of` found last (a private type's id until then).
+    last: (TypeId, usize),
+    /// True if some relation's policy is [`OnTargetDespawn::Refuse`].
+    any_refuse: bool,
+}
+
+/// The type [`Relations::last`] names while it remembers nothing: private,
+/// so no relation is it.
+struct NoRelation;
+
+impl Default for Relations {
+    fn default() -> Self {
+        Relations {
+            kinds: Vec::new(),
+            by_type: FxHashMap::default(),
+            pending: Vec::new(),
+            draining: false,
+            skip: None,
+            last: (TypeId::of::<NoRelation>(), 0),
+            any_refuse: false,
+        }
+    }
 }
 
 impl fmt::Debug for Relations {
@@ -602,8 +623,21 @@ impl Relations {
         !self.kinds.is_empty()
     }
 
+    #[inline]
     fn index_of<R: Relationship>(&self) -> Option<usize> {
+        // Loops over one relation (the common case) skip the hash.
+        let (t, k) = self.last;
+        if t == TypeId::of::<R>() {
+            return Some(k);
+        }
         self.by_type.get(&TypeId::of::<R>()).copied()
+    }
+
+    /// [`Relations::index_of`], remembering the answer for the next calls.
+    fn remember<R: Relationship>(&mut self) -> Option<usize> {
+        let k = self.index_of::<R>()?;
+        self.last = (TypeId::of::<R>(), k);
+        Some(k)
     }
 
     fn bump<R: Relationship>(&mut self) {
@@ -619,6 +653,9 @@ impl Relations {
     /// The first relation under which `entity` (despawned) must be kept
     /// alive: it has sources of a [`OnTargetDespawn::Refuse`] relation.
     pub(crate) fn refusing(&self, world: &World, entity: Entity) -> Option<&'static str> {
+        if !self.any_refuse {
+            return None;
+        }
         self.kinds
             .iter()
             .filter(|k| k.policy == OnTargetDespawn::Refuse)
@@ -724,12 +761,13 @@ impl World {
     /// assert!(world.component_id::<Relation<Likes>>().is_some());
     /// ```
     pub fn register_relation<R: Relationship>(&mut self) {
-        if self.relations().index_of::<R>().is_some() {
+        if self.relations_mut().remember::<R>().is_some() {
             return;
         }
         let relation = self.register_component::<Relation<R>>();
         let sources = self.register_component::<Sources<R>>();
         let relations = self.relations_mut();
+        relations.any_refuse |= R::ON_TARGET_DESPAWN == OnTargetDespawn::Refuse;
         relations
             .by_type
             .insert(TypeId::of::<R>(), relations.kinds.len());
@@ -782,29 +820,28 @@ impl World {
             self.relations_mut().bump::<R>();
             return Ok(());
         }
-        if R::ONE && self.has::<Relation<R>>(source) {
+        let source_len = self.get_opt::<Relation<R>>(source).map_or(0, Relation::len);
+        if R::ONE && source_len > 0 {
             self.remove_edge::<R>(source, 0);
         }
-        let pos_in_source = self
-            .get::<Relation<R>>(source)
-            .map_or(0, |r| r.len() as u32);
-        let pos_in_target = match self.get_mut::<Sources<R>>(target) {
-            Ok(s) => s.push(source, pos_in_source),
-            Err(_) => {
+        let pos_in_source = if R::ONE { 0 } else { source_len as u32 };
+        let pos_in_target = match self.get_mut_opt::<Sources<R>>(target) {
+            Some(s) => s.push(source, pos_in_source),
+            None => {
                 let fresh = Sources::<R>::single(source, pos_in_source);
                 self.insert_one(target, fresh)
                     .expect("target checked alive");
                 0
             }
         };
-        match self.get_mut::<Relation<R>>(source) {
-            Ok(r) => {
+        match self.get_mut_opt::<Relation<R>>(source) {
+            Some(r) => {
                 let m = r.many();
                 m.targets.push(target);
                 m.back.push(pos_in_target);
                 m.data.push(data);
             }
-            Err(_) => {
+            None => {
                 let fresh = Relation::single(target, pos_in_target, data);
                 self.insert_one(source, fresh)
                     .expect("source checked alive");
@@ -865,7 +902,7 @@ impl World {
     pub fn unrelate_all<R: Relationship>(&mut self, source: Entity) -> usize {
         self.flush();
         let mut n = 0;
-        while let Ok(r) = self.get::<Relation<R>>(source) {
+        while let Some(r) = self.get_opt::<Relation<R>>(source) {
             let last = r.len() - 1;
             self.remove_edge::<R>(source, last);
             n += 1;
@@ -887,7 +924,7 @@ impl World {
     /// assert!(world.targets::<Likes>(b).is_empty());
     /// ```
     pub fn targets<R: Relationship>(&self, source: Entity) -> &[Entity] {
-        self.get::<Relation<R>>(source)
+        self.get_opt::<Relation<R>>(source)
             .map_or(&[], Relation::targets)
     }
 
@@ -904,7 +941,7 @@ impl World {
     /// assert_eq!(world.sources::<Likes>(b), [a]);
     /// ```
     pub fn sources<R: Relationship>(&self, target: Entity) -> &[Entity] {
-        self.get::<Sources<R>>(target)
+        self.get_opt::<Sources<R>>(target)
             .map_or(&[], Sources::as_slice)
     }
 
@@ -937,7 +974,7 @@ impl World {
     /// ```
     pub fn relation<R: Relationship>(&self, source: Entity, target: Entity) -> Option<&R> {
         let i = self.edge_index::<R>(source, target)?;
-        Some(&self.get::<Relation<R>>(source).ok()?.data()[i])
+        Some(&self.get_opt::<Relation<R>>(source)?.data()[i])
     }
 
     /// The data of the edge `source --R--> target`, mutably (marking the
@@ -959,7 +996,7 @@ impl World {
         target: Entity,
     ) -> Option<&mut R> {
         let i = self.edge_index::<R>(source, target)?;
-        Some(&mut self.get_mut::<Relation<R>>(source).ok()?.data_mut()[i])
+        Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
     }
 
     /// A number that changes whenever an `R` edge is added, removed or has
@@ -985,11 +1022,11 @@ impl World {
     /// The position of `target` in `source`'s targets, found by scanning
     /// the shorter of the two lists.
     fn edge_index<R: Relationship>(&self, source: Entity, target: Entity) -> Option<usize> {
-        let rel = self.get::<Relation<R>>(source).ok()?;
+        let rel = self.get_opt::<Relation<R>>(source)?;
         if R::ONE {
             return (rel.target() == target).then_some(0);
         }
-        let src = self.get::<Sources<R>>(target).ok()?;
+        let src = self.get_opt::<Sources<R>>(target)?;
         if rel.len() <= src.len() {
             rel.targets().iter().position(|&t| t == target)
         } else {
@@ -999,7 +1036,7 @@ impl World {
     }
 
     fn relation_mut_of<R: Relationship>(&mut self, source: Entity) -> &mut Relation<R> {
-        self.get_mut::<Relation<R>>(source)
+        self.get_mut_opt::<Relation<R>>(source)
             .expect("relation invariant: the source of an edge has its Relation")
     }
 
@@ -1040,7 +1077,7 @@ impl World {
     }
 
     fn sources_mut_of<R: Relationship>(&mut self, target: Entity) -> &mut Sources<R> {
-        self.get_mut::<Sources<R>>(target)
+        self.get_mut_opt::<Sources<R>>(target)
             .expect("relation invariant: the target of an edge has its Sources")
     }
 
@@ -1078,7 +1115,7 @@ impl World {
 /// by `R`'s policy (those to despawn go into `pending`).
 fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<Entity>) {
     let mut touched = false;
-    if let Ok(rel) = world.get_mut::<Relation<R>>(entity) {
+    if let Some(rel) = world.get_mut_opt::<Relation<R>>(entity) {
         // Emptied here (the despawn drops the component), so that fixing
         // the other sides never touches this entity's own list.
         match &mut rel.edges {
@@ -1098,7 +1135,7 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
         }
         touched = true;
     }
-    if let Ok(src) = world.get_mut::<Sources<R>>(entity) {
+    if let Some(src) = world.get_mut_opt::<Sources<R>>(entity) {
         let (sources, back) = src.take();
         for (&s, &i) in sources.iter().zip(&back) {
             if R::ONE {
@@ -1148,7 +1185,7 @@ fn check<R: Relationship>(world: &World) {
     let mut edges = 0usize;
     if let Some(set) = world.sparse_sets().get(relation_id) {
         for &s in set.entities() {
-            let rel = world.get::<Relation<R>>(s).expect("in the set");
+            let rel = world.get_opt::<Relation<R>>(s).expect("in the set");
             assert!(world.contains(s), "{name}: dead source {s:?}");
             assert!(!rel.is_empty(), "{name}: empty Relation on {s:?}");
             assert_eq!(
@@ -1160,7 +1197,9 @@ fn check<R: Relationship>(world: &World) {
             assert_eq!(rel.len(), rel.data().len(), "{name}: data list of {s:?}");
             for (i, (&t, &j)) in rel.targets().iter().zip(rel.back()).enumerate() {
                 assert!(world.contains(t), "{name}: edge {s:?} -> dead {t:?}");
-                let src = world.get::<Sources<R>>(t).expect("a target has Sources");
+                let src = world
+                    .get_opt::<Sources<R>>(t)
+                    .expect("a target has Sources");
                 let j = j as usize;
                 assert_eq!(src.get(j), Some(&s), "{name}: back index of {s:?} -> {t:?}");
                 if !R::ONE {
@@ -1173,7 +1212,7 @@ fn check<R: Relationship>(world: &World) {
     let mut incoming = 0usize;
     if let Some(set) = world.sparse_sets().get(sources_id) {
         for &t in set.entities() {
-            let src = world.get::<Sources<R>>(t).expect("in the set");
+            let src = world.get_opt::<Sources<R>>(t).expect("in the set");
             assert!(world.contains(t), "{name}: dead target {t:?}");
             assert!(!src.is_empty(), "{name}: empty Sources on {t:?}");
             if let SourceList::Many(m) = &src.list {
