@@ -598,3 +598,32 @@ proptest! {
         }
     }
 }
+
+#[derive(Relation)]
+#[relation(cardinality = "one", on_despawn = "cascade")]
+struct Rides;
+
+#[derive(Relation)]
+#[relation(cardinality = "many", on_target_despawn = "delete")]
+struct Follows;
+
+#[test]
+fn derive_options_and_their_spellings() {
+    use mosaic::{OnTargetDespawn, Relationship};
+    const { assert!(Rides::ONE && !Follows::ONE) };
+    assert_eq!(Rides::ON_TARGET_DESPAWN, OnTargetDespawn::Despawn);
+    assert_eq!(Follows::ON_TARGET_DESPAWN, OnTargetDespawn::Unrelate);
+    const { assert!(OwnedBy::ONE && !Likes::ONE) };
+    assert_eq!(DependsOn::ON_TARGET_DESPAWN, OnTargetDespawn::Refuse);
+    let mut world = World::new();
+    let (horse, a, b) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    world.relate(a, horse, Rides).unwrap();
+    world.relate(a, b, Rides).unwrap(); // one: replaces
+    assert_eq!(world.targets::<Rides>(a), [b]);
+    world.relate(horse, a, Follows).unwrap();
+    world.relate(horse, b, Follows).unwrap();
+    world.despawn(b).unwrap(); // cascades to its rider, a
+    assert!(!world.contains(a));
+    assert!(world.targets::<Follows>(horse).is_empty());
+    world.check_invariants();
+}

@@ -488,10 +488,11 @@ pub fn derive_states(input: TokenStream) -> TokenStream {
 
 /// Implements `mosaic::Relationship`, making the type a relation: edges
 /// `source --T--> target` whose data is a `T`. Options:
-/// `#[relation(one)]` (a source has at most one target, as `ChildOf`) and
+/// `#[relation(one)]` (a source has at most one target, as `ChildOf`; also
+/// spelled `exclusive` or `cardinality = "one"`) and
 /// `#[relation(on_target_despawn = "unrelate" | "despawn" | "refuse")]`
 /// (what despawning a target does to its sources; `"unrelate"` is the
-/// default).
+/// default; `on_despawn`, `"delete"`, `"cascade"` are accepted too).
 #[proc_macro_derive(Relation, attributes(relation))]
 pub fn derive_relation(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -509,15 +510,31 @@ fn relation_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             continue;
         }
         attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("one") {
+            if meta.path.is_ident("one") || meta.path.is_ident("exclusive") {
                 one = true;
                 return Ok(());
             }
-            if meta.path.is_ident("on_target_despawn") {
+            if meta.path.is_ident("cardinality") {
+                let value: LitStr = meta.value()?.parse()?;
+                one = match value.value().as_str() {
+                    "one" => true,
+                    "many" => false,
+                    other => {
+                        return Err(syn::Error::new(
+                            value.span(),
+                            format!("unknown cardinality `{other}`; expected \"one\" or \"many\""),
+                        ))
+                    }
+                };
+                return Ok(());
+            }
+            if meta.path.is_ident("on_target_despawn") || meta.path.is_ident("on_despawn") {
                 let value: LitStr = meta.value()?.parse()?;
                 policy = match value.value().as_str() {
-                    "unrelate" => quote!(::mosaic::OnTargetDespawn::Unrelate),
-                    "despawn" => quote!(::mosaic::OnTargetDespawn::Despawn),
+                    "unrelate" | "delete" | "remove" => quote!(::mosaic::OnTargetDespawn::Unrelate),
+                    "despawn" | "despawn_source" | "cascade" => {
+                        quote!(::mosaic::OnTargetDespawn::Despawn)
+                    }
                     "refuse" => quote!(::mosaic::OnTargetDespawn::Refuse),
                     other => {
                         return Err(syn::Error::new(
@@ -530,7 +547,9 @@ fn relation_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 };
                 return Ok(());
             }
-            Err(meta.error("unknown relation option; expected `one` or `on_target_despawn`"))
+            Err(meta.error(
+                "unknown relation option; expected `one`, `cardinality` or `on_target_despawn`",
+            ))
         })?;
     }
     let name = &input.ident;

@@ -66,7 +66,20 @@ mod hierarchy;
 pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 
 /// A type whose values label edges between entities: `Likes`, `ChildOf`,
-/// `Damage { amount }`. Derive it with `#[derive(Relation)]`, which takes
+/// `Damage { amount }`.
+///
+/// Edges live in two sparse components the world manages, outside the
+/// archetype tables (relating never moves an entity between archetypes):
+/// [`Relation<R>`] on the source (its targets and each edge's data) and
+/// [`Sources<R>`] on the target. Each edge knows its position in both lists,
+/// so removing one is a swap-remove on each side plus one back-index
+/// fix-up: O(1) however many children or targets. A despawn removes every
+/// edge of the entity, applying [`Relationship::ON_TARGET_DESPAWN`] to the
+/// sources of a despawned target, so no edge ever names a dead entity.
+/// Insert and remove the two components only through the world's relation
+/// methods (they have no public constructor; removing one by hand with
+/// `World::remove` would leave the other side stale).
+/// Derive it with `#[derive(Relation)]`, which takes
 /// `#[relation(one)]` (each source has at most one target, as a child has
 /// one parent) and `#[relation(on_target_despawn = "unrelate" | "despawn" |
 /// "refuse")]`; or implement it by hand, which is the registration.
@@ -119,7 +132,9 @@ pub enum OnTargetDespawn {
     /// Delete the edge; the source stays (the default).
     Unrelate,
     /// Despawn the source too (and, in turn, its own sources under their
-    /// policies): ownership. Runs iteratively, whatever the depth.
+    /// policies): ownership. Runs iteratively, whatever the depth, after
+    /// the target is gone. A doomed source that is itself kept alive by a
+    /// `Refuse` relation stays (its edge to the despawned target removed).
     Despawn,
     /// Refuse to despawn the target while anything relates to it:
     /// [`World::despawn`] fails with [`EntityError::DespawnRefused`](crate::EntityError::DespawnRefused)
@@ -170,7 +185,7 @@ pub enum RelationError {
 
 /// The outgoing edges of one source for relation `R`: its targets and the
 /// data of each edge. A sparse component the world manages (see the
-/// [module docs](self)); as query data, `Relation<R>` yields
+/// [`Relationship`] docs); as query data, `Relation<R>` yields
 /// `&Relation<R>` for each entity with at least one `R` target.
 ///
 /// # Example
@@ -405,7 +420,7 @@ impl<R: Relationship> Relation<R> {
 
 /// The incoming edges of one target for relation `R`: the entities relating
 /// to it, readable as a slice (`Deref<Target = [Entity]>`). A sparse
-/// component the world manages (see the [module docs](self)); the
+/// component the world manages (see the [`Relationship`] docs); the
 /// hierarchy's [`Children`] is `Sources<ChildOf>`.
 ///
 /// # Example
