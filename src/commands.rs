@@ -247,6 +247,82 @@ impl CommandBuffer {
         });
     }
 
+    /// Records adding the edge `source --R--> target` (see
+    /// [`World::relate`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// let mut commands = CommandBuffer::new(&world);
+    /// commands.relate(a, b, Likes);
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(world.has_relation::<Likes>(a, b));
+    /// ```
+    pub fn relate<R: crate::Relationship>(&mut self, source: Entity, target: Entity, data: R) {
+        self.push(move |world| Ok(world.relate(source, target, data)?));
+    }
+
+    /// Records removing the edge `source --R--> target` (see
+    /// [`World::unrelate`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// let mut commands = CommandBuffer::new(&world);
+    /// commands.unrelate::<Likes>(a, b);
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(!world.has_relation::<Likes>(a, b));
+    /// ```
+    pub fn unrelate<R: crate::Relationship>(&mut self, source: Entity, target: Entity) {
+        self.push(move |world| {
+            world
+                .unrelate::<R>(source, target)
+                .map(drop)
+                .map_err(Into::into)
+        });
+    }
+
+    /// Records making `child` a child of `parent` (see [`World::add_child`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let (parent, child) = (world.spawn(()), world.spawn(()));
+    /// let mut commands = CommandBuffer::new(&world);
+    /// commands.add_child(parent, child);
+    /// commands.apply(&mut world).unwrap();
+    /// assert_eq!(world.parent(child), Some(parent));
+    /// ```
+    pub fn add_child(&mut self, parent: Entity, child: Entity) {
+        self.push(move |world| Ok(world.add_child(parent, child)?));
+    }
+
+    /// Records despawning `entity` and its descendants (see
+    /// [`World::despawn_recursive`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// world.spawn_child(parent, ()).unwrap();
+    /// let mut commands = CommandBuffer::new(&world);
+    /// commands.despawn_recursive(parent);
+    /// commands.apply(&mut world).unwrap();
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn despawn_recursive(&mut self, entity: Entity) {
+        self.push(move |world| Ok(world.despawn_recursive(entity)?));
+    }
+
     /// Records inserting resource `value`.
     ///
     /// # Example
@@ -431,6 +507,9 @@ pub enum CommandError {
     /// The entity lacked a component the command removes.
     #[error(transparent)]
     Component(#[from] ComponentError),
+    /// A relation edit failed (an end was gone, or there was no such edge).
+    #[error(transparent)]
+    Relation(#[from] crate::relation::RelationError),
 }
 
 /// The commands of one buffer that could not apply, with their positions in
@@ -592,6 +671,87 @@ impl Commands<'_, '_> {
     /// ```
     pub fn remove<B: Bundle>(&mut self, entity: Entity) {
         self.buffer.remove::<B>(entity);
+    }
+
+    /// Records adding the edge `source --R--> target` (see
+    /// [`World::relate`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.run_system_once(move |mut commands: Commands| commands.relate(a, b, Likes));
+    /// assert!(world.has_relation::<Likes>(a, b));
+    /// ```
+    pub fn relate<R: crate::Relationship>(&mut self, source: Entity, target: Entity, data: R) {
+        self.buffer.relate(source, target, data);
+    }
+
+    /// Records removing the edge `source --R--> target` (see
+    /// [`World::unrelate`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// world.run_system_once(move |mut commands: Commands| commands.unrelate::<Likes>(a, b));
+    /// assert!(!world.has_relation::<Likes>(a, b));
+    /// ```
+    pub fn unrelate<R: crate::Relationship>(&mut self, source: Entity, target: Entity) {
+        self.buffer.unrelate::<R>(source, target);
+    }
+
+    /// Records making `child` a child of `parent` (see [`World::add_child`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let (parent, child) = (world.spawn(()), world.spawn(()));
+    /// world.run_system_once(move |mut commands: Commands| commands.add_child(parent, child));
+    /// assert_eq!(world.children(parent), [child]);
+    /// ```
+    pub fn add_child(&mut self, parent: Entity, child: Entity) {
+        self.buffer.add_child(parent, child);
+    }
+
+    /// Records spawning an entity with `bundle` as a child of `parent`;
+    /// returns its id, valid at once. If `parent` is gone when the command
+    /// applies, the child stays a root and the command reports the error.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// let child = world.run_system_once(move |mut commands: Commands| commands.spawn_child(parent, ()));
+    /// assert_eq!(world.parent(child), Some(parent));
+    /// ```
+    pub fn spawn_child<B: Bundle>(&mut self, parent: Entity, bundle: B) -> Entity {
+        let child = self.spawn(bundle);
+        self.buffer.add_child(parent, child);
+        child
+    }
+
+    /// Records despawning `entity` and its descendants (see
+    /// [`World::despawn_recursive`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// world.spawn_child(parent, ()).unwrap();
+    /// world.run_system_once(move |mut commands: Commands| commands.despawn_recursive(parent));
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn despawn_recursive(&mut self, entity: Entity) {
+        self.buffer.despawn_recursive(entity);
     }
 
     /// Records inserting resource `value`.

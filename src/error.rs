@@ -26,6 +26,16 @@ pub enum EntityError {
     /// The handle is stale (despawned) or was never spawned in this world.
     #[error("entity {0:?} does not exist (despawned, or never spawned in this world)")]
     NoSuchEntity(Entity),
+    /// The entity is the target of a relation whose policy refuses its
+    /// despawn while anything relates to it
+    /// ([`OnTargetDespawn::Refuse`](crate::OnTargetDespawn::Refuse)).
+    #[error("entity {entity:?} is a `{relation}` target that refuses despawn while related")]
+    DespawnRefused {
+        /// The entity kept alive.
+        entity: Entity,
+        /// The relation's short type name.
+        relation: &'static str,
+    },
 }
 
 /// Reading or removing a component failed.
@@ -52,12 +62,23 @@ pub enum ComponentError {
         /// The component's short type name.
         component: String,
     },
+    /// See [`EntityError::DespawnRefused`].
+    #[error("entity {entity:?} is a `{relation}` target that refuses despawn while related")]
+    DespawnRefused {
+        /// The entity kept alive.
+        entity: Entity,
+        /// The relation's short type name.
+        relation: &'static str,
+    },
 }
 
 impl From<EntityError> for ComponentError {
     fn from(err: EntityError) -> Self {
         match err {
             EntityError::NoSuchEntity(e) => ComponentError::NoSuchEntity(e),
+            EntityError::DespawnRefused { entity, relation } => {
+                ComponentError::DespawnRefused { entity, relation }
+            }
         }
     }
 }

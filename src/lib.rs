@@ -66,6 +66,7 @@ mod observer;
     reason = "fetches hand out references into columns by row"
 )]
 mod query;
+mod relation;
 #[allow(
     unsafe_code,
     reason = "RemovedComponents is a system parameter (an unsafe trait)"
@@ -103,6 +104,10 @@ pub use query::{
     QueryFilter, QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState,
     ReadOnlyQueryData, Ref, Single, With, Without,
 };
+pub use relation::{
+    ChildOf, ChildSpawner, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
+    RelationError, Relationship, Sources,
+};
 pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
@@ -128,8 +133,9 @@ pub use world::{
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,
-/// `#[derive(MapEntities)]`, `#[derive(SystemParam)]` and `#[derive(States)]`.
-pub use mosaic_macros::{Bundle, Component, MapEntities, States, SystemParam};
+/// `#[derive(MapEntities)]`, `#[derive(SystemParam)]`, `#[derive(States)]`
+/// and `#[derive(Relation)]` (see [`Relationship`]).
+pub use mosaic_macros::{Bundle, Component, MapEntities, Relation, States, SystemParam};
 
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
@@ -148,6 +154,10 @@ pub mod prelude {
         OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
         QuerySingleError, QueryState, RemovedComponents, Res, ResMut, Schedule, ScheduleError,
         StorageType, Time, Trigger, With, Without, World,
+    };
+    pub use crate::{
+        ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
+        RelationError, Relationship, Sources,
     };
 }
 

@@ -725,6 +725,16 @@ impl World {
         self.trigger_inner(&event, Some(entity));
     }
 
+    /// True if some observer of event type `E` is registered (so a
+    /// trigger of `E` is worth building).
+    pub(crate) fn has_observers<E: 'static>(&self) -> bool {
+        let observers = &self.observers().by_event;
+        !observers.is_empty()
+            && observers
+                .get(&TypeId::of::<E>())
+                .is_some_and(|l| !l.is_empty())
+    }
+
     fn trigger_inner<E: 'static>(&mut self, event: &E, entity: Option<Entity>) {
         self.prepare_observers();
         self.discard_commands_on_panic(|world| {

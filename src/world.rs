@@ -31,6 +31,7 @@ use crate::entity::{Entities, Entity, EntityLocation};
 use crate::error::{ComponentError, EntityError};
 use crate::observer::Observers;
 use crate::query::{QueryData, QueryFilter, QueryState};
+use crate::relation::Relations;
 use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
@@ -94,6 +95,7 @@ pub struct World {
     sparse: SparseSets,
     resources: Resources,
     observers: Observers,
+    relations: Relations,
     change_tick: AtomicU32,
     last_check_tick: Tick,
 }
@@ -188,6 +190,7 @@ impl World {
             sparse: SparseSets::default(),
             resources: Resources::default(),
             observers: Observers::default(),
+            relations: Relations::default(),
             change_tick: AtomicU32::new(1),
             last_check_tick: Tick::new(1),
         }
@@ -396,6 +399,62 @@ impl World {
     /// ```
     pub fn despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
         self.flush();
+        if self.relations.active() {
+            return self.despawn_relating(entity);
+        }
+        self.despawn_now(entity)
+    }
+
+    /// [`World::despawn`] in a world with relations: refuses a target its
+    /// relations keep alive, and despawns afterwards the sources its
+    /// relations' policies doom (iteratively, however deep the chain).
+    #[inline(never)]
+    fn despawn_relating(&mut self, entity: Entity) -> Result<(), EntityError> {
+        if let Some(relation) = self.relations.refusing(self, entity) {
+            return Err(EntityError::DespawnRefused { entity, relation });
+        }
+        let result = self.despawn_now(entity);
+        self.drain_doomed_sources();
+        result
+    }
+
+    /// Despawns the sources queued by relation policies, unless an outer
+    /// despawn is doing so already.
+    pub(crate) fn drain_doomed_sources(&mut self) {
+        if !self.relations.start_drain() {
+            return;
+        }
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            while let Some(source) = self.relations.pop_pending() {
+                if self.contains(source) && self.relations.refusing(self, source).is_none() {
+                    let _ = self.despawn_now(source);
+                }
+            }
+        }));
+        self.relations.end_drain();
+        if let Err(payload) = result {
+            resume_unwind(payload);
+        }
+    }
+
+    /// Removes every relation edge of `entity` (about to be despawned).
+    #[inline(never)]
+    fn detach_relations(&mut self, entity: Entity) {
+        for k in 0..self.relations.len() {
+            let Some((detach, relation, sources)) = self.relations.detacher(k) else {
+                continue;
+            };
+            let has = |id| self.sparse.get(id).is_some_and(|s| s.contains(entity));
+            if has(relation) || has(sources) {
+                let mut pending = self.relations.take_pending();
+                detach(self, entity, &mut pending);
+                self.relations.restore_pending(pending);
+            }
+        }
+    }
+
+    /// [`World::despawn`] without the relation policies.
+    pub(crate) fn despawn_now(&mut self, entity: Entity) -> Result<(), EntityError> {
         let mut announce = false;
         if self.components.lifecycle_active() {
             let loc = self
@@ -422,13 +481,20 @@ impl World {
 
     /// Destroys `entity` without lifecycle announcements.
     fn despawn_quietly(&mut self, entity: Entity) -> Result<(), EntityError> {
-        self.despawn_deferred(entity)?.resume();
+        let panics = self.despawn_deferred(entity)?;
+        if self.relations.active() {
+            self.drain_doomed_sources();
+        }
+        panics.resume();
         Ok(())
     }
 
     /// [`World::despawn_quietly`], returning the panics of the values'
     /// drops for the caller to raise once it is done.
     fn despawn_deferred(&mut self, entity: Entity) -> Result<DeferredPanic, EntityError> {
+        if self.relations.active() && self.contains(entity) {
+            self.detach_relations(entity);
+        }
         let loc = self
             .entities
             .free(entity)
@@ -537,6 +603,7 @@ impl World {
             }
         }
         self.entities.free_all();
+        self.relations.cleared();
         let mut panics = DeferredPanic::new();
         for archetype in self.archetypes.iter_mut() {
             archetype.table.clear(&mut panics);
@@ -973,6 +1040,45 @@ impl World {
         found.ok_or_else(|| missing::<T>(entity))
     }
 
+    /// [`World::get`] without building an error: for this crate's lookups
+    /// that expect a miss (a relation's component on an entity that has
+    /// none yet), where the error's type name would cost more than the
+    /// lookup.
+    #[inline]
+    pub(crate) fn get_opt<T: Component>(&self, entity: Entity) -> Option<&T> {
+        let loc = self.entities.get(entity)?;
+        let id = self.components.id_of::<T>()?;
+        match T::STORAGE {
+            StorageType::Table => self
+                .archetypes
+                .get(loc.archetype)
+                .table
+                .column(id)?
+                .get::<T>(loc.row as usize),
+            StorageType::SparseSet => self.sparse.get(id)?.get::<T>(entity),
+        }
+    }
+
+    /// [`World::get_mut`] without building an error (see
+    /// [`World::get_opt`]).
+    #[inline]
+    pub(crate) fn get_mut_opt<T: Component>(&mut self, entity: Entity) -> Option<&mut T> {
+        let loc = self.entities.get(entity)?;
+        let tick = self.change_tick();
+        let id = self.components.id_of::<T>()?;
+        match T::STORAGE {
+            StorageType::Table => self
+                .archetypes
+                .table_mut(loc.archetype)
+                .column_mut(id)
+                .and_then(|c| c.get_mut::<T>(loc.row as usize, tick)),
+            StorageType::SparseSet => self
+                .sparse
+                .get_mut(id)
+                .and_then(|s| s.get_mut::<T>(entity, tick)),
+        }
+    }
+
     /// A mutable reference to `entity`'s `T`, which counts as a change (for
     /// [`Changed`](crate::Changed) filters) whether or not it is written.
     ///
@@ -1361,8 +1467,23 @@ impl World {
     }
 
     #[inline]
+    pub(crate) fn observers(&self) -> &Observers {
+        &self.observers
+    }
+
+    #[inline]
     pub(crate) fn observers_mut(&mut self) -> &mut Observers {
         &mut self.observers
+    }
+
+    #[inline]
+    pub(crate) fn relations(&self) -> &Relations {
+        &self.relations
+    }
+
+    #[inline]
+    pub(crate) fn relations_mut(&mut self) -> &mut Relations {
+        &mut self.relations
     }
 
     #[inline]
@@ -1502,6 +1623,7 @@ impl World {
                 assert!(self.contains(e), "sparse set holds dead entity {e:?}");
             }
         }
+        self.relations.check_all(self);
     }
 }
 

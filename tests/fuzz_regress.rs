@@ -194,6 +194,43 @@ fn every_operation_once() {
         Op::FreshQuery(4),
         Op::FreshQuery(9),
         Op::QueryTicks,
+        // Relations: edges both ways, a stale end, reparenting, a despawn
+        // of a related entity, a recursive despawn.
+        Op::Relate {
+            src: live(0),
+            dst: live(1),
+        },
+        Op::Relate {
+            src: live(2),
+            dst: live(1),
+        },
+        Op::Relate {
+            src: live(0),
+            dst: forged(23, 2),
+        },
+        Op::Unrelate {
+            src: live(2),
+            dst: live(1),
+        },
+        Op::Unrelate {
+            src: live(2),
+            dst: live(1),
+        },
+        Op::Parent {
+            child: live(3),
+            parent: live(4),
+        },
+        Op::Parent {
+            child: live(5),
+            parent: live(3),
+        },
+        Op::Parent {
+            child: live(3),
+            parent: live(0),
+        },
+        Op::Despawn(live(1)),
+        Op::DespawnRecursive(live(0)),
+        Op::DespawnRecursive(any(0)),
         Op::Clear,
         Op::Buf(CmdOp::Spawn { kind: 1, v: 3 }),
         Op::BufApply,

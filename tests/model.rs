@@ -2,11 +2,14 @@
 //!
 //! Proptest generates random sequences of operations (spawn, spawn_batch,
 //! despawn, insert, remove, get_mut, cached queries with every filter kind,
-//! clear, `reserve_entity`, and a `CommandBuffer` whose commands are applied
-//! later) and runs each one both on a [`World`] and on a plain model: a
+//! clear, `reserve_entity`, a `CommandBuffer` whose commands are applied
+//! later, and relations: `relate`/`unrelate` of a many-to-many relation,
+//! `add_child` and `despawn_recursive`) and runs each one both on a [`World`] and on a plain model: a
 //! `BTreeMap<Entity, [Option<u64>; 5]>` (one slot per component type) plus
 //! the ids reserved but not yet flushed, the commands not yet applied, and a
-//! log of add/change events for `Added`/`Changed` filters.
+//! log of add/change events for `Added`/`Changed` filters, and the relation
+//! edges made (an edge with a dead end counts as gone: every despawn must
+//! remove it, which `targets`/`parent` of every handle then check).
 //!
 //! After *every* operation the world must agree with the model: `len`,
 //! `contains`, and `get` of every component of every handle ever seen (stale
@@ -411,7 +414,28 @@ enum Op {
     },
     CmdDespawn(Who),
     CmdApply,
+    /// `World::relate` with the many-to-many relation `Lk`.
+    Relate {
+        src: Who,
+        dst: Who,
+    },
+    /// `World::unrelate` of an `Lk` edge.
+    Unrelate {
+        src: Who,
+        dst: Who,
+    },
+    /// `World::add_child`.
+    Parent {
+        child: Who,
+        parent: Who,
+    },
+    /// `World::despawn_recursive`.
+    DespawnRecursive(Who),
 }
+
+/// The model's many-to-many relation.
+#[derive(Relation)]
+struct Lk;
 
 const QUERIES: usize = 14;
 /// The tick-filtered queries among them (`Op::QueryTicks` runs these).
@@ -442,6 +466,10 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (who(), kind).prop_map(|(who, kind)| Op::CmdRemove { who, kind }),
         1 => who().prop_map(Op::CmdDespawn),
         2 => Just(Op::CmdApply),
+        3 => (who(), who()).prop_map(|(src, dst)| Op::Relate { src, dst }),
+        1 => (who(), who()).prop_map(|(src, dst)| Op::Unrelate { src, dst }),
+        3 => (who(), who()).prop_map(|(child, parent)| Op::Parent { child, parent }),
+        1 => who().prop_map(Op::DespawnRecursive),
     ]
 }
 
@@ -475,9 +503,54 @@ struct Model {
     commands: Vec<Pending>,
     /// (entity, component slot, event), in order.
     events: Vec<(Entity, usize, Event)>,
+    /// `Lk` edges made and not unrelated; an edge with a dead end is gone
+    /// (every despawn removes an entity's edges), so readers filter.
+    likes: BTreeSet<(Entity, Entity)>,
+    /// `ChildOf` edges, child to parent, filtered the same way.
+    parents: BTreeMap<Entity, Entity>,
 }
 
 impl Model {
+    /// The live `Lk` targets of `e`, sorted.
+    fn live_likes(&self, e: Entity) -> Vec<Entity> {
+        if !self.live.contains_key(&e) {
+            return Vec::new();
+        }
+        self.likes
+            .iter()
+            .filter(|&&(s, t)| s == e && self.live.contains_key(&t))
+            .map(|&(_, t)| t)
+            .collect()
+    }
+
+    /// `e`'s live parent.
+    fn live_parent(&self, e: Entity) -> Option<Entity> {
+        if !self.live.contains_key(&e) {
+            return None;
+        }
+        self.parents
+            .get(&e)
+            .copied()
+            .filter(|p| self.live.contains_key(p))
+    }
+
+    /// `root` and its live descendants, each once.
+    fn subtree(&self, root: Entity) -> Vec<Entity> {
+        let mut out = vec![root];
+        let mut seen = BTreeSet::from([root]);
+        let mut i = 0;
+        while i < out.len() {
+            let p = out[i];
+            for &c in self.live.keys() {
+                if self.live_parent(c) == Some(p) && seen.insert(c) {
+                    out.push(c);
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
     fn learn(&mut self, e: Entity) {
         if self.known_set.insert(e) {
             self.known.push(e);
@@ -875,6 +948,10 @@ fn check_world(world: &World, m: &Model, live: &Live) {
         check_get::<ZTab>(world, e, slots);
         check_get::<ZSpa>(world, e, slots);
         check_get::<Big>(world, e, slots);
+        let mut likes = world.targets::<Lk>(e).to_vec();
+        likes.sort();
+        assert_eq!(likes, m.live_likes(e), "targets::<Lk>({e:?})");
+        assert_eq!(world.parent(e), m.live_parent(e), "parent({e:?})");
     }
     assert_eq!(
         live.load(Ordering::SeqCst),
@@ -1191,6 +1268,49 @@ fn step(c: &mut Case, op: &Op) {
             let e = c.model.pick(who);
             do_insert(c, e, kind, v);
         }
+        Op::Relate { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            c.model.flush();
+            let alive = c.model.live.contains_key(&s) && c.model.live.contains_key(&t);
+            assert_eq!(c.world.relate(s, t, Lk).is_ok(), alive, "relate");
+            if alive {
+                c.model.likes.insert((s, t));
+            }
+        }
+        Op::Unrelate { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            c.model.flush();
+            let had = c.model.live_likes(s).contains(&t);
+            assert_eq!(c.world.unrelate::<Lk>(s, t).is_ok(), had, "unrelate");
+            c.model.likes.remove(&(s, t));
+        }
+        Op::Parent { child, parent } => {
+            let (ch, p) = (c.model.pick(child), c.model.pick(parent));
+            c.model.flush();
+            let alive = c.model.live.contains_key(&ch) && c.model.live.contains_key(&p);
+            assert_eq!(c.world.add_child(p, ch).is_ok(), alive, "add_child");
+            if alive {
+                c.model.parents.insert(ch, p);
+            }
+        }
+        Op::DespawnRecursive(who) => {
+            let e = c.model.pick(who);
+            c.model.flush();
+            let alive = c.model.live.contains_key(&e);
+            let doomed = if alive {
+                c.model.subtree(e)
+            } else {
+                Vec::new()
+            };
+            assert_eq!(
+                c.world.despawn_recursive(e).is_ok(),
+                alive,
+                "despawn_recursive"
+            );
+            for d in doomed {
+                c.model.live.remove(&d);
+            }
+        }
         Op::Remove { who, kind } => {
             let e = c.model.pick(who);
             do_remove(c, e, kind);
@@ -1423,6 +1543,33 @@ fn every_operation_once() {
         },
         Op::CmdDespawn(any(3)),
         Op::Spawn { kind: 1, v: 1 },
+        Op::Relate {
+            src: live(1),
+            dst: live(2),
+        },
+        Op::Relate {
+            src: live(3),
+            dst: live(2),
+        },
+        Op::Relate {
+            src: live(1),
+            dst: any(0),
+        },
+        Op::Unrelate {
+            src: live(3),
+            dst: live(2),
+        },
+        Op::Parent {
+            child: live(4),
+            parent: live(5),
+        },
+        Op::Parent {
+            child: live(6),
+            parent: live(4),
+        },
+        Op::Despawn(live(2)),
+        Op::DespawnRecursive(live(5)),
+        Op::DespawnRecursive(any(0)),
     ]);
     for q in 0..QUERIES {
         ops.push(Op::Query(q));

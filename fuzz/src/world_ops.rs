@@ -738,7 +738,28 @@ pub enum Op {
     RemoveHooked(Who),
     /// Removes `Bm` from an entity (dropping it).
     RemoveBoom(Who),
+    /// `World::relate` with relation `Lk` (many targets per source).
+    Relate {
+        src: Who,
+        dst: Who,
+    },
+    /// `World::unrelate` of an `Lk` edge.
+    Unrelate {
+        src: Who,
+        dst: Who,
+    },
+    /// `World::add_child` (reparents a child that had a parent).
+    Parent {
+        child: Who,
+        parent: Who,
+    },
+    /// `World::despawn_recursive` through `ChildOf`.
+    DespawnRecursive(Who),
 }
+
+/// The fuzzed many-to-many relation.
+#[derive(Relation)]
+struct Lk;
 
 /// Decodes `data` into operations (at most [`MAX_OPS`]).
 pub fn decode(data: &[u8]) -> Vec<Op> {
@@ -793,9 +814,55 @@ struct Model {
     /// Handles the current step picked (checked after it even if the model
     /// says nothing about them changed).
     picked: std::cell::RefCell<Vec<Entity>>,
+    /// `Lk` edges ever made and not unrelated; an edge with a dead end is
+    /// gone (every despawn removes an entity's edges), so readers filter.
+    likes: BTreeSet<(Entity, Entity)>,
+    /// `ChildOf` edges, child to parent, filtered the same way.
+    parents: BTreeMap<Entity, Entity>,
 }
 
 impl Model {
+    /// The live `Lk` targets of `e`, sorted.
+    fn live_likes(&self, e: Entity) -> Vec<Entity> {
+        if !self.live.contains_key(&e) {
+            return Vec::new();
+        }
+        self.likes
+            .iter()
+            .filter(|&&(s, _)| s == e)
+            .map(|&(_, t)| t)
+            .filter(|t| self.live.contains_key(t))
+            .collect()
+    }
+
+    /// `e`'s live parent.
+    fn live_parent(&self, e: Entity) -> Option<Entity> {
+        if !self.live.contains_key(&e) {
+            return None;
+        }
+        self.parents
+            .get(&e)
+            .copied()
+            .filter(|p| self.live.contains_key(p))
+    }
+
+    /// `root` and its live descendants (each once, cycles included).
+    fn subtree(&self, root: Entity) -> Vec<Entity> {
+        let mut out = vec![root];
+        let mut seen: BTreeSet<Entity> = out.iter().copied().collect();
+        let mut i = 0;
+        while i < out.len() {
+            let p = out[i];
+            for &c in self.live.keys() {
+                if self.live_parent(c) == Some(p) && seen.insert(c) {
+                    out.push(c);
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
     fn learn(&mut self, e: Entity) {
         if self.known_set.insert(e) {
             self.known.push(e);
@@ -1301,6 +1368,10 @@ fn check_get<C: Comp>(world: &World, e: Entity, slots: Option<&Slots>) {
 }
 
 fn check_entity(world: &World, m: &Model, e: Entity) {
+    let mut likes = world.targets::<Lk>(e).to_vec();
+    likes.sort();
+    assert_eq!(likes, m.live_likes(e), "targets::<Lk>({e:?})");
+    assert_eq!(world.parent(e), m.live_parent(e), "parent({e:?})");
     let slots = m.live.get(&e);
     assert_eq!(world.contains(e), slots.is_some(), "contains({e:?})");
     check_get::<Tab>(world, e, slots);
@@ -1926,6 +1997,49 @@ fn step(c: &mut Case, op: &Op) {
             let e = c.model.pick(who);
             do_insert(c, e, kind, v);
         }
+        Op::Relate { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            c.model.flush();
+            let result = c.world.relate(s, t, Lk);
+            let alive = c.model.live.contains_key(&s) && c.model.live.contains_key(&t);
+            assert_eq!(result.is_ok(), alive, "relate({s:?}, {t:?})");
+            if alive {
+                c.model.likes.insert((s, t));
+            }
+        }
+        Op::Unrelate { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            c.model.flush();
+            let had = c.model.live_likes(s).contains(&t);
+            let result = c.world.unrelate::<Lk>(s, t);
+            assert_eq!(result.is_ok(), had, "unrelate({s:?}, {t:?})");
+            c.model.likes.remove(&(s, t));
+        }
+        Op::Parent { child, parent } => {
+            let (ch, p) = (c.model.pick(child), c.model.pick(parent));
+            c.model.flush();
+            let result = c.world.add_child(p, ch);
+            let alive = c.model.live.contains_key(&ch) && c.model.live.contains_key(&p);
+            assert_eq!(result.is_ok(), alive, "add_child({p:?}, {ch:?})");
+            if alive {
+                c.model.parents.insert(ch, p);
+            }
+        }
+        Op::DespawnRecursive(who) => {
+            let e = c.model.pick(who);
+            c.model.flush();
+            let alive = c.model.live.contains_key(&e);
+            let doomed = if alive {
+                c.model.subtree(e)
+            } else {
+                Vec::new()
+            };
+            let result = c.world.despawn_recursive(e);
+            assert_eq!(result.is_ok(), alive, "despawn_recursive({e:?})");
+            for d in doomed {
+                c.model.live.remove(&d);
+            }
+        }
         Op::InsertOne { who, comp, v } => {
             let e = c.model.pick(who);
             do_insert_one(c, e, comp, v);
@@ -2098,6 +2212,16 @@ fn resync(c: &mut Case, fired: Site) {
     for &e in live.keys() {
         c.model.learn(e);
     }
+    // Relations: read back from the world (an injected panic may have
+    // stopped a recursive despawn part way).
+    c.model.likes = live
+        .keys()
+        .flat_map(|&e| c.world.targets::<Lk>(e).iter().map(move |&t| (e, t)))
+        .collect();
+    c.model.parents = live
+        .keys()
+        .filter_map(|&e| c.world.parent(e).map(|p| (e, p)))
+        .collect();
     c.model.live = live;
     // Tick-filtered states: consume what they would report, unchecked.
     let st = &mut c.states;

@@ -9,7 +9,8 @@
 //!   and `#[require(A, B = B(5), C = make_c())]` (required components,
 //!   added with `Default`, or with the expression after `=`);
 //! - `#[derive(Bundle)]` on a struct whose every field is a bundle; on a
-//!   generic struct it adds the `Field: Bundle` bounds itself.
+//!   generic struct it adds the `Field: Bundle` bounds itself;
+//! - `#[derive(Relation)]`, with optional `#[relation(one, on_target_despawn = "despawn")]`.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -483,4 +484,80 @@ pub fn derive_states(input: TokenStream) -> TokenStream {
         impl #impl_generics ::mosaic::States for #name #ty_generics #where_clause {}
     }
     .into()
+}
+
+/// Implements `mosaic::Relationship`, making the type a relation: edges
+/// `source --T--> target` whose data is a `T`. Options:
+/// `#[relation(one)]` (a source has at most one target, as `ChildOf`; also
+/// spelled `exclusive` or `cardinality = "one"`) and
+/// `#[relation(on_target_despawn = "unrelate" | "despawn" | "refuse")]`
+/// (what despawning a target does to its sources; `"unrelate"` is the
+/// default; `on_despawn`, `"delete"`, `"cascade"` are accepted too).
+#[proc_macro_derive(Relation, attributes(relation))]
+pub fn derive_relation(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match relation_impl(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+fn relation_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
+    let mut one = false;
+    let mut policy = quote!(::mosaic::OnTargetDespawn::Unrelate);
+    for attr in &input.attrs {
+        if !attr.path().is_ident("relation") {
+            continue;
+        }
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("one") || meta.path.is_ident("exclusive") {
+                one = true;
+                return Ok(());
+            }
+            if meta.path.is_ident("cardinality") {
+                let value: LitStr = meta.value()?.parse()?;
+                one = match value.value().as_str() {
+                    "one" => true,
+                    "many" => false,
+                    other => {
+                        return Err(syn::Error::new(
+                            value.span(),
+                            format!("unknown cardinality `{other}`; expected \"one\" or \"many\""),
+                        ))
+                    }
+                };
+                return Ok(());
+            }
+            if meta.path.is_ident("on_target_despawn") || meta.path.is_ident("on_despawn") {
+                let value: LitStr = meta.value()?.parse()?;
+                policy = match value.value().as_str() {
+                    "unrelate" | "delete" | "remove" => quote!(::mosaic::OnTargetDespawn::Unrelate),
+                    "despawn" | "despawn_source" | "cascade" => {
+                        quote!(::mosaic::OnTargetDespawn::Despawn)
+                    }
+                    "refuse" => quote!(::mosaic::OnTargetDespawn::Refuse),
+                    other => {
+                        return Err(syn::Error::new(
+                            value.span(),
+                            format!(
+                                "unknown policy `{other}`; expected \"unrelate\", \"despawn\" or \"refuse\""
+                            ),
+                        ))
+                    }
+                };
+                return Ok(());
+            }
+            Err(meta.error(
+                "unknown relation option; expected `one`, `cardinality` or `on_target_despawn`",
+            ))
+        })?;
+    }
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    Ok(quote! {
+        impl #impl_generics ::mosaic::Relationship for #name #ty_generics #where_clause {
+            const ONE: bool = #one;
+            const ON_TARGET_DESPAWN: ::mosaic::OnTargetDespawn = #policy;
+        }
+    })
 }

@@ -32,6 +32,7 @@ mod iter;
 mod many;
 mod param;
 mod ref_item;
+mod relation;
 mod state;
 mod tuples;
 

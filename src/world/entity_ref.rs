@@ -410,9 +410,38 @@ impl<'w> EntityWorldMut<'w> {
     pub fn into_world_mut(self) -> &'w mut World {
         self.world
     }
+
+    /// The world, mutably, for this crate's methods on the handle (the
+    /// handle names its entity by id, so it stays valid whatever they do).
+    pub(crate) fn world_mut_internal(&mut self) -> &mut World {
+        self.world
+    }
 }
 
 impl World {
+    /// Spawns an entity with `bundle` and returns a handle to it, for
+    /// building on: `world.spawn_entity(..).with_children(..)`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Tank;
+    /// #[derive(Component)] struct Turret;
+    /// let mut world = World::new();
+    /// let tank = world
+    ///     .spawn_entity(Tank)
+    ///     .with_children(|t| { t.spawn(Turret); })
+    ///     .id();
+    /// assert_eq!(world.children(tank).len(), 1);
+    /// ```
+    pub fn spawn_entity<B: crate::bundle::Bundle>(&mut self, bundle: B) -> EntityWorldMut<'_> {
+        let entity = self.spawn(bundle);
+        EntityWorldMut {
+            world: self,
+            entity,
+        }
+    }
+
     /// A shared handle to `entity`, to read several of its components and
     /// list what it has. Fails if the handle is stale.
     ///

@@ -1,0 +1,110 @@
+//! `Relation<R>` as query data: the source's edges, as `&Relation<R>`.
+
+use std::ops::Range;
+
+use super::{Access, QueryData, ReadOnlyQueryData, TickRange};
+use crate::archetype::Archetype;
+use crate::component::ComponentId;
+use crate::entity::Entity;
+use crate::relation::{Relation, Relationship};
+use crate::world::World;
+
+type Inner<R> = &'static Relation<R>;
+
+// SAFETY: every item is `&Relation<R>`'s, whose implementation upholds the
+// contract; this one forwards each method to it unchanged (the same access,
+// archetypes, states and fetches).
+unsafe impl<R: Relationship> QueryData for Relation<R> {
+    type Item<'w> = &'w Relation<R>;
+    type Fetch<'w> = <Inner<R> as QueryData>::Fetch<'w>;
+    type State = <Inner<R> as QueryData>::State;
+    type ArchetypeState = <Inner<R> as QueryData>::ArchetypeState;
+    const DENSE: bool = <Inner<R> as QueryData>::DENSE;
+    const FALLIBLE: bool = <Inner<R> as QueryData>::FALLIBLE;
+    const WRITES_ON_FETCH: bool = <Inner<R> as QueryData>::WRITES_ON_FETCH;
+
+    fn init_state(world: &mut World) -> Self::State {
+        world.register_relation::<R>();
+        <Inner<R> as QueryData>::init_state(world)
+    }
+
+    fn update_access(state: &Self::State, access: &mut Access) {
+        <Inner<R> as QueryData>::update_access(state, access);
+    }
+
+    fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
+        <Inner<R> as QueryData>::match_archetype(state, archetype)
+    }
+
+    #[inline]
+    unsafe fn init_fetch<'w>(
+        world: &'w World,
+        state: &Self::State,
+        ticks: TickRange,
+    ) -> Self::Fetch<'w> {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<R> as QueryData>::init_fetch(world, state, ticks) }
+    }
+
+    #[inline]
+    unsafe fn set_archetype<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        state: &Self::State,
+        arch: Self::ArchetypeState,
+        archetype: &'w Archetype,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<R> as QueryData>::set_archetype(fetch, state, arch, archetype) }
+    }
+
+    #[inline(always)]
+    unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<R> as QueryData>::can_fetch(fetch, entity) }
+    }
+
+    #[inline]
+    unsafe fn set_driver(fetch: &mut Self::Fetch<'_>, state: &Self::State, driver: ComponentId) {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<R> as QueryData>::set_driver(fetch, state, driver) }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<R> as QueryData>::fetch(fetch, entity, row) }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch_unstamped<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<R> as QueryData>::fetch_unstamped(fetch, entity, row) }
+    }
+
+    #[inline(always)]
+    unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<R> as QueryData>::stamp_rows(fetch, rows) }
+    }
+
+    #[inline(always)]
+    fn tracks(fetch: &Self::Fetch<'_>) -> bool {
+        <Inner<R> as QueryData>::tracks(fetch)
+    }
+
+    #[inline(always)]
+    fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
+        <Inner<R> as QueryData>::writes_ticks(fetch)
+    }
+}
+
+// SAFETY: forwards to `&Relation<R>`, which only reads.
+unsafe impl<R: Relationship> ReadOnlyQueryData for Relation<R> {}

@@ -1,0 +1,568 @@
+//! The hierarchy: [`ChildOf`] (a child has one parent), [`Children`] on the
+//! parent, building, reparenting, recursive despawn, and parent-first order.
+
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+use rustc_hash::FxHashMap;
+
+use super::{Relation, RelationError, Relationship, Sources, Stamp};
+use crate::bundle::Bundle;
+use crate::entity::Entity;
+use crate::error::EntityError;
+use crate::world::{EntityWorldMut, World};
+
+/// The hierarchy relation: `child --ChildOf--> parent`. A `one` relation
+/// (a child has at most one parent: relating it again reparents it); the
+/// parent's [`Children`] lists its children. Despawning a parent unparents
+/// its children ([`OnTargetDespawn::Unrelate`](super::OnTargetDespawn));
+/// [`World::despawn_recursive`] takes the whole subtree.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// let mut world = World::new();
+/// let tank = world.spawn(());
+/// let turret = world.spawn(());
+/// world.relate(turret, tank, ChildOf).unwrap(); // same as add_child(tank, turret)
+/// assert_eq!(world.parent(turret), Some(tank));
+/// assert_eq!(world.children(tank), [turret]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ChildOf;
+
+impl Relationship for ChildOf {
+    const ONE: bool = true;
+}
+
+/// The children of a parent: `Sources<ChildOf>`, a component on every
+/// entity with at least one child, readable as `&[Entity]`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// let mut world = World::new();
+/// let parent = world.spawn(());
+/// let kids: Vec<Entity> = (0..3).map(|_| world.spawn_child(parent, ()).unwrap()).collect();
+/// let mut q = world.query::<(Entity, &Children)>();
+/// let (p, children) = q.iter(&world).next().unwrap();
+/// assert_eq!((p, children.len()), (parent, 3));
+/// assert!(kids.iter().all(|k| children.contains(k)));
+/// ```
+pub type Children = Sources<ChildOf>;
+
+impl World {
+    /// Makes `child` a child of `parent` (reparenting it if it had
+    /// another): `relate(child, parent, ChildOf)`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let (a, b, child) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    /// world.add_child(a, child).unwrap();
+    /// world.add_child(b, child).unwrap(); // reparented
+    /// assert_eq!(world.parent(child), Some(b));
+    /// assert!(world.children(a).is_empty());
+    /// ```
+    pub fn add_child(&mut self, parent: Entity, child: Entity) -> Result<(), RelationError> {
+        self.relate(child, parent, ChildOf)
+    }
+
+    /// Makes `child` a child of `parent`: [`World::add_child`] with the
+    /// arguments the other way round.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let (parent, child) = (world.spawn(()), world.spawn(()));
+    /// world.set_parent(child, parent).unwrap();
+    /// assert_eq!(world.parent(child), Some(parent));
+    /// ```
+    pub fn set_parent(&mut self, child: Entity, parent: Entity) -> Result<(), RelationError> {
+        self.relate(child, parent, ChildOf)
+    }
+
+    /// Detaches `child` from its parent, which it returns (the child
+    /// becomes a root and stays alive).
+    ///
+    /// Fails, changing nothing, if `child` has no parent.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let (parent, child) = (world.spawn(()), world.spawn(()));
+    /// world.add_child(parent, child).unwrap();
+    /// assert_eq!(world.remove_parent(child), Ok(parent));
+    /// assert_eq!(world.parent(child), None);
+    /// ```
+    pub fn remove_parent(&mut self, child: Entity) -> Result<Entity, RelationError> {
+        let Some(parent) = self.parent(child) else {
+            return Err(if self.contains(child) {
+                RelationError::NoTarget {
+                    entity: child,
+                    relation: "ChildOf",
+                }
+            } else {
+                RelationError::NoSuchEntity(child)
+            });
+        };
+        self.unrelate::<ChildOf>(child, parent)?;
+        Ok(parent)
+    }
+
+    /// `child`'s parent, if it has one.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let root = world.spawn(());
+    /// assert_eq!(world.parent(root), None);
+    /// ```
+    pub fn parent(&self, child: Entity) -> Option<Entity> {
+        self.get_opt::<Relation<ChildOf>>(child)
+            .map(Relation::target)
+    }
+
+    /// `parent`'s children (empty if none).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// let child = world.spawn_child(parent, ()).unwrap();
+    /// assert_eq!(world.children(parent), [child]);
+    /// ```
+    pub fn children(&self, parent: Entity) -> &[Entity] {
+        self.sources::<ChildOf>(parent)
+    }
+
+    /// Spawns an entity with `bundle` as a child of `parent`.
+    ///
+    /// Fails, spawning nothing, if `parent` is not alive.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Light;
+    /// let mut world = World::new();
+    /// let monster = world.spawn(());
+    /// let light = world.spawn_child(monster, Light).unwrap();
+    /// assert_eq!(world.parent(light), Some(monster));
+    /// ```
+    pub fn spawn_child<B: Bundle>(
+        &mut self,
+        parent: Entity,
+        bundle: B,
+    ) -> Result<Entity, RelationError> {
+        self.flush();
+        if !self.contains(parent) {
+            return Err(RelationError::NoSuchEntity(parent));
+        }
+        let child = self.spawn(bundle);
+        // The spawn's observers may have despawned either end.
+        self.relate(child, parent, ChildOf)?;
+        Ok(child)
+    }
+
+    /// Despawns `root` and all its descendants (through [`ChildOf`]),
+    /// children before their parents. Iterative: a chain of any depth is
+    /// fine. Each entity's other relations are cleaned up as by
+    /// [`World::despawn`].
+    ///
+    /// Fails, changing nothing, if `root` is not alive, or if some entity
+    /// of the subtree is the target of a relation whose policy is
+    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
+    /// ([`EntityError::DespawnRefused`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let keep = world.spawn(());
+    /// let root = world.spawn_child(keep, ()).unwrap();
+    /// let mut last = root;
+    /// for _ in 0..1000 {
+    ///     last = world.spawn_child(last, ()).unwrap();
+    /// }
+    /// world.despawn_recursive(root).unwrap();
+    /// assert!(!world.contains(last));
+    /// assert_eq!(world.len(), 1);
+    /// assert!(world.children(keep).is_empty());
+    /// ```
+    pub fn despawn_recursive(&mut self, root: Entity) -> Result<(), EntityError> {
+        self.flush();
+        if !self.contains(root) {
+            return Err(EntityError::NoSuchEntity(root));
+        }
+        // Pre-order: each parent before its children.
+        let mut order = vec![root];
+        self.register_relation::<ChildOf>();
+        let (_, children_id) = self.relations().ids::<ChildOf>().expect("registered");
+        if let Some(set) = self.sparse_sets().get(children_id) {
+            let mut i = 0;
+            while i < order.len() {
+                if let Some(children) = set.get::<Children>(order[i]) {
+                    // A `one` relation admits a cycle only through `root`
+                    // (each entity has one parent), so skipping `root`
+                    // ends every walk.
+                    order.extend(children.iter().copied().filter(|&c| c != root));
+                }
+                i += 1;
+            }
+        }
+        if let Some((entity, relation)) = order
+            .iter()
+            .find_map(|&e| self.relations().refusing(self, e).map(|r| (e, r)))
+        {
+            return Err(EntityError::DespawnRefused { entity, relation });
+        }
+        // Only the root's own edge to its parent needs unlinking: every
+        // other `ChildOf` edge of the subtree joins two entities that die
+        // here, so their lists are dropped rather than fixed entry by
+        // entry. Their other relations are detached as usual.
+        if let Some(parent) = self.parent(root) {
+            self.unrelate::<ChildOf>(root, parent)
+                .expect("the edge was just read");
+        }
+        let skip = self.relations_mut().skip_during::<ChildOf>();
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            for &e in order.iter().rev() {
+                // Observers may have despawned some already. Refusals were
+                // checked above, and the sources other relations' policies
+                // doom are despawned once, after the subtree.
+                let _ = self.despawn_now(e);
+            }
+        }));
+        self.relations_mut().end_skip(skip);
+        // The skipped cleanup bumped no version: the hierarchy changed.
+        self.relations_mut().bump::<ChildOf>();
+        if let Err(payload) = result {
+            resume_unwind(payload);
+        }
+        self.drain_doomed_sources();
+        Ok(())
+    }
+
+    /// Every entity with an `R` edge, each after all its targets (for
+    /// [`ChildOf`]: parents before children, roots first): the order for
+    /// propagating something down a hierarchy. Entities on a cycle of `R`
+    /// edges (which no `one` relation built by a tree has) are left out.
+    /// Builds the order afresh; [`ParentFirst`] caches it.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let root = world.spawn(());
+    /// let a = world.spawn_child(root, ()).unwrap();
+    /// let b = world.spawn_child(a, ()).unwrap();
+    /// let c = world.spawn_child(root, ()).unwrap();
+    /// let order = world.parent_first::<ChildOf>();
+    /// assert_eq!(order.len(), 4);
+    /// assert_eq!(order[0], root);
+    /// let pos = |e| order.iter().position(|&x| x == e).unwrap();
+    /// assert!(pos(a) < pos(b) && pos(root) < pos(c));
+    /// ```
+    pub fn parent_first<R: Relationship>(&self) -> Vec<Entity> {
+        let mut order = Vec::new();
+        parent_first_into::<R>(self, &mut order);
+        order
+    }
+}
+
+/// Kahn's algorithm over `R`'s edges: roots (targets with no target of
+/// their own) first, then each source once all its targets are placed.
+fn parent_first_into<R: Relationship>(world: &World, order: &mut Vec<Entity>) {
+    order.clear();
+    let Some((relation_id, sources_id)) = world.relations().ids::<R>() else {
+        return;
+    };
+    let Some(targets_set) = world.sparse_sets().get(sources_id) else {
+        return;
+    };
+    // Roots: entities with sources and no target.
+    for &e in targets_set.entities() {
+        if !world.contains_id(e, relation_id) {
+            order.push(e);
+        }
+    }
+    // Entities still waiting for some of their targets: how many.
+    let mut waiting: FxHashMap<Entity, u32> = FxHashMap::default();
+    let mut i = 0;
+    while i < order.len() {
+        let e = order[i];
+        i += 1;
+        for &s in world.sources::<R>(e) {
+            let left = if R::ONE {
+                0
+            } else {
+                let n = waiting
+                    .entry(s)
+                    .or_insert_with(|| world.targets::<R>(s).len() as u32);
+                *n -= 1;
+                *n
+            };
+            if left == 0 {
+                order.push(s);
+            }
+        }
+    }
+}
+
+/// A cached parent-first order of relation `R` (see
+/// [`World::parent_first`]), rebuilt only when the relation changed since
+/// the last build. Keep one (in a resource, a `Local`, or a struct) and ask
+/// it every frame: for transform propagation.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component, Clone, Copy)] struct Local(f32);
+/// #[derive(Component, Clone, Copy)] struct Global(f32);
+/// let mut world = World::new();
+/// let root = world.spawn((Local(1.0), Global(0.0)));
+/// let child = world.spawn_child(root, (Local(2.0), Global(0.0))).unwrap();
+/// let grandchild = world.spawn_child(child, (Local(3.0), Global(0.0))).unwrap();
+///
+/// let mut order = ParentFirst::<ChildOf>::new();
+/// for _frame in 0..2 {
+///     for e in order.get(&world).to_vec() {
+///         let parent = world.parent(e).map_or(0.0, |p| world.get::<Global>(p).unwrap().0);
+///         let local = world.get::<Local>(e).unwrap().0;
+///         world.get_mut::<Global>(e).unwrap().0 = parent + local;
+///     }
+/// }
+/// assert_eq!(world.get::<Global>(grandchild).unwrap().0, 6.0);
+/// assert_eq!(order.rebuilds(), 1); // unchanged relation: built once
+/// ```
+pub struct ParentFirst<R: Relationship> {
+    order: Vec<Entity>,
+    stamp: Option<Stamp>,
+    rebuilds: u64,
+    relation: PhantomData<fn() -> R>,
+}
+
+impl<R: Relationship> Default for ParentFirst<R> {
+    fn default() -> Self {
+        ParentFirst {
+            order: Vec::new(),
+            stamp: None,
+            rebuilds: 0,
+            relation: PhantomData,
+        }
+    }
+}
+
+impl<R: Relationship> std::fmt::Debug for ParentFirst<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParentFirst")
+            .field("len", &self.order.len())
+            .field("rebuilds", &self.rebuilds)
+            .finish()
+    }
+}
+
+impl<R: Relationship> ParentFirst<R> {
+    /// An empty cache; the first [`get`](Self::get) builds it.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let order = ParentFirst::<ChildOf>::new();
+    /// assert_eq!(order.rebuilds(), 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The order for `world`: the cached one if no `R` edge changed since
+    /// it was built (for this world), else a fresh build.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let root = world.spawn(());
+    /// let child = world.spawn_child(root, ()).unwrap();
+    /// let mut order = ParentFirst::<ChildOf>::new();
+    /// assert_eq!(order.get(&world), [root, child]);
+    /// world.remove_parent(child).unwrap();
+    /// assert!(order.get(&world).is_empty());
+    /// assert_eq!(order.rebuilds(), 2);
+    /// ```
+    pub fn get(&mut self, world: &World) -> &[Entity] {
+        let stamp = Stamp {
+            world: world.id(),
+            version: world.relation_version::<R>(),
+        };
+        if self.stamp != Some(stamp) {
+            parent_first_into::<R>(world, &mut self.order);
+            self.stamp = Some(stamp);
+            self.rebuilds += 1;
+        }
+        &self.order
+    }
+
+    /// How many times the order was built.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let world = World::new();
+    /// let mut order = ParentFirst::<ChildOf>::new();
+    /// order.get(&world);
+    /// order.get(&world);
+    /// assert_eq!(order.rebuilds(), 1);
+    /// ```
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
+    }
+}
+
+/// Spawns children of one parent: the argument of
+/// [`EntityWorldMut::with_children`].
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Name(&'static str);
+/// let mut world = World::new();
+/// let player = world
+///     .spawn_entity(Name("player"))
+///     .with_children(|p| {
+///         p.spawn(Name("sword"));
+///         p.spawn(Name("shield"));
+///     })
+///     .id();
+/// assert_eq!(world.children(player).len(), 2);
+/// ```
+pub struct ChildSpawner<'w> {
+    world: &'w mut World,
+    parent: Entity,
+}
+
+impl std::fmt::Debug for ChildSpawner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildSpawner")
+            .field("parent", &self.parent)
+            .finish()
+    }
+}
+
+impl ChildSpawner<'_> {
+    /// Spawns a child with `bundle`; returns it.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let mut kid = None;
+    /// let p = world.spawn_entity(()).with_children(|p| kid = Some(p.spawn(()))).id();
+    /// assert_eq!(world.parent(kid.unwrap()), Some(p));
+    /// ```
+    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        let child = self.world.spawn(bundle);
+        // The parent is alive (checked by `with_children`) unless an
+        // observer despawned it; then the child stays a root.
+        let _ = self.world.relate(child, self.parent, ChildOf);
+        child
+    }
+
+    /// Spawns a child and gives its own spawner to `f`, for grandchildren.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let root = world.spawn_entity(()).with_children(|p| {
+    ///     p.spawn_with_children((), |c| { c.spawn(()); });
+    /// }).id();
+    /// let child = world.children(root)[0];
+    /// assert_eq!(world.children(child).len(), 1);
+    /// ```
+    pub fn spawn_with_children<B: Bundle>(
+        &mut self,
+        bundle: B,
+        f: impl FnOnce(&mut ChildSpawner<'_>),
+    ) -> Entity {
+        let child = self.spawn(bundle);
+        f(&mut ChildSpawner {
+            world: self.world,
+            parent: child,
+        });
+        child
+    }
+
+    /// The parent the children get.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let p = world.spawn_entity(()).with_children(|s| { let _ = s.parent(); }).id();
+    /// # let _ = p;
+    /// ```
+    pub fn parent(&self) -> Entity {
+        self.parent
+    }
+}
+
+impl EntityWorldMut<'_> {
+    /// Spawns children of this entity through `f`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// world.entity_mut(e).unwrap().with_children(|p| { p.spawn(()); });
+    /// assert_eq!(world.children(e).len(), 1);
+    /// ```
+    pub fn with_children(&mut self, f: impl FnOnce(&mut ChildSpawner<'_>)) -> &mut Self {
+        let parent = self.id();
+        if self.world().contains(parent) {
+            f(&mut ChildSpawner {
+                world: self.world_mut_internal(),
+                parent,
+            });
+        }
+        self
+    }
+
+    /// Makes `child` a child of this entity (see [`World::add_child`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let child = world.spawn(());
+    /// let parent = world.spawn_entity(()).add_child(child).unwrap().id();
+    /// assert_eq!(world.parent(child), Some(parent));
+    /// ```
+    pub fn add_child(&mut self, child: Entity) -> Result<&mut Self, RelationError> {
+        let parent = self.id();
+        self.world_mut_internal().add_child(parent, child)?;
+        Ok(self)
+    }
+
+    /// Despawns this entity and its descendants (see
+    /// [`World::despawn_recursive`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn_entity(()).with_children(|p| { p.spawn(()); }).id();
+    /// world.entity_mut(e).unwrap().despawn_recursive().unwrap();
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn despawn_recursive(self) -> Result<(), EntityError> {
+        let id = self.id();
+        self.into_world_mut().despawn_recursive(id)
+    }
+}

@@ -1,0 +1,1377 @@
+//! Relations between entities: typed edges `source --R--> target`, with
+//! optional data per edge, and the hierarchy built on them ([`ChildOf`] and
+//! [`Children`]).
+//!
+//! # Storage
+//!
+//! A relation type `R` (any type implementing [`Relationship`], usually with
+//! `#[derive(Relation)]`) keeps its edges in two sparse components, outside
+//! the archetype tables, so relating never moves an entity between
+//! archetypes and never creates one:
+//!
+//! - [`Relation<R>`] on the source: its targets, in a list, with the edge
+//!   data beside them;
+//! - [`Sources<R>`] on the target: the entities relating to it, in a list
+//!   ([`Children`] is `Sources<ChildOf>`).
+//!
+//! Each edge knows its position in both lists (a back index on each side),
+//! so removing an edge is a swap-remove on both lists plus one fix-up of the
+//! back index of the edge each swap moved: O(1), whatever the number of
+//! children or targets. Being components, both work with everything queries
+//! have: `&Children`, [`Relation<R>`] as query data, `With<Relation<R>>`,
+//! `Without`, `Or`, `Option`, `Added` and `Changed` (a change to an
+//! entity's edges marks its component changed), and the scheduler sees their
+//! reads as reads of those components.
+//!
+//! The world keeps both sides in step: [`World::relate`] and
+//! [`World::unrelate`] edit both; [`World::despawn`] removes every edge of
+//! the entity first, applying to the sources of a despawned target the
+//! relation's [`OnTargetDespawn`] policy. No edge ever names a dead entity.
+//! The two components are managed by the world: insert or remove them only
+//! through these methods (they have no public constructor; removing one by
+//! hand with `World::remove` would leave the other side's list stale).
+//!
+//! # Example
+//! ```
+//! use mosaic::prelude::*;
+//! #[derive(Relation)]
+//! struct Likes;
+//! #[derive(Relation, Debug, PartialEq)]
+//! struct Damage { amount: u32 }
+//!
+//! let mut world = World::new();
+//! let (a, b, c) = (world.spawn(()), world.spawn(()), world.spawn(()));
+//! world.relate(a, b, Likes).unwrap();
+//! world.relate(a, c, Likes).unwrap();
+//! world.relate(c, b, Damage { amount: 3 }).unwrap();
+//! assert_eq!(world.targets::<Likes>(a), [b, c]);
+//! assert_eq!(world.sources::<Likes>(b), [a]);
+//! assert_eq!(world.relation::<Damage>(c, b), Some(&Damage { amount: 3 }));
+//! world.despawn(b).unwrap();
+//! assert_eq!(world.targets::<Likes>(a), [c]); // the edge went with b
+//! ```
+
+use std::any::TypeId;
+use std::fmt;
+use std::marker::PhantomData;
+
+use rustc_hash::FxHashMap;
+use thiserror::Error;
+
+use crate::component::{short_type_name, Component, ComponentId, StorageType};
+use crate::entity::Entity;
+use crate::world::{EntityWorldMut, World, WorldId};
+
+mod hierarchy;
+pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
+
+/// A type whose values label edges between entities: `Likes`, `ChildOf`,
+/// `Damage { amount }`.
+///
+/// Edges live in two sparse components the world manages, outside the
+/// archetype tables (relating never moves an entity between archetypes):
+/// [`Relation<R>`] on the source (its targets and each edge's data) and
+/// [`Sources<R>`] on the target. Each edge knows its position in both lists,
+/// so removing one is a swap-remove on each side plus one back-index
+/// fix-up: O(1) however many children or targets. A despawn removes every
+/// edge of the entity, applying [`Relationship::ON_TARGET_DESPAWN`] to the
+/// sources of a despawned target, so no edge ever names a dead entity.
+/// Insert and remove the two components only through the world's relation
+/// methods (they have no public constructor; removing one by hand with
+/// `World::remove` would leave the other side stale).
+/// Derive it with `#[derive(Relation)]`, which takes
+/// `#[relation(one)]` (each source has at most one target, as a child has
+/// one parent) and `#[relation(on_target_despawn = "unrelate" | "despawn" |
+/// "refuse")]`; or implement it by hand, which is the registration.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::{OnTargetDespawn, Relationship};
+/// #[derive(Relation)]
+/// #[relation(one, on_target_despawn = "despawn")]
+/// struct MountedOn;
+/// // The same, by hand:
+/// struct Riding;
+/// impl Relationship for Riding {
+///     const ONE: bool = true;
+///     const ON_TARGET_DESPAWN: OnTargetDespawn = OnTargetDespawn::Despawn;
+/// }
+/// let mut world = World::new();
+/// let (tank, turret) = (world.spawn(()), world.spawn(()));
+/// world.relate(turret, tank, MountedOn).unwrap();
+/// world.despawn(tank).unwrap();
+/// assert!(!world.contains(turret));
+/// ```
+pub trait Relationship: Send + Sync + Sized + 'static {
+    /// True if a source has at most one target of this relation: relating
+    /// it to another target replaces the edge (as reparenting does).
+    const ONE: bool = false;
+    /// What happens to the sources of a target that is despawned.
+    const ON_TARGET_DESPAWN: OnTargetDespawn = OnTargetDespawn::Unrelate;
+}
+
+/// What despawning a target does to the entities relating to it (the
+/// relation's cleanup policy, [`Relationship::ON_TARGET_DESPAWN`]).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Relation)]
+/// #[relation(on_target_despawn = "refuse")]
+/// struct DependsOn;
+/// let mut world = World::new();
+/// let (lib, app) = (world.spawn(()), world.spawn(()));
+/// world.relate(app, lib, DependsOn).unwrap();
+/// assert!(world.despawn(lib).is_err()); // refused, nothing changed
+/// world.despawn(app).unwrap();
+/// world.despawn(lib).unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OnTargetDespawn {
+    /// Delete the edge; the source stays (the default).
+    Unrelate,
+    /// Despawn the source too (and, in turn, its own sources under their
+    /// policies): ownership. Runs iteratively, whatever the depth, after
+    /// the target is gone. A doomed source that is itself kept alive by a
+    /// `Refuse` relation stays (its edge to the despawned target removed).
+    Despawn,
+    /// Refuse to despawn the target while anything relates to it:
+    /// [`World::despawn`] fails with [`EntityError::DespawnRefused`](crate::EntityError::DespawnRefused)
+    /// and changes nothing.
+    Refuse,
+}
+
+/// A relation edit failed; the world is unchanged.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::RelationError;
+/// #[derive(Relation, Debug, PartialEq)] struct Likes;
+/// let mut world = World::new();
+/// let a = world.spawn(());
+/// let b = world.spawn(());
+/// world.despawn(b).unwrap();
+/// assert_eq!(world.relate(a, b, Likes), Err(RelationError::NoSuchEntity(b)));
+/// assert_eq!(world.unrelate::<Likes>(a, a), Err(RelationError::NotRelated {
+///     entity: a, target: a, relation: "Likes",
+/// }));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum RelationError {
+    /// The source or the target is not alive.
+    #[error("entity {0:?} does not exist (despawned, or never spawned in this world)")]
+    NoSuchEntity(Entity),
+    /// There is no such edge.
+    #[error("entity {entity:?} has no `{relation}` edge to {target:?}")]
+    NotRelated {
+        /// The source asked about.
+        entity: Entity,
+        /// The target asked about.
+        target: Entity,
+        /// The relation's short type name.
+        relation: &'static str,
+    },
+    /// The source has no edge of this (`one`) relation.
+    #[error("entity {entity:?} has no `{relation}` edge")]
+    NoTarget {
+        /// The source asked about.
+        entity: Entity,
+        /// The relation's short type name.
+        relation: &'static str,
+    },
+}
+
+/// The outgoing edges of one source for relation `R`: its targets and the
+/// data of each edge. A sparse component the world manages (see the
+/// [`Relationship`] docs); as query data, `Relation<R>` yields
+/// `&Relation<R>` for each entity with at least one `R` target.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Relation)] struct Likes;
+/// #[derive(Component)] struct Name(&'static str);
+/// let mut world = World::new();
+/// let bob = world.spawn(Name("bob"));
+/// let ann = world.spawn(Name("ann"));
+/// world.relate(ann, bob, Likes).unwrap();
+/// let mut q = world.query::<(&Name, Relation<Likes>)>();
+/// for (name, likes) in q.iter(&world) {
+///     assert_eq!((name.0, likes.targets()), ("ann", &[bob][..]));
+/// }
+/// let mut lonely = world.query_filtered::<&Name, Without<Relation<Likes>>>();
+/// assert_eq!(lonely.iter(&world).map(|n| n.0).collect::<Vec<_>>(), ["bob"]);
+/// ```
+pub struct Relation<R: Relationship> {
+    edges: Edges<R>,
+}
+
+/// A source's edges: inline for a `one` relation (no allocation at all),
+/// boxed lists otherwise (one pointer in the sparse set).
+enum Edges<R> {
+    /// Target, this source's position in the target's [`Sources`], data.
+    One(Entity, u32, R),
+    Many(Box<ManyEdges<R>>),
+}
+
+/// The lists of a source of a many-target relation, parallel.
+struct ManyEdges<R> {
+    targets: Vec<Entity>,
+    /// `back[i]`: this source's position in `targets[i]`'s [`Sources`].
+    back: Vec<u32>,
+    data: Vec<R>,
+}
+
+impl<R: Relationship> Component for Relation<R> {
+    const STORAGE: StorageType = StorageType::SparseSet;
+}
+
+impl<R: Relationship> fmt::Debug for Relation<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Relation<{}>", short_type_name::<R>())?;
+        f.debug_list().entries(self.targets()).finish()
+    }
+}
+
+impl<R: Relationship> Relation<R> {
+    fn single(target: Entity, back: u32, data: R) -> Self {
+        let edges = if R::ONE {
+            Edges::One(target, back, data)
+        } else {
+            Edges::Many(Box::new(ManyEdges {
+                targets: vec![target],
+                back: vec![back],
+                data: vec![data],
+            }))
+        };
+        Relation { edges }
+    }
+
+    fn back(&self) -> &[u32] {
+        match &self.edges {
+            Edges::One(_, b, _) => std::slice::from_ref(b),
+            Edges::Many(m) => &m.back,
+        }
+    }
+
+    fn back_mut(&mut self) -> &mut [u32] {
+        match &mut self.edges {
+            Edges::One(_, b, _) => std::slice::from_mut(b),
+            Edges::Many(m) => &mut m.back,
+        }
+    }
+
+    fn data_mut(&mut self) -> &mut [R] {
+        match &mut self.edges {
+            Edges::One(_, _, d) => std::slice::from_mut(d),
+            Edges::Many(m) => &mut m.data,
+        }
+    }
+
+    /// The lists of a many-target relation's source.
+    fn many(&mut self) -> &mut ManyEdges<R> {
+        match &mut self.edges {
+            Edges::Many(m) => m,
+            Edges::One(..) => unreachable!("a `one` relation has no edge lists"),
+        }
+    }
+
+    /// The targets, in edge order (which a removal may change: the last
+    /// edge takes the removed one's place).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert_eq!(world.get::<Relation<Likes>>(a).unwrap().targets(), [b]);
+    /// ```
+    #[inline]
+    pub fn targets(&self) -> &[Entity] {
+        match &self.edges {
+            Edges::One(t, _, _) => std::slice::from_ref(t),
+            Edges::Many(m) => &m.targets,
+        }
+    }
+
+    /// The first target: for a `one` relation (as [`ChildOf`]), *the*
+    /// target. A `Relation<R>` component always has at least one.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// let child = world.spawn(());
+    /// world.add_child(parent, child).unwrap();
+    /// let mut q = world.query::<Relation<ChildOf>>();
+    /// assert_eq!(q.get(&world, child).unwrap().target(), parent);
+    /// ```
+    #[inline]
+    pub fn target(&self) -> Entity {
+        self.targets()[0]
+    }
+
+    /// The edge data, parallel to [`targets`](Self::targets).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation, Debug, PartialEq)] struct Owes(u32);
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Owes(5)).unwrap();
+    /// assert_eq!(world.get::<Relation<Owes>>(a).unwrap().data(), [Owes(5)]);
+    /// ```
+    #[inline]
+    pub fn data(&self) -> &[R] {
+        match &self.edges {
+            Edges::One(_, _, d) => std::slice::from_ref(d),
+            Edges::Many(m) => &m.data,
+        }
+    }
+
+    /// Each target with its edge's data.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Owes(u32);
+    /// let mut world = World::new();
+    /// let (a, b, c) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Owes(5)).unwrap();
+    /// world.relate(a, c, Owes(2)).unwrap();
+    /// let total: u32 = world.get::<Relation<Owes>>(a).unwrap().iter().map(|(_, o)| o.0).sum();
+    /// assert_eq!(total, 7);
+    /// ```
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Entity, &R)> + '_ {
+        self.targets().iter().copied().zip(self.data().iter())
+    }
+
+    /// The data of the edge to `target`, if there is one (a scan of this
+    /// source's targets).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation, Debug, PartialEq)] struct Owes(u32);
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Owes(5)).unwrap();
+    /// assert_eq!(world.get::<Relation<Owes>>(a).unwrap().get(b), Some(&Owes(5)));
+    /// ```
+    pub fn get(&self, target: Entity) -> Option<&R> {
+        let i = self.targets().iter().position(|&t| t == target)?;
+        Some(&self.data()[i])
+    }
+
+    /// True if this source has an edge to `target`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert!(world.get::<Relation<Likes>>(a).unwrap().contains(b));
+    /// ```
+    pub fn contains(&self, target: Entity) -> bool {
+        self.targets().contains(&target)
+    }
+
+    /// The number of targets (at least one).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert_eq!(world.get::<Relation<Likes>>(a).unwrap().len(), 1);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.targets().len()
+    }
+
+    /// Always false for a component in a world (an entity whose last edge
+    /// goes loses the component); here for symmetry with [`len`](Self::len).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert!(!world.get::<Relation<Likes>>(a).unwrap().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.targets().is_empty()
+    }
+}
+
+/// The incoming edges of one target for relation `R`: the entities relating
+/// to it, readable as a slice (`Deref<Target = [Entity]>`). A sparse
+/// component the world manages (see the [`Relationship`] docs); the
+/// hierarchy's [`Children`] is `Sources<ChildOf>`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Relation)] struct Likes;
+/// let mut world = World::new();
+/// let (a, b, c) = (world.spawn(()), world.spawn(()), world.spawn(()));
+/// world.relate(a, c, Likes).unwrap();
+/// world.relate(b, c, Likes).unwrap();
+/// let fans = world.get::<Sources<Likes>>(c).unwrap();
+/// assert_eq!(fans.len(), 2);
+/// assert!(fans.contains(&a) && fans.contains(&b));
+/// ```
+pub struct Sources<R: Relationship> {
+    list: SourceList,
+    relation: PhantomData<fn() -> R>,
+}
+
+/// A target's sources: inline while there is one, boxed lists beyond.
+enum SourceList {
+    /// The source, and this target's position in its [`Relation`].
+    Single(Entity, u32),
+    /// Sources, and `back[j]`: this target's position in `sources[j]`'s
+    /// [`Relation`] (empty for a `one` relation, where it is always 0).
+    Many(Box<(Vec<Entity>, Vec<u32>)>),
+}
+
+impl<R: Relationship> Component for Sources<R> {
+    const STORAGE: StorageType = StorageType::SparseSet;
+}
+
+impl<R: Relationship> fmt::Debug for Sources<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Sources<{}>", short_type_name::<R>())?;
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl<R: Relationship> std::ops::Deref for Sources<R> {
+    type Target = [Entity];
+    #[inline]
+    fn deref(&self) -> &[Entity] {
+        self.as_slice()
+    }
+}
+
+impl<R: Relationship> Sources<R> {
+    fn single(source: Entity, back: u32) -> Self {
+        Sources {
+            list: SourceList::Single(source, back),
+            relation: PhantomData,
+        }
+    }
+
+    /// Source `j`'s position of this target in its [`Relation`].
+    fn back_of(&self, j: usize) -> u32 {
+        match &self.list {
+            SourceList::Single(_, b) => *b,
+            SourceList::Many(_) if R::ONE => 0,
+            SourceList::Many(m) => m.1[j],
+        }
+    }
+
+    fn set_back(&mut self, j: usize, back: u32) {
+        match &mut self.list {
+            SourceList::Single(_, b) => *b = back,
+            SourceList::Many(_) if R::ONE => {}
+            SourceList::Many(m) => m.1[j] = back,
+        }
+    }
+
+    /// Appends a source; returns its position.
+    fn push(&mut self, source: Entity, back: u32) -> u32 {
+        match &mut self.list {
+            SourceList::Single(s0, b0) => {
+                let backs = if R::ONE { Vec::new() } else { vec![*b0, back] };
+                self.list = SourceList::Many(Box::new((vec![*s0, source], backs)));
+                1
+            }
+            SourceList::Many(m) => {
+                m.0.push(source);
+                if !R::ONE {
+                    m.1.push(back);
+                }
+                (m.0.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Swap-removes source `j`; returns false if none is left (the caller
+    /// then removes the component).
+    fn swap_remove(&mut self, j: usize) -> bool {
+        match &mut self.list {
+            SourceList::Single(..) => false,
+            SourceList::Many(m) => {
+                m.0.swap_remove(j);
+                if !R::ONE {
+                    m.1.swap_remove(j);
+                }
+                if m.0.len() == 1 {
+                    let back = if R::ONE { 0 } else { m.1[0] };
+                    self.list = SourceList::Single(m.0[0], back);
+                }
+                true
+            }
+        }
+    }
+
+    /// Takes the sources out, with each one's position of this target in
+    /// its [`Relation`], leaving an empty list (for a despawn).
+    fn take(&mut self) -> (Vec<Entity>, Vec<u32>) {
+        let taken = std::mem::replace(
+            &mut self.list,
+            SourceList::Many(Box::new((Vec::new(), Vec::new()))),
+        );
+        match taken {
+            SourceList::Single(s, b) => (vec![s], vec![b]),
+            SourceList::Many(m) => {
+                let (sources, mut back) = *m;
+                if R::ONE {
+                    back = vec![0; sources.len()];
+                }
+                (sources, back)
+            }
+        }
+    }
+
+    /// The sources, as a slice (in edge order, which a removal may change).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// let child = world.spawn(());
+    /// world.add_child(parent, child).unwrap();
+    /// assert_eq!(world.get::<Children>(parent).unwrap().as_slice(), [child]);
+    /// ```
+    #[inline]
+    pub fn as_slice(&self) -> &[Entity] {
+        match &self.list {
+            SourceList::Single(s, _) => std::slice::from_ref(s),
+            SourceList::Many(m) => &m.0,
+        }
+    }
+}
+
+// ----- the world's registry --------------------------------------------------------------
+
+/// A relation type's cleanup of a dying entity's edges (see [`detach`]).
+pub(crate) type Detach = fn(&mut World, Entity, &mut Vec<Entity>);
+
+/// What the world knows about one relation type.
+struct Kind {
+    name: &'static str,
+    relation: ComponentId,
+    sources: ComponentId,
+    policy: OnTargetDespawn,
+    /// Bumped by every edit of this relation's edges.
+    version: u64,
+    /// Removes every edge of a dying entity (see [`detach`]).
+    detach: Detach,
+    /// Panics if this relation's two sides disagree (see [`check`]).
+    check: fn(&World),
+}
+
+/// The relation types a world has seen, and the cleanup work of despawns.
+pub(crate) struct Relations {
+    kinds: Vec<Kind>,
+    by_type: FxHashMap<TypeId, usize>,
+    /// Sources to despawn under an [`OnTargetDespawn::Despawn`] policy, in
+    /// the order found; drained by the outermost despawn, iteratively.
+    pending: Vec<Entity>,
+    draining: bool,
+    /// A relation whose cleanup despawns skip (see `skip_during`).
+    skip: Option<usize>,
+    /// The relation `index_of` found last (a private type's id until then).
+    last: (TypeId, usize),
+    /// True if some relation's policy is [`OnTargetDespawn::Refuse`].
+    any_refuse: bool,
+}
+
+/// The type [`Relations::last`] names while it remembers nothing: private,
+/// so no relation is it.
+struct NoRelation;
+
+impl Default for Relations {
+    fn default() -> Self {
+        Relations {
+            kinds: Vec::new(),
+            by_type: FxHashMap::default(),
+            pending: Vec::new(),
+            draining: false,
+            skip: None,
+            last: (TypeId::of::<NoRelation>(), 0),
+            any_refuse: false,
+        }
+    }
+}
+
+impl fmt::Debug for Relations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.kinds.iter().map(|k| k.name))
+            .finish()
+    }
+}
+
+impl Relations {
+    /// True once any relation type is registered: until then despawns skip
+    /// all relation work at the cost of this check.
+    #[inline(always)]
+    pub(crate) fn active(&self) -> bool {
+        !self.kinds.is_empty()
+    }
+
+    #[inline]
+    fn index_of<R: Relationship>(&self) -> Option<usize> {
+        // Loops over one relation (the common case) skip the hash.
+        let (t, k) = self.last;
+        if t == TypeId::of::<R>() {
+            return Some(k);
+        }
+        self.by_type.get(&TypeId::of::<R>()).copied()
+    }
+
+    /// [`Relations::index_of`], remembering the answer for the next calls.
+    fn remember<R: Relationship>(&mut self) -> Option<usize> {
+        let k = self.index_of::<R>()?;
+        self.last = (TypeId::of::<R>(), k);
+        Some(k)
+    }
+
+    fn bump<R: Relationship>(&mut self) {
+        if let Some(i) = self.index_of::<R>() {
+            self.kinds[i].version += 1;
+        }
+    }
+
+    pub(crate) fn version<R: Relationship>(&self) -> u64 {
+        self.index_of::<R>().map_or(0, |i| self.kinds[i].version)
+    }
+
+    /// The first relation under which `entity` (despawned) must be kept
+    /// alive: it has sources of a [`OnTargetDespawn::Refuse`] relation.
+    pub(crate) fn refusing(&self, world: &World, entity: Entity) -> Option<&'static str> {
+        if !self.any_refuse {
+            return None;
+        }
+        self.kinds
+            .iter()
+            .filter(|k| k.policy == OnTargetDespawn::Refuse)
+            .find(|k| world.contains_id(entity, k.sources))
+            .map(|k| k.name)
+    }
+
+    /// Makes despawns skip `R`'s cleanup until [`Relations::end_skip`]
+    /// (for a recursive despawn, whose `R` edges all die together); returns
+    /// the previous setting, to restore.
+    pub(crate) fn skip_during<R: Relationship>(&mut self) -> Option<usize> {
+        let k = self.index_of::<R>();
+        std::mem::replace(&mut self.skip, k)
+    }
+
+    pub(crate) fn end_skip(&mut self, previous: Option<usize>) {
+        self.skip = previous;
+    }
+
+    /// How many relation types are registered.
+    pub(crate) fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Relation type `k`'s cleanup, unless skipped, with its components.
+    pub(crate) fn detacher(&self, k: usize) -> Option<(Detach, ComponentId, ComponentId)> {
+        if self.skip == Some(k) {
+            return None;
+        }
+        let kind = &self.kinds[k];
+        Some((kind.detach, kind.relation, kind.sources))
+    }
+
+    /// Takes the sources queued for despawning, if no outer despawn drains
+    /// them already; the caller despawns them and then calls
+    /// [`Relations::end_drain`].
+    pub(crate) fn start_drain(&mut self) -> bool {
+        if self.draining || self.pending.is_empty() {
+            return false;
+        }
+        self.draining = true;
+        true
+    }
+
+    pub(crate) fn pop_pending(&mut self) -> Option<Entity> {
+        self.pending.pop()
+    }
+
+    pub(crate) fn end_drain(&mut self) {
+        self.draining = false;
+    }
+
+    pub(crate) fn take_pending(&mut self) -> Vec<Entity> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Gives back what [`Relations::take_pending`] took, plus what was
+    /// queued meanwhile.
+    pub(crate) fn restore_pending(&mut self, mut pending: Vec<Entity>) {
+        if self.pending.is_empty() {
+            self.pending = pending;
+        } else {
+            self.pending.append(&mut pending);
+        }
+    }
+
+    /// A world was cleared: every edge went with it.
+    pub(crate) fn cleared(&mut self) {
+        for k in &mut self.kinds {
+            k.version += 1;
+        }
+        self.pending.clear();
+    }
+
+    /// Checks every relation's invariants (for `World::check_invariants`).
+    pub(crate) fn check_all(&self, world: &World) {
+        for kind in &self.kinds {
+            (kind.check)(world);
+        }
+        assert!(
+            self.pending.is_empty() || self.draining,
+            "relation despawns left queued"
+        );
+    }
+
+    /// The component ids of `R`'s two sides.
+    pub(crate) fn ids<R: Relationship>(&self) -> Option<(ComponentId, ComponentId)> {
+        self.index_of::<R>()
+            .map(|i| (self.kinds[i].relation, self.kinds[i].sources))
+    }
+}
+
+impl World {
+    /// Registers relation type `R` (if new): its two components and its
+    /// cleanup on despawn. Every relation method does this on first use.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// world.register_relation::<Likes>();
+    /// assert!(world.component_id::<Relation<Likes>>().is_some());
+    /// ```
+    pub fn register_relation<R: Relationship>(&mut self) {
+        if self.relations_mut().remember::<R>().is_some() {
+            return;
+        }
+        let relation = self.register_component::<Relation<R>>();
+        let sources = self.register_component::<Sources<R>>();
+        let relations = self.relations_mut();
+        relations.any_refuse |= R::ON_TARGET_DESPAWN == OnTargetDespawn::Refuse;
+        relations
+            .by_type
+            .insert(TypeId::of::<R>(), relations.kinds.len());
+        relations.kinds.push(Kind {
+            name: name_of::<R>(),
+            relation,
+            sources,
+            policy: R::ON_TARGET_DESPAWN,
+            version: 0,
+            detach: detach::<R>,
+            check: check::<R>,
+        });
+    }
+
+    /// Adds the edge `source --R--> target` with `data`. If the edge exists
+    /// its data is replaced; for a `one` relation ([`Relationship::ONE`]),
+    /// an edge from `source` to another target is removed first (so this
+    /// reparents). Never moves an entity between archetypes; O(1) for a
+    /// `one` relation, else a scan of the shorter of the two lists for an
+    /// existing edge.
+    ///
+    /// Fails, changing nothing, if either entity is not alive.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// let archetypes = world.archetype_count();
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert!(world.has_relation::<Likes>(a, b));
+    /// assert_eq!(world.archetype_count(), archetypes);
+    /// ```
+    pub fn relate<R: Relationship>(
+        &mut self,
+        source: Entity,
+        target: Entity,
+        data: R,
+    ) -> Result<(), RelationError> {
+        self.flush();
+        for e in [source, target] {
+            if !self.contains(e) {
+                return Err(RelationError::NoSuchEntity(e));
+            }
+        }
+        self.register_relation::<R>();
+        if let Some(i) = self.edge_index::<R>(source, target) {
+            self.relation_mut_of::<R>(source).data_mut()[i] = data;
+            self.relations_mut().bump::<R>();
+            return Ok(());
+        }
+        let source_len = self.get_opt::<Relation<R>>(source).map_or(0, Relation::len);
+        if R::ONE && source_len > 0 {
+            self.remove_edge::<R>(source, 0);
+        }
+        let pos_in_source = if R::ONE { 0 } else { source_len as u32 };
+        let pos_in_target = match self.get_mut_opt::<Sources<R>>(target) {
+            Some(s) => s.push(source, pos_in_source),
+            None => {
+                let fresh = Sources::<R>::single(source, pos_in_source);
+                self.insert_one(target, fresh)
+                    .expect("target checked alive");
+                0
+            }
+        };
+        match self.get_mut_opt::<Relation<R>>(source) {
+            Some(r) => {
+                let m = r.many();
+                m.targets.push(target);
+                m.back.push(pos_in_target);
+                m.data.push(data);
+            }
+            None => {
+                let fresh = Relation::single(target, pos_in_target, data);
+                self.insert_one(source, fresh)
+                    .expect("source checked alive");
+            }
+        }
+        self.relations_mut().bump::<R>();
+        self.announce_relation::<R>(source, target, true);
+        Ok(())
+    }
+
+    /// Removes the edge `source --R--> target` and returns its data: a
+    /// swap-remove on both lists, O(1) once the edge is found (a scan of the
+    /// shorter list; O(1) for a `one` relation). The entities keep their
+    /// archetypes.
+    ///
+    /// Fails, changing nothing, if there is no such edge.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation, Debug, PartialEq)] struct Owes(u32);
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Owes(4)).unwrap();
+    /// assert_eq!(world.unrelate::<Owes>(a, b), Ok(Owes(4)));
+    /// assert!(!world.has_relation::<Owes>(a, b));
+    /// assert!(!world.has::<Relation<Owes>>(a));
+    /// ```
+    pub fn unrelate<R: Relationship>(
+        &mut self,
+        source: Entity,
+        target: Entity,
+    ) -> Result<R, RelationError> {
+        self.flush();
+        let Some(i) = self.edge_index::<R>(source, target) else {
+            return Err(RelationError::NotRelated {
+                entity: source,
+                target,
+                relation: name_of::<R>(),
+            });
+        };
+        Ok(self.remove_edge::<R>(source, i))
+    }
+
+    /// Removes every `R` edge from `source`; returns how many there were.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b, c) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// world.relate(a, c, Likes).unwrap();
+    /// assert_eq!(world.unrelate_all::<Likes>(a), 2);
+    /// assert!(world.targets::<Likes>(a).is_empty());
+    /// ```
+    pub fn unrelate_all<R: Relationship>(&mut self, source: Entity) -> usize {
+        self.flush();
+        let mut n = 0;
+        while let Some(r) = self.get_opt::<Relation<R>>(source) {
+            let last = r.len() - 1;
+            self.remove_edge::<R>(source, last);
+            n += 1;
+        }
+        n
+    }
+
+    /// The targets of `source` under `R` (empty if none, or if `source` is
+    /// not alive).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert_eq!(world.targets::<Likes>(a), [b]);
+    /// assert!(world.targets::<Likes>(b).is_empty());
+    /// ```
+    pub fn targets<R: Relationship>(&self, source: Entity) -> &[Entity] {
+        self.get_opt::<Relation<R>>(source)
+            .map_or(&[], Relation::targets)
+    }
+
+    /// The sources relating to `target` under `R` (empty if none, or if
+    /// `target` is not alive).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert_eq!(world.sources::<Likes>(b), [a]);
+    /// ```
+    pub fn sources<R: Relationship>(&self, target: Entity) -> &[Entity] {
+        self.get_opt::<Sources<R>>(target)
+            .map_or(&[], Sources::as_slice)
+    }
+
+    /// True if the edge `source --R--> target` exists.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert!(world.has_relation::<Likes>(a, b));
+    /// assert!(!world.has_relation::<Likes>(b, a));
+    /// ```
+    pub fn has_relation<R: Relationship>(&self, source: Entity, target: Entity) -> bool {
+        self.edge_index::<R>(source, target).is_some()
+    }
+
+    /// The data of the edge `source --R--> target`, if it exists.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation, Debug, PartialEq)] struct Owes(u32);
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Owes(1)).unwrap();
+    /// assert_eq!(world.relation::<Owes>(a, b), Some(&Owes(1)));
+    /// ```
+    pub fn relation<R: Relationship>(&self, source: Entity, target: Entity) -> Option<&R> {
+        let i = self.edge_index::<R>(source, target)?;
+        Some(&self.get_opt::<Relation<R>>(source)?.data()[i])
+    }
+
+    /// The data of the edge `source --R--> target`, mutably (marking the
+    /// source's `Relation<R>` changed), if it exists.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation, Debug, PartialEq)] struct Owes(u32);
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Owes(1)).unwrap();
+    /// world.relation_mut::<Owes>(a, b).unwrap().0 += 1;
+    /// assert_eq!(world.relation::<Owes>(a, b), Some(&Owes(2)));
+    /// ```
+    pub fn relation_mut<R: Relationship>(
+        &mut self,
+        source: Entity,
+        target: Entity,
+    ) -> Option<&mut R> {
+        let i = self.edge_index::<R>(source, target)?;
+        Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
+    }
+
+    /// A number that changes whenever an `R` edge is added, removed or has
+    /// its data replaced through the world (for caches such as
+    /// [`ParentFirst`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// let before = world.relation_version::<Likes>();
+    /// world.relate(a, b, Likes).unwrap();
+    /// assert_ne!(world.relation_version::<Likes>(), before);
+    /// ```
+    pub fn relation_version<R: Relationship>(&self) -> u64 {
+        self.relations().version::<R>()
+    }
+
+    // ----- internals -----------------------------------------------------------------
+
+    /// The position of `target` in `source`'s targets, found by scanning
+    /// the shorter of the two lists.
+    fn edge_index<R: Relationship>(&self, source: Entity, target: Entity) -> Option<usize> {
+        let rel = self.get_opt::<Relation<R>>(source)?;
+        if R::ONE {
+            return (rel.target() == target).then_some(0);
+        }
+        let src = self.get_opt::<Sources<R>>(target)?;
+        if rel.len() <= src.len() {
+            rel.targets().iter().position(|&t| t == target)
+        } else {
+            let j = src.iter().position(|&s| s == source)?;
+            Some(src.back_of(j) as usize)
+        }
+    }
+
+    fn relation_mut_of<R: Relationship>(&mut self, source: Entity) -> &mut Relation<R> {
+        self.get_mut_opt::<Relation<R>>(source)
+            .expect("relation invariant: the source of an edge has its Relation")
+    }
+
+    /// Removes edge `i` of `source`'s `R` list from both sides; drops the
+    /// components that become empty. Returns the edge data.
+    fn remove_edge<R: Relationship>(&mut self, source: Entity, i: usize) -> R {
+        let (target, j, data) = if R::ONE {
+            let rel = self
+                .remove_one::<Relation<R>>(source)
+                .expect("relation invariant: the source of an edge has its Relation");
+            match rel.edges {
+                Edges::One(t, j, d) => (t, j, d),
+                Edges::Many(_) => unreachable!("a `one` relation keeps its edge inline"),
+            }
+        } else {
+            let m = self.relation_mut_of::<R>(source).many();
+            let target = m.targets.swap_remove(i);
+            let j = m.back.swap_remove(i);
+            let data = m.data.swap_remove(i);
+            let moved = m.targets.get(i).map(|&t| (t, m.back[i]));
+            let empty = m.targets.is_empty();
+            if let Some((moved_target, k)) = moved {
+                // The source's last edge took slot `i`: its target's record
+                // of it must say so.
+                self.sources_mut_of::<R>(moved_target)
+                    .set_back(k as usize, i as u32);
+            }
+            if empty {
+                self.remove_one::<Relation<R>>(source)
+                    .expect("present just above");
+            }
+            (target, j, data)
+        };
+        self.remove_source_entry::<R>(target, j as usize);
+        self.relations_mut().bump::<R>();
+        self.announce_relation::<R>(source, target, false);
+        data
+    }
+
+    fn sources_mut_of<R: Relationship>(&mut self, target: Entity) -> &mut Sources<R> {
+        self.get_mut_opt::<Sources<R>>(target)
+            .expect("relation invariant: the target of an edge has its Sources")
+    }
+
+    /// Removes entry `j` of `target`'s `R` sources, fixing the back index
+    /// of the entry the swap moved; drops the component if it empties.
+    fn remove_source_entry<R: Relationship>(&mut self, target: Entity, j: usize) {
+        let src = self.sources_mut_of::<R>(target);
+        if !src.swap_remove(j) {
+            self.remove_one::<Sources<R>>(target)
+                .expect("present just above");
+            return;
+        }
+        let moved = src.as_slice().get(j).map(|&s| (s, src.back_of(j)));
+        if let Some((moved_source, k)) = moved {
+            self.relation_mut_of::<R>(moved_source).back_mut()[k as usize] = j as u32;
+        }
+    }
+
+    /// Triggers [`OnRelate`] or [`OnUnrelate`] for `source`, if anything
+    /// observes it.
+    fn announce_relation<R: Relationship>(&mut self, source: Entity, target: Entity, added: bool) {
+        if added {
+            if self.has_observers::<OnRelate<R>>() {
+                self.trigger_for(source, OnRelate::<R>::new(source, target));
+            }
+        } else if self.has_observers::<OnUnrelate<R>>() {
+            self.trigger_for(source, OnUnrelate::<R>::new(source, target));
+        }
+    }
+}
+
+/// Removes every `R` edge of `entity` (about to be despawned): its own
+/// lists are emptied (the despawn drops the components), the other side of
+/// each edge is fixed, and the sources of `entity` as a target are handled
+/// by `R`'s policy (those to despawn go into `pending`).
+fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<Entity>) {
+    let mut touched = false;
+    if let Some(rel) = world.get_mut_opt::<Relation<R>>(entity) {
+        // Emptied here (the despawn drops the component), so that fixing
+        // the other sides never touches this entity's own list.
+        match &mut rel.edges {
+            Edges::One(t, j, _) => {
+                let (t, j) = (*t, *j);
+                world.remove_source_entry::<R>(t, j as usize);
+                world.announce_relation::<R>(entity, t, false);
+            }
+            Edges::Many(m) => {
+                let targets = std::mem::take(&mut m.targets);
+                let back = std::mem::take(&mut m.back);
+                for (&t, &j) in targets.iter().zip(&back) {
+                    world.remove_source_entry::<R>(t, j as usize);
+                    world.announce_relation::<R>(entity, t, false);
+                }
+            }
+        }
+        touched = true;
+    }
+    if let Some(src) = world.get_mut_opt::<Sources<R>>(entity) {
+        let (sources, back) = src.take();
+        for (&s, &i) in sources.iter().zip(&back) {
+            if R::ONE {
+                world
+                    .remove_one::<Relation<R>>(s)
+                    .expect("relation invariant: a source has its Relation");
+            } else {
+                let i = i as usize;
+                let m = world.relation_mut_of::<R>(s).many();
+                m.targets.swap_remove(i);
+                m.back.swap_remove(i);
+                drop(m.data.swap_remove(i));
+                let moved = m.targets.get(i).map(|&t| (t, m.back[i]));
+                let empty = m.targets.is_empty();
+                if let Some((moved_target, k)) = moved {
+                    world
+                        .sources_mut_of::<R>(moved_target)
+                        .set_back(k as usize, i as u32);
+                }
+                if empty {
+                    world
+                        .remove_one::<Relation<R>>(s)
+                        .expect("present just above");
+                }
+            }
+            world.announce_relation::<R>(s, entity, false);
+            if R::ON_TARGET_DESPAWN == OnTargetDespawn::Despawn {
+                pending.push(s);
+            }
+        }
+        touched = true;
+    }
+    if touched {
+        world.relations_mut().bump::<R>();
+    }
+}
+
+/// Panics unless both sides of every `R` edge agree: each edge of a source
+/// names a live target whose sources list has the source at the recorded
+/// position (and records the edge's position back), and the other way
+/// round; no list is empty; a `one` relation has one target per source.
+fn check<R: Relationship>(world: &World) {
+    let name = short_type_name::<R>();
+    let Some((relation_id, sources_id)) = world.relations().ids::<R>() else {
+        return;
+    };
+    let mut edges = 0usize;
+    if let Some(set) = world.sparse_sets().get(relation_id) {
+        for &s in set.entities() {
+            let rel = world.get_opt::<Relation<R>>(s).expect("in the set");
+            assert!(world.contains(s), "{name}: dead source {s:?}");
+            assert!(!rel.is_empty(), "{name}: empty Relation on {s:?}");
+            assert_eq!(
+                R::ONE,
+                matches!(rel.edges, Edges::One(..)),
+                "{name}: layout"
+            );
+            assert_eq!(rel.len(), rel.back().len(), "{name}: back list of {s:?}");
+            assert_eq!(rel.len(), rel.data().len(), "{name}: data list of {s:?}");
+            for (i, (&t, &j)) in rel.targets().iter().zip(rel.back()).enumerate() {
+                assert!(world.contains(t), "{name}: edge {s:?} -> dead {t:?}");
+                let src = world
+                    .get_opt::<Sources<R>>(t)
+                    .expect("a target has Sources");
+                let j = j as usize;
+                assert_eq!(src.get(j), Some(&s), "{name}: back index of {s:?} -> {t:?}");
+                if !R::ONE {
+                    assert_eq!(src.back_of(j) as usize, i, "{name}: source-side back index");
+                }
+                edges += 1;
+            }
+        }
+    }
+    let mut incoming = 0usize;
+    if let Some(set) = world.sparse_sets().get(sources_id) {
+        for &t in set.entities() {
+            let src = world.get_opt::<Sources<R>>(t).expect("in the set");
+            assert!(world.contains(t), "{name}: dead target {t:?}");
+            assert!(!src.is_empty(), "{name}: empty Sources on {t:?}");
+            if let SourceList::Many(m) = &src.list {
+                assert!(m.0.len() > 1, "{name}: a list of one source on {t:?}");
+                assert_eq!(m.1.len(), if R::ONE { 0 } else { m.0.len() });
+            }
+            for &s in src.iter() {
+                assert!(world.contains(s), "{name}: {t:?} lists dead source {s:?}");
+                incoming += 1;
+            }
+        }
+    }
+    assert_eq!(
+        edges, incoming,
+        "{name}: the two sides count different edges"
+    );
+}
+
+/// A `'static` short name for `R`, made once per type (for error values).
+fn name_of<R: 'static>() -> &'static str {
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<FxHashMap<TypeId, &'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    names
+        .entry(TypeId::of::<R>())
+        .or_insert_with(|| short_type_name::<R>().leak())
+}
+
+/// Event triggered (for the source, see
+/// [`World::observe_entity`](crate::World::observe_entity)) when an `R`
+/// edge is added.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::OnRelate;
+/// #[derive(Relation)] struct Likes;
+/// #[derive(Default)] struct Count(u32);
+/// let mut world = World::new();
+/// world.insert_resource(Count::default());
+/// world.observe(|t: Trigger<OnRelate<Likes>>, mut w: DeferredWorld| {
+///     assert_ne!(t.event().source, t.event().target);
+///     w.resource_mut::<Count>().0 += 1;
+/// });
+/// let (a, b) = (world.spawn(()), world.spawn(()));
+/// world.relate(a, b, Likes).unwrap();
+/// assert_eq!(world.resource::<Count>().0, 1);
+/// ```
+pub struct OnRelate<R> {
+    /// The edge's source.
+    pub source: Entity,
+    /// The edge's target.
+    pub target: Entity,
+    relation: PhantomData<fn() -> R>,
+}
+
+/// Event triggered (for the source) when an `R` edge is removed: by
+/// [`World::unrelate`], by a `one` relation's replacement, or because
+/// either end was despawned (then before it goes).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::OnUnrelate;
+/// #[derive(Relation)] struct Likes;
+/// #[derive(Default)] struct Gone(Vec<Entity>);
+/// let mut world = World::new();
+/// world.insert_resource(Gone::default());
+/// world.observe(|t: Trigger<OnUnrelate<Likes>>, mut w: DeferredWorld| {
+///     let target = t.event().target;
+///     w.resource_mut::<Gone>().0.push(target);
+/// });
+/// let (a, b) = (world.spawn(()), world.spawn(()));
+/// world.relate(a, b, Likes).unwrap();
+/// world.despawn(b).unwrap();
+/// assert_eq!(world.resource::<Gone>().0, [b]);
+/// ```
+pub struct OnUnrelate<R> {
+    /// The edge's source.
+    pub source: Entity,
+    /// The edge's target.
+    pub target: Entity,
+    relation: PhantomData<fn() -> R>,
+}
+
+macro_rules! edge_event {
+    ($name:ident) => {
+        impl<R> $name<R> {
+            fn new(source: Entity, target: Entity) -> Self {
+                $name {
+                    source,
+                    target,
+                    relation: PhantomData,
+                }
+            }
+        }
+
+        impl<R> fmt::Debug for $name<R> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(&format!(
+                    "{}<{}>",
+                    stringify!($name),
+                    short_type_name::<R>()
+                ))
+                .field("source", &self.source)
+                .field("target", &self.target)
+                .finish()
+            }
+        }
+    };
+}
+edge_event!(OnRelate);
+edge_event!(OnUnrelate);
+
+impl EntityWorldMut<'_> {
+    /// Adds the edge `self --R--> target` (see [`World::relate`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// let mut world = World::new();
+    /// let b = world.spawn(());
+    /// let a = world.spawn(());
+    /// world.entity_mut(a).unwrap().relate(b, Likes).unwrap();
+    /// assert!(world.has_relation::<Likes>(a, b));
+    /// ```
+    pub fn relate<R: Relationship>(
+        &mut self,
+        target: Entity,
+        data: R,
+    ) -> Result<&mut Self, RelationError> {
+        let id = self.id();
+        self.world_mut_internal().relate(id, target, data)?;
+        Ok(self)
+    }
+}
+
+/// Remembers which world and version a cache was built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    world: WorldId,
+    version: u64,
+}

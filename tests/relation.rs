@@ -1,0 +1,629 @@
+//! Relations and hierarchies: relate/unrelate on both sides with O(1)
+//! swap-remove bookkeeping, cardinality, data per edge, cleanup policies on
+//! despawn, recursive despawn, parent-first order, queries and filters over
+//! relations, commands, observers, and a property test on random forests.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use mosaic::prelude::*;
+use mosaic::{ChildSpawner, EntityError, OnRelate, OnUnrelate, RelationError};
+use proptest::prelude::*;
+
+#[derive(Relation, Debug, PartialEq)]
+struct Likes;
+
+#[derive(Relation, Debug, PartialEq, Clone, Copy)]
+struct Damage {
+    amount: u32,
+}
+
+#[derive(Relation)]
+#[relation(one, on_target_despawn = "despawn")]
+struct OwnedBy;
+
+#[derive(Relation)]
+#[relation(on_target_despawn = "refuse")]
+struct DependsOn;
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct Pos(f32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+struct Global(f32);
+
+#[derive(Component)]
+struct Marker;
+
+fn spawn_n(world: &mut World, n: usize) -> Vec<Entity> {
+    (0..n).map(|_| world.spawn(())).collect()
+}
+
+#[test]
+fn relate_many_targets_and_sources() {
+    let mut world = World::new();
+    let e = spawn_n(&mut world, 4);
+    world.relate(e[0], e[1], Likes).unwrap();
+    world.relate(e[0], e[2], Likes).unwrap();
+    world.relate(e[3], e[2], Likes).unwrap();
+    world.relate(e[0], e[1], Likes).unwrap(); // existing edge: no duplicate
+    assert_eq!(world.targets::<Likes>(e[0]), [e[1], e[2]]);
+    assert_eq!(world.sources::<Likes>(e[2]), [e[0], e[3]]);
+    assert!(world.has_relation::<Likes>(e[3], e[2]));
+    assert!(!world.has_relation::<Likes>(e[2], e[3]));
+    world.check_invariants();
+
+    assert_eq!(world.unrelate::<Likes>(e[0], e[1]), Ok(Likes));
+    assert_eq!(world.targets::<Likes>(e[0]), [e[2]]);
+    assert!(world.sources::<Likes>(e[1]).is_empty());
+    assert!(!world.has::<Sources<Likes>>(e[1]));
+    world.check_invariants();
+    assert_eq!(
+        world.unrelate::<Likes>(e[0], e[1]),
+        Err(RelationError::NotRelated {
+            entity: e[0],
+            target: e[1],
+            relation: "Likes",
+        })
+    );
+}
+
+#[test]
+fn edge_data_is_kept_replaced_and_returned() {
+    let mut world = World::new();
+    let e = spawn_n(&mut world, 3);
+    world.relate(e[0], e[1], Damage { amount: 3 }).unwrap();
+    world.relate(e[0], e[2], Damage { amount: 5 }).unwrap();
+    world.relate(e[0], e[1], Damage { amount: 7 }).unwrap();
+    assert_eq!(
+        world.relation::<Damage>(e[0], e[1]),
+        Some(&Damage { amount: 7 })
+    );
+    world.relation_mut::<Damage>(e[0], e[2]).unwrap().amount += 1;
+    let total: u32 = world
+        .get::<Relation<Damage>>(e[0])
+        .unwrap()
+        .iter()
+        .map(|(_, d)| d.amount)
+        .sum();
+    assert_eq!(total, 13);
+    assert_eq!(
+        world.unrelate::<Damage>(e[0], e[2]),
+        Ok(Damage { amount: 6 })
+    );
+    world.check_invariants();
+}
+
+#[test]
+fn stale_entities_are_refused() {
+    let mut world = World::new();
+    let a = world.spawn(());
+    let b = world.spawn(());
+    world.despawn(b).unwrap();
+    assert_eq!(
+        world.relate(a, b, Likes),
+        Err(RelationError::NoSuchEntity(b))
+    );
+    assert_eq!(
+        world.relate(b, a, Likes),
+        Err(RelationError::NoSuchEntity(b))
+    );
+    assert!(world.targets::<Likes>(b).is_empty());
+    assert!(!world.has::<Relation<Likes>>(a));
+    world.check_invariants();
+}
+
+#[test]
+fn removal_fixes_the_moved_edges_back_indices() {
+    // A source with many targets and targets with many sources: remove
+    // edges from the middle in every order and check both sides each time.
+    let mut world = World::new();
+    let e = spawn_n(&mut world, 12);
+    for &s in &e[..6] {
+        for &t in &e[6..] {
+            world
+                .relate(
+                    s,
+                    t,
+                    Damage {
+                        amount: s.index() * 100 + t.index(),
+                    },
+                )
+                .unwrap();
+        }
+    }
+    world.check_invariants();
+    let mut removed = 0;
+    for (k, &s) in e[..6].iter().enumerate() {
+        for (m, &t) in e[6..].iter().enumerate() {
+            if (k + m) % 3 == 0 {
+                let d = world.unrelate::<Damage>(s, t).unwrap();
+                assert_eq!(d.amount, s.index() * 100 + t.index());
+                removed += 1;
+                world.check_invariants();
+            }
+        }
+    }
+    // The data stays with its edge through all the swaps.
+    for &s in &e[..6] {
+        for (t, d) in world.get::<Relation<Damage>>(s).unwrap().iter() {
+            assert_eq!(d.amount, s.index() * 100 + t.index());
+        }
+    }
+    let left: usize = e[..6]
+        .iter()
+        .map(|&s| world.targets::<Damage>(s).len())
+        .sum();
+    assert_eq!(left, 36 - removed);
+}
+
+#[test]
+fn one_relation_replaces_its_target() {
+    let mut world = World::new();
+    let (a, b, child) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    world.add_child(a, child).unwrap();
+    world.add_child(b, child).unwrap();
+    assert_eq!(world.parent(child), Some(b));
+    assert!(world.children(a).is_empty());
+    assert!(!world.has::<Children>(a));
+    assert_eq!(world.children(b), [child]);
+    assert_eq!(world.remove_parent(child), Ok(b));
+    assert_eq!(
+        world.remove_parent(child),
+        Err(RelationError::NoTarget {
+            entity: child,
+            relation: "ChildOf"
+        })
+    );
+    world.check_invariants();
+}
+
+#[test]
+fn relations_make_no_archetypes() {
+    let mut world = World::new();
+    let n = if cfg!(miri) { 20 } else { 1000 };
+    let parents: Vec<Entity> = (0..n).map(|i| world.spawn(Pos(i as f32))).collect();
+    let children: Vec<Entity> = (0..n).map(|i| world.spawn(Pos(i as f32))).collect();
+    let before = world.archetype_count();
+    for (&p, &c) in parents.iter().zip(&children) {
+        world.add_child(p, c).unwrap();
+        world.relate(c, p, Likes).unwrap();
+    }
+    assert_eq!(world.archetype_count(), before);
+    for &c in &children[..n / 2] {
+        world.despawn(c).unwrap();
+    }
+    assert_eq!(world.archetype_count(), before);
+    world.check_invariants();
+}
+
+#[test]
+fn despawn_removes_every_edge_of_either_end() {
+    let mut world = World::new();
+    let e = spawn_n(&mut world, 5);
+    world.relate(e[0], e[1], Likes).unwrap();
+    world.relate(e[2], e[1], Likes).unwrap();
+    world.relate(e[1], e[3], Likes).unwrap();
+    world.relate(e[1], e[4], Likes).unwrap();
+    world.add_child(e[1], e[0]).unwrap();
+    world.add_child(e[4], e[1]).unwrap();
+    world.despawn(e[1]).unwrap();
+    world.check_invariants();
+    assert!(world.targets::<Likes>(e[0]).is_empty());
+    assert!(world.targets::<Likes>(e[2]).is_empty());
+    assert!(world.sources::<Likes>(e[3]).is_empty());
+    assert!(world.sources::<Likes>(e[4]).is_empty());
+    assert_eq!(world.parent(e[0]), None); // ChildOf unparents
+    assert!(world.children(e[4]).is_empty());
+    assert!(world.contains(e[0]) && world.contains(e[4]));
+}
+
+#[test]
+fn despawn_policy_despawns_sources_iteratively() {
+    let mut world = World::new();
+    // A chain of ownership 10,000 long (50 under Miri): despawning the owner at the top
+    // despawns them all, with no recursion.
+    let top = world.spawn(());
+    let mut last = top;
+    let mut chain = vec![top];
+    for _ in 0..if cfg!(miri) { 50 } else { 10_000 } {
+        let e = world.spawn(());
+        world.relate(e, last, OwnedBy).unwrap();
+        chain.push(e);
+        last = e;
+    }
+    let bystander = world.spawn(());
+    world.relate(bystander, chain[5], Likes).unwrap();
+    world.despawn(top).unwrap();
+    assert!(chain.iter().all(|&e| !world.contains(e)));
+    assert!(world.contains(bystander));
+    assert!(world.targets::<Likes>(bystander).is_empty());
+    world.check_invariants();
+}
+
+#[test]
+fn refuse_policy_keeps_the_target() {
+    let mut world = World::new();
+    let (lib, app) = (world.spawn(Marker), world.spawn(()));
+    world.relate(app, lib, DependsOn).unwrap();
+    assert_eq!(
+        world.despawn(lib),
+        Err(EntityError::DespawnRefused {
+            entity: lib,
+            relation: "DependsOn"
+        })
+    );
+    assert!(world.contains(lib) && world.has::<Marker>(lib));
+    assert!(world.has_relation::<DependsOn>(app, lib));
+    let parent = world.spawn(());
+    world.add_child(parent, lib).unwrap();
+    assert!(world.despawn_recursive(parent).is_err());
+    assert!(world.contains(parent) && world.contains(lib));
+    world.unrelate::<DependsOn>(app, lib).unwrap();
+    world.despawn_recursive(parent).unwrap();
+    assert!(!world.contains(lib));
+    world.check_invariants();
+}
+
+#[test]
+fn despawn_recursive_takes_children_before_parents() {
+    let mut world = World::new();
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = order.clone();
+    world.observe(move |t: Trigger<OnDespawn>, _w: DeferredWorld| {
+        seen.lock().unwrap().push(t.entity().unwrap());
+    });
+    let outside = world.spawn(());
+    let root = world.spawn_child(outside, ()).unwrap();
+    let mut all = vec![root];
+    let mut spawner_kids = Vec::new();
+    world
+        .entity_mut(root)
+        .unwrap()
+        .with_children(|p: &mut ChildSpawner| {
+            for _ in 0..3 {
+                let k = p.spawn_with_children((), |g| {
+                    g.spawn(());
+                    g.spawn(());
+                });
+                spawner_kids.push(k);
+            }
+        });
+    for &k in &spawner_kids {
+        all.push(k);
+        all.extend_from_slice(world.children(k));
+    }
+    assert_eq!(all.len(), 10);
+    world.despawn_recursive(root).unwrap();
+    assert!(all.iter().all(|&e| !world.contains(e)));
+    assert!(world.children(outside).is_empty());
+    let order = order.lock().unwrap();
+    let pos = |e: Entity| order.iter().position(|&x| x == e).unwrap();
+    for &k in &spawner_kids {
+        assert!(pos(k) < pos(root));
+    }
+    world.check_invariants();
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "100,000 entities: too slow under Miri")]
+fn despawn_recursive_of_a_deep_chain() {
+    let mut world = World::new();
+    let root = world.spawn(());
+    let mut last = root;
+    for _ in 0..100_000 {
+        last = world.spawn_child(last, ()).unwrap();
+    }
+    world.despawn_recursive(root).unwrap();
+    assert!(world.is_empty());
+    world.check_invariants();
+}
+
+#[test]
+fn parent_first_order_is_cached_until_the_relation_changes() {
+    let mut world = World::new();
+    let root = world.spawn(Pos(1.0));
+    let a = world.spawn_child(root, Pos(2.0)).unwrap();
+    let b = world.spawn_child(a, Pos(3.0)).unwrap();
+    let c = world.spawn_child(root, Pos(4.0)).unwrap();
+    let mut order = ParentFirst::<ChildOf>::new();
+    let got = order.get(&world).to_vec();
+    assert_eq!(got.len(), 4);
+    let pos = |e: Entity| got.iter().position(|&x| x == e).unwrap();
+    assert!(pos(root) < pos(a) && pos(a) < pos(b) && pos(root) < pos(c));
+    order.get(&world);
+    world.spawn(Pos(0.0)); // not a relation change
+    order.get(&world);
+    assert_eq!(order.rebuilds(), 1);
+    world.set_parent(c, b).unwrap();
+    let got = order.get(&world).to_vec();
+    assert_eq!(order.rebuilds(), 2);
+    let pos = |e: Entity| got.iter().position(|&x| x == e).unwrap();
+    assert!(pos(b) < pos(c));
+    // Another world never reuses this world's cache.
+    let other = World::new();
+    assert!(order.get(&other).is_empty());
+}
+
+#[test]
+fn parent_first_over_a_many_relation_is_topological() {
+    let mut world = World::new();
+    let e = spawn_n(&mut world, 4);
+    // e3 likes e1 and e2, which both like e0.
+    world.relate(e[3], e[1], Likes).unwrap();
+    world.relate(e[3], e[2], Likes).unwrap();
+    world.relate(e[1], e[0], Likes).unwrap();
+    world.relate(e[2], e[0], Likes).unwrap();
+    let order = world.parent_first::<Likes>();
+    assert_eq!(order.len(), 4);
+    assert_eq!(order[0], e[0]);
+    assert_eq!(order[3], e[3]);
+}
+
+#[test]
+fn queries_and_filters_see_relations() {
+    let mut world = World::new();
+    let parent = world.spawn(Pos(10.0));
+    let child = world.spawn_child(parent, Pos(1.0)).unwrap();
+    let loner = world.spawn(Pos(5.0));
+
+    let mut q = world.query::<(&Pos, Relation<ChildOf>)>();
+    let rows: Vec<(f32, Entity)> = q.iter(&world).map(|(p, r)| (p.0, r.target())).collect();
+    assert_eq!(rows, [(1.0, parent)]);
+
+    let mut roots = world.query_filtered::<Entity, Without<Relation<ChildOf>>>();
+    let mut r: Vec<Entity> = roots.iter(&world).collect();
+    r.sort();
+    assert_eq!(r, {
+        let mut v = vec![parent, loner];
+        v.sort();
+        v
+    });
+
+    let mut related =
+        world.query_filtered::<Entity, Or<(With<Relation<ChildOf>>, With<Children>)>>();
+    assert_eq!(related.iter(&world).count(), 2);
+
+    let mut opt = world.query::<(Entity, Option<Relation<ChildOf>>, Option<&Children>)>();
+    for (e, rel, kids) in opt.iter(&world) {
+        match e {
+            e if e == child => assert_eq!(rel.map(|r| r.target()), Some(parent)),
+            e if e == parent => assert_eq!(kids.map(|k| k.as_slice()), Some(&[child][..])),
+            _ => assert!(rel.is_none() && kids.is_none()),
+        }
+    }
+
+    let mut added = world.query_filtered::<Entity, Added<Relation<ChildOf>>>();
+    assert_eq!(added.iter(&world).collect::<Vec<_>>(), [child]);
+    assert_eq!(added.iter(&world).count(), 0);
+    world.add_child(child, loner).unwrap();
+    assert_eq!(added.iter(&world).collect::<Vec<_>>(), [loner]);
+
+    let mut changed_kids = world.query_filtered::<Entity, Changed<Children>>();
+    changed_kids.iter(&world).count();
+    let extra = world.spawn(());
+    world.add_child(parent, extra).unwrap();
+    assert_eq!(changed_kids.iter(&world).collect::<Vec<_>>(), [parent]);
+}
+
+#[test]
+fn relation_query_declares_a_read() {
+    let mut world = World::new();
+    let q = world.query::<Relation<ChildOf>>();
+    let id = world.component_id::<Relation<ChildOf>>().unwrap();
+    assert!(q.access().reads(id));
+    assert!(!q.access().writes(id));
+}
+
+#[test]
+fn systems_read_relations_and_commands_edit_them() {
+    let mut world = World::new();
+    let parent = world.spawn(Pos(1.0));
+    let child = world.spawn(Pos(2.0));
+    world.run_system_once(move |mut commands: Commands| {
+        commands.add_child(parent, child);
+        commands.relate(child, parent, Damage { amount: 2 });
+    });
+    assert_eq!(world.parent(child), Some(parent));
+    assert_eq!(
+        world.relation::<Damage>(child, parent),
+        Some(&Damage { amount: 2 })
+    );
+
+    fn propagate(q: Query<(&Pos, Relation<ChildOf>)>, mut out: Query<&mut Global>) {
+        let _ = (&q, &mut out);
+    }
+    world.insert(child, Global(0.0)).unwrap();
+    world.run_system_once(propagate);
+
+    let total = world.run_system_once(|q: Query<(&Pos, Relation<Damage>)>| {
+        q.iter().map(|(_, d)| d.data()[0].amount).sum::<u32>()
+    });
+    assert_eq!(total, 2);
+    world.run_system_once(move |mut commands: Commands| {
+        commands.unrelate::<Damage>(child, parent);
+        commands.despawn_recursive(parent);
+    });
+    assert!(!world.contains(parent) && !world.contains(child));
+    world.check_invariants();
+}
+
+#[test]
+fn command_errors_name_the_relation_failure() {
+    let mut world = World::new();
+    let a = world.spawn(());
+    let mut commands = CommandBuffer::new(&world);
+    commands.unrelate::<Likes>(a, a);
+    let errors = commands.apply(&mut world).unwrap_err();
+    assert_eq!(errors.len(), 1);
+}
+
+#[test]
+fn observers_hear_relate_and_unrelate() {
+    let mut world = World::new();
+    let related = Arc::new(AtomicUsize::new(0));
+    let unrelated = Arc::new(AtomicUsize::new(0));
+    let (r, u) = (related.clone(), unrelated.clone());
+    world.observe(move |_t: Trigger<OnRelate<Likes>>, _w: DeferredWorld| {
+        r.fetch_add(1, Ordering::Relaxed);
+    });
+    world.observe(move |_t: Trigger<OnUnrelate<Likes>>, _w: DeferredWorld| {
+        u.fetch_add(1, Ordering::Relaxed);
+    });
+    let e = spawn_n(&mut world, 3);
+    world.relate(e[0], e[1], Likes).unwrap();
+    world.relate(e[0], e[2], Likes).unwrap();
+    world.relate(e[2], e[1], Likes).unwrap();
+    world.unrelate::<Likes>(e[0], e[2]).unwrap();
+    world.despawn(e[1]).unwrap(); // two edges go
+    assert_eq!(related.load(Ordering::Relaxed), 3);
+    assert_eq!(unrelated.load(Ordering::Relaxed), 3);
+    world.check_invariants();
+}
+
+#[test]
+fn clear_drops_every_edge() {
+    let mut world = World::new();
+    let e = spawn_n(&mut world, 3);
+    world.relate(e[0], e[1], Likes).unwrap();
+    let v = world.relation_version::<Likes>();
+    world.clear();
+    assert_ne!(world.relation_version::<Likes>(), v);
+    let f = spawn_n(&mut world, 2);
+    world.relate(f[0], f[1], Likes).unwrap();
+    assert_eq!(world.sources::<Likes>(f[1]), [f[0]]);
+    world.check_invariants();
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Spawn,
+    Parent(usize, usize),
+    Unparent(usize),
+    Likes(usize, usize),
+    Unlike(usize, usize),
+    Despawn(usize),
+    DespawnRecursive(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => Just(Op::Spawn),
+        4 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::Parent(a, b)),
+        1 => (0..64usize).prop_map(Op::Unparent),
+        2 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::Likes(a, b)),
+        1 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::Unlike(a, b)),
+        1 => (0..64usize).prop_map(Op::Despawn),
+        1 => (0..64usize).prop_map(Op::DespawnRecursive),
+    ]
+}
+
+/// Would making `child` a child of `parent` close a cycle?
+fn is_ancestor(world: &World, ancestor: Entity, mut e: Entity) -> bool {
+    loop {
+        if e == ancestor {
+            return true;
+        }
+        match world.parent(e) {
+            Some(p) => e = p,
+            None => return false,
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 128 }, ..ProptestConfig::default() })]
+
+    /// After any sequence of operations on a random forest: no edge names a
+    /// dead entity, both sides agree (`check_invariants`), and the cached
+    /// parent-first order puts every parent before its children and holds
+    /// exactly the entities in the hierarchy.
+    #[test]
+    fn random_forests_stay_consistent(ops in proptest::collection::vec(op(), 1..120)) {
+        let mut world = World::new();
+        let mut all: Vec<Entity> = (0..8).map(|_| world.spawn(())).collect();
+        let mut order = ParentFirst::<ChildOf>::new();
+        for op in ops {
+            let pick = |i: usize| all[i % all.len()];
+            match op {
+                Op::Spawn => all.push(world.spawn(())),
+                Op::Parent(a, b) => {
+                    let (parent, child) = (pick(a), pick(b));
+                    let ok = world.contains(parent) && world.contains(child);
+                    if ok && !is_ancestor(&world, child, parent) {
+                        world.add_child(parent, child).unwrap();
+                        prop_assert_eq!(world.parent(child), Some(parent));
+                    } else if !ok {
+                        prop_assert!(world.add_child(parent, child).is_err());
+                    }
+                }
+                Op::Unparent(a) => { let _ = world.remove_parent(pick(a)); }
+                Op::Likes(a, b) => {
+                    let r = world.relate(pick(a), pick(b), Likes);
+                    prop_assert_eq!(r.is_ok(), world.contains(pick(a)) && world.contains(pick(b)));
+                }
+                Op::Unlike(a, b) => {
+                    let had = world.has_relation::<Likes>(pick(a), pick(b));
+                    prop_assert_eq!(world.unrelate::<Likes>(pick(a), pick(b)).is_ok(), had);
+                }
+                Op::Despawn(a) => { let _ = world.despawn(pick(a)); }
+                Op::DespawnRecursive(a) => {
+                    let root = pick(a);
+                    let was_alive = world.contains(root);
+                    let mut subtree = vec![root];
+                    let mut i = 0;
+                    while was_alive && i < subtree.len() {
+                        subtree.extend_from_slice(world.children(subtree[i]));
+                        i += 1;
+                    }
+                    let ok = world.despawn_recursive(root).is_ok();
+                    prop_assert_eq!(ok, was_alive);
+                    prop_assert!(subtree.iter().all(|&e| !world.contains(e)));
+                }
+            }
+            world.check_invariants();
+            let got = order.get(&world).to_vec();
+            for (i, &e) in got.iter().enumerate() {
+                prop_assert!(world.contains(e));
+                if let Some(p) = world.parent(e) {
+                    let pi = got.iter().position(|&x| x == p);
+                    prop_assert!(pi.is_some_and(|pi| pi < i), "parent after child");
+                }
+            }
+            let in_hierarchy = all
+                .iter()
+                .filter(|&&e| world.parent(e).is_some() || !world.children(e).is_empty())
+                .count();
+            prop_assert_eq!(got.len(), in_hierarchy);
+        }
+    }
+}
+
+#[derive(Relation)]
+#[relation(cardinality = "one", on_despawn = "cascade")]
+struct Rides;
+
+#[derive(Relation)]
+#[relation(cardinality = "many", on_target_despawn = "delete")]
+struct Follows;
+
+#[test]
+fn derive_options_and_their_spellings() {
+    use mosaic::{OnTargetDespawn, Relationship};
+    const { assert!(Rides::ONE && !Follows::ONE) };
+    assert_eq!(Rides::ON_TARGET_DESPAWN, OnTargetDespawn::Despawn);
+    assert_eq!(Follows::ON_TARGET_DESPAWN, OnTargetDespawn::Unrelate);
+    const { assert!(OwnedBy::ONE && !Likes::ONE) };
+    assert_eq!(DependsOn::ON_TARGET_DESPAWN, OnTargetDespawn::Refuse);
+    let mut world = World::new();
+    let (horse, a, b) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    world.relate(a, horse, Rides).unwrap();
+    world.relate(a, b, Rides).unwrap(); // one: replaces
+    assert_eq!(world.targets::<Rides>(a), [b]);
+    world.relate(horse, a, Follows).unwrap();
+    world.relate(horse, b, Follows).unwrap();
+    world.despawn(b).unwrap(); // cascades to its rider, a
+    assert!(!world.contains(a));
+    assert!(world.targets::<Follows>(horse).is_empty());
+    world.check_invariants();
+}
