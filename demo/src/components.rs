@@ -115,3 +115,16 @@ pub struct Ghost {
     /// Time left.
     pub remaining: Duration,
 }
+
+/// Something carried by its parent (`ChildOf`): a monster's lamp, the
+/// player's lantern. It sits at the parent's [`Position`] plus this offset,
+/// placed every fixed step by the [`carry`](crate::systems::carry) system,
+/// parents before children; despawning the parent with
+/// `despawn_recursive` takes it along.
+#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+pub struct Carried {
+    /// Offset from the parent, x.
+    pub dx: f32,
+    /// Offset from the parent, y (up).
+    pub dy: f32,
+}

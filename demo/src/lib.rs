@@ -139,6 +139,7 @@ pub fn build_world(seed: u64, parallel: bool, arena: Arena) -> World {
     world.add_event::<CastSpell>();
     world.init_state::<Phase>();
     world.insert_resource(FixedTime::new(FRAME));
+    world.insert_resource(CarryOrder::default());
     add_physics(&mut world, parallel);
     world.add_systems(OnEnter(Phase::Playing), systems::begin_level);
     world.add_systems(OnEnter(Phase::GameOver), systems::announce_game_over);
@@ -173,6 +174,59 @@ pub fn add_physics(world: &mut World, parallel: bool) {
         .add_system("collision", collision)
         .in_set("physics")
         .after("movement");
+    physics
+        .add_system("carry", carry)
+        .in_set("physics")
+        .after("movement");
+}
+
+/// Hands out the hierarchy: every monster carries a lamp above its head
+/// and the player a lantern, each a child entity (`ChildOf`) with a
+/// [`Light`] and a [`Carried`] offset, which the `carry` system keeps in
+/// place.
+pub fn equip(world: &mut World) {
+    let carriers: Vec<(Entity, f32, bool)> = world
+        .query_filtered::<(Entity, &Sprite, Has<Player>), Or<(With<Player>, (With<Health>, With<AI>))>>()
+        .iter(world)
+        .map(|(e, sprite, player)| (e, sprite.size, player))
+        .collect();
+    for (carrier, size, player) in carriers {
+        let (light, offset) = if player {
+            let lantern = Light {
+                color: [255, 220, 120],
+                radius: 5.0,
+                flare: 0.0,
+            };
+            (
+                lantern,
+                Carried {
+                    dx: size * 0.5 + 1.0,
+                    dy: 1.0,
+                },
+            )
+        } else {
+            let lamp = Light {
+                color: [255, 150, 50],
+                radius: 6.0,
+                flare: 0.0,
+            };
+            (
+                lamp,
+                Carried {
+                    dx: 0.0,
+                    dy: size * 0.5 + 6.0,
+                },
+            )
+        };
+        let pos = world.get::<Position>(carrier).copied().unwrap_or_default();
+        let at = Position {
+            x: pos.x + offset.dx,
+            y: pos.y + offset.dy,
+        };
+        world
+            .spawn_child(carrier, (at, light, offset))
+            .expect("the carrier was just found alive");
+    }
 }
 
 fn executor(parallel: bool) -> ExecutorKind {
@@ -270,6 +324,7 @@ impl Sim {
             settings.seed ^ 0x9E37_79B9_7F4A_7C15,
             arena,
         );
+        equip(&mut world);
         let mut schedule = build_schedule(settings.parallel);
         schedule
             .build(&mut world)
@@ -365,6 +420,8 @@ pub struct Census {
     pub players: usize,
     /// `PowerUp`.
     pub powerups: usize,
+    /// `Carried`: lamps and lanterns, children of their carriers.
+    pub carried: usize,
     /// Every entity.
     pub total: usize,
 }
@@ -388,6 +445,7 @@ impl Census {
             wisps: count::<(With<AI>, Without<Health>)>(world),
             players: count::<With<Player>>(world),
             powerups: count::<With<PowerUp>>(world),
+            carried: count::<With<Carried>>(world),
             total: world.len(),
         }
     }

@@ -320,6 +320,10 @@ fn print_census(out: &mut impl Write, sim: &mut Sim) -> io::Result<()> {
             plural(census.powerups, "power-up"),
             "PowerUp: touch it to become a ghost",
         ),
+        (
+            plural(census.carried, "carried light"),
+            "Light + Carried, ChildOf a monster or the player",
+        ),
     ];
     for (what, how) in rows {
         writeln!(out, "  {what:<22} {how}")?;

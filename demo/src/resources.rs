@@ -296,3 +296,9 @@ impl Collision {
         }
     }
 }
+
+/// The hierarchy's parent-first order, cached between frames: the
+/// [`carry`](crate::systems::carry) system asks it every step and it is
+/// rebuilt only when some `ChildOf` edge changed.
+#[derive(Debug, Default)]
+pub struct CarryOrder(pub ParentFirst<ChildOf>);

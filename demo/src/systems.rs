@@ -52,6 +52,29 @@ pub fn tidy(world: &mut World) {
     }
 }
 
+/// **The hierarchy: carried things follow their carrier.** Every entity
+/// with [`Carried`] is put at its parent's position plus its offset,
+/// walking the `ChildOf` hierarchy parent first (the cached order in
+/// [`CarryOrder`]), so a lamp on something carried would follow too. Runs
+/// in the fixed step after `movement`; exclusive, as it reads and writes
+/// positions of any entity.
+pub fn carry(world: &mut World) {
+    let mut order = std::mem::take(&mut world.resource_mut::<CarryOrder>().0);
+    for &e in order.get(world) {
+        let (Ok(&offset), Some(parent)) = (world.get::<Carried>(e), world.parent(e)) else {
+            continue;
+        };
+        let Ok(&base) = world.get::<Position>(parent) else {
+            continue;
+        };
+        if let Ok(pos) = world.get_mut::<Position>(e) {
+            pos.x = base.x + offset.dx;
+            pos.y = base.y + offset.dy;
+        }
+    }
+    world.resource_mut::<CarryOrder>().0 = order;
+}
+
 /// **Input, part one: the keyboard.** Copies this frame's keys from the
 /// [`KeyScript`] (the headless stand-in for a person) into [`Input`]. It
 /// always runs, like real hardware; it is the [`input`] system that gets
@@ -451,7 +474,8 @@ pub fn spell(
 ) {
     let mut count = 0;
     for e in doomed.iter() {
-        commands.despawn(e);
+        // Its lamp (a child) goes with it.
+        commands.despawn_recursive(e);
         count += 1;
     }
     story.tell(

@@ -162,7 +162,9 @@ fn a_scene_file_is_played() {
     assert!(stdout.contains(&format!("The scene ({path})")), "{stdout}");
     assert!(stdout.contains("2 trees"), "{stdout}");
     assert!(stdout.contains("0 monsters"), "{stdout}");
-    assert!(stdout.contains("= 3 entities"), "{stdout}");
+    // The three from the file, and the player's lantern (a child).
+    assert!(stdout.contains("1 carried light"), "{stdout}");
+    assert!(stdout.contains("= 4 entities"), "{stdout}");
 
     let bad = dir.join("mana.ron");
     std::fs::write(

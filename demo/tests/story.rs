@@ -109,17 +109,26 @@ fn spell_destroys_exactly_health_and_ai() {
         - monsters.len();
     assert_eq!(spared, 1 + 3, "the player and the wisps");
 
+    let lamps: Vec<Entity> = monsters
+        .iter()
+        .flat_map(|&m| sim.world.children(m).to_vec())
+        .collect();
+    assert_eq!(lamps.len(), 7, "each monster carries a lamp");
+
     sim.step();
     let after = entities(&mut sim.world);
     let mut expected: Vec<Entity> = before
         .iter()
         .copied()
-        .filter(|e| !monsters.contains(e))
+        .filter(|e| !monsters.contains(e) && !lamps.contains(e))
         .collect();
     expected.sort();
     let mut got = after.clone();
     got.sort();
-    assert_eq!(got, expected, "exactly the monsters are gone");
+    assert_eq!(
+        got, expected,
+        "exactly the monsters (and their lamps) are gone"
+    );
     assert!(monsters.iter().all(|&m| !sim.world.contains(m)));
     assert_eq!(
         frame_of(&sim, "the spell is cast"),
@@ -229,7 +238,12 @@ fn counts_add_up() {
         ),
         (120, 7, 3, 1, 1)
     );
-    assert_eq!(start.total, 8 + 120 + 7 + 3 + 1 + 1);
+    assert_eq!(
+        start.carried,
+        7 + 1,
+        "a lamp per monster, the player's lantern"
+    );
+    assert_eq!(start.total, 8 + 120 + 7 + 3 + 1 + 1 + 8);
     let table: usize = archetype_table(&sim.world).iter().map(|r| r.entities).sum();
     assert_eq!(table, start.total);
 
@@ -237,7 +251,12 @@ fn counts_add_up() {
     let end = Census::of(&mut sim.world);
     // The power-up was picked up and the spell took the monsters.
     assert_eq!((end.monsters, end.powerups), (0, 0));
-    assert_eq!(end.total, start.total - 7 - 1);
+    assert_eq!(
+        end.total,
+        start.total - 7 - 7 - 1,
+        "the lamps went with their monsters"
+    );
+    assert_eq!(end.carried, 1, "the player's lantern");
     assert_eq!(
         (end.particles, end.wisps, end.players, end.scenery),
         (
@@ -382,6 +401,9 @@ fn timing_table_names_every_system() {
     assert_eq!(spell.runs, 0, "the spell waits for its frame");
 }
 
+/// Particles: lights that are neither sprites nor carried.
+type FreeParticles = (With<Light>, Without<Sprite>, Without<Carried>);
+
 #[test]
 fn tidy_sorts_the_particles_by_grid_cell_every_few_seconds() {
     use mosaic_demo::grid::cell_key;
@@ -392,7 +414,7 @@ fn tidy_sorts_the_particles_by_grid_cell_every_few_seconds() {
     })
     .unwrap();
     let particle_keys = |world: &mut World| {
-        world.run_system_once(|q: Query<&Position, (With<Light>, Without<Sprite>)>| {
+        world.run_system_once(|q: Query<&Position, FreeParticles>| {
             q.iter().map(|p| cell_key(p.x, p.y)).collect::<Vec<_>>()
         })
     };
@@ -410,4 +432,31 @@ fn tidy_sorts_the_particles_by_grid_cell_every_few_seconds() {
     let tidied = particle_keys(&mut sim.world);
     assert_eq!(tidied.len(), 3_000);
     assert!(sorted(&tidied));
+}
+
+#[test]
+fn carried_lights_follow_their_carriers_parent_first() {
+    let mut sim = showcase(7, false);
+    sim.run(60);
+    let carried: Vec<(Entity, Carried)> = sim
+        .world
+        .query::<(Entity, &Carried)>()
+        .iter(&sim.world)
+        .map(|(e, c)| (e, *c))
+        .collect();
+    assert_eq!(carried.len(), 8);
+    let mut moved = 0;
+    for (lamp, offset) in carried {
+        let carrier = sim
+            .world
+            .parent(lamp)
+            .expect("a carried light has a carrier");
+        let base = *sim.world.get::<Position>(carrier).unwrap();
+        let at = *sim.world.get::<Position>(lamp).unwrap();
+        assert_eq!((at.x, at.y), (base.x + offset.dx, base.y + offset.dy));
+        moved += usize::from(sim.world.get::<Velocity>(carrier).unwrap().x != 0.0);
+    }
+    assert!(moved > 0, "some carriers walk, and their lights with them");
+    // Nothing changed the hierarchy after the first frame: built once.
+    assert_eq!(sim.world.resource::<CarryOrder>().0.rebuilds(), 1);
 }
