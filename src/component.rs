@@ -371,6 +371,8 @@ pub(crate) struct Components {
     cycles: bool,
     /// Bumped by every requirement added after registration.
     requirements_epoch: u64,
+    /// The id of [`Disabled`](crate::Disabled), once registered.
+    disabled: Option<ComponentId>,
 }
 
 impl Components {
@@ -441,6 +443,9 @@ impl Components {
             lifecycle_types: Some(LifecycleTypes::of::<T>()),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
+        if TypeId::of::<T>() == TypeId::of::<crate::Disabled>() {
+            self.disabled = Some(id);
+        }
         let mut hooks = ComponentHooks::default();
         T::register_hooks(&mut hooks);
         // Registering a requirement may meet a loop further down (a type
@@ -643,6 +648,12 @@ impl Components {
         for info in &mut self.infos {
             info.resolved = None;
         }
+    }
+
+    /// The id of [`Disabled`](crate::Disabled), if it is registered.
+    #[inline(always)]
+    pub fn disabled_id(&self) -> Option<ComponentId> {
+        self.disabled
     }
 
     #[inline]

@@ -123,8 +123,8 @@ pub use system::{
 };
 pub use time::Time;
 pub use world::{
-    DynamicInsertError, DynamicMut, DynamicQueryError, EntityRef, EntityWorldMut, SparseMut,
-    SparseMutError, World, WorldId,
+    Disabled, DynamicInsertError, DynamicMut, DynamicQueryError, EntityRef, EntityWorldMut,
+    SparseMut, SparseMutError, World, WorldId,
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,
@@ -144,8 +144,8 @@ pub mod prelude {
     pub use crate::{not, on_event, resource_added, resource_changed, resource_exists, Condition};
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
-        Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local, MapEntities,
-        OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
+        Disabled, Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local,
+        MapEntities, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
         QuerySingleError, QueryState, RemovedComponents, Res, ResMut, Schedule, ScheduleError,
         StorageType, Time, Trigger, With, Without, World,
     };

@@ -35,6 +35,7 @@ use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
 mod column_spawn;
+mod disabled_ops;
 /// How many rows `spawn_batch` reserves up front at most: an iterator's
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
 /// allocation. Past this, columns grow by doubling.
@@ -43,6 +44,7 @@ mod entity_ref;
 mod required_ops;
 mod sort;
 mod sparse_view;
+pub use disabled_ops::Disabled;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};
 pub use sparse_view::{SparseMut, SparseMutError};
@@ -251,6 +253,7 @@ impl World {
         rows.finish();
         self.entities
             .set_location(entity.index(), location(target, row));
+        self.sync_disabled(entity);
         self.after_spawn::<B>(&[entity]);
         panics.resume();
         entity
@@ -333,6 +336,14 @@ impl World {
         let end = rows.next_row();
         rows.finish();
         self.entities.end_batch(batch);
+        if let Some(disabled) = self.components.disabled_id() {
+            if info.component_ids().any(|id| id == disabled) {
+                let table = self.archetypes.table_mut(target);
+                for row in first..end {
+                    table.set_disabled(row, true);
+                }
+            }
+        }
         SpawnedRows {
             archetype: target,
             rows: first..end,
@@ -584,7 +595,9 @@ impl World {
         {
             self.insert_announced(entity, loc, bundle_id, bundle);
         } else {
-            self.insert_at(entity, loc, bundle_id, bundle).resume();
+            let panics = self.insert_at(entity, loc, bundle_id, bundle);
+            self.sync_disabled(entity);
+            panics.resume();
         }
         Ok(())
     }
@@ -639,6 +652,7 @@ impl World {
         } else {
             self.insert_with_made(entity, loc, bundle_id, bundle, made, &mut changes)
         };
+        self.sync_disabled(entity);
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.
         self.announce_insert(entity, false, &changes);
@@ -758,7 +772,9 @@ impl World {
         }
         // The set is complete before a replaced value's drop runs, so a
         // panic there leaves nothing half-done.
-        drop(set.insert(entity, component, tick));
+        let replaced = set.insert(entity, component, tick);
+        self.sync_disabled(entity);
+        drop(replaced);
         Ok(())
     }
 
@@ -778,6 +794,16 @@ impl World {
     /// assert!(world.remove::<A>(e).is_err());
     /// ```
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
+        let removed = self.remove_bundle::<B>(entity);
+        if removed.is_ok() {
+            self.sync_disabled(entity);
+        }
+        removed
+    }
+
+    /// [`World::remove`] without the disabled mirror's update.
+    #[inline]
+    fn remove_bundle<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
         self.flush();
         let loc = self
             .entities
@@ -940,7 +966,9 @@ impl World {
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.remove::<C>(entity);
         }
-        set.remove(entity).ok_or_else(|| missing::<C>(entity))
+        let removed = set.remove(entity).ok_or_else(|| missing::<C>(entity));
+        self.sync_disabled(entity);
+        removed
     }
 
     /// A shared reference to `entity`'s `T`.
@@ -1485,6 +1513,7 @@ impl World {
                 assert!(self.contains(e), "sparse set holds dead entity {e:?}");
             }
         }
+        self.check_disabled_mirror();
     }
 }
 
