@@ -144,9 +144,18 @@ pub struct ComponentInfo {
     /// Observers watch this type's lifecycle.
     observed: bool,
     lifecycle_types: Option<LifecycleTypes>,
+    /// Takes a Rust-typed component off an entity as a boxed value (for
+    /// [`World::take`](crate::World::take)); `None` for a runtime-defined
+    /// component.
+    take_boxed: Option<crate::world::TakeBoxed>,
 }
 
 impl ComponentInfo {
+    /// How to take this component off an entity as a boxed value.
+    pub(crate) fn take_boxed(&self) -> Option<crate::world::TakeBoxed> {
+        self.take_boxed
+    }
+
     /// The component's id in this world.
     ///
     /// # Example
@@ -441,6 +450,7 @@ impl Components {
             cycle: None,
             observed: false,
             lifecycle_types: Some(LifecycleTypes::of::<T>()),
+            take_boxed: Some(crate::world::take_boxed::<T>),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         if TypeId::of::<T>() == TypeId::of::<crate::Disabled>() {
@@ -548,6 +558,7 @@ impl Components {
             cycle: None,
             observed: false,
             lifecycle_types: None,
+            take_boxed: None,
         });
         self.by_name.insert(name, id);
         Ok(id)

@@ -123,8 +123,9 @@ pub use system::{
 };
 pub use time::Time;
 pub use world::{
-    Disabled, DynamicInsertError, DynamicMut, DynamicQueryError, EntityRef, EntityWorldMut,
-    SparseMut, SparseMutError, World, WorldId,
+    BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
+    EntityBuilder, EntityRef, EntityWorldMut, SparseMut, SparseMutError, TakenEntity, World,
+    WorldId,
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,
@@ -144,10 +145,10 @@ pub mod prelude {
     pub use crate::{not, on_event, resource_added, resource_changed, resource_exists, Condition};
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
-        Disabled, Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local,
-        MapEntities, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
-        QuerySingleError, QueryState, RemovedComponents, Res, ResMut, Schedule, ScheduleError,
-        StorageType, Time, Trigger, With, Without, World,
+        Disabled, DynamicBundle, Entity, EntityBuilder, EntityError, EventReader, EventWriter,
+        ExecutorKind, Has, Local, MapEntities, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or,
+        Query, QueryEntityError, QuerySingleError, QueryState, RemovedComponents, Res, ResMut,
+        Schedule, ScheduleError, StorageType, Time, Trigger, With, Without, World,
     };
 }
 

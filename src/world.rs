@@ -44,10 +44,13 @@ mod entity_ref;
 mod required_ops;
 mod sort;
 mod sparse_view;
+mod take;
 pub use disabled_ops::Disabled;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};
 pub use sparse_view::{SparseMut, SparseMutError};
+pub(crate) use take::{take_boxed, TakeBoxed};
+pub use take::{BuiltEntity, DynamicBundle, EntityBuilder, TakenEntity};
 
 const MAX_BATCH_RESERVE: usize = 1 << 22;
 
@@ -223,7 +226,17 @@ impl World {
     /// let e = world.spawn((Name("orc"), Health(10)));
     /// assert!(world.has::<Health>(e));
     /// ```
-    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+    ///
+    /// Also takes the bundles made at run time ([`DynamicBundle`]): a
+    /// [`TakenEntity`] from [`World::take`] and an
+    /// [`EntityBuilder`](crate::EntityBuilder)'s build.
+    #[inline]
+    pub fn spawn<B: DynamicBundle>(&mut self, bundle: B) -> Entity {
+        bundle.spawn_in(self)
+    }
+
+    /// [`World::spawn`] of a static bundle.
+    pub(crate) fn spawn_bundle<B: Bundle>(&mut self, bundle: B) -> Entity {
         self.flush();
         let tick = self.change_tick();
         // Register first: a bundle naming a type twice panics here, before
@@ -581,7 +594,24 @@ impl World {
     /// assert_eq!(world.get::<A>(e).unwrap().0, 2);
     /// assert!(world.has::<B>(e));
     /// ```
-    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+    ///
+    /// Also takes the bundles made at run time ([`DynamicBundle`]), as
+    /// [`World::spawn`] does.
+    #[inline]
+    pub fn insert<B: DynamicBundle>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), EntityError> {
+        bundle.insert_in(self, entity)
+    }
+
+    /// [`World::insert`] of a static bundle.
+    pub(crate) fn insert_bundle<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), EntityError> {
         self.flush();
         let loc = self
             .entities
