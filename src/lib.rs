@@ -87,7 +87,9 @@ pub use bundle::Bundle;
 pub use change::Tick;
 pub use column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
 pub use commands::{CommandBuffer, CommandError, CommandErrors, Commands};
-pub use component::{short_type_name, Component, ComponentId, ComponentInfo, StorageType};
+pub use component::{
+    short_type_name, CloneBehavior, Component, ComponentId, ComponentInfo, StorageType,
+};
 pub use dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue, SchemaError};
 pub use entity::{Entity, EntityLocation};
 pub use error::{ComponentError, EntityError, QueryEntityError};
@@ -156,5 +158,6 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __macro {
     pub use crate::bundle::{ComponentReader, ComponentRegistrar, ComponentWriter};
+    pub use crate::component::{CloneProbe, ViaClone, ViaSkip};
     pub use crate::query::TickRange;
 }

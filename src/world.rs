@@ -49,7 +49,7 @@ pub use disabled_ops::Disabled;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};
 pub use sparse_view::{SparseMut, SparseMutError};
-pub(crate) use take::{take_boxed, TakeBoxed};
+pub(crate) use take::{take_boxed, BoxedComponent, TakeBoxed};
 pub use take::{BuiltEntity, DynamicBundle, EntityBuilder, TakenEntity};
 
 const MAX_BATCH_RESERVE: usize = 1 << 22;

@@ -6,7 +6,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 
 use crate::bundle::Bundle;
-use crate::component::{short_type_name, Component};
+use crate::component::{short_type_name, CloneBehavior, CloneBoxed, Component};
 use crate::dynamic::{ComponentSchema, DynamicComponent};
 use crate::entity::Entity;
 use crate::error::{ComponentError, EntityError};
@@ -698,5 +698,105 @@ impl World {
         new: New,
     ) -> Result<Old, ComponentError> {
         self.exchange::<Old, New>(entity, new)
+    }
+
+    /// Spawns a copy of `entity` in this world, component by component as
+    /// each type's [`CloneBehavior`] says: cloned (the default for `Clone`
+    /// types), made fresh, or skipped (the default for types that are not
+    /// `Clone`). Runtime-defined components are cloned. Returns the copy.
+    /// Bevy's `EntityCommands::clone_and_spawn`.
+    ///
+    /// Fails, changing nothing, for a stale handle.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Debug, PartialEq)] struct Hp(u32);
+    /// // Not `Clone`: a copy does not get it.
+    /// #[derive(Component)] struct Socket(std::net::UdpSocket);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(5));
+    /// let copy = world.clone_entity(e).unwrap();
+    /// assert_eq!(world.get::<Hp>(copy), Ok(&Hp(5)));
+    /// assert_ne!(copy, e);
+    /// ```
+    pub fn clone_entity(&mut self, entity: Entity) -> Result<Entity, EntityError> {
+        self.flush();
+        let parts = self.clone_parts(entity)?;
+        Ok(parts.spawn_in(self))
+    }
+
+    /// [`World::clone_entity`] into another world: spawns the copy in
+    /// `target` and returns it there. Component types are matched by Rust
+    /// type (registered in `target` as needed); the copy follows the
+    /// behaviors of this world.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Debug, PartialEq)] struct Hp(u32);
+    /// let mut a = World::new();
+    /// let mut b = World::new();
+    /// let e = a.spawn(Hp(5));
+    /// let copy = a.clone_entity_to(e, &mut b).unwrap();
+    /// assert_eq!(b.get::<Hp>(copy), Ok(&Hp(5)));
+    /// assert!(a.contains(e));
+    /// ```
+    pub fn clone_entity_to(
+        &mut self,
+        entity: Entity,
+        target: &mut World,
+    ) -> Result<Entity, EntityError> {
+        self.flush();
+        let parts = self.clone_parts(entity)?;
+        Ok(parts.spawn_in(target))
+    }
+
+    /// Sets how [`World::clone_entity`] copies `T` in this world,
+    /// overriding the type's own [`Component::clone_behavior`]: skip a
+    /// `Clone` type, give copies a fresh value, or clone a type the derive
+    /// skipped (with any function).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::CloneBehavior;
+    /// #[derive(Component, Clone)] struct PlayerInput(u8);
+    /// let mut world = World::new();
+    /// world.set_clone_behavior::<PlayerInput>(CloneBehavior::Skip);
+    /// let e = world.spawn(PlayerInput(1));
+    /// let copy = world.clone_entity(e).unwrap();
+    /// assert!(!world.has::<PlayerInput>(copy));
+    /// ```
+    pub fn set_clone_behavior<T: Component>(&mut self, behavior: CloneBehavior<T>) {
+        let id = self.components.register::<T>();
+        self.components
+            .info_mut(id)
+            .set_clone_boxed(CloneBoxed::of::<T>(behavior));
+    }
+
+    /// The copies of `entity`'s components, as its types' behaviors say.
+    fn clone_parts(&self, entity: Entity) -> Result<Parts, EntityError> {
+        let loc = self
+            .entities
+            .get(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
+        let mut parts = Parts::default();
+        for id in self.components_of(entity, loc) {
+            let info = self.components.info(id);
+            if let Some(clone) = info.clone_boxed() {
+                if let Some(part) = (clone.0)(self, entity) {
+                    parts.0.push(part);
+                }
+            } else if let Some(schema) = info.schema() {
+                if let Ok(value) = self.get_dynamic(entity, schema.name()) {
+                    parts.0.push(Box::new(DynamicValue {
+                        schema: schema.clone(),
+                        value: value.clone(),
+                    }));
+                }
+            }
+        }
+        Ok(parts)
     }
 }
