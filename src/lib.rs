@@ -126,8 +126,8 @@ pub use system::{
 pub use time::Time;
 pub use world::{
     BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
-    EntityBuilder, EntityRef, EntityWorldMut, SparseMut, SparseMutError, TakenEntity, World,
-    WorldId,
+    EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, RestoreEntitiesError, SparseMut,
+    SparseMutError, TakenEntity, World, WorldId,
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,

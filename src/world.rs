@@ -44,11 +44,13 @@ mod entity_ref;
 mod required_ops;
 mod sort;
 mod sparse_view;
+mod spawn_at;
 mod take;
 pub use disabled_ops::Disabled;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};
 pub use sparse_view::{SparseMut, SparseMutError};
+pub use spawn_at::{EntitiesSnapshot, RestoreEntitiesError};
 pub(crate) use take::{take_boxed, BoxedComponent, TakeBoxed};
 pub use take::{BuiltEntity, DynamicBundle, EntityBuilder, TakenEntity};
 
