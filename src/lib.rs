@@ -126,8 +126,9 @@ pub use system::{
 pub use time::Time;
 pub use world::{
     BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
-    EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, RestoreEntitiesError, SparseMut,
-    SparseMutError, TakenEntity, World, WorldId,
+    EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, MemoryReport, Name,
+    RestoreEntitiesError, SparseMut, SparseMutError, SparseSetMemory, TableMemory, TakenEntity,
+    World, WorldId,
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,
@@ -148,8 +149,8 @@ pub mod prelude {
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
         Disabled, DynamicBundle, Entity, EntityBuilder, EntityError, EventReader, EventWriter,
-        ExecutorKind, Has, Local, MapEntities, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or,
-        Query, QueryEntityError, QuerySingleError, QueryState, RemovedComponents, Res, ResMut,
+        ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn,
+        Or, Query, QueryEntityError, QuerySingleError, QueryState, RemovedComponents, Res, ResMut,
         Schedule, ScheduleError, StorageType, Time, Trigger, With, Without, World,
     };
 }

@@ -35,6 +35,7 @@ use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
 mod column_spawn;
+mod debug_ops;
 mod disabled_ops;
 /// How many rows `spawn_batch` reserves up front at most: an iterator's
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
@@ -46,6 +47,7 @@ mod sort;
 mod sparse_view;
 mod spawn_at;
 mod take;
+pub use debug_ops::{MemoryReport, Name, SparseSetMemory, TableMemory};
 pub use disabled_ops::Disabled;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};

@@ -157,6 +157,15 @@ impl Table {
         }
     }
 
+    /// Bytes held on the heap: per column, then the entity list and the
+    /// disabled-row mirror together.
+    pub fn heap_bytes(&self) -> (Vec<usize>, usize) {
+        let columns = self.columns.iter().map(Column::heap_bytes).collect();
+        let own = self.entities.capacity() * std::mem::size_of::<Entity>()
+            + self.disabled.bits.capacity() * 8;
+        (columns, own)
+    }
+
     /// The rows holding disabled entities.
     #[inline(always)]
     pub fn disabled(&self) -> &DisabledRows {
