@@ -12,11 +12,13 @@
 use std::alloc::Layout;
 use std::any::TypeId;
 use std::borrow::Cow;
+use std::fmt;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use std::sync::Arc;
 
+use crate::entity::Entity;
 use crate::hooks::{
     cycle_message, requirement_path, resolve_requirements, ComponentHooks, RequiredComponents,
     Requirement,
@@ -65,6 +67,127 @@ pub trait Component: Send + Sync + 'static {
     /// Declares the components the type requires (`#[require(A, B)]`).
     #[doc(hidden)]
     fn register_required(_required: &mut RequiredComponents<'_>) {}
+
+    /// How [`World::clone_entity`](crate::World::clone_entity) copies this
+    /// component. The derive picks [`CloneBehavior::Clone`] for a type that
+    /// implements `Clone` and [`CloneBehavior::Skip`] for one that does not
+    /// (and for generic types); `#[component(clone = "skip")]`,
+    /// `#[component(clone = "default")]` (needs `Default`) and
+    /// `#[component(clone = "clone")]` choose. A world can override it with
+    /// [`World::set_clone_behavior`](crate::World::set_clone_behavior).
+    fn clone_behavior() -> CloneBehavior<Self>
+    where
+        Self: Sized,
+    {
+        CloneBehavior::Skip
+    }
+}
+
+/// What [`World::clone_entity`](crate::World::clone_entity) does with one
+/// component type: copy it with a function (usually `Clone::clone`), give
+/// the copy a fresh value (usually `Default::default`), or leave it out.
+/// Bevy's `ComponentCloneBehavior`; hecs has no entity cloning.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::CloneBehavior;
+/// #[derive(Component, Clone, Debug, PartialEq)] struct Hp(u32);
+/// // Not `Clone`: skipped unless the world says otherwise.
+/// #[derive(Component, Default, Debug, PartialEq)] struct Cooldown(u32);
+/// let mut world = World::new();
+/// world.set_clone_behavior::<Cooldown>(CloneBehavior::Default(Cooldown::default));
+/// let e = world.spawn((Hp(3), Cooldown(9)));
+/// let copy = world.clone_entity(e).unwrap();
+/// assert_eq!(world.get::<Hp>(copy), Ok(&Hp(3)));
+/// assert_eq!(world.get::<Cooldown>(copy), Ok(&Cooldown(0)));
+/// ```
+pub enum CloneBehavior<T> {
+    /// The copy gets `f(&original)`.
+    Clone(fn(&T) -> T),
+    /// The copy gets `f()`.
+    Default(fn() -> T),
+    /// The copy does not get this component.
+    Skip,
+}
+
+impl<T> fmt::Debug for CloneBehavior<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CloneBehavior::Clone(_) => "Clone",
+            CloneBehavior::Default(_) => "Default",
+            CloneBehavior::Skip => "Skip",
+        })
+    }
+}
+
+impl<T> Clone for CloneBehavior<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for CloneBehavior<T> {}
+
+/// The derive's choice of [`CloneBehavior`]: `Clone` if the type is,
+/// else `Skip` (the derive calls the method on `&&CloneProbe<T>`, and
+/// method resolution tries `ViaClone`, implemented for `&CloneProbe<T>`,
+/// first, which only applies when `T: Clone`). Not part of the API.
+#[doc(hidden)]
+pub struct CloneProbe<T>(pub std::marker::PhantomData<T>);
+
+#[doc(hidden)]
+pub trait ViaClone<T> {
+    fn clone_behavior(&self) -> CloneBehavior<T>;
+}
+
+impl<T: Clone> ViaClone<T> for &CloneProbe<T> {
+    fn clone_behavior(&self) -> CloneBehavior<T> {
+        CloneBehavior::Clone(T::clone)
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaSkip<T> {
+    fn clone_behavior(&self) -> CloneBehavior<T>;
+}
+
+impl<T> ViaSkip<T> for CloneProbe<T> {
+    fn clone_behavior(&self) -> CloneBehavior<T> {
+        CloneBehavior::Skip
+    }
+}
+
+/// Makes a component type's copy for an entity clone, as a box; kept in
+/// its [`ComponentInfo`].
+/// The function behind a [`CloneBoxed`].
+type CloneFn =
+    dyn Fn(&crate::World, Entity) -> Option<Box<dyn crate::world::BoxedComponent>> + Send + Sync;
+
+#[derive(Clone)]
+pub(crate) struct CloneBoxed(pub(crate) Arc<CloneFn>);
+
+impl fmt::Debug for CloneBoxed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CloneBoxed")
+    }
+}
+
+impl CloneBoxed {
+    /// The copy maker for `behavior`, or `None` to skip.
+    pub(crate) fn of<T: Component>(behavior: CloneBehavior<T>) -> Option<CloneBoxed> {
+        let make: Arc<CloneFn> = match behavior {
+            CloneBehavior::Skip => return None,
+            CloneBehavior::Clone(f) => Arc::new(move |world, entity| {
+                let value = world.get::<T>(entity).ok()?;
+                Some(Box::new(f(value)))
+            }),
+            CloneBehavior::Default(f) => Arc::new(move |world, entity| {
+                world.has::<T>(entity).then(|| Box::new(f()) as Box<_>)
+            }),
+        };
+        Some(CloneBoxed(make))
+    }
 }
 
 /// A component type's number within one world.
@@ -144,9 +267,50 @@ pub struct ComponentInfo {
     /// Observers watch this type's lifecycle.
     observed: bool,
     lifecycle_types: Option<LifecycleTypes>,
+    /// Takes a Rust-typed component off an entity as a boxed value (for
+    /// [`World::take`](crate::World::take)); `None` for a runtime-defined
+    /// component.
+    take_boxed: Option<crate::world::TakeBoxed>,
+    /// Makes the copy for [`World::clone_entity`](crate::World::clone_entity);
+    /// `None` skips the component.
+    clone_boxed: Option<CloneBoxed>,
 }
 
 impl ComponentInfo {
+    /// How to take this component off an entity as a boxed value.
+    pub(crate) fn take_boxed(&self) -> Option<crate::world::TakeBoxed> {
+        self.take_boxed
+    }
+
+    /// How to copy this component for an entity clone.
+    pub(crate) fn clone_boxed(&self) -> Option<&CloneBoxed> {
+        self.clone_boxed.as_ref()
+    }
+
+    /// Sets how to copy this component for an entity clone.
+    pub(crate) fn set_clone_boxed(&mut self, clone: Option<CloneBoxed>) {
+        self.clone_boxed = clone;
+    }
+
+    /// True if [`World::clone_entity`](crate::World::clone_entity) copies
+    /// this component (by a clone or a fresh value) rather than skipping
+    /// it.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Clone)] struct A;
+    /// #[derive(Component)] struct B;
+    /// let mut world = World::new();
+    /// let a = world.register_component::<A>();
+    /// let b = world.register_component::<B>();
+    /// assert!(world.component_info(a).unwrap().is_cloned());
+    /// assert!(!world.component_info(b).unwrap().is_cloned());
+    /// ```
+    pub fn is_cloned(&self) -> bool {
+        self.clone_boxed.is_some() || self.schema.is_some()
+    }
+
     /// The component's id in this world.
     ///
     /// # Example
@@ -371,6 +535,8 @@ pub(crate) struct Components {
     cycles: bool,
     /// Bumped by every requirement added after registration.
     requirements_epoch: u64,
+    /// The id of [`Disabled`](crate::Disabled), once registered.
+    disabled: Option<ComponentId>,
 }
 
 impl Components {
@@ -439,8 +605,13 @@ impl Components {
             cycle: None,
             observed: false,
             lifecycle_types: Some(LifecycleTypes::of::<T>()),
+            take_boxed: Some(crate::world::take_boxed::<T>),
+            clone_boxed: CloneBoxed::of::<T>(T::clone_behavior()),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
+        if TypeId::of::<T>() == TypeId::of::<crate::Disabled>() {
+            self.disabled = Some(id);
+        }
         let mut hooks = ComponentHooks::default();
         T::register_hooks(&mut hooks);
         // Registering a requirement may meet a loop further down (a type
@@ -543,6 +714,8 @@ impl Components {
             cycle: None,
             observed: false,
             lifecycle_types: None,
+            take_boxed: None,
+            clone_boxed: None,
         });
         self.by_name.insert(name, id);
         Ok(id)
@@ -645,9 +818,20 @@ impl Components {
         }
     }
 
+    /// The id of [`Disabled`](crate::Disabled), if it is registered.
+    #[inline(always)]
+    pub fn disabled_id(&self) -> Option<ComponentId> {
+        self.disabled
+    }
+
     #[inline]
     pub fn id_of<T: Component>(&self) -> Option<ComponentId> {
         self.by_type.get(&TypeId::of::<T>()).copied()
+    }
+
+    #[inline]
+    pub fn info_mut(&mut self, id: ComponentId) -> &mut ComponentInfo {
+        &mut self.infos[id.index()]
     }
 
     #[inline]

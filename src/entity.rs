@@ -607,6 +607,87 @@ impl Entities {
         *self.free_cursor.get_mut() = self.free.len() as i64;
     }
 
+    /// Makes dead slot `entity.index()` hold `entity`'s generation and
+    /// takes it off the free list, creating the slot (and free slots before
+    /// it) if needed, for the caller to make it live ([`Entities::place`]).
+    /// Returns the entity living in the slot instead, if one does (nothing
+    /// changed then). Requires no reservation since the last flush.
+    pub fn claim(&mut self, entity: Entity) -> Result<(), Entity> {
+        debug_assert!(!self.needs_flush());
+        if let Some(meta) = self.meta.get(entity.index as usize) {
+            if meta.location != EntityLocation::INVALID {
+                return Err(Entity::new(entity.index, meta.generation));
+            }
+        }
+        self.grow_to(entity.index as usize + 1);
+        self.free.retain(|&i| i != entity.index);
+        *self.free_cursor.get_mut() = self.free.len() as i64;
+        self.meta[entity.index as usize].generation = entity.generation;
+        Ok(())
+    }
+
+    /// Makes the slots up to `len` exist, the new ones free.
+    fn grow_to(&mut self, len: usize) {
+        while self.meta.len() < len {
+            let i = self.fresh.next();
+            assert_eq!(
+                i as usize,
+                self.meta.len(),
+                "an entity slot was taken by a command buffer in between"
+            );
+            self.meta.push(DEAD);
+            self.free.push(i);
+        }
+        *self.free_cursor.get_mut() = self.free.len() as i64;
+    }
+
+    /// Makes a slot [`Entities::claim`]ed live at `location`.
+    pub fn place(&mut self, entity: Entity, location: EntityLocation) {
+        let meta = &mut self.meta[entity.index as usize];
+        debug_assert_eq!(meta.generation, entity.generation);
+        debug_assert_eq!(meta.location, EntityLocation::INVALID);
+        meta.location = location;
+        self.len += 1;
+    }
+
+    /// The allocator's state: per slot its generation and whether it is
+    /// live, and the free list in order.
+    pub fn snapshot(&self) -> (Vec<(u32, bool)>, Vec<u32>) {
+        let slots = self
+            .meta
+            .iter()
+            .map(|m| (m.generation.get(), m.location != EntityLocation::INVALID))
+            .collect();
+        (slots, self.free.clone())
+    }
+
+    /// Restores the state [`Entities::snapshot`] gave: the slots' live set
+    /// must be the one here already (checked by the caller); dead slots
+    /// take the saved generations and the free list its saved order.
+    pub fn restore(&mut self, slots: &[(u32, bool)], free: &[u32]) {
+        debug_assert!(!self.needs_flush());
+        self.grow_to(slots.len());
+        for (meta, &(generation, _)) in self.meta.iter_mut().zip(slots) {
+            if meta.location == EntityLocation::INVALID {
+                meta.generation = NonZeroU32::new(generation).unwrap_or(FIRST_GENERATION);
+            }
+        }
+        self.free = free.to_vec();
+        *self.free_cursor.get_mut() = self.free.len() as i64;
+    }
+
+    /// Number of slots (live, free or retired).
+    pub fn slot_count(&self) -> usize {
+        self.meta.len()
+    }
+
+    /// Whether slot `index` holds a live entity, and its generation.
+    pub fn slot(&self, index: usize) -> Option<(u32, bool)> {
+        self.meta
+            .get(index)
+            .map(|m| (m.generation.get(), m.location != EntityLocation::INVALID))
+    }
+
     /// Checks the invariants documented on the type; panics on violation.
     pub fn check_invariants(&self) {
         let live = self

@@ -88,7 +88,9 @@ pub use bundle::Bundle;
 pub use change::Tick;
 pub use column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
 pub use commands::{CommandBuffer, CommandError, CommandErrors, Commands};
-pub use component::{short_type_name, Component, ComponentId, ComponentInfo, StorageType};
+pub use component::{
+    short_type_name, CloneBehavior, Component, ComponentId, ComponentInfo, StorageType,
+};
 pub use dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue, SchemaError};
 pub use entity::{Entity, EntityLocation};
 pub use error::{ComponentError, EntityError, QueryEntityError};
@@ -128,8 +130,10 @@ pub use system::{
 };
 pub use time::Time;
 pub use world::{
-    DynamicInsertError, DynamicMut, DynamicQueryError, EntityRef, EntityWorldMut, SparseMut,
-    SparseMutError, World, WorldId,
+    BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
+    EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, MemoryReport, Name,
+    RestoreEntitiesError, SparseMut, SparseMutError, SparseSetMemory, TableMemory, TakenEntity,
+    World, WorldId,
 };
 
 /// Derive macros: `#[derive(Component)]`, `#[derive(Bundle)]`,
@@ -150,10 +154,10 @@ pub mod prelude {
     pub use crate::{not, on_event, resource_added, resource_changed, resource_exists, Condition};
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
-        Entity, EntityError, EventReader, EventWriter, ExecutorKind, Has, Local, MapEntities,
-        OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
-        QuerySingleError, QueryState, RemovedComponents, Res, ResMut, Schedule, ScheduleError,
-        StorageType, Time, Trigger, With, Without, World,
+        Disabled, DynamicBundle, Entity, EntityBuilder, EntityError, EventReader, EventWriter,
+        ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn,
+        Or, Query, QueryEntityError, QuerySingleError, QueryState, RemovedComponents, Res, ResMut,
+        Schedule, ScheduleError, StorageType, Time, Trigger, With, Without, World,
     };
     pub use crate::{
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
@@ -165,5 +169,6 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __macro {
     pub use crate::bundle::{ComponentReader, ComponentRegistrar, ComponentWriter};
+    pub use crate::component::{CloneProbe, ViaClone, ViaSkip};
     pub use crate::query::TickRange;
 }

@@ -36,6 +36,8 @@ use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
 mod column_spawn;
+mod debug_ops;
+mod disabled_ops;
 /// How many rows `spawn_batch` reserves up front at most: an iterator's
 /// `size_hint` may lie, and an absurd one must not turn into an absurd
 /// allocation. Past this, columns grow by doubling.
@@ -44,9 +46,16 @@ mod entity_ref;
 mod required_ops;
 mod sort;
 mod sparse_view;
+mod spawn_at;
+mod take;
+pub use debug_ops::{MemoryReport, Name, SparseSetMemory, TableMemory};
+pub use disabled_ops::Disabled;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};
 pub use sparse_view::{SparseMut, SparseMutError};
+pub use spawn_at::{EntitiesSnapshot, RestoreEntitiesError};
+pub(crate) use take::{take_boxed, BoxedComponent, TakeBoxed};
+pub use take::{BuiltEntity, DynamicBundle, EntityBuilder, TakenEntity};
 
 const MAX_BATCH_RESERVE: usize = 1 << 22;
 
@@ -224,7 +233,17 @@ impl World {
     /// let e = world.spawn((Name("orc"), Health(10)));
     /// assert!(world.has::<Health>(e));
     /// ```
-    pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+    ///
+    /// Also takes the bundles made at run time ([`DynamicBundle`]): a
+    /// [`TakenEntity`] from [`World::take`] and an
+    /// [`EntityBuilder`](crate::EntityBuilder)'s build.
+    #[inline]
+    pub fn spawn<B: DynamicBundle>(&mut self, bundle: B) -> Entity {
+        bundle.spawn_in(self)
+    }
+
+    /// [`World::spawn`] of a static bundle.
+    pub(crate) fn spawn_bundle<B: Bundle>(&mut self, bundle: B) -> Entity {
         self.flush();
         let tick = self.change_tick();
         // Register first: a bundle naming a type twice panics here, before
@@ -254,6 +273,7 @@ impl World {
         rows.finish();
         self.entities
             .set_location(entity.index(), location(target, row));
+        self.sync_disabled(entity);
         self.after_spawn::<B>(&[entity]);
         panics.resume();
         entity
@@ -336,6 +356,14 @@ impl World {
         let end = rows.next_row();
         rows.finish();
         self.entities.end_batch(batch);
+        if let Some(disabled) = self.components.disabled_id() {
+            if info.component_ids().any(|id| id == disabled) {
+                let table = self.archetypes.table_mut(target);
+                for row in first..end {
+                    table.set_disabled(row, true);
+                }
+            }
+        }
         SpawnedRows {
             archetype: target,
             rows: first..end,
@@ -637,7 +665,24 @@ impl World {
     /// assert_eq!(world.get::<A>(e).unwrap().0, 2);
     /// assert!(world.has::<B>(e));
     /// ```
-    pub fn insert<B: Bundle>(&mut self, entity: Entity, bundle: B) -> Result<(), EntityError> {
+    ///
+    /// Also takes the bundles made at run time ([`DynamicBundle`]), as
+    /// [`World::spawn`] does.
+    #[inline]
+    pub fn insert<B: DynamicBundle>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), EntityError> {
+        bundle.insert_in(self, entity)
+    }
+
+    /// [`World::insert`] of a static bundle.
+    pub(crate) fn insert_bundle<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), EntityError> {
         self.flush();
         let loc = self
             .entities
@@ -651,7 +696,9 @@ impl World {
         {
             self.insert_announced(entity, loc, bundle_id, bundle);
         } else {
-            self.insert_at(entity, loc, bundle_id, bundle).resume();
+            let panics = self.insert_at(entity, loc, bundle_id, bundle);
+            self.sync_disabled(entity);
+            panics.resume();
         }
         Ok(())
     }
@@ -706,6 +753,7 @@ impl World {
         } else {
             self.insert_with_made(entity, loc, bundle_id, bundle, made, &mut changes)
         };
+        self.sync_disabled(entity);
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.
         self.announce_insert(entity, false, &changes);
@@ -825,7 +873,9 @@ impl World {
         }
         // The set is complete before a replaced value's drop runs, so a
         // panic there leaves nothing half-done.
-        drop(set.insert(entity, component, tick));
+        let replaced = set.insert(entity, component, tick);
+        self.sync_disabled(entity);
+        drop(replaced);
         Ok(())
     }
 
@@ -845,6 +895,16 @@ impl World {
     /// assert!(world.remove::<A>(e).is_err());
     /// ```
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
+        let removed = self.remove_bundle::<B>(entity);
+        if removed.is_ok() {
+            self.sync_disabled(entity);
+        }
+        removed
+    }
+
+    /// [`World::remove`] without the disabled mirror's update.
+    #[inline]
+    fn remove_bundle<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
         self.flush();
         let loc = self
             .entities
@@ -1007,7 +1067,9 @@ impl World {
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.remove::<C>(entity);
         }
-        set.remove(entity).ok_or_else(|| missing::<C>(entity))
+        let removed = set.remove(entity).ok_or_else(|| missing::<C>(entity));
+        self.sync_disabled(entity);
+        removed
     }
 
     /// A shared reference to `entity`'s `T`.
@@ -1623,6 +1685,7 @@ impl World {
                 assert!(self.contains(e), "sparse set holds dead entity {e:?}");
             }
         }
+        self.check_disabled_mirror();
         self.relations.check_all(self);
     }
 }

@@ -35,6 +35,8 @@ struct ComponentAttrs {
     storage: TokenStream2,
     hooks: Vec<(syn::Ident, syn::Path)>,
     required: Vec<Required>,
+    /// `#[component(clone = "..")]`: "clone", "default" or "skip".
+    clone: Option<LitStr>,
 }
 
 /// One `#[require(..)]` entry: `Type` (made with `Default`) or
@@ -87,11 +89,42 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             }
         }
     });
+    let clone_body = match attrs.clone.as_ref().map(LitStr::value).as_deref() {
+        Some("clone") => quote!(::mosaic::CloneBehavior::Clone(
+            <Self as ::core::clone::Clone>::clone
+        )),
+        Some("default") => quote!(::mosaic::CloneBehavior::Default(
+            <Self as ::core::default::Default>::default
+        )),
+        Some("skip") => quote!(::mosaic::CloneBehavior::Skip),
+        Some(other) => {
+            return Err(syn::Error::new(
+                attrs
+                    .clone
+                    .as_ref()
+                    .map_or_else(proc_macro2::Span::call_site, LitStr::span),
+                format!(
+                    "unknown clone behavior `{other}`; expected \"clone\", \"default\" or \"skip\""
+                ),
+            ))
+        }
+        // A generic type cannot be probed (whether it is `Clone` depends
+        // on its parameters): it is skipped unless it says otherwise.
+        None if !input.generics.params.is_empty() => quote!(::mosaic::CloneBehavior::Skip),
+        None => quote! {{
+            #[allow(unused_imports)]
+            use ::mosaic::__macro::{ViaClone as _, ViaSkip as _};
+            (&&::mosaic::__macro::CloneProbe::<Self>(::core::marker::PhantomData)).clone_behavior()
+        }},
+    };
     Ok(quote! {
         impl #impl_generics ::mosaic::Component for #name #ty_generics #where_clause {
             const STORAGE: ::mosaic::StorageType = #storage;
             #hooks
             #required
+            fn clone_behavior() -> ::mosaic::CloneBehavior<Self> {
+                #clone_body
+            }
         }
     })
 }
@@ -101,6 +134,7 @@ fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
         storage: quote!(::mosaic::StorageType::Table),
         hooks: Vec::new(),
         required: Vec::new(),
+        clone: None,
     };
     for attr in &input.attrs {
         if attr.path().is_ident("require") {
@@ -125,13 +159,16 @@ fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
                             }
                         };
                     }
+                    "clone" => {
+                        attrs.clone = Some(meta.value()?.parse()?);
+                    }
                     "on_add" | "on_insert" | "on_remove" => {
                         let path: syn::Path = meta.value()?.parse()?;
                         attrs.hooks.push((syn::Ident::new(&key, meta.path.span()), path));
                     }
                     _ => {
                         return Err(meta.error(
-                            "unknown component option; expected `storage`, `on_add`, `on_insert` or `on_remove`",
+                            "unknown component option; expected `storage`, `clone`, `on_add`, `on_insert` or `on_remove`",
                         ))
                     }
                 }

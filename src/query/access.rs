@@ -28,6 +28,10 @@ pub struct Access {
     required: FixedBitSet,
     /// Components no matched entity has (`Without<T>`).
     excluded: FixedBitSet,
+    /// Every component the query names, in any role (data, filter,
+    /// `Has<T>`, `Option<..>`): a query that names
+    /// [`Disabled`](crate::Disabled) sees disabled entities.
+    mentioned: FixedBitSet,
     conflict: Option<ComponentId>,
 }
 
@@ -38,6 +42,7 @@ impl Access {
             self.conflict.get_or_insert(id);
         }
         grow_insert(&mut self.reads, id);
+        grow_insert(&mut self.mentioned, id);
     }
 
     /// Records exclusive access to `id` by the query's data.
@@ -46,6 +51,7 @@ impl Access {
             self.conflict.get_or_insert(id);
         }
         grow_insert(&mut self.writes, id);
+        grow_insert(&mut self.mentioned, id);
     }
 
     /// Records a read by a filter (`Added`, `Changed`): it looks at ticks
@@ -53,16 +59,42 @@ impl Access {
     /// query's own items.
     pub(crate) fn add_filter_read(&mut self, id: ComponentId) {
         grow_insert(&mut self.filter_reads, id);
+        grow_insert(&mut self.mentioned, id);
     }
 
     /// Records that every matched entity has `id`.
     pub(crate) fn add_required(&mut self, id: ComponentId) {
         grow_insert(&mut self.required, id);
+        grow_insert(&mut self.mentioned, id);
+    }
+
+    /// Records that the query names `id` without reading it (`Has<T>`).
+    pub(crate) fn add_mentioned(&mut self, id: ComponentId) {
+        grow_insert(&mut self.mentioned, id);
+    }
+
+    /// True if the query names `id` anywhere: in its data (`&T`,
+    /// `&mut T`, `Option`, `Has<T>`, `Ref<T>`) or its filter (`With`,
+    /// `Without`, `Added`, `Changed`, `Or`).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// #[derive(Component)] struct B;
+    /// let mut world = World::new();
+    /// let q = world.query_filtered::<Has<A>, Without<B>>();
+    /// assert!(q.access().mentions(world.component_id::<A>().unwrap()));
+    /// assert!(q.access().mentions(world.component_id::<B>().unwrap()));
+    /// ```
+    pub fn mentions(&self, id: ComponentId) -> bool {
+        self.mentioned.contains(id.index())
     }
 
     /// Records that no matched entity has `id`.
     pub(crate) fn add_excluded(&mut self, id: ComponentId) {
         grow_insert(&mut self.excluded, id);
+        grow_insert(&mut self.mentioned, id);
     }
 
     /// Adds the data access of `other` (an optional part of this query, as
@@ -80,6 +112,7 @@ impl Access {
         if let Some(id) = other.conflict {
             self.conflict.get_or_insert(id);
         }
+        self.mentioned.union_with(&other.mentioned);
     }
 
     /// A component this query and `other` could both touch with at least

@@ -777,7 +777,9 @@ unsafe impl<T: Component> QueryData for Has<T> {
         world.register_component::<T>()
     }
 
-    fn update_access(_state: &ComponentId, _access: &mut Access) {}
+    fn update_access(&id: &ComponentId, access: &mut Access) {
+        access.add_mentioned(id);
+    }
 
     fn match_archetype(&id: &ComponentId, archetype: &Archetype) -> Option<bool> {
         Some(archetype.contains(id))

@@ -22,6 +22,7 @@ use super::{QueryData, QueryFilter, QueryState, TickRange};
 use crate::archetype::{Archetype, ArchetypeId};
 use crate::component::ComponentId;
 use crate::entity::Entity;
+use crate::storage::DisabledRows;
 use crate::world::World;
 
 /// Iterator over a query's items, from [`QueryState::iter`] and
@@ -93,6 +94,13 @@ struct Cursor<'w, 's, Q: QueryData, F: QueryFilter> {
     /// For a driven walk: the archetype the fetches were last set to, with
     /// whether the state matched it.
     current: Option<(ArchetypeId, bool)>,
+    /// True when the walk skips [`Disabled`](crate::Disabled) rows (the
+    /// query does not name the marker and some entity is disabled). Set
+    /// when the walk is made.
+    skip: bool,
+    /// While the current table's rows are walked in runs between its
+    /// disabled rows: those rows, and where the walk of the table stops.
+    split: Option<(&'w DisabledRows, usize)>,
 }
 
 /// What [`QueryIter::step`] gives back: the cursor's moved parts, each a
@@ -167,7 +175,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         let matched = &state.matched()[c.next..c.end];
         if matched.iter().all(|m| world.archetype(m.id).is_empty()) {
             iter.cursor.next = c.end;
-            iter.one_run = true;
+            iter.one_run = c.split.is_none();
         }
         iter
     }
@@ -200,6 +208,8 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
                 end: state.matched().len(),
                 driven: None,
                 current: None,
+                skip: state.skips_disabled(world),
+                split: None,
             },
         }
     }
@@ -226,7 +236,10 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         assert!(run.start <= run.end && run.end <= driver.entities.len());
         // SAFETY: forwarded contract.
         let mut iter = unsafe { QueryIter::unstarted(world, state, ticks) };
-        if state.is_dense() {
+        // A dense walk reads the set by position and sees no table, so
+        // while disabled rows are to be skipped the set is walked entity
+        // by entity instead.
+        if state.is_dense() && !iter.cursor.skip {
             // SAFETY: a dense state's data is `DENSE`; the fetch came from
             // `init_fetch` with this state; every fetch of this run passes
             // the entity's position in `driver`'s list as its row, since
@@ -261,8 +274,16 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         unsafe { self.set_tables(matched, archetype) };
         self.cursor.next = self.cursor.end;
         self.entities = archetype.entities();
-        self.one_run = true;
-        self.begin(rows);
+        let disabled = archetype.table.disabled();
+        if self.cursor.skip && disabled.count() > 0 {
+            // Runs between the disabled rows; the first may be empty, and
+            // the row step then finds the next.
+            self.cursor.split = Some((disabled, rows.end));
+            self.begin(disabled.next_run(rows.start, rows.end));
+        } else {
+            self.one_run = true;
+            self.begin(rows);
+        }
         self
     }
 
@@ -294,11 +315,43 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     /// iterator stays in registers across the loop.
     #[inline]
     fn advance(&mut self) -> bool {
+        // A walk that skips disabled rows takes its own search (one test
+        // of a flag that never changes, so the walk that skips nothing
+        // pays one branch per run).
+        if self.cursor.skip {
+            let (cursor, step) = Self::step_skipping(self.cursor, self.end);
+            self.cursor = cursor;
+            return self.start(step);
+        }
         let c = self.cursor;
         let moved = Self::step(c.world, c.state, c.next, c.end, c.driven, c.current);
         self.cursor.next = moved.next;
         self.cursor.current = moved.current;
         self.start(moved.step)
+    }
+
+    /// [`step`](Self::step) for a walk that skips disabled rows: the next
+    /// run of enabled rows of the table being split (the current run ended
+    /// at `end`), else the next table's first (or, for a driven walk, the
+    /// next enabled entity). By value, as `step`; the whole cursor goes in
+    /// and out, which a walk that skips rows can afford.
+    #[inline(never)]
+    fn step_skipping(
+        mut cursor: Cursor<'w, 's, Q, F>,
+        end: usize,
+    ) -> (Cursor<'w, 's, Q, F>, Step<'w, 's, Q, F>) {
+        if let Some((disabled, limit)) = cursor.split {
+            let run = disabled.next_run(end, limit);
+            if !run.is_empty() {
+                return (cursor, Step::Rows(run));
+            }
+            cursor.split = None;
+        }
+        let step = match cursor.driven {
+            None => cursor.next_table(),
+            Some(_) => cursor.next_driven(),
+        };
+        (cursor, step)
     }
 
     /// Points the iterator at the run `step` names.
@@ -337,6 +390,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         driven: Option<ComponentId>,
         current: Option<(ArchetypeId, bool)>,
     ) -> Moved<'w, 's, Q, F> {
+        // Walks that skip disabled rows take `step_skipping`.
         let mut cursor = Cursor {
             world,
             state,
@@ -344,6 +398,8 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             end,
             driven,
             current,
+            skip: false,
+            split: None,
         };
         let step = match cursor.driven {
             None => cursor.next_table(),
@@ -451,11 +507,63 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         acc
     }
 
-    /// `fold` for a driven walk. Out of line, and taking the iterator by
-    /// value: the walk's search is long, and inlined into `fold` it would
-    /// slow the table loop there.
+    /// `fold` for a walk of tables that skips disabled rows: a table with
+    /// disabled rows is folded run by run between them, found by value as
+    /// in `advance`. Out of line and by value, as [`fold_runs`](Self::fold_runs).
     #[inline(never)]
-    fn fold_driven<B, G>(mut self, mut acc: B, mut g: G) -> B
+    fn fold_skipping<B, G>(mut self, init: B, mut g: G) -> B
+    where
+        G: FnMut(B, Q::Item<'w>) -> B,
+    {
+        let mut acc = self.fold_run(init, &mut g);
+        if let Some((disabled, limit)) = self.cursor.split.take() {
+            loop {
+                let run = disabled.next_run(self.end, limit);
+                if run.is_empty() {
+                    break;
+                }
+                self.begin(run);
+                acc = self.fold_run(acc, &mut g);
+            }
+        }
+        let cursor = self.cursor;
+        let matched = &cursor.state.matched()[cursor.next..cursor.end];
+        let archetypes = cursor.world.archetype_slice();
+        for entry in matched {
+            debug_assert!(entry.id.index() < archetypes.len());
+            // SAFETY: the matched list holds archetypes of this world
+            // (contract of `new`), and a world never drops an archetype.
+            let archetype = unsafe { archetypes.get_unchecked(entry.id.index()) };
+            let len = archetype.len();
+            let disabled = archetype.table.disabled();
+            let split = disabled.count() > 0;
+            let mut run = if split {
+                disabled.next_run(0, len)
+            } else {
+                0..len
+            };
+            self.start(Step::Table(entry, archetype, run.clone()));
+            loop {
+                acc = self.fold_run(acc, &mut g);
+                if !split {
+                    break;
+                }
+                run = disabled.next_run(run.end, len);
+                if run.is_empty() {
+                    break;
+                }
+                self.begin(run.clone());
+            }
+        }
+        acc
+    }
+
+    /// `fold` for a driven walk: run by
+    /// run, each found by [`advance`](Self::advance). Out of line, and
+    /// taking the iterator by value: the search is long, and inlined into
+    /// `fold` it would slow the table loop there.
+    #[inline(never)]
+    fn fold_runs<B, G>(mut self, mut acc: B, mut g: G) -> B
     where
         G: FnMut(B, Q::Item<'w>) -> B,
     {
@@ -483,6 +591,16 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Cursor<'w, 's, Q, F> {
             // archetype.
             let archetype = unsafe { archetypes.get_unchecked(entry.id.index()) };
             if !archetype.is_empty() {
+                let disabled = archetype.table.disabled();
+                if self.skip && disabled.count() > 0 {
+                    // Walked in runs between its disabled rows.
+                    let run = disabled.next_run(0, archetype.len());
+                    if run.is_empty() {
+                        continue;
+                    }
+                    self.split = Some((disabled, archetype.len()));
+                    return Step::Table(entry, archetype, run);
+                }
                 return Step::Table(entry, archetype, 0..archetype.len());
             }
         }
@@ -510,6 +628,16 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Cursor<'w, 's, Q, F> {
                 continue;
             };
             let row = loc.row as usize;
+            if self.skip
+                && self
+                    .world
+                    .archetype(loc.archetype)
+                    .table
+                    .disabled()
+                    .contains(row)
+            {
+                continue;
+            }
             match *current {
                 Some((id, true)) if id == loc.archetype => return Step::Rows(row..row + 1),
                 Some((id, false)) if id == loc.archetype => continue,
@@ -550,7 +678,10 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let here = self.end - self.row;
+        // The current table's runs still to come, when it is walked in
+        // runs between disabled rows.
+        let split = self.cursor.split.map_or(0, |(_, limit)| limit - self.end);
+        let here = self.end - self.row + split;
         let (rest, exact) = match self.cursor.driven {
             None => {
                 let matched = &self.cursor.state.matched()[self.cursor.next..self.cursor.end];
@@ -558,7 +689,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
                     .iter()
                     .map(|m| self.cursor.world.archetype(m.id).len())
                     .sum::<usize>();
-                (rest, !Q::FALLIBLE && F::ALWAYS_TRUE)
+                (rest, !Q::FALLIBLE && F::ALWAYS_TRUE && !self.cursor.skip)
             }
             Some(_) => (self.cursor.end - self.cursor.next, false),
         };
@@ -571,8 +702,14 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     where
         G: FnMut(B, Q::Item<'w>) -> B,
     {
+        // A driven walk, and one that skips disabled rows, go run by run
+        // through `advance`; the loop below is for the rest, and stays as
+        // lean as it was before disabling existed.
         if self.cursor.driven.is_some() {
-            return self.fold_driven(init, g);
+            return self.fold_runs(init, g);
+        }
+        if self.cursor.skip {
+            return self.fold_skipping(init, g);
         }
         let mut acc = self.fold_run(init, &mut g);
         let cursor = self.cursor;

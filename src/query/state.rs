@@ -51,6 +51,9 @@ pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     sparse_required: Vec<ComponentId>,
     /// The tick of the previous run; `None` before the first.
     last_run: Option<Tick>,
+    /// True when the query names [`Disabled`](crate::Disabled): it then
+    /// sees disabled entities; every other query skips them.
+    sees_disabled: bool,
 }
 
 /// The sparse set a run walks instead of the matched tables (see
@@ -117,6 +120,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             )
         });
         F::update_access(&filter_state, &mut access);
+        let sees_disabled = world
+            .components()
+            .disabled_id()
+            .is_some_and(|id| access.mentions(id));
         let sparse_required = access
             .required()
             .filter(|&id| world.components().info(id).storage() == StorageType::SparseSet)
@@ -131,6 +138,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             archetypes_seen: 0,
             sparse_required,
             last_run: None,
+            sees_disabled,
         };
         state.update_archetypes(world);
         (state, alias)
@@ -353,6 +361,12 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         };
         let archetype = world.archetype(loc.archetype);
         let row = loc.row as usize;
+        if archetype.table.disabled().count() > 0
+            && self.skips_disabled(world)
+            && archetype.table.disabled().contains(row)
+        {
+            return Err(no_match());
+        }
         // SAFETY: the state belongs to `world` (prepared); the archetype
         // matched, with the archetype states cached for it; `row` holds
         // `entity`; access forwarded from the caller.
@@ -416,6 +430,15 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         TickRange::since(self.last_run, world.change_tick())
     }
 
+    /// True when a run on `world` must skip disabled rows: the query does
+    /// not name [`Disabled`](crate::Disabled) and some entity of `world`
+    /// is disabled. One check per run, so a world with nothing disabled
+    /// pays no more.
+    #[inline(always)]
+    pub(crate) fn skips_disabled(&self, world: &World) -> bool {
+        !self.sees_disabled && world.any_disabled()
+    }
+
     /// The data and filter states.
     pub(crate) fn states(&self) -> (&Q::State, &F::State) {
         (&self.data_state, &self.filter_state)
@@ -448,6 +471,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// plain array; other sparse components are looked up per entity.
     #[inline]
     pub(crate) fn is_dense(&self) -> bool {
+        // A walk of a sparse set's positions reads no table, so it cannot
+        // skip disabled rows: while some entity is disabled, a query that
+        // skips them walks the set entity by entity instead (see
+        // `QueryIter::new_driven`).
         Q::DENSE && F::ALWAYS_TRUE && !self.sparse_required.is_empty()
     }
 

@@ -499,6 +499,13 @@ impl Column {
         unsafe { self.data.push_typed(value) };
     }
 
+    /// Bytes this column holds on the heap: its values' allocation and
+    /// its change ticks'.
+    pub fn heap_bytes(&self) -> usize {
+        self.data.capacity * self.data.item.size()
+            + self.ticks.capacity() * std::mem::size_of::<ComponentTicks>()
+    }
+
     /// How many more values (and, if tracked, ticks) fit without growing.
     #[inline]
     pub fn spare(&self) -> usize {

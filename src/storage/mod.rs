@@ -32,7 +32,7 @@ pub(crate) use column::Column;
 pub use resources::ResourceId;
 pub(crate) use resources::{ResourceTicks, Resources};
 pub(crate) use sparse_set::{SparseSet, SparseSets};
-pub(crate) use table::Table;
+pub(crate) use table::{DisabledRows, Table};
 
 use std::any::Any;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};

@@ -45,6 +45,13 @@ impl SparseSet {
         }
     }
 
+    /// Bytes held on the heap: values, ticks, entity list and sparse index.
+    pub fn heap_bytes(&self) -> usize {
+        self.column.heap_bytes()
+            + self.entities.capacity() * std::mem::size_of::<Entity>()
+            + self.sparse.capacity() * std::mem::size_of::<u32>()
+    }
+
     #[inline]
     pub fn entities(&self) -> &[Entity] {
         &self.entities

@@ -15,6 +15,132 @@ pub(crate) struct Table {
     ids: Box<[ComponentId]>,
     columns: Box<[Column]>,
     entities: Vec<Entity>,
+    /// Which rows hold a disabled entity (see [`DisabledRows`]).
+    disabled: DisabledRows,
+}
+
+/// The rows of one table whose entity has the
+/// [`Disabled`](crate::Disabled) marker: a bit per row and their count.
+///
+/// The marker itself lives in its sparse set; this mirror lets a query
+/// skip a table's disabled rows without a lookup per row, and with a count
+/// of zero (every table, while nothing is disabled) costs it one compare
+/// per table. The table keeps the mirror through its own row moves (swap
+/// removals, moves to another table, reorders); the world sets and clears
+/// bits when the marker comes and goes.
+///
+/// Invariant: no bit is set at or past the table's length, and `count` is
+/// the number of set bits.
+#[derive(Default)]
+pub(crate) struct DisabledRows {
+    bits: Vec<u64>,
+    count: u32,
+}
+
+impl DisabledRows {
+    /// Number of disabled rows.
+    #[inline(always)]
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// True if `row` is disabled.
+    #[inline]
+    pub fn contains(&self, row: usize) -> bool {
+        self.bits
+            .get(row / 64)
+            .is_some_and(|w| w & (1 << (row % 64)) != 0)
+    }
+
+    /// Marks `row` disabled (`on`) or not; true if that changed it.
+    pub fn set(&mut self, row: usize, on: bool) -> bool {
+        if self.contains(row) == on {
+            return false;
+        }
+        let word = row / 64;
+        if self.bits.len() <= word {
+            self.bits.resize(word + 1, 0);
+        }
+        self.bits[word] ^= 1 << (row % 64);
+        if on {
+            self.count += 1;
+        } else {
+            self.count -= 1;
+        }
+        true
+    }
+
+    /// The first row in `from..end` that is not disabled, or `end`.
+    #[inline]
+    pub fn next_enabled(&self, mut from: usize, end: usize) -> usize {
+        while from < end {
+            let word = from / 64;
+            let Some(&w) = self.bits.get(word) else {
+                return from;
+            };
+            // Ones where rows are enabled, from `from` on.
+            let open = !w >> (from % 64);
+            if open != 0 {
+                return (from + open.trailing_zeros() as usize).min(end);
+            }
+            from = (word + 1) * 64;
+        }
+        end
+    }
+
+    /// The first disabled row in `from..end`, or `end`.
+    #[inline]
+    pub fn next_disabled(&self, mut from: usize, end: usize) -> usize {
+        while from < end {
+            let word = from / 64;
+            let Some(&w) = self.bits.get(word) else {
+                return end;
+            };
+            let shut = w >> (from % 64);
+            if shut != 0 {
+                return (from + shut.trailing_zeros() as usize).min(end);
+            }
+            from = (word + 1) * 64;
+        }
+        end
+    }
+
+    /// The next run of enabled rows in `from..end`: its range, empty (at
+    /// `end`) when none is left.
+    #[inline]
+    pub fn next_run(&self, from: usize, end: usize) -> std::ops::Range<usize> {
+        let start = self.next_enabled(from, end);
+        start..self.next_disabled(start, end)
+    }
+
+    /// Mirrors a swap removal of `row` from a table of `len` rows (the
+    /// last row moves into `row`). Returns whether `row` was disabled.
+    fn swap_remove(&mut self, row: usize, len: usize) -> bool {
+        if self.count == 0 {
+            return false;
+        }
+        let was = self.contains(row);
+        let last = len - 1;
+        let moved = self.contains(last);
+        self.set(last, false);
+        if row != last {
+            self.set(row, moved);
+        }
+        was
+    }
+
+    /// Mirrors a reorder: row `i` takes what row `order[i]` held.
+    fn reorder(&mut self, order: &[u32]) {
+        if self.count == 0 {
+            return;
+        }
+        let old = std::mem::take(self);
+        for (i, &from) in order.iter().enumerate() {
+            if old.contains(from as usize) {
+                self.set(i, true);
+            }
+        }
+    }
 }
 
 impl Table {
@@ -27,7 +153,30 @@ impl Table {
                 .map(|&id| Column::new(components.info(id)))
                 .collect(),
             entities: Vec::new(),
+            disabled: DisabledRows::default(),
         }
+    }
+
+    /// Bytes held on the heap: per column, then the entity list and the
+    /// disabled-row mirror together.
+    pub fn heap_bytes(&self) -> (Vec<usize>, usize) {
+        let columns = self.columns.iter().map(Column::heap_bytes).collect();
+        let own = self.entities.capacity() * std::mem::size_of::<Entity>()
+            + self.disabled.bits.capacity() * 8;
+        (columns, own)
+    }
+
+    /// The rows holding disabled entities.
+    #[inline(always)]
+    pub fn disabled(&self) -> &DisabledRows {
+        &self.disabled
+    }
+
+    /// Marks `row` as holding a disabled entity (`on`) or not; true if
+    /// that changed it.
+    pub fn set_disabled(&mut self, row: usize, on: bool) -> bool {
+        assert!(row < self.len(), "row out of bounds");
+        self.disabled.set(row, on)
     }
 
     #[inline]
@@ -230,6 +379,9 @@ impl Table {
         let entity = self.entities[row];
         let dst_row = dst.entities.len();
         dst.entities.push(entity);
+        if self.disabled.swap_remove(row, self.entities.len()) {
+            dst.disabled.set(dst_row, true);
+        }
         let mut j = 0;
         for (i, &id) in self.ids.iter().enumerate() {
             while j < dst.ids.len() && dst.ids[j] < id {
@@ -269,6 +421,7 @@ impl Table {
             // SAFETY: row < len.
             unsafe { c.swap_remove_drop(row, panics) };
         }
+        self.disabled.swap_remove(row, self.entities.len());
         self.entities.swap_remove(row);
         self.entities.get(row).copied()
     }
@@ -276,6 +429,7 @@ impl Table {
     /// Drops every row.
     pub fn clear(&mut self, panics: &mut DeferredPanic) {
         self.entities.clear();
+        self.disabled = DisabledRows::default();
         for c in self.columns.iter_mut() {
             c.clear(panics);
         }
@@ -304,6 +458,7 @@ impl Table {
             // and every column has `len` values (table invariant).
             unsafe { column.permute(order) };
         }
+        self.disabled.reorder(order);
         self.entities = order
             .iter()
             .map(|&from| self.entities[from as usize])
@@ -316,6 +471,16 @@ impl Table {
         for c in self.columns.iter() {
             assert_eq!(c.len(), self.entities.len(), "column length mismatch");
         }
+        let set = (0..self.len())
+            .filter(|&r| self.disabled.contains(r))
+            .count();
+        assert_eq!(set, self.disabled.count as usize, "disabled count mismatch");
+        assert_eq!(
+            self.disabled
+                .next_disabled(self.len(), self.disabled.bits.len() * 64),
+            self.disabled.bits.len() * 64,
+            "a disabled bit past the table's length"
+        );
     }
 }
 

@@ -158,6 +158,7 @@ impl World {
                 announced.extend(group.rows.iter().map(|&r| (r, added.clone())));
             }
         }
+        self.sync_disabled_all(&spawned);
         if !announced.is_empty() {
             announced.sort_by_key(|&(row, _)| row);
             // Every entity gets its requirements before any hook or
@@ -173,6 +174,7 @@ impl World {
             }));
             match completed {
                 Ok(drops) => {
+                    self.sync_disabled_all(&spawned);
                     for d in drops {
                         panics.run(|| d.resume());
                     }

@@ -67,7 +67,10 @@ impl World {
             location(target, row)
         }));
         match written {
-            Ok(loc) => self.entities.set_location(entity.index(), loc),
+            Ok(loc) => {
+                self.entities.set_location(entity.index(), loc);
+                self.sync_disabled(entity);
+            }
             Err(payload) => {
                 // A constructor panicked: nothing was written; the id goes
                 // back, and the panic goes on.
@@ -160,6 +163,7 @@ impl World {
                     r.maker.write_made_sparse(value, w);
                 }
             });
+            self.sync_disabled(entity);
             return panics;
         }
         let extras = |w: &mut Writer<'_>| {
@@ -186,6 +190,7 @@ impl World {
                 }
             }
         }
+        self.sync_disabled(entity);
         panics
     }
 

@@ -32,6 +32,11 @@ pub enum SparseMutError {
     /// added or removed, and they need the whole world.
     #[error("component `{0}` has hooks, observers or required components; use `World::insert_one` and `World::remove_one`, which run them")]
     Announced(String),
+    /// The component is [`Disabled`](crate::Disabled): queries skip
+    /// disabled entities through a mirror the world keeps, which a
+    /// view of the set alone cannot update.
+    #[error("component `{0}` hides entities from queries; use `World::insert_one` and `World::remove_one`")]
+    Disabling(String),
 }
 
 /// One sparse component's set, borrowed from the world for many inserts
@@ -104,6 +109,9 @@ impl World {
         let id = self.components.register::<C>();
         if self.components.lifecycle_active() && self.components.announces(id) {
             return Err(SparseMutError::Announced(short_type_name::<C>()));
+        }
+        if self.components.disabled_id() == Some(id) {
+            return Err(SparseMutError::Disabling(short_type_name::<C>()));
         }
         self.sparse.remember::<C>(id, &self.components, true);
         let tick = self.change_tick();

@@ -1,0 +1,259 @@
+//! Rebuilding a world with the same ids: [`World::spawn_at`] and the
+//! allocator's [`EntitiesSnapshot`].
+
+use thiserror::Error;
+
+use super::{location, DynamicBundle, World};
+use crate::archetype::ArchetypeId;
+use crate::entity::Entity;
+
+/// The state of a world's entity allocator: every slot's generation and
+/// whether it holds a live entity, and the order of the free list (which
+/// decides the ids the next spawns get). Saved with
+/// [`World::entities_snapshot`], put back with [`World::restore_entities`]
+/// once the live entities are back (through [`World::spawn_at`]): from
+/// then on the world hands out the same ids as the original did, which is
+/// what replays, lockstep networking and save games need.
+///
+/// Holds plain numbers ([`slots`](Self::slots), [`free_list`](Self::free_list),
+/// [`from_parts`](Self::from_parts)), to store in any format.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component, Clone)] struct Hp(u32);
+/// let mut original = World::new();
+/// let es: Vec<Entity> = (0..4).map(|i| original.spawn(Hp(i))).collect();
+/// original.despawn(es[1]).unwrap();
+/// original.despawn(es[2]).unwrap();
+/// let saved = original.entities_snapshot();
+/// let next = original.spawn(Hp(9));
+///
+/// let mut copy = World::new();
+/// for e in [es[0], es[3]] {
+///     copy.spawn_at(e, Hp(0));
+/// }
+/// copy.restore_entities(&saved).unwrap();
+/// assert_eq!(copy.spawn(Hp(9)), next);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntitiesSnapshot {
+    slots: Vec<(u32, bool)>,
+    free: Vec<u32>,
+}
+
+impl EntitiesSnapshot {
+    /// Per slot (entity index): its generation (a live entity's, or the
+    /// one the slot hands out next) and whether it held a live entity.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// assert_eq!(world.entities_snapshot().slots(), &[(e.generation(), true)]);
+    /// ```
+    pub fn slots(&self) -> &[(u32, bool)] {
+        &self.slots
+    }
+
+    /// The free list: the indices the next spawns reuse, the last first.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// world.despawn(e).unwrap();
+    /// assert_eq!(world.entities_snapshot().free_list(), &[e.index()]);
+    /// ```
+    pub fn free_list(&self) -> &[u32] {
+        &self.free
+    }
+
+    /// A snapshot from stored parts (as [`slots`](Self::slots) and
+    /// [`free_list`](Self::free_list) gave them). Checked when restored.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.spawn(());
+    /// let saved = world.entities_snapshot();
+    /// let again = mosaic::EntitiesSnapshot::from_parts(saved.slots().to_vec(), saved.free_list().to_vec());
+    /// assert_eq!(again, saved);
+    /// ```
+    pub fn from_parts(slots: Vec<(u32, bool)>, free: Vec<u32>) -> Self {
+        EntitiesSnapshot { slots, free }
+    }
+}
+
+/// Why [`World::restore_entities`] refused a snapshot (changing nothing).
+///
+/// # Example
+/// ```
+/// use mosaic::{EntitiesSnapshot, RestoreEntitiesError, World};
+/// let mut world = World::new();
+/// let snapshot = EntitiesSnapshot::from_parts(vec![(1, true)], vec![]);
+/// assert_eq!(
+///     world.restore_entities(&snapshot),
+///     Err(RestoreEntitiesError::LiveMismatch { index: 0 })
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum RestoreEntitiesError {
+    /// Slot `index` is live in one of the world and the snapshot and not
+    /// in the other, or live in both with different generations: spawn the
+    /// snapshot's live entities with [`World::spawn_at`] first.
+    #[error("entity slot {index} is not live in the world as in the snapshot (spawn the snapshot's live entities with `spawn_at` first)")]
+    LiveMismatch {
+        /// The entity index.
+        index: u32,
+    },
+    /// The world has used more entity slots than the snapshot knows.
+    #[error("the world has {world} entity slots, more than the snapshot's {snapshot}")]
+    TooManySlots {
+        /// Slots the world has.
+        world: usize,
+        /// Slots the snapshot has.
+        snapshot: usize,
+    },
+    /// The free list names a slot out of range, a live slot, or one slot
+    /// twice; or a generation is 0.
+    #[error("the snapshot is malformed: {0}")]
+    Malformed(String),
+}
+
+impl World {
+    /// Spawns an entity with exactly the id `entity` (index and
+    /// generation), as hecs's `spawn_at`: for rebuilding a world with the
+    /// ids of another (a save game, a replay, a network peer). An entity
+    /// living at that index already, of any generation, is despawned
+    /// first. Indices skipped on the way become free.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut elsewhere = World::new();
+    /// for _ in 0..5 { elsewhere.spawn(()); }
+    /// let id = elsewhere.spawn(Hp(3));
+    ///
+    /// let mut world = World::new();
+    /// world.spawn_at(id, Hp(3));
+    /// assert_eq!(world.get::<Hp>(id), Ok(&Hp(3)));
+    /// world.spawn_at(id, Hp(4)); // replaces it
+    /// assert_eq!(world.get::<Hp>(id), Ok(&Hp(4)));
+    /// assert_eq!(world.len(), 1);
+    /// ```
+    pub fn spawn_at(&mut self, entity: Entity, components: impl DynamicBundle) {
+        self.flush();
+        while let Err(occupant) = self.entities.claim(entity) {
+            // Its despawn may run observers, which may spawn: claim again.
+            let _ = self.despawn(occupant);
+            self.flush();
+        }
+        let row = self
+            .archetypes
+            .table_mut(ArchetypeId::EMPTY)
+            .push_empty(entity);
+        self.entities
+            .place(entity, location(ArchetypeId::EMPTY, row));
+        if self.components.lifecycle_active() && self.components.spawn_announced() {
+            self.announce_insert(entity, true, &[]);
+            self.flush_observer_commands();
+        }
+        let _ = components.insert_in(self, entity);
+    }
+
+    /// The state of this world's entity allocator, to restore with
+    /// [`World::restore_entities`] (see [`EntitiesSnapshot`]).
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.spawn(());
+    /// assert_eq!(world.entities_snapshot().slots().len(), 1);
+    /// ```
+    pub fn entities_snapshot(&mut self) -> EntitiesSnapshot {
+        self.flush();
+        let (slots, free) = self.entities.snapshot();
+        EntitiesSnapshot { slots, free }
+    }
+
+    /// Puts back a saved allocator state: the generations of free slots
+    /// and the order of the free list, so the next spawns get the ids they
+    /// got after the snapshot was taken. The world's live entities must be
+    /// the snapshot's (same indices and generations; bring them back with
+    /// [`World::spawn_at`]).
+    ///
+    /// Fails, changing nothing, if they are not, if this world has used
+    /// more entity slots than the snapshot has, or if the snapshot is
+    /// malformed.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::World;
+    /// let mut a = World::new();
+    /// let gone = a.spawn(());
+    /// a.despawn(gone).unwrap();
+    /// let saved = a.entities_snapshot();
+    /// let mut b = World::new();
+    /// b.restore_entities(&saved).unwrap();
+    /// assert_eq!(b.spawn(()), a.spawn(()));
+    /// ```
+    pub fn restore_entities(
+        &mut self,
+        snapshot: &EntitiesSnapshot,
+    ) -> Result<(), RestoreEntitiesError> {
+        self.flush();
+        let slots = &snapshot.slots;
+        if self.entities.slot_count() > slots.len() {
+            return Err(RestoreEntitiesError::TooManySlots {
+                world: self.entities.slot_count(),
+                snapshot: slots.len(),
+            });
+        }
+        if u32::try_from(slots.len()).is_err() {
+            return Err(RestoreEntitiesError::Malformed("too many slots".into()));
+        }
+        for (index, &(generation, live)) in slots.iter().enumerate() {
+            if generation == 0 {
+                return Err(RestoreEntitiesError::Malformed(format!(
+                    "slot {index} has generation 0"
+                )));
+            }
+            let here = self.entities.slot(index);
+            let matches = match here {
+                Some((g, true)) => live && g == generation,
+                Some((_, false)) | None => !live,
+            };
+            if !matches {
+                return Err(RestoreEntitiesError::LiveMismatch {
+                    index: index as u32,
+                });
+            }
+        }
+        let mut seen = vec![false; slots.len()];
+        for &index in &snapshot.free {
+            let i = index as usize;
+            match slots.get(i) {
+                None => {
+                    return Err(RestoreEntitiesError::Malformed(format!(
+                        "free slot {index} is out of range"
+                    )))
+                }
+                Some(&(_, true)) => {
+                    return Err(RestoreEntitiesError::Malformed(format!(
+                        "free slot {index} is live"
+                    )))
+                }
+                Some(_) if seen[i] => {
+                    return Err(RestoreEntitiesError::Malformed(format!(
+                        "free slot {index} is listed twice"
+                    )))
+                }
+                Some(_) => seen[i] = true,
+            }
+        }
+        self.entities.restore(slots, &snapshot.free);
+        Ok(())
+    }
+}

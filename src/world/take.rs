@@ -1,0 +1,802 @@
+//! Components as boxed values, for entities built or moved at run time:
+//! [`World::take`] and [`TakenEntity`], [`EntityBuilder`], and the
+//! [`DynamicBundle`] trait through which [`World::spawn`] takes them all.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+
+use crate::bundle::Bundle;
+use crate::component::{short_type_name, CloneBehavior, CloneBoxed, Component};
+use crate::dynamic::{ComponentSchema, DynamicComponent};
+use crate::entity::Entity;
+use crate::error::{ComponentError, EntityError};
+use crate::world::World;
+
+/// One component as a boxed value that can put itself on an entity.
+pub(crate) trait BoxedComponent: Send + Sync {
+    /// The value's Rust type (`DynamicComponent` for a runtime-defined one).
+    fn value_type(&self) -> TypeId;
+    /// The component's short name.
+    fn name(&self) -> String;
+    /// Gives `entity` this component.
+    fn insert_into(self: Box<Self>, world: &mut World, entity: Entity);
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<C: Component> BoxedComponent for C {
+    fn value_type(&self) -> TypeId {
+        TypeId::of::<C>()
+    }
+
+    fn name(&self) -> String {
+        short_type_name::<C>()
+    }
+
+    fn insert_into(self: Box<Self>, world: &mut World, entity: Entity) {
+        // The entity was checked alive by the caller, and observers run
+        // after each insert may despawn it: then the value is dropped.
+        let _ = world.insert_one(entity, *self);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// A runtime-defined component's value, with its schema so that a world
+/// that has not seen it can register it.
+struct DynamicValue {
+    schema: ComponentSchema,
+    value: DynamicComponent,
+}
+
+impl BoxedComponent for DynamicValue {
+    fn value_type(&self) -> TypeId {
+        TypeId::of::<DynamicComponent>()
+    }
+
+    fn name(&self) -> String {
+        self.value.name().to_owned()
+    }
+
+    fn insert_into(self: Box<Self>, world: &mut World, entity: Entity) {
+        // A world whose own schema of that name differs refuses the value
+        // (dropped): the same rule as `insert_dynamic`.
+        if world.register_dynamic_component(self.schema).is_ok() {
+            let _ = world.insert_dynamic(entity, self.value);
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        &self.value
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        &mut self.value
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        Box::new(self.value)
+    }
+}
+
+/// How a component type's values are taken off an entity as boxes (kept
+/// in its [`ComponentInfo`](crate::ComponentInfo), made where the type is
+/// registered).
+pub(crate) type TakeBoxed = fn(&mut World, Entity) -> Option<Box<dyn BoxedComponent>>;
+
+/// Takes `entity`'s `C` as a box.
+pub(crate) fn take_boxed<C: Component>(
+    world: &mut World,
+    entity: Entity,
+) -> Option<Box<dyn BoxedComponent>> {
+    let value = world.remove_one::<C>(entity).ok()?;
+    Some(Box::new(value))
+}
+
+/// Something [`World::spawn`] can make an entity from: every
+/// [`Bundle`] (a component, a tuple, a `#[derive(Bundle)]` struct), and the
+/// bundles whose components are chosen at run time: a [`TakenEntity`]
+/// and an [`EntityBuilder`]'s [`BuiltEntity`]. hecs has the same trait;
+/// Bevy spells the run-time form `EntityCommands::insert_by_id` and
+/// reflection.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::{DynamicBundle, EntityBuilder};
+/// #[derive(Component)] struct Hp(u32);
+/// fn spawn_any(world: &mut World, parts: impl DynamicBundle) -> Entity {
+///     world.spawn(parts)
+/// }
+/// let mut world = World::new();
+/// let a = spawn_any(&mut world, Hp(3));
+/// let b = spawn_any(&mut world, EntityBuilder::new().add(Hp(4)).build());
+/// assert_eq!(world.get::<Hp>(b).unwrap().0, 4);
+/// # let _ = a;
+/// ```
+pub trait DynamicBundle: Send + 'static {
+    /// Spawns an entity with these components in `world`.
+    #[doc(hidden)]
+    fn spawn_in(self, world: &mut World) -> Entity;
+
+    /// Adds these components to `entity`; fails, dropping them, for a
+    /// stale handle.
+    #[doc(hidden)]
+    fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError>;
+}
+
+impl<B: Bundle> DynamicBundle for B {
+    #[inline]
+    fn spawn_in(self, world: &mut World) -> Entity {
+        world.spawn_bundle(self)
+    }
+
+    #[inline]
+    fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+        world.insert_bundle(entity, self)
+    }
+}
+
+/// Components as boxed values, in the order they were added.
+#[derive(Default)]
+struct Parts(Vec<Box<dyn BoxedComponent>>);
+
+impl Parts {
+    fn position(&self, ty: TypeId) -> Option<usize> {
+        self.0.iter().position(|c| c.value_type() == ty)
+    }
+
+    fn get<T: 'static>(&self) -> Option<&T> {
+        let i = self.position(TypeId::of::<T>())?;
+        self.0[i].as_any().downcast_ref()
+    }
+
+    fn get_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        let i = self.position(TypeId::of::<T>())?;
+        self.0[i].as_any_mut().downcast_mut()
+    }
+
+    fn remove<T: 'static>(&mut self) -> Option<T> {
+        let i = self.position(TypeId::of::<T>())?;
+        self.0.remove(i).into_any().downcast().ok().map(|b| *b)
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.0.iter().map(|c| c.name()).collect()
+    }
+
+    fn spawn_in(self, world: &mut World) -> Entity {
+        let entity = world.spawn_bundle(());
+        let _ = self.insert_in(world, entity);
+        entity
+    }
+
+    fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+        world.flush();
+        if !world.contains(entity) {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        for part in self.0 {
+            part.insert_into(world, entity);
+        }
+        Ok(())
+    }
+}
+
+/// Every component of an entity [`World::take`] despawned, as boxed
+/// values: spawn it into any world (`world.spawn(taken)`), or look at and
+/// take out single components. Dropping it drops each component once.
+/// hecs's `TakenEntity`; Bevy has no whole-entity take (its
+/// `EntityWorldMut::take::<B>` is mosaic's [`World::remove`]).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+/// #[derive(Component, Debug, PartialEq)] struct Name(&'static str);
+/// let mut here = World::new();
+/// let e = here.spawn((Hp(3), Name("orc")));
+/// let taken = here.take(e).unwrap();
+/// assert!(!here.contains(e));
+/// assert_eq!(taken.get::<Hp>(), Some(&Hp(3)));
+///
+/// let mut there = World::new();
+/// let moved = there.spawn(taken);
+/// assert_eq!(there.get::<Name>(moved), Ok(&Name("orc")));
+/// ```
+pub struct TakenEntity {
+    parts: Parts,
+}
+
+impl fmt::Debug for TakenEntity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TakenEntity")
+            .field("components", &self.parts.names())
+            .finish()
+    }
+}
+
+impl TakenEntity {
+    /// The taken `T`, if the entity had one.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(1));
+    /// assert_eq!(world.take(e).unwrap().get::<Hp>(), Some(&Hp(1)));
+    /// ```
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        self.parts.get()
+    }
+
+    /// The taken `T`, mutably.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(1));
+    /// let mut taken = world.take(e).unwrap();
+    /// taken.get_mut::<Hp>().unwrap().0 = 5;
+    /// let e = world.spawn(taken);
+    /// assert_eq!(world.get::<Hp>(e), Ok(&Hp(5)));
+    /// ```
+    pub fn get_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.parts.get_mut()
+    }
+
+    /// Takes `T` out (the rest stays).
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(1));
+    /// let mut taken = world.take(e).unwrap();
+    /// assert_eq!(taken.remove::<Hp>(), Some(Hp(1)));
+    /// assert!(taken.is_empty());
+    /// ```
+    pub fn remove<T: 'static>(&mut self) -> Option<T> {
+        self.parts.remove()
+    }
+
+    /// True if a `T` was taken.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(1));
+    /// assert!(world.take(e).unwrap().has::<Hp>());
+    /// ```
+    pub fn has<T: 'static>(&self) -> bool {
+        self.parts.position(TypeId::of::<T>()).is_some()
+    }
+
+    /// How many components were taken.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// #[derive(Component)] struct B;
+    /// let mut world = World::new();
+    /// let e = world.spawn((A, B));
+    /// assert_eq!(world.take(e).unwrap().len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.parts.0.len()
+    }
+
+    /// True if the entity had no component.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let e = world.spawn(());
+    /// assert!(world.take(e).unwrap().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.parts.0.is_empty()
+    }
+
+    /// The components' short names, in the order they were taken.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(1));
+    /// assert_eq!(world.take(e).unwrap().component_names(), ["Hp"]);
+    /// ```
+    pub fn component_names(&self) -> Vec<String> {
+        self.parts.names()
+    }
+}
+
+impl DynamicBundle for TakenEntity {
+    fn spawn_in(self, world: &mut World) -> Entity {
+        self.parts.spawn_in(world)
+    }
+
+    fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+        self.parts.insert_in(world, entity)
+    }
+}
+
+/// Builds an entity from components chosen at run time (a level editor, a
+/// modding layer, a prefab read from a file): [`add`](Self::add) them, then
+/// `world.spawn(builder.build())`. The builder is empty again after
+/// [`build`](Self::build) and can be reused. Adding a type twice keeps the
+/// last value. hecs's `EntityBuilder`; Bevy builds with repeated
+/// `EntityCommands::insert`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::EntityBuilder;
+/// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+/// #[derive(Component, Debug, PartialEq)] struct Flying;
+/// let mut world = World::new();
+/// let mut builder = EntityBuilder::new();
+/// for level in 0..3 {
+///     builder.add(Hp(level));
+///     if level > 0 {
+///         builder.add(Flying);
+///     }
+///     let e = world.spawn(builder.build());
+///     assert_eq!(world.get::<Hp>(e), Ok(&Hp(level)));
+///     assert_eq!(world.has::<Flying>(e), level > 0);
+/// }
+/// ```
+#[derive(Default)]
+pub struct EntityBuilder {
+    parts: Parts,
+}
+
+impl fmt::Debug for EntityBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EntityBuilder")
+            .field("components", &self.parts.names())
+            .finish()
+    }
+}
+
+impl EntityBuilder {
+    /// An empty builder.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::EntityBuilder::new().is_empty());
+    /// ```
+    pub fn new() -> Self {
+        EntityBuilder::default()
+    }
+
+    /// Adds `component`, replacing a value of the same type.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// b.add(Hp(1)).add(Hp(2));
+    /// assert_eq!(b.get::<Hp>(), Some(&Hp(2)));
+    /// assert_eq!(b.len(), 1);
+    /// ```
+    pub fn add<C: Component>(&mut self, component: C) -> &mut Self {
+        match self.parts.position(TypeId::of::<C>()) {
+            Some(i) => self.parts.0[i] = Box::new(component),
+            None => self.parts.0.push(Box::new(component)),
+        }
+        self
+    }
+
+    /// Adds every component of `bundle` (replacing values of the same
+    /// types).
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// #[derive(Component)] struct B;
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// b.add_bundle((A, B));
+    /// assert_eq!(b.len(), 2);
+    /// ```
+    pub fn add_bundle<B: Bundle>(&mut self, bundle: B) -> &mut Self {
+        struct Adder<'a>(&'a mut EntityBuilder);
+        impl crate::bundle::ComponentWriter for Adder<'_> {
+            fn write<C: Component>(&mut self, value: C) {
+                self.0.add(value);
+            }
+        }
+        bundle.write_components(&mut Adder(self));
+        self
+    }
+
+    /// The added `T`, if any.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// b.add(Hp(7));
+    /// assert_eq!(b.get::<Hp>(), Some(&Hp(7)));
+    /// ```
+    pub fn get<T: Component>(&self) -> Option<&T> {
+        self.parts.get()
+    }
+
+    /// The added `T`, mutably.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// b.add(Hp(7));
+    /// b.get_mut::<Hp>().unwrap().0 += 1;
+    /// assert_eq!(b.get::<Hp>(), Some(&Hp(8)));
+    /// ```
+    pub fn get_mut<T: Component>(&mut self) -> Option<&mut T> {
+        self.parts.get_mut()
+    }
+
+    /// Takes the added `T` back out.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// b.add(Hp(7));
+    /// assert_eq!(b.remove::<Hp>(), Some(Hp(7)));
+    /// assert!(b.is_empty());
+    /// ```
+    pub fn remove<T: Component>(&mut self) -> Option<T> {
+        self.parts.remove()
+    }
+
+    /// True if a `T` was added.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] struct Hp(u32);
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// assert!(!b.has::<Hp>());
+    /// b.add(Hp(1));
+    /// assert!(b.has::<Hp>());
+    /// ```
+    pub fn has<T: Component>(&self) -> bool {
+        self.parts.position(TypeId::of::<T>()).is_some()
+    }
+
+    /// How many components were added.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(mosaic::EntityBuilder::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.parts.0.len()
+    }
+
+    /// True if nothing was added.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::EntityBuilder::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.parts.0.is_empty()
+    }
+
+    /// Drops every added component.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] struct Hp(u32);
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// b.add(Hp(1)).clear();
+    /// assert!(b.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        self.parts.0.clear();
+    }
+
+    /// The added components, to spawn (`world.spawn(builder.build())`) or
+    /// insert; the builder is left empty, ready for the next entity.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// b.add(Hp(1));
+    /// let e = world.spawn(b.build());
+    /// assert!(b.is_empty() && world.has::<Hp>(e));
+    /// ```
+    pub fn build(&mut self) -> BuiltEntity {
+        BuiltEntity {
+            parts: std::mem::take(&mut self.parts),
+        }
+    }
+}
+
+/// The components an [`EntityBuilder`] built, ready for [`World::spawn`]
+/// or [`World::insert`]-like use through [`DynamicBundle`]. Dropping it
+/// drops them.
+///
+/// # Example
+/// ```
+/// # use mosaic::prelude::*;
+/// #[derive(Component)] struct Hp(u32);
+/// let mut world = World::new();
+/// let built = mosaic::EntityBuilder::new().add(Hp(2)).build();
+/// assert_eq!(built.len(), 1);
+/// let e = world.spawn(built);
+/// assert_eq!(world.get::<Hp>(e).unwrap().0, 2);
+/// ```
+pub struct BuiltEntity {
+    parts: Parts,
+}
+
+impl fmt::Debug for BuiltEntity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BuiltEntity")
+            .field("components", &self.parts.names())
+            .finish()
+    }
+}
+
+impl BuiltEntity {
+    /// How many components were built.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::EntityBuilder::new().build().is_empty());
+    /// ```
+    pub fn len(&self) -> usize {
+        self.parts.0.len()
+    }
+
+    /// True if no component was built.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(mosaic::EntityBuilder::new().build().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.parts.0.is_empty()
+    }
+}
+
+impl DynamicBundle for BuiltEntity {
+    fn spawn_in(self, world: &mut World) -> Entity {
+        self.parts.spawn_in(world)
+    }
+
+    fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+        self.parts.insert_in(world, entity)
+    }
+}
+
+impl World {
+    /// Despawns `entity` and gives back every component it had, as a
+    /// [`TakenEntity`] that can be spawned into this or any other world
+    /// (`other.spawn(taken)`). Removal hooks and observers run as for
+    /// [`World::remove`], then despawn ones.
+    ///
+    /// Fails, changing nothing, for a stale handle.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Hp(u32);
+    /// let mut a = World::new();
+    /// let e = a.spawn(Hp(9));
+    /// let taken = a.take(e).unwrap();
+    /// assert_eq!(a.take(e).unwrap_err(), EntityError::NoSuchEntity(e));
+    /// let mut b = World::new();
+    /// let e2 = b.spawn(taken);
+    /// assert_eq!(b.get::<Hp>(e2), Ok(&Hp(9)));
+    /// ```
+    pub fn take(&mut self, entity: Entity) -> Result<TakenEntity, EntityError> {
+        self.flush();
+        let loc = self
+            .entities
+            .get(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
+        let ids = self.components_of(entity, loc);
+        let mut parts = Parts::default();
+        for id in ids {
+            let info = self.components.info(id);
+            if let Some(take) = info.take_boxed() {
+                if let Some(part) = take(self, entity) {
+                    parts.0.push(part);
+                }
+            } else if let Some(schema) = info.schema().cloned() {
+                if let Ok(value) = self.remove_dynamic(entity, schema.name()) {
+                    parts.0.push(Box::new(DynamicValue { schema, value }));
+                }
+            }
+        }
+        // Removal observers may have despawned it already.
+        let _ = self.despawn(entity);
+        Ok(TakenEntity { parts })
+    }
+
+    /// Removes bundle `Old` from `entity` and inserts `new` in its place,
+    /// returning the old components: hecs's `exchange::<Old, New>`
+    /// (Bevy: `remove` then `insert`). The swap of a state ("`Walking` for
+    /// `Running`") in one call.
+    ///
+    /// Fails, changing nothing and dropping `new`, for a stale handle or if
+    /// the entity lacks one of `Old`'s components.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Walking(f32);
+    /// #[derive(Component, Debug, PartialEq)] struct Running(f32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Walking(1.0));
+    /// let old: Walking = world.exchange::<Walking, _>(e, Running(3.0)).unwrap();
+    /// assert_eq!(old, Walking(1.0));
+    /// assert_eq!(world.get::<Running>(e), Ok(&Running(3.0)));
+    /// assert!(!world.has::<Walking>(e));
+    /// assert!(world.exchange::<Walking, _>(e, Running(0.0)).is_err());
+    /// ```
+    pub fn exchange<Old: Bundle, New: DynamicBundle>(
+        &mut self,
+        entity: Entity,
+        new: New,
+    ) -> Result<Old, ComponentError> {
+        let old = self.remove::<Old>(entity)?;
+        // Removal observers may have despawned it: `new` is dropped then.
+        let _ = new.insert_in(self, entity);
+        Ok(old)
+    }
+
+    /// [`World::exchange`] of single components.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Egg;
+    /// #[derive(Component, Debug, PartialEq)] struct Chick;
+    /// let mut world = World::new();
+    /// let e = world.spawn(Egg);
+    /// assert_eq!(world.exchange_one::<Egg, Chick>(e, Chick), Ok(Egg));
+    /// assert!(world.has::<Chick>(e));
+    /// ```
+    pub fn exchange_one<Old: Component, New: Component>(
+        &mut self,
+        entity: Entity,
+        new: New,
+    ) -> Result<Old, ComponentError> {
+        self.exchange::<Old, New>(entity, new)
+    }
+
+    /// Spawns a copy of `entity` in this world, component by component as
+    /// each type's [`CloneBehavior`] says: cloned (the default for `Clone`
+    /// types), made fresh, or skipped (the default for types that are not
+    /// `Clone`). Runtime-defined components are cloned. Returns the copy.
+    /// Bevy's `EntityCommands::clone_and_spawn`.
+    ///
+    /// Fails, changing nothing, for a stale handle.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Debug, PartialEq)] struct Hp(u32);
+    /// // Not `Clone`: a copy does not get it.
+    /// #[derive(Component)] struct Socket(std::net::UdpSocket);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Hp(5));
+    /// let copy = world.clone_entity(e).unwrap();
+    /// assert_eq!(world.get::<Hp>(copy), Ok(&Hp(5)));
+    /// assert_ne!(copy, e);
+    /// ```
+    pub fn clone_entity(&mut self, entity: Entity) -> Result<Entity, EntityError> {
+        self.flush();
+        let parts = self.clone_parts(entity)?;
+        Ok(parts.spawn_in(self))
+    }
+
+    /// [`World::clone_entity`] into another world: spawns the copy in
+    /// `target` and returns it there. Component types are matched by Rust
+    /// type (registered in `target` as needed); the copy follows the
+    /// behaviors of this world.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Debug, PartialEq)] struct Hp(u32);
+    /// let mut a = World::new();
+    /// let mut b = World::new();
+    /// let e = a.spawn(Hp(5));
+    /// let copy = a.clone_entity_to(e, &mut b).unwrap();
+    /// assert_eq!(b.get::<Hp>(copy), Ok(&Hp(5)));
+    /// assert!(a.contains(e));
+    /// ```
+    pub fn clone_entity_to(
+        &mut self,
+        entity: Entity,
+        target: &mut World,
+    ) -> Result<Entity, EntityError> {
+        self.flush();
+        let parts = self.clone_parts(entity)?;
+        Ok(parts.spawn_in(target))
+    }
+
+    /// Sets how [`World::clone_entity`] copies `T` in this world,
+    /// overriding the type's own [`Component::clone_behavior`]: skip a
+    /// `Clone` type, give copies a fresh value, or clone a type the derive
+    /// skipped (with any function).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::CloneBehavior;
+    /// #[derive(Component, Clone)] struct PlayerInput(u8);
+    /// let mut world = World::new();
+    /// world.set_clone_behavior::<PlayerInput>(CloneBehavior::Skip);
+    /// let e = world.spawn(PlayerInput(1));
+    /// let copy = world.clone_entity(e).unwrap();
+    /// assert!(!world.has::<PlayerInput>(copy));
+    /// ```
+    pub fn set_clone_behavior<T: Component>(&mut self, behavior: CloneBehavior<T>) {
+        let id = self.components.register::<T>();
+        self.components
+            .info_mut(id)
+            .set_clone_boxed(CloneBoxed::of::<T>(behavior));
+    }
+
+    /// The copies of `entity`'s components, as its types' behaviors say.
+    fn clone_parts(&self, entity: Entity) -> Result<Parts, EntityError> {
+        let loc = self
+            .entities
+            .get(entity)
+            .ok_or(EntityError::NoSuchEntity(entity))?;
+        let mut parts = Parts::default();
+        for id in self.components_of(entity, loc) {
+            let info = self.components.info(id);
+            if let Some(clone) = info.clone_boxed() {
+                if let Some(part) = (clone.0)(self, entity) {
+                    parts.0.push(part);
+                }
+            } else if let Some(schema) = info.schema() {
+                if let Ok(value) = self.get_dynamic(entity, schema.name()) {
+                    parts.0.push(Box::new(DynamicValue {
+                        schema: schema.clone(),
+                        value: value.clone(),
+                    }));
+                }
+            }
+        }
+        Ok(parts)
+    }
+}

@@ -1,0 +1,372 @@
+//! `Disabled`: every query form skips a disabled entity unless the query
+//! names the marker, and disabling moves no data.
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use mosaic::prelude::*;
+use mosaic::{Disabled, SparseMutError};
+
+#[derive(Component, Debug, Clone, Copy, PartialEq)]
+struct Pos(u32);
+
+#[derive(Component, Debug, Clone, Copy, PartialEq)]
+struct Vel(u32);
+
+#[derive(Component, Debug, Clone, Copy, PartialEq)]
+#[component(storage = "sparse")]
+struct Tag(u32);
+
+fn ids(world: &mut World) -> Vec<u32> {
+    let mut q = world.query::<&Pos>();
+    q.iter(world).map(|p| p.0).collect()
+}
+
+/// `n` entities `Pos(i)`, every `k`th disabled (`i % k == 0`).
+fn world_with(n: u32, k: u32) -> (World, Vec<Entity>) {
+    let mut world = World::new();
+    let all = world.spawn_batch((0..n).map(|i| (Pos(i), Vel(1))));
+    for (i, &e) in all.iter().enumerate() {
+        if i as u32 % k == 0 {
+            world.insert_one(e, Disabled).unwrap();
+        }
+    }
+    world.check_invariants();
+    (world, all)
+}
+
+fn enabled(n: u32, k: u32) -> Vec<u32> {
+    (0..n).filter(|i| i % k != 0).collect()
+}
+
+#[test]
+fn every_iteration_form_skips_disabled_entities() {
+    let (mut world, _) = world_with(300, 7);
+    let want = enabled(300, 7);
+    assert_eq!(ids(&mut world), want);
+
+    let mut q = world.query::<&Pos>();
+    let mut folded = Vec::new();
+    q.iter(&world).for_each(|p| folded.push(p.0));
+    assert_eq!(folded, want);
+    assert_eq!(q.iter(&world).count(), want.len());
+    assert_eq!(
+        q.iter(&world).map(|p| u64::from(p.0)).sum::<u64>(),
+        want.iter().map(|&i| u64::from(i)).sum::<u64>()
+    );
+
+    let mut m = world.query::<(&mut Pos, &Vel)>();
+    for (p, v) in m.iter_mut(&mut world) {
+        p.0 += 1000 * v.0;
+    }
+    m.iter_mut(&mut world).for_each(|(p, _)| p.0 += 1000);
+    let mut all = world.query::<(&Pos, Has<Disabled>)>();
+    for (p, off) in all.iter(&world) {
+        let base = p.0 % 1000;
+        let want_bumped = if off { base } else { base + 2000 };
+        assert_eq!(p.0, want_bumped, "{p:?} disabled={off}");
+        assert_eq!(off, base % 7 == 0);
+    }
+
+    // In a system.
+    let seen = world.run_system_once(|q: Query<&Pos>| q.iter().count());
+    assert_eq!(seen, want.len());
+}
+
+#[test]
+fn get_and_get_mut_refuse_a_disabled_entity() {
+    let (mut world, all) = world_with(10, 2);
+    let mut q = world.query::<&Pos>();
+    assert!(q.get(&world, all[0]).is_err());
+    assert_eq!(q.get(&world, all[1]).unwrap(), &Pos(1));
+    let mut m = world.query::<&mut Pos>();
+    assert!(matches!(
+        m.get_mut(&mut world, all[2]),
+        Err(QueryEntityError::QueryDoesNotMatch { .. })
+    ));
+    assert!(m.get_mut(&mut world, all[3]).is_ok());
+    // Direct access still sees the components.
+    assert_eq!(world.get::<Pos>(all[0]), Ok(&Pos(0)));
+    let seen =
+        world.run_system_once(move |q: Query<&Pos>| (q.get(all[0]).is_ok(), q.get(all[1]).is_ok()));
+    assert_eq!(seen, (false, true));
+}
+
+#[test]
+fn a_query_that_names_disabled_sees_every_entity() {
+    let (mut world, _) = world_with(20, 4);
+    let mut with = world.query_filtered::<&Pos, With<Disabled>>();
+    assert_eq!(
+        with.iter(&world).map(|p| p.0).collect::<Vec<_>>(),
+        [0, 4, 8, 12, 16]
+    );
+    let mut has = world.query::<(&Pos, Has<Disabled>)>();
+    assert_eq!(has.iter(&world).count(), 20);
+    assert_eq!(has.iter(&world).filter(|(_, d)| *d).count(), 5);
+    let mut read = world.query::<(&Pos, &Disabled)>();
+    assert_eq!(read.iter(&world).count(), 5);
+    let mut opt = world.query::<(&Pos, Option<&Disabled>)>();
+    assert_eq!(opt.iter(&world).count(), 20);
+    let mut without = world.query_filtered::<&Pos, Without<Disabled>>();
+    assert_eq!(without.iter(&world).count(), 15);
+    let mut or = world.query_filtered::<&Pos, Or<(With<Disabled>, With<Vel>)>>();
+    assert_eq!(or.iter(&world).count(), 20);
+}
+
+#[test]
+fn disabling_and_enabling_move_no_data() {
+    let mut world = World::new();
+    let all = world.spawn_batch((0..50).map(|i| (Pos(i), Vel(i))));
+    // Register the marker so its registration is not counted below.
+    world.register_component::<Disabled>();
+    let archetypes = world.archetype_count();
+    let before: Vec<_> = all.iter().map(|&e| world.location(e).unwrap()).collect();
+    for &e in all.iter().step_by(3) {
+        world.insert_one(e, Disabled).unwrap();
+    }
+    assert_eq!(world.archetype_count(), archetypes);
+    let after: Vec<_> = all.iter().map(|&e| world.location(e).unwrap()).collect();
+    assert_eq!(before, after, "no entity changed table or row");
+    for &e in all.iter().step_by(3) {
+        world.remove_one::<Disabled>(e).unwrap();
+    }
+    assert_eq!(world.archetype_count(), archetypes);
+    assert_eq!(ids(&mut world), (0..50).collect::<Vec<_>>());
+    world.check_invariants();
+}
+
+#[test]
+fn par_iter_and_par_chunks_skip_disabled_entities() {
+    let (mut world, _) = world_with(2000, 10);
+    let want: BTreeSet<u32> = enabled(2000, 10).into_iter().collect();
+    let mut q = world.query::<&Pos>();
+    let seen = Mutex::new(BTreeSet::new());
+    q.par_iter(&world).for_each(|p| {
+        assert!(seen.lock().unwrap().insert(p.0));
+    });
+    assert_eq!(seen.into_inner().unwrap(), want);
+
+    let mut m = world.query::<&mut Pos>();
+    m.par_iter_mut(&mut world).for_each(|p| p.0 += 10_000);
+    let mut all = world.query::<(&Pos, Has<Disabled>)>();
+    assert!(all.iter(&world).all(|(p, off)| (p.0 >= 10_000) != off));
+
+    let chunked = world.run_system_once(|q: Query<&Pos>| {
+        q.par_chunks(64)
+            .map(|c| c.map(|p| p.0 % 10_000).collect::<Vec<_>>())
+            .into_iter()
+            .flatten()
+            .collect::<BTreeSet<_>>()
+    });
+    assert_eq!(chunked, want);
+}
+
+#[test]
+fn sparse_walks_skip_disabled_entities() {
+    let mut world = World::new();
+    let all = world.spawn_batch((0..200).map(Pos));
+    // A few tagged: queries for the tag walk its set.
+    for &e in all.iter().step_by(20) {
+        world
+            .insert_one(e, Tag(world.get::<Pos>(e).unwrap().0))
+            .unwrap();
+    }
+    world.insert_one(all[40], Disabled).unwrap();
+    world.insert_one(all[41], Disabled).unwrap();
+    let want: Vec<u32> = (0..200).step_by(20).filter(|&i| i != 40).collect();
+
+    // Driven: a table component plus the rare sparse one.
+    let mut q = world.query::<(&Pos, &Tag)>();
+    assert_eq!(q.iter(&world).map(|(p, _)| p.0).collect::<Vec<_>>(), want);
+    let mut folded = Vec::new();
+    q.iter(&world).for_each(|(p, _)| folded.push(p.0));
+    assert_eq!(folded, want);
+    // Dense: sparse data alone.
+    let mut dense = world.query::<&Tag>();
+    assert_eq!(dense.iter(&world).map(|t| t.0).collect::<Vec<_>>(), want);
+    let mut folded = Vec::new();
+    dense.iter(&world).for_each(|t| folded.push(t.0));
+    assert_eq!(folded, want);
+    let mut with_entity = world.query::<(Entity, &Tag)>();
+    assert!(with_entity.iter(&world).all(|(e, _)| e != all[40]));
+    // Filtered by the sparse component.
+    let mut filtered = world.query_filtered::<&Pos, With<Tag>>();
+    assert_eq!(filtered.iter(&world).count(), want.len());
+    // Once nothing is disabled, the dense walk is back.
+    world.remove_one::<Disabled>(all[40]).unwrap();
+    world.remove_one::<Disabled>(all[41]).unwrap();
+    assert_eq!(dense.iter(&world).count(), 10);
+}
+
+#[test]
+fn added_and_changed_skip_disabled_entities() {
+    let mut world = World::new();
+    let mut added = world.query_filtered::<&Pos, Added<Pos>>();
+    let mut changed = world.query_filtered::<&Pos, Changed<Pos>>();
+    let all = world.spawn_batch((0..10).map(Pos));
+    world.insert_one(all[3], Disabled).unwrap();
+    assert_eq!(added.iter(&world).count(), 9);
+    assert_eq!(changed.iter(&world).count(), 9);
+    world.get_mut::<Pos>(all[3]).unwrap().0 = 99;
+    world.get_mut::<Pos>(all[4]).unwrap().0 = 98;
+    assert_eq!(changed.iter(&world).map(|p| p.0).collect::<Vec<_>>(), [98]);
+    // A disabled entity's rows are not stamped by a mutable walk.
+    let mut m = world.query::<&mut Pos>();
+    m.iter_mut(&mut world).for_each(|_| {});
+    let mut changed_all = world.query_filtered::<(Entity, Has<Disabled>), Changed<Pos>>();
+    let _ = changed_all.iter(&world).count();
+    m.iter_mut(&mut world).for_each(|_| {});
+    assert!(changed_all.iter(&world).all(|(_, off)| !off));
+}
+
+#[test]
+fn the_mark_follows_the_entity_through_moves_and_removals() {
+    let mut world = World::new();
+    let all = world.spawn_batch((0..40).map(Pos));
+    let off = all[5];
+    world.insert_one(off, Disabled).unwrap();
+    // Swap removals in its table move it to another row.
+    for &e in &all[..5] {
+        world.despawn(e).unwrap();
+    }
+    world.check_invariants();
+    // An insert moves it to another table.
+    world.insert_one(off, Vel(1)).unwrap();
+    world.check_invariants();
+    // And a removal moves it back.
+    world.remove_one::<Vel>(off).unwrap();
+    world.check_invariants();
+    assert_eq!(ids(&mut world).len(), 34);
+    assert!(!ids(&mut world).contains(&5));
+    // Sorting reorders the rows.
+    world.sort_by_key::<Pos, _>(|p| std::cmp::Reverse(p.0));
+    world.check_invariants();
+    assert_eq!(ids(&mut world), (6..40).rev().collect::<Vec<_>>());
+    // Despawning it clears its row.
+    world.despawn(off).unwrap();
+    world.check_invariants();
+    assert_eq!(world.disabled_count(), 0);
+    assert_eq!(ids(&mut world).len(), 34);
+}
+
+#[test]
+fn spawning_disabled_and_other_entry_points() {
+    let mut world = World::new();
+    let a = world.spawn((Pos(1), Disabled));
+    let batch = world.spawn_batch((0..5).map(|i| (Pos(10 + i), Disabled)));
+    world.spawn(Pos(2));
+    world.check_invariants();
+    assert_eq!(ids(&mut world), [2]);
+    assert!(world.is_disabled(a) && world.is_disabled(batch[4]));
+    assert_eq!(world.disabled_count(), 6);
+
+    // Through the entity handle and commands.
+    world.entity_mut(a).unwrap().remove::<Disabled>().unwrap();
+    let b = batch[0];
+    world.run_system_once(move |mut commands: Commands| {
+        commands.remove::<Disabled>(b);
+    });
+    world.check_invariants();
+    assert_eq!(ids(&mut world), [1, 10, 2]);
+
+    // Insert as part of a bundle with a table component.
+    world.insert(a, (Vel(0), Disabled)).unwrap();
+    world.check_invariants();
+    // `a` left its table; the last row (`Pos(2)`) took its place.
+    assert_eq!(ids(&mut world), [2, 10]);
+
+    // The set view refuses the marker: it cannot keep the mirror.
+    assert!(matches!(
+        world.sparse_mut::<Disabled>(),
+        Err(SparseMutError::Disabling(_))
+    ));
+
+    world.clear();
+    world.check_invariants();
+    assert_eq!(world.disabled_count(), 0);
+    world.spawn(Pos(7));
+    assert_eq!(ids(&mut world), [7]);
+}
+
+#[test]
+fn disabled_rows_at_table_edges_and_whole_tables() {
+    // Bit words: rows around 63/64/127/128, the first and the last row, and
+    // a table entirely disabled next to one that is not.
+    let mut world = World::new();
+    let all = world.spawn_batch((0..200).map(Pos));
+    let off = [0usize, 62, 63, 64, 65, 127, 128, 199];
+    for &i in &off {
+        world.insert_one(all[i], Disabled).unwrap();
+    }
+    let whole = world.spawn_batch((1000..1003).map(|i| (Pos(i), Vel(0))));
+    for &e in &whole {
+        world.insert_one(e, Disabled).unwrap();
+    }
+    world.spawn((Pos(2000), Vel(0), Tag(0)));
+    let want: Vec<u32> = (0..200)
+        .filter(|i| !off.contains(&(*i as usize)))
+        .chain([2000])
+        .collect();
+    assert_eq!(ids(&mut world), want);
+    let mut q = world.query::<&Pos>();
+    let mut folded = Vec::new();
+    q.iter(&world).for_each(|p| folded.push(p.0));
+    assert_eq!(folded, want);
+    let mut iter = q.iter(&world);
+    // Not exact while rows are skipped, and never below what is left.
+    let (low, high) = iter.size_hint();
+    assert!(low <= want.len() && high.unwrap() >= want.len());
+    assert_eq!(iter.by_ref().take(3).count(), 3);
+    assert_eq!(iter.count(), want.len() - 3);
+}
+
+/// A tiny model: random disables, enables, moves and despawns, checked
+/// against a plain set after every step.
+#[test]
+fn random_operations_agree_with_a_model() {
+    let mut world = World::new();
+    let mut live: Vec<Entity> = world.spawn_batch((0..64).map(Pos));
+    let mut off: BTreeSet<Entity> = BTreeSet::new();
+    let mut seed = 0x2545_f491_u64;
+    let mut rand = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let steps = if cfg!(miri) { 60 } else { 600 };
+    for step in 0..steps {
+        let e = live[rand(live.len())];
+        match rand(6) {
+            0 => {
+                world.insert_one(e, Disabled).unwrap();
+                off.insert(e);
+            }
+            1 => {
+                let _ = world.remove_one::<Disabled>(e);
+                off.remove(&e);
+            }
+            2 => world.insert_one(e, Vel(step)).unwrap(),
+            3 => {
+                let _ = world.remove_one::<Vel>(e);
+            }
+            4 => {
+                world.despawn(e).unwrap();
+                live.retain(|&x| x != e);
+                off.remove(&e);
+                live.push(world.spawn(Pos(step)));
+            }
+            _ => world.insert_one(e, Tag(step)).unwrap(),
+        }
+        world.check_invariants();
+        let mut q = world.query::<Entity>();
+        let seen: BTreeSet<Entity> = q.iter(&world).collect();
+        let want: BTreeSet<Entity> = live.iter().copied().filter(|e| !off.contains(e)).collect();
+        assert_eq!(seen, want, "step {step}");
+        let mut folded = BTreeSet::new();
+        q.iter(&world).for_each(|e| {
+            folded.insert(e);
+        });
+        assert_eq!(folded, want, "step {step}");
+    }
+}

@@ -1,0 +1,150 @@
+//! `spawn_at` and the allocator snapshot: a rebuilt world hands out the
+//! same ids as the original.
+
+use mosaic::prelude::*;
+use mosaic::{EntitiesSnapshot, RestoreEntitiesError};
+
+#[derive(Component, Clone, Debug, PartialEq)]
+struct Hp(u32);
+
+/// A deterministic mess of spawns and despawns.
+fn history(world: &mut World) -> Vec<Entity> {
+    let mut live = Vec::new();
+    for i in 0..40u32 {
+        live.push(world.spawn(Hp(i)));
+        if i % 3 == 0 {
+            let gone = live.remove((i as usize * 7) % live.len());
+            world.despawn(gone).unwrap();
+        }
+        if i % 11 == 0 {
+            // A slot reused several times: high generations.
+            let e = world.spawn(Hp(1000 + i));
+            world.despawn(e).unwrap();
+        }
+    }
+    live
+}
+
+#[test]
+fn restoring_the_free_list_replays_the_same_ids() {
+    let mut original = World::new();
+    let live = history(&mut original);
+    let saved = original.entities_snapshot();
+    let values: Vec<Hp> = live
+        .iter()
+        .map(|&e| original.get::<Hp>(e).unwrap().clone())
+        .collect();
+    // What the original does next.
+    let mut next = Vec::new();
+    for i in 0..30 {
+        next.push(original.spawn(Hp(i)));
+        if i % 4 == 0 {
+            original.despawn(next[i as usize / 2]).unwrap();
+        }
+    }
+
+    // Rebuild: live entities at their ids (in any order), then the
+    // allocator state.
+    let mut copy = World::new();
+    for (&e, v) in live.iter().zip(&values).rev() {
+        copy.spawn_at(e, v.clone());
+    }
+    copy.restore_entities(&saved).unwrap();
+    copy.check_invariants();
+    assert_eq!(copy.entities_snapshot(), saved);
+    for (&e, v) in live.iter().zip(&values) {
+        assert_eq!(copy.get::<Hp>(e), Ok(v));
+    }
+    let mut replayed = Vec::new();
+    for i in 0..30 {
+        replayed.push(copy.spawn(Hp(i)));
+        if i % 4 == 0 {
+            copy.despawn(replayed[i as usize / 2]).unwrap();
+        }
+    }
+    assert_eq!(replayed, next);
+    copy.check_invariants();
+}
+
+#[test]
+fn snapshot_parts_round_trip() {
+    let mut world = World::new();
+    history(&mut world);
+    let saved = world.entities_snapshot();
+    let parts = EntitiesSnapshot::from_parts(saved.slots().to_vec(), saved.free_list().to_vec());
+    assert_eq!(parts, saved);
+}
+
+#[test]
+fn spawn_at_replaces_an_occupant_and_frees_skipped_slots() {
+    let mut a = World::new();
+    for _ in 0..9 {
+        a.spawn(());
+    }
+    let far = a.spawn(Hp(1));
+    assert_eq!(far.index(), 9);
+
+    let mut world = World::new();
+    world.spawn_at(far, Hp(1));
+    world.check_invariants();
+    assert_eq!(world.len(), 1);
+    // Indices 0..9 were skipped: free, and handed out next.
+    let mut got: Vec<u32> = (0..9).map(|_| world.spawn(()).index()).collect();
+    got.sort();
+    assert_eq!(got, (0..9).collect::<Vec<_>>());
+    assert_eq!(world.spawn(()).index(), 10);
+
+    // Same index, another generation: the occupant goes.
+    let first = world.spawn(Hp(5));
+    world.despawn(first).unwrap();
+    let reborn = world.spawn(Hp(6));
+    assert_eq!(reborn.index(), first.index());
+    world.spawn_at(first, Hp(7));
+    assert!(!world.contains(reborn));
+    assert_eq!(world.get::<Hp>(first), Ok(&Hp(7)));
+    world.check_invariants();
+}
+
+#[test]
+fn a_mismatched_or_malformed_snapshot_changes_nothing() {
+    let mut original = World::new();
+    let live = history(&mut original);
+    let saved = original.entities_snapshot();
+
+    // Live entities missing.
+    let mut empty = World::new();
+    assert!(matches!(
+        empty.restore_entities(&saved),
+        Err(RestoreEntitiesError::LiveMismatch { .. })
+    ));
+    // A world that used more slots.
+    let mut big = World::new();
+    for _ in 0..saved.slots().len() + 5 {
+        big.spawn(());
+    }
+    assert!(matches!(
+        big.restore_entities(&saved),
+        Err(RestoreEntitiesError::TooManySlots { .. })
+    ));
+    // Malformed free lists.
+    let mut copy = World::new();
+    for &e in &live {
+        copy.spawn_at(e, Hp(0));
+    }
+    let before = copy.entities_snapshot();
+    let live_index = live[0].index();
+    for free in [vec![u32::MAX], vec![live_index]] {
+        let bad = EntitiesSnapshot::from_parts(saved.slots().to_vec(), free);
+        assert!(matches!(
+            copy.restore_entities(&bad),
+            Err(RestoreEntitiesError::Malformed(_))
+        ));
+    }
+    if let Some(&twice) = saved.free_list().first() {
+        let bad = EntitiesSnapshot::from_parts(saved.slots().to_vec(), vec![twice, twice]);
+        assert!(copy.restore_entities(&bad).is_err());
+    }
+    assert_eq!(copy.entities_snapshot(), before, "nothing changed");
+    copy.restore_entities(&saved).unwrap();
+    copy.check_invariants();
+}

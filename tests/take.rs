@@ -1,0 +1,242 @@
+//! `World::take`, `exchange`, `EntityBuilder` and `DynamicBundle`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use mosaic::prelude::*;
+use mosaic::{ComponentSchema, FieldType, FieldValue};
+
+/// Counts its drops.
+#[derive(Component, Debug)]
+struct Counted(u32, Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Counts its drops; sparse storage.
+#[derive(Component, Debug)]
+#[component(storage = "sparse")]
+struct SparseCounted(u32, Arc<AtomicUsize>);
+
+impl Drop for SparseCounted {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[derive(Component, Debug, Clone, PartialEq)]
+struct Name(String);
+
+#[derive(Component, Debug, Clone, Copy, PartialEq)]
+struct Pos(f32, f32);
+
+fn drops(c: &Arc<AtomicUsize>) -> usize {
+    c.load(Ordering::SeqCst)
+}
+
+#[test]
+fn take_then_spawn_elsewhere_moves_every_component_once() {
+    let table = Arc::new(AtomicUsize::new(0));
+    let sparse = Arc::new(AtomicUsize::new(0));
+    let mut a = World::new();
+    let other = a.spawn(Pos(0.0, 0.0));
+    let e = a.spawn((
+        Counted(1, table.clone()),
+        SparseCounted(2, sparse.clone()),
+        Name("orc".into()),
+        Pos(1.0, 2.0),
+    ));
+    let taken = a.take(e).unwrap();
+    a.check_invariants();
+    assert!(!a.contains(e));
+    assert!(a.contains(other));
+    assert_eq!(drops(&table), 0);
+    assert_eq!(drops(&sparse), 0);
+    assert_eq!(taken.len(), 4);
+    assert_eq!(taken.get::<Name>(), Some(&Name("orc".into())));
+    assert_eq!(taken.get::<Pos>(), Some(&Pos(1.0, 2.0)));
+    let mut names = taken.component_names();
+    names.sort();
+    assert_eq!(names, ["Counted", "Name", "Pos", "SparseCounted"]);
+    assert!(format!("{taken:?}").contains("Counted"));
+
+    let mut b = World::new();
+    let moved = b.spawn(taken);
+    b.check_invariants();
+    assert_eq!(drops(&table), 0, "moved, not dropped");
+    assert_eq!(drops(&sparse), 0);
+    assert_eq!(b.get::<Counted>(moved).unwrap().0, 1);
+    assert_eq!(b.get::<SparseCounted>(moved).unwrap().0, 2);
+    assert_eq!(b.get::<Name>(moved), Ok(&Name("orc".into())));
+    assert_eq!(b.get::<Pos>(moved), Ok(&Pos(1.0, 2.0)));
+    drop(b);
+    assert_eq!(drops(&table), 1);
+    assert_eq!(drops(&sparse), 1);
+    drop(a);
+    assert_eq!(drops(&table), 1, "nothing dropped twice");
+    assert_eq!(drops(&sparse), 1);
+}
+
+#[test]
+fn a_dropped_take_drops_each_component_once() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let e = world.spawn((Counted(1, count.clone()), SparseCounted(2, count.clone())));
+    let mut taken = world.take(e).unwrap();
+    let one = taken.remove::<Counted>().unwrap();
+    assert_eq!(one.0, 1);
+    assert!(!taken.has::<Counted>() && taken.has::<SparseCounted>());
+    drop(taken);
+    assert_eq!(drops(&count), 1);
+    drop(one);
+    assert_eq!(drops(&count), 2);
+    drop(world);
+    assert_eq!(drops(&count), 2);
+}
+
+#[test]
+fn take_of_a_stale_entity_changes_nothing() {
+    let mut world = World::new();
+    let e = world.spawn(Pos(1.0, 1.0));
+    let keep = world.spawn(Pos(2.0, 2.0));
+    world.despawn(e).unwrap();
+    assert_eq!(world.take(e).unwrap_err(), EntityError::NoSuchEntity(e));
+    assert_eq!(world.len(), 1);
+    assert_eq!(world.get::<Pos>(keep), Ok(&Pos(2.0, 2.0)));
+    // An empty entity takes as an empty bundle.
+    let empty = world.spawn(());
+    let taken = world.take(empty).unwrap();
+    assert!(taken.is_empty());
+    let again = world.spawn(taken);
+    assert!(world.contains(again));
+}
+
+#[test]
+fn take_keeps_the_disabled_marker_and_runtime_components() {
+    let mut a = World::new();
+    let mana = ComponentSchema::new("Mana").field("max", FieldType::Int);
+    a.register_dynamic_component(mana.clone()).unwrap();
+    let e = a.spawn((Pos(1.0, 0.0), Disabled));
+    a.insert_dynamic(e, mana.instantiate([("max", FieldValue::Int(5))]).unwrap())
+        .unwrap();
+    let taken = a.take(e).unwrap();
+    assert_eq!(taken.len(), 3);
+    let mut b = World::new();
+    let moved = b.spawn(taken);
+    b.check_invariants();
+    assert!(b.is_disabled(moved));
+    assert_eq!(
+        b.get_dynamic(moved, "Mana").unwrap().get("max"),
+        Some(&FieldValue::Int(5))
+    );
+    let mut q = b.query::<&Pos>();
+    assert_eq!(q.iter(&b).count(), 0, "still disabled in its new world");
+}
+
+#[test]
+fn take_runs_removal_observers() {
+    let mut world = World::new();
+    let removed = Arc::new(AtomicUsize::new(0));
+    let r = removed.clone();
+    world.observe(move |_: Trigger<OnRemove<Pos>>, _: DeferredWorld| {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    let e = world.spawn(Pos(0.0, 0.0));
+    let taken = world.take(e).unwrap();
+    assert_eq!(removed.load(Ordering::SeqCst), 1);
+    assert_eq!(taken.len(), 1);
+}
+
+#[test]
+fn exchange_swaps_bundles_or_changes_nothing() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let e = world.spawn((Pos(1.0, 1.0), Name("a".into())));
+    let old: (Pos, Name) = world
+        .exchange::<(Pos, Name), _>(e, Counted(7, count.clone()))
+        .unwrap();
+    assert_eq!(old, (Pos(1.0, 1.0), Name("a".into())));
+    assert!(!world.has::<Pos>(e) && !world.has::<Name>(e));
+    assert_eq!(world.get::<Counted>(e).unwrap().0, 7);
+
+    // The entity lacks `Pos`: nothing changes, the new value is dropped once.
+    let err = world
+        .exchange::<Pos, _>(e, Counted(8, count.clone()))
+        .unwrap_err();
+    assert!(matches!(err, ComponentError::MissingComponent { .. }));
+    assert_eq!(drops(&count), 1);
+    assert_eq!(world.get::<Counted>(e).unwrap().0, 7);
+
+    // Single components; and a stale handle.
+    let f = world.spawn(Pos(0.0, 0.0));
+    assert_eq!(
+        world.exchange_one::<Pos, Name>(f, Name("b".into())),
+        Ok(Pos(0.0, 0.0))
+    );
+    world.despawn(f).unwrap();
+    assert_eq!(
+        world.exchange_one::<Name, Pos>(f, Pos(0.0, 0.0)),
+        Err(ComponentError::NoSuchEntity(f))
+    );
+    world.check_invariants();
+}
+
+#[test]
+fn an_entity_builder_builds_and_is_reused() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let mut builder = EntityBuilder::new();
+    builder.add(Pos(1.0, 1.0)).add(Counted(1, count.clone()));
+    // Adding a type again replaces (and drops) the old value.
+    builder.add(Counted(2, count.clone()));
+    assert_eq!(drops(&count), 1);
+    assert_eq!(builder.len(), 2);
+    assert_eq!(builder.get::<Counted>().unwrap().0, 2);
+    let a = world.spawn(builder.build());
+    assert!(builder.is_empty());
+    builder.add_bundle((Name("x".into()), Pos(3.0, 3.0)));
+    let b = world.spawn(builder.build());
+    assert_eq!(world.get::<Counted>(a).unwrap().0, 2);
+    assert_eq!(world.get::<Pos>(a), Ok(&Pos(1.0, 1.0)));
+    assert_eq!(world.get::<Name>(b), Ok(&Name("x".into())));
+    assert!(!world.has::<Counted>(b));
+
+    // Into an existing entity, and a stale one.
+    builder.add(Name("y".into()));
+    world.insert(a, builder.build()).unwrap();
+    assert_eq!(world.get::<Name>(a), Ok(&Name("y".into())));
+    world.despawn(b).unwrap();
+    builder.add(Counted(3, count.clone()));
+    assert_eq!(
+        world.insert(b, builder.build()),
+        Err(EntityError::NoSuchEntity(b))
+    );
+    assert_eq!(drops(&count), 2, "the refused value is dropped once");
+    world.check_invariants();
+    drop(world);
+    assert_eq!(drops(&count), 3);
+}
+
+#[test]
+fn spawn_takes_any_dynamic_bundle() {
+    fn spawn_all(world: &mut World, parts: Vec<BuiltEntity>) -> Vec<Entity> {
+        parts.into_iter().map(|p| world.spawn(p)).collect()
+    }
+    let mut world = World::new();
+    let parts = (0..3)
+        .map(|i| {
+            let mut b = EntityBuilder::new();
+            b.add(Pos(i as f32, 0.0));
+            b.build()
+        })
+        .collect();
+    let es = spawn_all(&mut world, parts);
+    assert_eq!(world.get::<Pos>(es[2]), Ok(&Pos(2.0, 0.0)));
+    let mut q = world.query::<&Pos>();
+    assert_eq!(q.iter(&world).count(), 3);
+}
+
+use mosaic::BuiltEntity;
