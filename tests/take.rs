@@ -240,3 +240,26 @@ fn spawn_takes_any_dynamic_bundle() {
 }
 
 use mosaic::BuiltEntity;
+
+#[test]
+fn take_leaves_relation_edges_behind_and_both_ends_clean() {
+    #[derive(Component, Debug, PartialEq)]
+    struct Hp(u32);
+    let mut world = World::new();
+    let parent = world.spawn(Hp(1));
+    let child = world.spawn_child(parent, Hp(2)).unwrap();
+    let grandchild = world.spawn_child(child, Hp(3)).unwrap();
+    let taken = world.take(child).unwrap();
+    world.check_invariants();
+    assert!(world.children(parent).is_empty(), "the parent forgot it");
+    assert_eq!(world.parent(grandchild), None, "its child was unparented");
+
+    // Spawned elsewhere it is its components only, with no edge naming
+    // the first world's entities.
+    let mut other = World::new();
+    let copy = other.spawn(taken);
+    other.check_invariants();
+    assert_eq!(other.get::<Hp>(copy), Ok(&Hp(2)));
+    assert_eq!(other.parent(copy), None);
+    assert_eq!(other.entity(copy).unwrap().component_ids().len(), 1);
+}

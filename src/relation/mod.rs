@@ -690,6 +690,15 @@ impl Relations {
         self.skip = previous;
     }
 
+    /// True if `id` is one side of a relation (`Relation<R>` or
+    /// `Sources<R>`): edges, which only relate/unrelate and despawn may
+    /// change, never a value to move out on its own.
+    pub(crate) fn is_edge_component(&self, id: ComponentId) -> bool {
+        self.kinds
+            .iter()
+            .any(|k| k.relation == id || k.sources == id)
+    }
+
     /// How many relation types are registered.
     pub(crate) fn len(&self) -> usize {
         self.kinds.len()

@@ -607,7 +607,9 @@ impl World {
     /// Despawns `entity` and gives back every component it had, as a
     /// [`TakenEntity`] that can be spawned into this or any other world
     /// (`other.spawn(taken)`). Removal hooks and observers run as for
-    /// [`World::remove`], then despawn ones.
+    /// [`World::remove`], then despawn ones. Relation edges are not taken
+    /// (they name this world's entities): the despawn removes them from
+    /// both ends, as any despawn does.
     ///
     /// Fails, changing nothing, for a stale handle.
     ///
@@ -632,6 +634,11 @@ impl World {
         let ids = self.components_of(entity, loc);
         let mut parts = Parts::default();
         for id in ids {
+            // Edges are not values: the despawn below removes them from
+            // both sides (their entities are this world's anyway).
+            if self.relations.is_edge_component(id) {
+                continue;
+            }
             let info = self.components.info(id);
             if let Some(take) = info.take_boxed() {
                 if let Some(part) = take(self, entity) {
