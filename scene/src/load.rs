@@ -217,11 +217,15 @@ impl Decoder<'_> {
         list: impl IntoIterator<Item = &'c SceneComponent>,
     ) -> Result<PendingList<'c>, SceneError> {
         let mut out: PendingList<'_> = Vec::new();
+        let mut index: FxHashMap<&str, usize> = FxHashMap::default();
         for c in list {
             let decoded = self.decode(c, Kind::Component)?;
-            match out.iter_mut().find(|(o, _, _)| o.name == c.name) {
-                Some(slot) => *slot = decoded,
-                None => out.push(decoded),
+            match index.get(c.name.as_str()) {
+                Some(&slot) => out[slot] = decoded,
+                None => {
+                    index.insert(&c.name, out.len());
+                    out.push(decoded);
+                }
             }
         }
         Ok(out)
@@ -447,10 +451,11 @@ impl<'s> Batch<'_, 's> {
     }
 }
 
-/// Refuses a list that names one component twice.
+/// Refuses a list that names one component twice (linear time).
 fn check_unique(list: &[SceneComponent], what: &'static str) -> Result<(), SceneError> {
-    for (i, c) in list.iter().enumerate() {
-        if list[..i].iter().any(|o| o.name == c.name) {
+    let mut seen = rustc_hash::FxHashSet::default();
+    for c in list {
+        if !seen.insert(c.name.as_str()) {
             return Err(SceneError::Duplicate {
                 what,
                 name: c.name.clone(),
@@ -531,7 +536,11 @@ pub(crate) struct PrefabLibrary {
 }
 
 /// Each prefab's components, its `extends` chain applied (base first,
-/// overrides after), or the first unknown prefab / cycle.
+/// overrides after), or the first duplicate, unknown prefab or cycle.
+///
+/// Each prefab is resolved once, from its base's resolved list (a walk up
+/// to the first resolved ancestor, then back down), so a chain of `n`
+/// prefabs costs time linear in `n` and the components' count.
 fn resolve_prefabs(prefabs: &[Prefab]) -> Result<Vec<Vec<SceneComponent>>, SceneError> {
     let mut by_name: FxHashMap<&str, usize> = FxHashMap::default();
     for (i, p) in prefabs.iter().enumerate() {
@@ -544,42 +553,77 @@ fn resolve_prefabs(prefabs: &[Prefab]) -> Result<Vec<Vec<SceneComponent>>, Scene
         }
         check_unique(&p.components, "component")?;
     }
-    let mut out = Vec::with_capacity(prefabs.len());
+    let mut base: Vec<Option<usize>> = Vec::with_capacity(prefabs.len());
     for p in prefabs {
-        let mut chain = vec![p];
-        let mut next = p.extends.as_deref();
-        while let Some(name) = next {
-            let Some(&i) = by_name.get(name) else {
-                return Err(SceneError::UnknownPrefab {
-                    name: name.to_owned(),
-                    suggestion: suggest(name, by_name.keys().copied()),
-                    at: chain.last().map_or(Where::Unknown, |p| p.at.clone()),
-                });
-            };
-            let base = &prefabs[i];
-            if chain.iter().any(|c| c.name == base.name) {
-                let mut names: Vec<String> = chain.iter().map(|c| c.name.clone()).collect();
-                names.push(base.name.clone());
-                let start = names.iter().position(|n| *n == base.name).unwrap_or(0);
-                return Err(SceneError::PrefabCycle {
-                    chain: names[start..].to_vec(),
-                });
+        base.push(match p.extends.as_deref() {
+            None => None,
+            Some(name) => Some(*by_name.get(name).ok_or_else(|| SceneError::UnknownPrefab {
+                name: name.to_owned(),
+                suggestion: suggest(name, by_name.keys().copied()),
+                at: p.at.clone(),
+            })?),
+        });
+    }
+    // 0: not resolved; 1: on the walk being resolved; 2: resolved.
+    let mut state = vec![0u8; prefabs.len()];
+    let mut out: Vec<Vec<SceneComponent>> = vec![Vec::new(); prefabs.len()];
+    let mut walk = Vec::new();
+    for start in 0..prefabs.len() {
+        walk.clear();
+        let mut next = Some(start);
+        while let Some(i) = next {
+            match state[i] {
+                2 => break,
+                1 => return Err(prefab_cycle(prefabs, &walk, i)),
+                _ => {}
             }
-            chain.push(base);
-            next = base.extends.as_deref();
+            state[i] = 1;
+            walk.push(i);
+            next = base[i];
         }
-        let mut components: Vec<SceneComponent> = Vec::new();
-        for p in chain.iter().rev() {
-            for c in &p.components {
-                match components.iter_mut().find(|o| o.name == c.name) {
-                    Some(slot) => *slot = c.clone(),
-                    None => components.push(c.clone()),
-                }
-            }
+        for &i in walk.iter().rev() {
+            let inherited = base[i].map_or(&[][..], |b| &out[b][..]);
+            out[i] = merge(inherited, &prefabs[i].components)
+                .into_iter()
+                .cloned()
+                .collect();
+            state[i] = 2;
         }
-        out.push(components);
     }
     Ok(out)
+}
+
+/// The cycle error for a walk (prefab indices, each extending the next)
+/// that came back to `repeated`.
+fn prefab_cycle(prefabs: &[Prefab], walk: &[usize], repeated: usize) -> SceneError {
+    let from = walk.iter().position(|&i| i == repeated).unwrap_or(0);
+    let mut chain: Vec<String> = walk[from..]
+        .iter()
+        .map(|&i| prefabs[i].name.clone())
+        .collect();
+    chain.push(prefabs[repeated].name.clone());
+    SceneError::PrefabCycle { chain }
+}
+
+/// `base` with `overrides` applied: a component of `overrides` replaces
+/// the one of the same name in `base` (in its place), or is appended.
+/// Linear time: names are looked up in a hash map.
+fn merge<'c>(
+    base: &'c [SceneComponent],
+    overrides: &'c [SceneComponent],
+) -> Vec<&'c SceneComponent> {
+    let mut list: Vec<&SceneComponent> = Vec::with_capacity(base.len() + overrides.len());
+    let mut index: FxHashMap<&str, usize> = FxHashMap::default();
+    for c in base.iter().chain(overrides) {
+        match index.get(c.name.as_str()) {
+            Some(&slot) => list[slot] = c,
+            None => {
+                index.insert(&c.name, list.len());
+                list.push(c);
+            }
+        }
+    }
+    list
 }
 
 impl Scene {
@@ -756,14 +800,7 @@ impl Scene {
         for e in &self.entities {
             check_unique(&e.components, "component")?;
             let base = base_of(&e.prefab, &|| e.at.clone())?;
-            let mut list: Vec<&SceneComponent> =
-                Vec::with_capacity(base.len() + e.components.len());
-            for c in base.iter().chain(&e.components) {
-                match list.iter_mut().find(|o| o.name == c.name) {
-                    Some(slot) => *slot = c,
-                    None => list.push(c),
-                }
-            }
+            let list = merge(base, &e.components);
             let names: Vec<&str> = list.iter().map(|c| c.name.as_str()).collect();
             let group = batch.group(&names, registry);
             for c in list {
@@ -788,8 +825,9 @@ impl Scene {
         for table in &self.tables {
             let first = table.ids.first().copied().unwrap_or_default();
             let at = || binary_entity(first);
-            for (i, c) in table.columns.iter().enumerate() {
-                if table.columns[..i].iter().any(|o| o.name == c.name) {
+            let mut own = rustc_hash::FxHashSet::default();
+            for c in &table.columns {
+                if !own.insert(c.name.as_str()) {
                     return Err(SceneError::Duplicate {
                         what: "component",
                         name: c.name.clone(),
@@ -800,7 +838,7 @@ impl Scene {
             let base = base_of(&table.prefab, &at)?;
             let kept: Vec<&SceneComponent> = base
                 .iter()
-                .filter(|b| table.columns.iter().all(|c| c.name != b.name))
+                .filter(|b| !own.contains(b.name.as_str()))
                 .collect();
             let names: Vec<&str> = kept
                 .iter()
