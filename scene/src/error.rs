@@ -156,6 +156,19 @@ pub enum SceneError {
         /// Where (the second one).
         at: Where,
     },
+    /// An entity's scene id is reserved: at least
+    /// [`Entity::RESERVED_SCENE_IDS`](mosaic::Entity::RESERVED_SCENE_IDS)
+    /// (`0xFFFF_FFFF_0000_0000`). Such an id would read, as an entity
+    /// reference, as the same handle as its low 32 bits; no save writes one.
+    /// (A component value that refers to such an id fails to decode, as
+    /// [`SceneError::WrongShape`].)
+    #[error("scene id {id}{at} is reserved (scene ids must be below 18446744069414584320, 0xFFFF_FFFF_0000_0000)")]
+    ReservedId {
+        /// The id.
+        id: u64,
+        /// Where.
+        at: Where,
+    },
     /// A component refers to a scene id no entity in the scene has.
     #[error("component `{component}`{at} refers to entity {id}, which is not in the scene")]
     DanglingReference {

@@ -744,6 +744,22 @@ impl Scene {
         let listed = self.entities.iter().map(|e| e.id);
         let tabled = self.tables.iter().flat_map(|t| t.ids.iter().copied());
         order.extend(listed.chain(tabled).map(|id| (id, scene_key(id))));
+        let at_position = |i: usize, id: u64| {
+            self.entities
+                .get(i)
+                .map_or_else(|| binary_entity(id), |e| e.at.clone())
+        };
+        // A reserved id would share its key with its low 32 bits.
+        if let Some(i) = order
+            .iter()
+            .position(|&(id, _)| id >= Entity::RESERVED_SCENE_IDS)
+        {
+            let id = order[i].0;
+            return Err(SceneError::ReservedId {
+                id,
+                at: at_position(i, id),
+            });
+        }
         let mut sorted: Vec<u64> = order.iter().map(|&(_, key)| key.to_bits()).collect();
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[0] == w[1]) {
@@ -753,10 +769,7 @@ impl Scene {
                 if !seen.insert(key) {
                     return Err(SceneError::DuplicateId {
                         id,
-                        at: self
-                            .entities
-                            .get(i)
-                            .map_or_else(|| binary_entity(id), |e| e.at.clone()),
+                        at: at_position(i, id),
                     });
                 }
             }

@@ -279,9 +279,54 @@ pub(super) fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
     )
 }
 
+/// How deep a JSON scene may nest arrays and objects: serde_json's own
+/// limit when it decodes a value (it does not apply it when it only finds
+/// a value's end, as reading the document does).
+const JSON_MAX_DEPTH: usize = 128;
+
+/// The byte offset of the first `[` or `{` of `text` nested deeper than
+/// [`JSON_MAX_DEPTH`], if any (outside strings). serde_json finds the end
+/// of each raw value recursively, without a limit: a document nested
+/// 100,000 deep would overflow the stack before any limit applied.
+fn json_too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > JSON_MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
     let text = without_bom(text);
     let source = Source::new(text, Extensions::empty());
+    if let Some(offset) = json_too_deep(&source.text) {
+        return Err(SceneError::Syntax {
+            format: "JSON",
+            message: format!("nested more than {JSON_MAX_DEPTH} levels deep"),
+            at: Where::Text(source.location(offset)),
+        });
+    }
     let doc: Doc<&serde_json::value::RawValue> =
         serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
             format: "JSON",

@@ -102,7 +102,6 @@ fn binary_nested_100_000_deep_is_an_error_not_an_abort() {
 }
 
 #[test]
-#[ignore = "not fixed yet"]
 fn text_nested_100_000_deep_is_an_error() {
     let depth = 100_000;
     let ron = format!(
@@ -115,7 +114,23 @@ fn text_nested_100_000_deep_is_an_error() {
         "[".repeat(depth),
         "]".repeat(depth)
     );
-    for scene in [Scene::from_ron_str(&ron), Scene::from_json_str(&json)] {
+    // The same values in a prefab (read by another path).
+    let ron_prefab = format!(
+        "(prefabs: {{\"Deep\": (components: {{\"Chain\": ({}None{})}})}})",
+        "Some((".repeat(depth),
+        "))".repeat(depth)
+    );
+    let json_prefab = format!(
+        "{{\"prefabs\": {{\"Deep\": {{\"components\": {{\"Chain\": {}null{}}}}}}}}}",
+        "{\"a\": ".repeat(depth),
+        "}".repeat(depth)
+    );
+    for scene in [
+        Scene::from_ron_str(&ron),
+        Scene::from_json_str(&json),
+        Scene::from_ron_str(&ron_prefab),
+        Scene::from_json_str(&json_prefab),
+    ] {
         let mut world = World::new();
         let err = load(scene, &mut world).unwrap_err();
         assert!(
@@ -127,7 +142,6 @@ fn text_nested_100_000_deep_is_an_error() {
 }
 
 #[test]
-#[ignore = "not fixed yet"]
 fn scene_ids_are_never_folded_to_32_bits() {
     // Two ids with the same low 32 bits are two entities, or an error;
     // never one entity reported twice, never one mistaken for the other.
