@@ -1,6 +1,7 @@
 //! Loading a scene into a world (all-or-nothing), and prefabs at run time.
 
 use std::cell::OnceCell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
@@ -626,6 +627,143 @@ fn merge<'c>(
     list
 }
 
+/// A scene checked and decoded, ready to go into a world: the last step of
+/// [`Scene::spawn_into`], the only one that changes the world.
+struct Apply<'o, 's> {
+    new_schemas: Vec<ComponentSchema>,
+    order: &'o [(u64, Entity)],
+    groups: Vec<Group<'s>>,
+    rank: FxHashMap<&'s str, usize>,
+    dynamics: Vec<(usize, Box<dyn Pending>)>,
+    resources: Vec<Box<dyn Pending>>,
+    needs_map: bool,
+}
+
+/// The first panic caught while a load goes on.
+type Caught = Option<Box<dyn std::any::Any + Send>>;
+
+/// Runs `f`, keeping its panic (the first one) in `caught`.
+fn keep_panic(caught: &mut Caught, f: impl FnOnce()) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+        caught.get_or_insert(payload);
+    }
+}
+
+impl Apply<'_, '_> {
+    /// Puts the entities in, with their components (typed ones a column at
+    /// a time), and the resources; returns the entities (by position), the
+    /// map from scene keys to them (if needed) and the panic of a hook or
+    /// observer, if one panicked, for the caller to resume once it has put
+    /// in the rest of the scene (its prefabs).
+    ///
+    /// A hook or observer that panics does not stop the load half-way: the
+    /// panic is held until the whole scene is in. (If the core took the
+    /// entities back out, as it does when a required component's
+    /// constructor panics, nothing more goes in and the panic goes on at
+    /// once: the world keeps only the schemas the scene declared.)
+    fn run(mut self, world: &mut World) -> (Vec<Entity>, FxHashMap<Entity, Entity>, Caught) {
+        for schema in &self.new_schemas {
+            if let Err(e) = world.register_dynamic_component(schema.clone()) {
+                unreachable!("schema checked above: {e}");
+            }
+        }
+        let (spawned, map, mut caught) = self.spawn(world);
+        if caught.is_some() && !spawned.iter().any(|&e| world.contains(e)) {
+            if let Some(payload) = caught {
+                resume_unwind(payload);
+            }
+        }
+        let mapper = || KeyMapper {
+            map: &map,
+            missing: None,
+            calls: 0,
+        };
+        for (row, mut p) in self.dynamics {
+            p.map_entities(&mut mapper());
+            keep_panic(&mut caught, || p.put(world, Some(spawned[row])));
+        }
+        for mut p in self.resources {
+            p.map_entities(&mut mapper());
+            keep_panic(&mut caught, || p.put(world, None));
+        }
+        (spawned, map, caught)
+    }
+
+    /// Spawns the entities with their typed components; returns them (by
+    /// position), the map from scene keys to them (if needed), and the
+    /// panic of a hook or observer, if one panicked.
+    fn spawn(&mut self, world: &mut World) -> (Vec<Entity>, FxHashMap<Entity, Entity>, Caught) {
+        let (order, needs_map, rank) = (self.order, self.needs_map, &self.rank);
+        let groups = std::mem::take(&mut self.groups);
+        let mut handles = Vec::new();
+        let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            world.spawn_column_batches(order.len(), |spawned| {
+                handles = spawned.to_vec();
+                if needs_map {
+                    map = order
+                        .iter()
+                        .zip(spawned)
+                        .map(|(&(_, key), &e)| (key, e))
+                        .collect();
+                }
+                let mut mapper = KeyMapper {
+                    map: &map,
+                    missing: None,
+                    calls: 0,
+                };
+                groups
+                    .into_iter()
+                    .map(|g| g.into_batch(needs_map.then_some(&mut mapper), rank))
+                    .collect()
+            })
+        }));
+        match result {
+            Ok(Ok(spawned)) => (spawned, map, None),
+            // Every position has a group, each with one position per value.
+            Ok(Err(e)) => unreachable!("every entity is in one group: {e}"),
+            Err(payload) => (handles, map, Some(payload)),
+        }
+    }
+}
+
+/// Keeps a loaded scene's prefabs in `world`, for
+/// [`SpawnPrefab::spawn_prefab`].
+fn keep_prefabs(world: &mut World, source: PrefabSource) {
+    let source = Arc::new(source);
+    let library = world.resource_or_default::<PrefabLibrary>();
+    for (i, (name, _)) in source.prefabs.iter().enumerate() {
+        library
+            .by_name
+            .insert(name.clone(), (Arc::clone(&source), i));
+    }
+}
+
+impl Group<'_> {
+    /// The group's positions and its columns as a batch (mapped with
+    /// `mapper` if given; columns in the order `rank` gives their names).
+    fn into_batch(
+        mut self,
+        mapper: Option<&mut KeyMapper<'_>>,
+        rank: &FxHashMap<&str, usize>,
+    ) -> (Vec<usize>, ColumnBatch) {
+        if let Some(mapper) = mapper {
+            for column in &mut self.columns {
+                column.map_all(mapper);
+            }
+        }
+        let mut columns: Vec<_> = self.names.iter().zip(self.columns).collect();
+        columns.sort_by_key(|(name, _)| rank.get(*name).copied());
+        let mut batch = ColumnBatch::new(self.rows.len());
+        for (_, column) in columns {
+            if let Err(e) = batch.push_column(column.into_batch()) {
+                unreachable!("names, and lengths, checked above: {e}");
+            }
+        }
+        (self.rows, batch)
+    }
+}
+
 impl Scene {
     /// Spawns the scene's entities into `world`, with their components
     /// (prefab ones first, then the entity's own, which override), inserts
@@ -644,6 +782,13 @@ impl Scene {
     /// All-or-nothing: every name, id, prefab, reference and value is
     /// checked and decoded before anything changes; on any error the world
     /// is exactly as it was.
+    ///
+    /// A hook or observer that panics during the load does not leave half
+    /// a scene: the panic is held until the whole scene is in (entities,
+    /// every component, resources, prefabs), then goes on to the caller.
+    /// A required component's constructor that panics makes the core take
+    /// the new entities back out; then nothing more of the scene goes in
+    /// (only the schemas it declared stay declared) and the panic goes on.
     ///
     /// # Example
     /// ```
@@ -902,95 +1047,42 @@ impl Scene {
             decoder.schemas.values().map(|&s| s.clone()).collect();
 
         // Everything checked: now change the world.
-        for schema in &new_schemas {
-            if let Err(e) = world.register_dynamic_component(schema.clone()) {
-                unreachable!("schema checked above: {e}");
-            }
-        }
         let Batch {
             groups,
             rank,
-            mut dynamics,
+            dynamics,
             ..
         } = batch;
-        // Entity references to remap, or prefabs to keep (which remap
-        // theirs later): the map from scene keys to the entities spawned.
-        let needs_map = entity_refs_decoded() != refs_before || !self.prefabs.is_empty();
-        let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
-        let spawned = world.spawn_column_batches(order.len(), |spawned| {
-            if needs_map {
-                map = order
-                    .iter()
-                    .zip(spawned)
-                    .map(|(&(_, key), &e)| (key, e))
-                    .collect();
-            }
-            let mut mapper = KeyMapper {
-                map: &map,
-                missing: None,
-                calls: 0,
-            };
-            groups
-                .into_iter()
-                .map(|mut g| {
-                    if needs_map {
-                        for column in &mut g.columns {
-                            column.map_all(&mut mapper);
-                        }
-                    }
-                    let mut columns: Vec<_> = g.names.iter().zip(g.columns).collect();
-                    columns.sort_by_key(|(name, _)| rank.get(*name).copied());
-                    let mut batch = ColumnBatch::new(g.rows.len());
-                    for (_, column) in columns {
-                        if let Err(e) = batch.push_column(column.into_batch()) {
-                            unreachable!("names, and lengths, checked above: {e}");
-                        }
-                    }
-                    (g.rows, batch)
-                })
-                .collect()
-        });
-        // Every position has a group, each with one position per value.
-        let spawned = match spawned {
-            Ok(spawned) => spawned,
-            Err(e) => unreachable!("every entity is in one group: {e}"),
-        };
-        for (_, p) in &mut dynamics {
-            p.map_entities(&mut KeyMapper {
-                map: &map,
-                missing: None,
-                calls: 0,
-            });
+        let (spawned, map, caught) = Apply {
+            new_schemas,
+            order: &order,
+            groups,
+            rank,
+            dynamics,
+            resources: resources.into_iter().map(|(_, p, _)| p).collect(),
+            // Entity references to remap, or prefabs to keep (which remap
+            // theirs later): the map from scene keys to the entities spawned.
+            needs_map: entity_refs_decoded() != refs_before || !self.prefabs.is_empty(),
         }
-        for (row, p) in dynamics {
-            p.put(world, Some(spawned[row]));
-        }
-        for (_, mut p, _) in resources {
-            p.map_entities(&mut KeyMapper {
-                map: &map,
-                missing: None,
-                calls: 0,
-            });
-            p.put(world, None);
-        }
+        .run(world);
         if !self.prefabs.is_empty() {
-            let source = Arc::new(PrefabSource {
-                prefabs: self
-                    .prefabs
-                    .iter()
-                    .zip(resolved)
-                    .map(|(p, list)| (p.name.clone(), list))
-                    .collect(),
-                schemas: all_schemas,
-                registry: registry.clone(),
-                ids: map,
-            });
-            let library = world.resource_or_default::<PrefabLibrary>();
-            for (i, (name, _)) in source.prefabs.iter().enumerate() {
-                library
-                    .by_name
-                    .insert(name.clone(), (Arc::clone(&source), i));
-            }
+            keep_prefabs(
+                world,
+                PrefabSource {
+                    prefabs: self
+                        .prefabs
+                        .iter()
+                        .zip(resolved)
+                        .map(|(p, list)| (p.name.clone(), list))
+                        .collect(),
+                    schemas: all_schemas,
+                    registry: registry.clone(),
+                    ids: map,
+                },
+            );
+        }
+        if let Some(payload) = caught {
+            resume_unwind(payload);
         }
         Ok(SceneSpawn {
             order: order.iter().map(|&(id, _)| id).zip(spawned).collect(),

@@ -333,7 +333,6 @@ fn panicking(_: mosaic::DeferredWorld, _: Entity) {
 struct Score(u32);
 
 #[test]
-#[ignore = "not fixed yet"]
 fn a_panicking_hook_never_leaves_half_a_scene() {
     let mut registry = registry();
     registry.register::<Touchy>();
@@ -366,4 +365,45 @@ fn a_panicking_hook_never_leaves_half_a_scene() {
     assert_eq!(manas, 2);
     use mosaic_scene::SpawnPrefab;
     assert!(world.spawn_prefab("Tree", ()).is_ok());
+}
+
+static SHAKY_FAILS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[derive(Component, Debug)]
+struct Shaky;
+
+impl Default for Shaky {
+    fn default() -> Self {
+        if SHAKY_FAILS.load(std::sync::atomic::Ordering::SeqCst) {
+            panic!("Shaky::default panics");
+        }
+        Shaky
+    }
+}
+
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[require(Shaky)]
+struct NeedsShaky(u32);
+
+#[test]
+fn a_panicking_required_constructor_leaves_nothing_of_the_scene() {
+    let mut registry = registry();
+    registry.register::<NeedsShaky>();
+    registry.register_resource::<Score>();
+    let text = "(resources: {\"Score\": (7)},
+        prefabs: {\"Tree\": (components: {\"Health\": (3)})},
+        entities: [(id: 1, components: {\"NeedsShaky\": (1)}), (id: 2, components: {\"Health\": (2)})])";
+    let scene = Scene::from_ron_str(text).unwrap();
+    let mut world = World::new();
+    SHAKY_FAILS.store(true, std::sync::atomic::Ordering::SeqCst);
+    let result = catch_unwind(AssertUnwindSafe(|| scene.spawn_into(&mut world, &registry)));
+    SHAKY_FAILS.store(false, std::sync::atomic::Ordering::SeqCst);
+    assert!(result.is_err(), "the panic goes on to the caller");
+    world.check_invariants();
+    assert_eq!(world.len(), 0);
+    assert_eq!(world.get_resource::<Score>(), None);
+    use mosaic_scene::SpawnPrefab;
+    assert!(world.spawn_prefab("Tree", ()).is_err());
+    // And loads cleanly afterwards.
+    assert_eq!(scene.spawn_into(&mut world, &registry).unwrap().len(), 2);
 }
