@@ -551,6 +551,10 @@ struct TableOut<'a> {
     ids: &'a [u64],
     prefab: Option<&'a str>,
     columns: Vec<(&'a str, Codec<'a>, Cell<&'a [u8]>)>,
+    /// Written as JSON: non-finite floats are refused (JSON has none).
+    json: bool,
+    /// The first value refused: its component and why.
+    refused: std::cell::RefCell<Option<(String, String)>>,
 }
 
 /// One entity of a [`TableOut`] (the next row of each column).
@@ -577,7 +581,15 @@ impl Serialize for RowValues<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.columns.len()))?;
         for (name, codec, cursor) in &self.0.columns {
-            map.serialize_entry(name, &CellValue { codec, cursor })?;
+            map.serialize_entry(
+                name,
+                &CellValue {
+                    name,
+                    codec,
+                    cursor,
+                    table: self.0,
+                },
+            )?;
         }
         map.end()
     }
@@ -585,8 +597,10 @@ impl Serialize for RowValues<'_, '_> {
 
 /// The next value of a column.
 struct CellValue<'c, 'a> {
+    name: &'a str,
     codec: &'c Codec<'a>,
     cursor: &'c Cell<&'a [u8]>,
+    table: &'c TableOut<'a>,
 }
 
 impl Serialize for CellValue<'_, '_> {
@@ -596,6 +610,12 @@ impl Serialize for CellValue<'_, '_> {
         let mut result = None;
         self.codec
             .write(&mut bytes, &mut |value| {
+                if self.table.json {
+                    if let Err(message) = finite(value) {
+                        *self.table.refused.borrow_mut() = Some((self.name.to_owned(), message));
+                        return;
+                    }
+                }
                 if let Some(serializer) = serializer.take() {
                     result = Some(erased_serde::serialize(value, serializer));
                 }
@@ -659,8 +679,52 @@ fn writers<'a>(
     format: Format,
 ) -> Result<Vec<(&'a str, ValueWriter<'a>)>, SceneError> {
     list.iter()
-        .map(|c| Ok((c.name.as_str(), c.value.writer(&c.name, format)?)))
+        .map(|c| {
+            let writer = c.value.writer(&c.name, format)?;
+            if let (Format::Json, ValueWriter::Content(content)) = (format, &writer) {
+                finite_content(content).map_err(|message| SceneError::Encode {
+                    component: c.name.clone(),
+                    message,
+                })?;
+            }
+            Ok((c.name.as_str(), writer))
+        })
         .collect()
+}
+
+/// Refuses a value holding a NaN or infinite float: JSON has no way to
+/// write one (serde_json writes `null`, which then fails to load).
+fn finite(value: &dyn erased_serde::Serialize) -> Result<(), String> {
+    finite_content(&super::value::to_content(value)?)
+}
+
+/// [`finite`] for a value in the serde data model.
+fn finite_content(value: &serde_content::Value<'_>) -> Result<(), String> {
+    use serde_content::{Data, Number, Value};
+    let data = |d: &Data<'_>| -> Result<(), String> {
+        match d {
+            Data::Unit => Ok(()),
+            Data::NewType { value } => finite_content(value),
+            Data::Tuple { values } => values.iter().try_for_each(finite_content),
+            Data::Struct { fields } => fields.iter().try_for_each(|(_, v)| finite_content(v)),
+        }
+    };
+    match value {
+        Value::Number(Number::F32(f)) if !f.is_finite() => Err(non_finite(f64::from(*f))),
+        Value::Number(Number::F64(f)) if !f.is_finite() => Err(non_finite(*f)),
+        Value::Seq(items) | Value::Tuple(items) => items.iter().try_for_each(finite_content),
+        Value::Map(entries) => entries
+            .iter()
+            .try_for_each(|(k, v)| finite_content(k).and_then(|()| finite_content(v))),
+        Value::Option(Some(inner)) => finite_content(inner),
+        Value::Struct(s) => data(&s.data),
+        Value::Enum(e) => data(&e.data),
+        _ => Ok(()),
+    }
+}
+
+fn non_finite(f: f64) -> String {
+    format!("{f} cannot be written as JSON (JSON has no NaN or infinity; RON and binary scenes keep them)")
 }
 
 fn doc_out(scene: &Scene, format: Format) -> Result<DocOut<'_>, SceneError> {
@@ -709,6 +773,8 @@ fn doc_out(scene: &Scene, format: Format) -> Result<DocOut<'_>, SceneError> {
                 .iter()
                 .map(|t| {
                     Ok(TableOut {
+                        json: format == Format::Json,
+                        refused: Default::default(),
                         ids: &t.ids,
                         prefab: t.prefab.as_deref(),
                         columns: t
@@ -775,6 +841,10 @@ impl Scene {
 
     /// The scene as pretty JSON.
     ///
+    /// Fails (with [`SceneError::Encode`] naming the component) on a NaN or
+    /// infinite float, which JSON cannot hold; RON and binary scenes keep
+    /// them exactly.
+    ///
     /// # Example
     /// ```
     /// use mosaic_scene::Scene;
@@ -784,7 +854,13 @@ impl Scene {
     /// ```
     pub fn to_json_string(&self) -> Result<String, SceneError> {
         let doc = doc_out(self, Format::Json)?;
-        serde_json::to_string_pretty(&doc).map_err(encode_error)
+        let written = serde_json::to_string_pretty(&doc);
+        for table in &doc.entities.tables {
+            if let Some((component, message)) = table.refused.take() {
+                return Err(SceneError::Encode { component, message });
+            }
+        }
+        written.map_err(encode_error)
     }
 
     /// The scene in the compact binary form (postcard). Entities are stored

@@ -237,7 +237,6 @@ fn prefab_and_schema_errors_say_where_and_which_prefab() {
 }
 
 #[test]
-#[ignore = "not fixed yet"]
 fn json_refuses_non_finite_floats() {
     for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
         let mut world = World::new();
@@ -259,6 +258,15 @@ fn json_refuses_non_finite_floats() {
             .0;
         assert_eq!(back.to_bits(), bad.to_bits());
     }
+    // A scene read from RON and resolved (values held in memory) too.
+    let mut scene =
+        Scene::from_ron_str("(entities: [(id: 1, components: {\"Speed\": (inf)})])").unwrap();
+    scene.resolve(&registry()).unwrap();
+    let err = scene.to_json_string().unwrap_err();
+    assert!(
+        matches!(&err, SceneError::Encode { component, .. } if component == "Speed"),
+        "{err}"
+    );
 }
 
 #[test]
