@@ -80,6 +80,17 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
     }
 }
 
+/// " (in the `extends` of prefab `P`)", unless `at` names the prefab
+/// already (binary scenes).
+fn extended_by(prefab: &Option<String>, at: &Where) -> String {
+    match (prefab, at) {
+        (Some(p), Where::Text(_) | Where::Unknown) => {
+            format!(" (in the `extends` of prefab `{p}`)")
+        }
+        _ => String::new(),
+    }
+}
+
 fn at_field(path: &str) -> String {
     if path.is_empty() {
         String::new()
@@ -191,10 +202,17 @@ pub enum SceneError {
         at: Where,
     },
     /// An entity or prefab names a prefab that does not exist.
-    #[error("unknown prefab `{name}`{at}{}", did_you_mean(suggestion))]
+    #[error(
+        "unknown prefab `{name}`{}{at}{}",
+        extended_by(in_prefab, at),
+        did_you_mean(suggestion)
+    )]
     UnknownPrefab {
         /// The prefab name.
         name: String,
+        /// The prefab whose `extends` names it (`None` for an entity's
+        /// `prefab`, or a prefab spawned by name).
+        in_prefab: Option<String>,
         /// The closest known name, if one is close.
         suggestion: Option<String>,
         /// Where.
@@ -219,12 +237,14 @@ pub enum SceneError {
     },
     /// A runtime-defined component's schema is invalid or conflicts with
     /// the world's.
-    #[error("schema of `{component}`: {error}")]
+    #[error("schema of `{component}`{at}: {error}")]
     Schema {
         /// The component name.
         component: String,
         /// What is wrong.
         error: SchemaError,
+        /// Where the schema is in the file (its body, for text files).
+        at: Where,
     },
     /// A value read from one format cannot be written to another without
     /// its type: call [`Scene::resolve`](super::Scene::resolve) first.

@@ -560,6 +560,7 @@ fn resolve_prefabs(prefabs: &[Prefab]) -> Result<Vec<Vec<SceneComponent>>, Scene
             None => None,
             Some(name) => Some(*by_name.get(name).ok_or_else(|| SceneError::UnknownPrefab {
                 name: name.to_owned(),
+                in_prefab: Some(p.name.clone()),
                 suggestion: suggest(name, by_name.keys().copied()),
                 at: p.at.clone(),
             })?),
@@ -826,20 +827,19 @@ impl Scene {
             registry,
             schemas: world_schemas.iter().map(|s| (s.name(), s)).collect(),
         };
-        for (i, (schema, _)) in self.schemas.iter().enumerate() {
+        let mut declared = rustc_hash::FxHashSet::default();
+        for (schema, at) in &self.schemas {
             let fail = |error| SceneError::Schema {
                 component: schema.name().to_owned(),
                 error,
+                at: at.clone(),
             };
             schema.validate().map_err(fail)?;
-            if self.schemas[..i]
-                .iter()
-                .any(|(s, _)| s.name() == schema.name())
-            {
+            if !declared.insert(schema.name()) {
                 return Err(SceneError::Duplicate {
                     what: "schema",
                     name: schema.name().to_owned(),
-                    at: Where::Unknown,
+                    at: at.clone(),
                 });
             }
             match decoder.schemas.get(schema.name()) {
@@ -948,6 +948,7 @@ impl Scene {
                     Some(&i) => Ok(&resolved[i]),
                     None => Err(SceneError::UnknownPrefab {
                         name: name.clone(),
+                        in_prefab: None,
                         suggestion: suggest(name, prefab_index.keys().copied()),
                         at: at(),
                     }),
@@ -1139,6 +1140,7 @@ impl SpawnPrefab for World {
                 .unwrap_or_default();
             return Err(SceneError::UnknownPrefab {
                 name: name.to_owned(),
+                in_prefab: None,
                 suggestion: suggest(name, known.iter().map(String::as_str)),
                 at: Where::Unknown,
             });
@@ -1159,6 +1161,7 @@ impl SpawnPrefab for World {
                     error: SchemaError::Conflict {
                         name: schema.name().to_owned(),
                     },
+                    at: Where::Unknown,
                 });
             }
         }

@@ -47,6 +47,7 @@ fn save(
                     name: schema.name().to_owned(),
                     rust_type: entry.type_name.to_owned(),
                 },
+                at: Where::Unknown,
             });
         }
     }

@@ -60,12 +60,15 @@ impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Ordered
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, bound(deserialize = "R: Deserialize<'de>"))]
 struct Doc<R> {
+    /// Each schema's body, read on its own (so errors can say where it is).
     #[serde(default)]
-    schemas: Ordered<String, Ordered<String, String>>,
+    schemas: Ordered<String, R>,
     #[serde(default)]
     resources: Ordered<String, R>,
+    /// Each prefab's body, read on its own as a [`PrefabDoc`] (so errors
+    /// can say where the prefab is).
     #[serde(default)]
-    prefabs: Ordered<String, PrefabDoc<R>>,
+    prefabs: Ordered<String, R>,
     #[serde(default)]
     entities: Vec<EntityDoc<R>>,
 }
@@ -123,13 +126,19 @@ impl<'de> Deserialize<'de> for RonSpan<'de> {
 /// `ron::value::raw`).
 pub(crate) const RON_RAW_VALUE: &str = "$ron::private::RawValue";
 
-/// A schema from its name and `(field, type name)` pairs, as files write it.
-fn schema_of(name: String, fields: Vec<(String, String)>) -> Result<ComponentSchema, SceneError> {
+/// A schema from its name and `(field, type name)` pairs, as files write
+/// it; `at` is where it is, for errors.
+fn schema_of(
+    name: String,
+    fields: Vec<(String, String)>,
+    at: &Where,
+) -> Result<ComponentSchema, SceneError> {
     let mut schema = ComponentSchema::new(name);
     for (field, ty) in fields {
         let ty: FieldType = ty.parse().map_err(|error| SceneError::Schema {
             component: schema.name().to_owned(),
             error,
+            at: at.clone(),
         })?;
         schema = schema.field(field, ty);
     }
@@ -141,12 +150,21 @@ pub(crate) fn ron_options() -> ron::Options {
     ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
 }
 
-/// Turns a parsed document into a scene, given how to locate a raw value.
+/// How a format reads what the document left raw: each value (kept as its
+/// span), and the bodies of prefabs and schemas (parsed on their own).
+trait Bodies<R> {
+    fn value(&self, raw: &R) -> SceneValue;
+    fn prefab(&self, raw: &R) -> Result<PrefabDoc<R>, SceneError>;
+    fn schema(&self, raw: &R) -> Result<Ordered<String, String>, SceneError>;
+}
+
+/// Turns a parsed document into a scene.
 fn build<R>(
     doc: Doc<R>,
-    value: impl Fn(&R) -> SceneValue,
+    bodies: &impl Bodies<R>,
     format: &'static str,
 ) -> Result<Scene, SceneError> {
+    let value = |raw: &R| bodies.value(raw);
     let components = |list: Ordered<String, R>| -> Vec<SceneComponent> {
         list.0
             .into_iter()
@@ -157,8 +175,21 @@ fn build<R>(
             .collect()
     };
     let mut schemas = Vec::new();
-    for (name, fields) in doc.schemas.0 {
-        schemas.push((schema_of(name, fields.0)?, Where::Unknown));
+    for (name, raw) in doc.schemas.0 {
+        let at = value(&raw).at();
+        let fields = bodies.schema(&raw)?;
+        schemas.push((schema_of(name, fields.0, &at)?, at));
+    }
+    let mut prefabs = Vec::with_capacity(doc.prefabs.0.len());
+    for (name, raw) in doc.prefabs.0 {
+        let at = value(&raw).at();
+        let p = bodies.prefab(&raw)?;
+        prefabs.push(Prefab {
+            name,
+            extends: p.extends,
+            components: components(p.components),
+            at,
+        });
     }
     let mut entities = Vec::with_capacity(doc.entities.len());
     for e in doc.entities {
@@ -181,17 +212,7 @@ fn build<R>(
     Ok(Scene {
         schemas,
         resources: components(doc.resources),
-        prefabs: doc
-            .prefabs
-            .0
-            .into_iter()
-            .map(|(name, p)| Prefab {
-                name,
-                extends: p.extends,
-                components: components(p.components),
-                at: Where::Unknown,
-            })
-            .collect(),
+        prefabs,
         entities,
         tables: Vec::new(),
         registry: None,
@@ -267,16 +288,47 @@ pub(super) fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
                     column: e.span.start.col,
                 }),
             })?;
-    let source2 = Arc::clone(&source);
-    build(
-        doc,
-        move |raw| SceneValue::Text {
+    build(doc, &RonBodies(&source), "RON")
+}
+
+/// [`Bodies`] of a RON file.
+struct RonBodies<'s>(&'s Arc<Source>);
+
+impl<'s> RonBodies<'s> {
+    /// Parses `raw` (a span of the file) as a `T`, with the file's options.
+    fn parse<'a, T: Deserialize<'a>>(&self, raw: &'a str) -> Result<T, SceneError> {
+        let source = self.0;
+        let options = ron_options().with_default_extension(source.ron_extensions);
+        options.from_str(raw).map_err(|e| SceneError::Syntax {
+            format: "RON",
+            message: e.code.to_string(),
+            at: Where::Text(source.relative(
+                source.span_of(raw).start,
+                Location {
+                    line: e.span.start.line,
+                    column: e.span.start.col,
+                },
+            )),
+        })
+    }
+}
+
+impl<'a> Bodies<RonSpan<'a>> for RonBodies<'_> {
+    fn value(&self, raw: &RonSpan<'a>) -> SceneValue {
+        SceneValue::Text {
             format: Format::Ron,
-            source: Arc::clone(&source2),
-            span: source2.span_of(raw.0),
-        },
-        "RON",
-    )
+            source: Arc::clone(self.0),
+            span: self.0.span_of(raw.0),
+        }
+    }
+
+    fn prefab(&self, raw: &RonSpan<'a>) -> Result<PrefabDoc<RonSpan<'a>>, SceneError> {
+        self.parse(raw.0)
+    }
+
+    fn schema(&self, raw: &RonSpan<'a>) -> Result<Ordered<String, String>, SceneError> {
+        self.parse(raw.0)
+    }
 }
 
 /// How deep a JSON scene may nest arrays and objects: serde_json's own
@@ -330,23 +382,59 @@ pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
     let doc: Doc<&serde_json::value::RawValue> =
         serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
             format: "JSON",
-            message: {
-                let m = e.to_string();
-                m.rfind(" at line ")
-                    .map_or(m.clone(), |i| m[..i].to_owned())
-            },
+            message: strip_position(&e),
             at: Where::Text(source.location(json_offset(&source.text, e.line(), e.column()))),
         })?;
-    let source2 = Arc::clone(&source);
-    build(
-        doc,
-        move |raw| SceneValue::Text {
+    build(doc, &JsonBodies(&source), "JSON")
+}
+
+/// [`Bodies`] of a JSON file.
+struct JsonBodies<'s>(&'s Arc<Source>);
+
+impl JsonBodies<'_> {
+    /// Parses `raw` (a span of the file) as a `T`.
+    fn parse<'a, T: Deserialize<'a>>(&self, raw: &'a str) -> Result<T, SceneError> {
+        let source = self.0;
+        serde_json::from_str(raw).map_err(|e| SceneError::Syntax {
+            format: "JSON",
+            message: strip_position(&e),
+            at: Where::Text(
+                source.location(source.span_of(raw).start + json_offset(raw, e.line(), e.column())),
+            ),
+        })
+    }
+}
+
+impl<'a> Bodies<&'a serde_json::value::RawValue> for JsonBodies<'_> {
+    fn value(&self, raw: &&'a serde_json::value::RawValue) -> SceneValue {
+        SceneValue::Text {
             format: Format::Json,
-            source: Arc::clone(&source2),
-            span: source2.span_of(raw.get()),
-        },
-        "JSON",
-    )
+            source: Arc::clone(self.0),
+            span: self.0.span_of(raw.get()),
+        }
+    }
+
+    fn prefab(
+        &self,
+        raw: &&'a serde_json::value::RawValue,
+    ) -> Result<PrefabDoc<&'a serde_json::value::RawValue>, SceneError> {
+        self.parse(raw.get())
+    }
+
+    fn schema(
+        &self,
+        raw: &&'a serde_json::value::RawValue,
+    ) -> Result<Ordered<String, String>, SceneError> {
+        self.parse(raw.get())
+    }
+}
+
+/// serde_json's message without its " at line L column C" suffix (errors
+/// give the position in the whole file instead).
+fn strip_position(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    m.rfind(" at line ")
+        .map_or(m.clone(), |i| m[..i].to_owned())
 }
 
 /// `(name, postcard bytes)` of each value of one prefab.
@@ -454,7 +542,7 @@ pub(crate) fn parse_binary(buffer: Vec<u8>) -> Result<Scene, SceneError> {
     let mut schemas = Vec::new();
     for (name, fields) in doc.schemas {
         let at = Where::Binary(format!("schema `{name}`"));
-        schemas.push((schema_of(name, fields)?, at));
+        schemas.push((schema_of(name, fields, &at)?, at));
     }
     let resources = components(doc.resources);
     let prefabs = doc

@@ -204,7 +204,6 @@ fn ron_errors_point_at_the_offending_token() {
 }
 
 #[test]
-#[ignore = "not fixed yet"]
 fn prefab_and_schema_errors_say_where_and_which_prefab() {
     let text = "(prefabs: {\n  \"Tree\": (components: {}),\n  \"Oak\": (extends: \"Tre\"),\n})";
     let mut world = World::new();

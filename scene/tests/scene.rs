@@ -1053,6 +1053,7 @@ fn spawn_prefab_at_run_time() {
         err,
         SceneError::UnknownPrefab {
             name: "OldTre".into(),
+            in_prefab: None,
             suggestion: Some("OldTree".into()),
             at: Where::Unknown,
         }
@@ -1726,6 +1727,13 @@ fn unknown_prefab() {
         );
     }
     assert_eq!(
+        errors[0].to_string(),
+        format!(
+            "unknown prefab `Bas` (in the `extends` of prefab `Tree`) at line 1, column {}; did you mean `Base`?",
+            find(text, "(extends").column
+        )
+    );
+    assert_eq!(
         errors[2].to_string(),
         "unknown prefab `Bas` in prefab `Tree`; did you mean `Base`?"
     );
@@ -1813,11 +1821,12 @@ fn schema_errors() {
             error: SchemaError::Conflict {
                 name: "Mana".into()
             },
+            at: text_at(1, 20),
         }
     );
     assert_eq!(
         err.to_string(),
-        "schema of `Mana`: component `Mana` is already declared with a different schema"
+        "schema of `Mana` at line 1, column 20: component `Mana` is already declared with a different schema"
     );
     // The same fields in another order are another schema.
     let err = ron_error(r#"(schemas: {"Mana": {"max": "float", "current": "int"}})"#);
@@ -1858,7 +1867,7 @@ fn schema_errors() {
     let err = ron_error(r#"(schemas: {"Stamina": {"left": "integer"}})"#);
     assert_eq!(
         err.to_string(),
-        "schema of `Stamina`: unknown field type `integer` (expected bool, int, float, string or entity)"
+        "schema of `Stamina` at line 1, column 23: unknown field type `integer` (expected bool, int, float, string or entity)"
     );
     let err = json_error(r#"{"schemas": {"Stamina": {"left": "long"}}}"#);
     assert!(
@@ -2552,6 +2561,7 @@ fn rust_type_after_runtime_component_of_its_name_is_refused() {
                 name: "Hp".into(),
                 rust_type: std::any::type_name::<Hp>().into(),
             },
+            at: Where::Unknown,
         }
     );
     // Without it the world saves, and the file loads.
@@ -2605,7 +2615,7 @@ fn save_refuses_a_registry_name_a_runtime_component_has() {
     assert!(
         matches!(
             &err,
-            SceneError::Schema { component, error: SchemaError::TakenByRustType { rust_type, .. } }
+            SceneError::Schema { component, error: SchemaError::TakenByRustType { rust_type, .. }, .. }
                 if component == "Vigor" && rust_type == std::any::type_name::<Health>()
         ),
         "{err:?}"
