@@ -698,6 +698,16 @@ impl Apply<'_, '_> {
         let groups = std::mem::take(&mut self.groups);
         let mut handles = Vec::new();
         let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
+        if world.is_empty() {
+            // Saved handles come back as they were, when the world can
+            // give them (it never had an entity; every id is a handle's
+            // bits, not a hand-written small id).
+            let ids: Option<Vec<Entity>> =
+                order.iter().map(|&(id, _)| Entity::from_bits(id)).collect();
+            if let Some(ids) = ids {
+                world.prepare_spawn_ids(&ids);
+            }
+        }
         let result = catch_unwind(AssertUnwindSafe(|| {
             world.spawn_column_batches(order.len(), |spawned| {
                 handles = spawned.to_vec();
@@ -783,6 +793,17 @@ impl Scene {
     /// All-or-nothing: every name, id, prefab, reference and value is
     /// checked and decoded before anything changes; on any error the world
     /// is exactly as it was.
+    ///
+    /// Into a world that has never had an entity, the saved entities get
+    /// their saved handles back exactly (each scene id is the saved
+    /// entity's [`Entity::to_bits`](mosaic::Entity::to_bits)), so a replay,
+    /// a rollback or a late-joining client names entities as the saving
+    /// world did; hand-written small ids (below 2^32), or ids far beyond
+    /// the scene's size, get fresh handles instead. Into any other world
+    /// the entities get fresh handles ([`SceneSpawn`] maps ids to them);
+    /// either way they are spawned in scene order, archetype by archetype
+    /// in order of first appearance, so in a world that had none of their
+    /// archetypes they iterate in the saved world's order.
     ///
     /// A hook or observer that panics during the load does not leave half
     /// a scene: the panic is held until the whole scene is in (entities,

@@ -414,3 +414,70 @@ fn a_panicking_required_constructor_leaves_nothing_of_the_scene() {
     // And loads cleanly afterwards.
     assert_eq!(scene.spawn_into(&mut world, &registry).unwrap().len(), 2);
 }
+
+/// A world with several archetypes, built in an order that makes the
+/// archetypes' creation order differ from their components' order.
+fn mixed_world() -> World {
+    let mut world = World::new();
+    for i in 0..6u32 {
+        match i % 3 {
+            0 => {
+                world.spawn((Health(i), Speed(i as f32)));
+            }
+            1 => {
+                world.spawn(Speed(i as f32));
+            }
+            _ => {
+                world.spawn(Health(i));
+            }
+        }
+    }
+    let e = world.spawn(Health(99));
+    world.insert_one(e, Speed(1.5)).unwrap();
+    world.spawn(());
+    world
+}
+
+/// The `Health` values a query visits, in order.
+fn healths(world: &mut World) -> Vec<u32> {
+    let mut q = world.query::<&Health>();
+    q.iter(world).map(|h| h.0).collect()
+}
+
+#[test]
+fn a_loaded_world_iterates_in_the_saved_order() {
+    let mut world = mixed_world();
+    let registry = registry();
+    let scene = Scene::from_world(&world, &registry).unwrap();
+    let ron = scene.to_ron_string().unwrap();
+    let bin = scene.to_binary().unwrap();
+    for copy_scene in [
+        Scene::from_ron_str(&ron).unwrap(),
+        Scene::from_binary(&bin).unwrap(),
+    ] {
+        let mut copy = World::new();
+        let spawned = copy_scene.spawn_into(&mut copy, &registry).unwrap();
+        let original: Vec<u64> = world.iter().map(|e| e.id().to_bits()).collect();
+        let by_entity: std::collections::HashMap<Entity, u64> =
+            spawned.iter().map(|(id, e)| (e, id)).collect();
+        let loaded: Vec<u64> = copy.iter().map(|e| by_entity[&e.id()]).collect();
+        assert_eq!(loaded, original, "World::iter order");
+        assert_eq!(healths(&mut copy), healths(&mut world), "query order");
+    }
+}
+
+#[test]
+fn save_load_save_is_byte_identical() {
+    let world = mixed_world();
+    let registry = registry();
+    let first = Scene::from_world(&world, &registry).unwrap();
+    let (ron, bin) = (first.to_ron_string().unwrap(), first.to_binary().unwrap());
+    let mut copy = World::new();
+    Scene::from_binary(&bin)
+        .unwrap()
+        .spawn_into(&mut copy, &registry)
+        .unwrap();
+    let second = Scene::from_world(&copy, &registry).unwrap();
+    assert_eq!(second.to_ron_string().unwrap(), ron);
+    assert_eq!(second.to_binary().unwrap(), bin);
+}
