@@ -543,6 +543,15 @@ impl Entities {
         if !self.meta.is_empty() || !self.pending.is_empty() || self.len != 0 {
             return false;
         }
+        // The ids fresh allocation gives anyway (0, 1, 2, ... of the first
+        // generation): nothing to arrange.
+        if ids
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.index() as usize == i && e.generation == FIRST_GENERATION)
+        {
+            return self.fresh.handed_out() == 0;
+        }
         let Some(max) = ids.iter().map(|e| e.index()).max() else {
             return true;
         };
