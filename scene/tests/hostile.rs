@@ -314,14 +314,13 @@ fn an_entity_with_50_000_components_fails_quickly() {
     assert!(start.elapsed() < budget(), "{:?}", start.elapsed());
 }
 
-/// The time the two big-scene tests may take: 100 ms in an optimised
-/// build; a debug build (cargo test's default) is given ten times that.
+/// A guard against super-linear time, not a benchmark: the quadratic and
+/// cubic versions took 12 s and 8.6 s in release builds (minutes in
+/// debug); the linear ones take a few milliseconds in release (measured
+/// separately, see the commit), a few hundred in debug. The bound is loose
+/// so a busy machine cannot fail it.
 fn budget() -> Duration {
-    if cfg!(debug_assertions) {
-        Duration::from_millis(1000)
-    } else {
-        Duration::from_millis(100)
-    }
+    Duration::from_secs(if cfg!(debug_assertions) { 10 } else { 2 })
 }
 
 static PANIC: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
