@@ -17,7 +17,7 @@ use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::columns::{write_postcard, Codec};
-use super::error::{Location, SceneError, Where};
+use super::error::{SceneError, Where};
 use super::value::{json_offset, Format, SceneValue, Source, ValueWriter};
 use super::{ColumnBytes, Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
 use mosaic::{ComponentSchema, FieldType};
@@ -283,10 +283,7 @@ pub(super) fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
             .map_err(|e| SceneError::Syntax {
                 format: "RON",
                 message: e.code.to_string(),
-                at: Where::Text(Location {
-                    line: e.span.start.line,
-                    column: e.span.start.col,
-                }),
+                at: Where::Text(source.ron_error_at(0, &source.text, e.span.start)),
             })?;
     build(doc, &RonBodies(&source), "RON")
 }
@@ -302,13 +299,7 @@ impl<'s> RonBodies<'s> {
         options.from_str(raw).map_err(|e| SceneError::Syntax {
             format: "RON",
             message: e.code.to_string(),
-            at: Where::Text(source.relative(
-                source.span_of(raw).start,
-                Location {
-                    line: e.span.start.line,
-                    column: e.span.start.col,
-                },
-            )),
+            at: Where::Text(source.ron_error_at(source.span_of(raw).start, raw, e.span.start)),
         })
     }
 }

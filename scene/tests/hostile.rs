@@ -480,3 +480,33 @@ fn save_load_save_is_byte_identical() {
     assert_eq!(second.to_ron_string().unwrap(), ron);
     assert_eq!(second.to_binary().unwrap(), bin);
 }
+
+/// Issue #18, hostile item 3: a RON error is placed at the offending token,
+/// not at the whitespace (or comment) before it, so a bad value on a line
+/// of its own is reported on that line: inside a component value, in a
+/// prefab's body, and in the document itself.
+#[test]
+fn ron_errors_point_past_whitespace_and_comments() {
+    let cases = [
+        // A field of a component value.
+        "(entities: [\n    (id: 1, components: {\n        \"Health\":\n            (\n              \"many\")}),\n])",
+        // After a comment.
+        "(entities: [\n    (id: 1, components: {\n        \"Speed\": ( // fast\n             \"quick\")}),\n])",
+        // A prefab's component.
+        "(prefabs: {\"A\": (components: {\n  \"Health\":\n     (\n      \"lots\")})})",
+        // The document: a prefab name that is not a string.
+        "(entities: [\n    (id: 1,\n\n     prefab: 7),\n])",
+        // An unknown section.
+        "(entities: [],\n    bogus: 3,\n)",
+    ];
+    let tokens = ["\"many\"", "\"quick\"", "\"lots\"", "7)", "bogus"];
+    for (text, token) in cases.iter().zip(tokens) {
+        let mut world = World::new();
+        let err = load(Scene::from_ron_str(text), &mut world).unwrap_err();
+        let at = match &err {
+            SceneError::WrongShape { at, .. } | SceneError::Syntax { at, .. } => at.clone(),
+            other => panic!("{other}"),
+        };
+        assert_eq!(at, text_at(text, token), "{err}\n{text}");
+    }
+}
