@@ -242,6 +242,16 @@ impl FreshIndices {
             .ok()
     }
 
+    /// Takes `0..n` if no index was ever handed out; false (taking none)
+    /// otherwise.
+    fn take_first(&self, n: u64) -> bool {
+        n <= u64::from(u32::MAX)
+            && self
+                .next
+                .compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
+
     /// Gives back `start..end`, the last indices taken, if no index was
     /// taken since. Returns false (giving back nothing) otherwise.
     fn give_back(&self, start: u64, end: u64) -> bool {
@@ -521,6 +531,61 @@ impl Entities {
         debug_assert!(self.free.is_empty() && *self.free_cursor.get_mut() == 0);
         self.free.extend((batch.next..batch.end).rev());
         *self.free_cursor.get_mut() = self.free.len() as i64;
+    }
+
+    /// Arranges that the next allocations ([`Entities::alloc`]) return
+    /// exactly `ids`, in order; the other slots below the largest index are
+    /// left free (generation 1). Only for an allocator that never handed out
+    /// an index: returns false, changing nothing, otherwise, or if two ids
+    /// share an index, or an index is `limit` or more (every slot below the
+    /// largest index is made).
+    pub fn prepare_exact(&mut self, ids: &[Entity], limit: u32) -> bool {
+        if !self.meta.is_empty() || !self.pending.is_empty() || self.len != 0 {
+            return false;
+        }
+        // The ids fresh allocation gives anyway (0, 1, 2, ... of the first
+        // generation): nothing to arrange.
+        if ids
+            .iter()
+            .enumerate()
+            .all(|(i, e)| e.index() as usize == i && e.generation == FIRST_GENERATION)
+        {
+            return self.fresh.handed_out() == 0;
+        }
+        let Some(max) = ids.iter().map(|e| e.index()).max() else {
+            return true;
+        };
+        if max >= limit {
+            return false;
+        }
+        let slots = max as usize + 1;
+        let mut wanted: Vec<Option<NonZeroU32>> = vec![None; slots];
+        for e in ids {
+            if wanted[e.index() as usize].replace(e.generation).is_some() {
+                return false;
+            }
+        }
+        // Only if no index was ever handed out (a command buffer may hold
+        // the shared counter): take `0..slots` in one step.
+        if !self.fresh.take_first(slots as u64) {
+            return false;
+        }
+        self.meta = wanted
+            .iter()
+            .map(|g| EntityMeta {
+                generation: g.unwrap_or(FIRST_GENERATION),
+                location: EntityLocation::INVALID,
+            })
+            .collect();
+        // `alloc` pops from the end: the other free slots first in the
+        // list (handed out after), then `ids` in reverse.
+        self.free = (0..slots as u32)
+            .filter(|&i| wanted[i as usize].is_none())
+            .rev()
+            .chain(ids.iter().rev().map(|e| e.index()))
+            .collect();
+        *self.free_cursor.get_mut() = self.free.len() as i64;
+        true
     }
 
     /// Reserves room for `additional` more slots.

@@ -26,6 +26,23 @@ thread_local! {
 }
 
 impl Entity {
+    /// The first scene id that is reserved: `0xFFFF_FFFF_0000_0000`. Ids
+    /// from here up are the bits of generation `u32::MAX`, which
+    /// [`Entity::from_scene_id`] also gives the small ids (below 2^32), so
+    /// they cannot be told apart from those; no save writes them (a handle
+    /// of that generation is written as its index alone), and reading one
+    /// as an entity is an error.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::Entity;
+    /// # #[derive(serde::Deserialize)] struct Target(Entity);
+    /// let big = Entity::RESERVED_SCENE_IDS + 7;
+    /// assert!(serde_json::from_str::<Target>(&big.to_string()).is_err());
+    /// assert!(serde_json::from_str::<Target>("7").is_ok());
+    /// ```
+    pub const RESERVED_SCENE_IDS: u64 = (u32::MAX as u64) << 32;
+
     /// The handle a scene id stands for until a scene's id map resolves it:
     /// the handle with those bits ([`Entity::from_bits`]), or, for bits of
     /// generation 0, a placeholder of generation `u32::MAX` and the id's
@@ -87,10 +104,19 @@ impl Serialize for Entity {
     }
 }
 
-/// Read from any `u64`, as [`Entity::from_scene_id`].
+/// Read from any `u64` below [`Entity::RESERVED_SCENE_IDS`], as
+/// [`Entity::from_scene_id`]; a reserved id is an error (it would read as
+/// the same handle as its low 32 bits, so a reference to it would silently
+/// become a reference to another entity).
 impl<'de> Deserialize<'de> for Entity {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Entity, D::Error> {
         let id = u64::deserialize(deserializer)?;
+        if id >= Entity::RESERVED_SCENE_IDS {
+            return Err(serde::de::Error::custom(format_args!(
+                "entity id {id} is reserved (scene ids must be below {})",
+                Entity::RESERVED_SCENE_IDS
+            )));
+        }
         DESERIALIZED.with(|c| c.set(c.get().wrapping_add(1)));
         Ok(Entity::from_scene_id(id))
     }

@@ -393,3 +393,41 @@ fn spawned_columns_count_as_added() {
     world.spawn_column_batch(batch);
     assert_eq!(added.iter(&world).count(), 4);
 }
+
+/// `prepare_spawn_ids`: the next spawns get exactly the ids given, the
+/// slots left out stay usable, and a world that ever had an entity (or ids
+/// that repeat an index or lie far apart) is refused unchanged.
+#[test]
+fn prepared_ids_are_spawned_exactly() {
+    let id = |generation: u64, index: u64| Entity::from_bits((generation << 32) | index).unwrap();
+    let ids = [id(3, 4), id(1, 0), id(7, 2)];
+    let mut world = World::new();
+    assert!(world.prepare_spawn_ids(&ids));
+    let spawned = world
+        .spawn_column_batches(3, |_| {
+            let mut batch = ColumnBatch::new(3);
+            batch
+                .push(vec![Position(0.0), Position(1.0), Position(2.0)])
+                .unwrap();
+            vec![(vec![0, 1, 2], batch)]
+        })
+        .unwrap();
+    assert_eq!(spawned, ids);
+    assert_eq!(world.get::<Position>(id(7, 2)), Ok(&Position(2.0)));
+    world.check_invariants();
+    // The slots left out (1 and 3), then fresh ones.
+    let more: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    let mut indices: Vec<u32> = more.iter().map(|e| e.index()).collect();
+    indices.sort_unstable();
+    assert_eq!(indices, [1, 3, 5]);
+    world.despawn(id(3, 4)).unwrap();
+    assert!(!world.contains(id(3, 4)));
+    world.check_invariants();
+    // Refused: a world that had entities; repeats; ids far apart.
+    assert!(!world.prepare_spawn_ids(&[id(1, 9)]));
+    assert!(!World::new().prepare_spawn_ids(&[id(1, 0), id(2, 0)]));
+    assert!(!World::new().prepare_spawn_ids(&[id(1, 1_000_000)]));
+    let mut reserved = World::new();
+    let _ = reserved.reserve_entity();
+    assert!(!reserved.prepare_spawn_ids(&[id(1, 0)]));
+}

@@ -80,6 +80,17 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
     }
 }
 
+/// " (in the `extends` of prefab `P`)", unless `at` names the prefab
+/// already (binary scenes).
+fn extended_by(prefab: &Option<String>, at: &Where) -> String {
+    match (prefab, at) {
+        (Some(p), Where::Text(_) | Where::Unknown) => {
+            format!(" (in the `extends` of prefab `{p}`)")
+        }
+        _ => String::new(),
+    }
+}
+
 fn at_field(path: &str) -> String {
     if path.is_empty() {
         String::new()
@@ -156,6 +167,19 @@ pub enum SceneError {
         /// Where (the second one).
         at: Where,
     },
+    /// An entity's scene id is reserved: at least
+    /// [`Entity::RESERVED_SCENE_IDS`](mosaic::Entity::RESERVED_SCENE_IDS)
+    /// (`0xFFFF_FFFF_0000_0000`). Such an id would read, as an entity
+    /// reference, as the same handle as its low 32 bits; no save writes one.
+    /// (A component value that refers to such an id fails to decode, as
+    /// [`SceneError::WrongShape`].)
+    #[error("scene id {id}{at} is reserved (scene ids must be below 18446744069414584320, 0xFFFF_FFFF_0000_0000)")]
+    ReservedId {
+        /// The id.
+        id: u64,
+        /// Where.
+        at: Where,
+    },
     /// A component refers to a scene id no entity in the scene has.
     #[error("component `{component}`{at} refers to entity {id}, which is not in the scene")]
     DanglingReference {
@@ -178,10 +202,17 @@ pub enum SceneError {
         at: Where,
     },
     /// An entity or prefab names a prefab that does not exist.
-    #[error("unknown prefab `{name}`{at}{}", did_you_mean(suggestion))]
+    #[error(
+        "unknown prefab `{name}`{}{at}{}",
+        extended_by(in_prefab, at),
+        did_you_mean(suggestion)
+    )]
     UnknownPrefab {
         /// The prefab name.
         name: String,
+        /// The prefab whose `extends` names it (`None` for an entity's
+        /// `prefab`, or a prefab spawned by name).
+        in_prefab: Option<String>,
         /// The closest known name, if one is close.
         suggestion: Option<String>,
         /// Where.
@@ -206,12 +237,14 @@ pub enum SceneError {
     },
     /// A runtime-defined component's schema is invalid or conflicts with
     /// the world's.
-    #[error("schema of `{component}`: {error}")]
+    #[error("schema of `{component}`{at}: {error}")]
     Schema {
         /// The component name.
         component: String,
         /// What is wrong.
         error: SchemaError,
+        /// Where the schema is in the file (its body, for text files).
+        at: Where,
     },
     /// A value read from one format cannot be written to another without
     /// its type: call [`Scene::resolve`](super::Scene::resolve) first.

@@ -151,6 +151,13 @@ pub(crate) struct SceneTable {
     columns: Vec<TableColumn>,
 }
 
+impl SceneTable {
+    /// The first entity's id, to say where an error is.
+    fn first_id(&self) -> u64 {
+        self.ids.first().copied().unwrap_or_default()
+    }
+}
+
 /// One component's values for every entity of a [`SceneTable`]: their
 /// postcard bytes, back to back.
 #[derive(Clone)]

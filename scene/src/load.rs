@@ -1,6 +1,33 @@
 //! Loading a scene into a world (all-or-nothing), and prefabs at run time.
+//!
+//! [`Scene::spawn_into`] is a pipeline of small steps, each a function here:
+//!
+//! 1. **Parsed** (before `spawn_into`, by `Scene::from_*`): the document's
+//!    shape, names and ids; each text value kept as its span of the file,
+//!    each binary column as its bytes.
+//! 2. **Checked**: schemas valid and consistent with the world and the
+//!    registry (`check_schemas`); prefab names unique, every `extends`
+//!    known, no cycle, each prefab resolved once from its base
+//!    (`Prefabs::resolve`); entity ids unique and not reserved
+//!    (`check_ids`).
+//! 3. **Decoded**: every value decoded with its registered type or schema
+//!    (prefab values once, to check them; entities' values into one typed
+//!    column per component and group of entities with the same
+//!    components; resources one by one), and every entity reference checked
+//!    to name an entity of the scene (`decode_entities`,
+//!    `decode_resources`).
+//! 4. **Applied** (`Apply::run`, then the prefab library): the only step
+//!    that changes the world. Entities are spawned a group at a time into
+//!    their final archetypes, with saved handles kept when the world never
+//!    had an entity, then runtime-defined components, resources, prefabs.
+//!
+//! Why this order: every error a file can cause is found in steps 2 and 3,
+//! so an error leaves the world exactly as it was; and user code (hooks,
+//! observers, required-component constructors) runs only in step 4, where
+//! a panic among it is held until the whole scene is in.
 
 use std::cell::OnceCell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
@@ -11,7 +38,7 @@ use super::registry::{Kind, Pending, TypeRegistry};
 use super::value::{
     entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed,
 };
-use super::{Prefab, Scene, SceneComponent, TableColumn};
+use super::{Prefab, Scene, SceneComponent, SceneTable, TableColumn};
 use mosaic::Bundle;
 use mosaic::ColumnBatch;
 use mosaic::Entity;
@@ -217,11 +244,15 @@ impl Decoder<'_> {
         list: impl IntoIterator<Item = &'c SceneComponent>,
     ) -> Result<PendingList<'c>, SceneError> {
         let mut out: PendingList<'_> = Vec::new();
+        let mut index: FxHashMap<&str, usize> = FxHashMap::default();
         for c in list {
             let decoded = self.decode(c, Kind::Component)?;
-            match out.iter_mut().find(|(o, _, _)| o.name == c.name) {
-                Some(slot) => *slot = decoded,
-                None => out.push(decoded),
+            match index.get(c.name.as_str()) {
+                Some(&slot) => out[slot] = decoded,
+                None => {
+                    index.insert(&c.name, out.len());
+                    out.push(decoded);
+                }
             }
         }
         Ok(out)
@@ -336,6 +367,92 @@ struct Batch<'k, 's> {
 }
 
 impl<'s> Batch<'_, 's> {
+    /// Decodes the components `list` of the entity at `position`.
+    fn add_entity(
+        &mut self,
+        list: Vec<&'s SceneComponent>,
+        position: usize,
+        decoder: &Decoder<'_>,
+    ) -> Result<(), SceneError> {
+        let names: Vec<&str> = list.iter().map(|c| c.name.as_str()).collect();
+        let group = self.group(&names, decoder.registry);
+        for c in list {
+            self.push_value(group, c, position, &|| c.value.at(), decoder)?;
+        }
+        self.groups[group].rows.push(position);
+        Ok(())
+    }
+
+    /// Decodes the entities of a binary table, which start at `position`
+    /// and have the components `base` (their prefab's) besides their own.
+    fn add_table(
+        &mut self,
+        table: &'s SceneTable,
+        base: &'s [SceneComponent],
+        position: usize,
+        decoder: &Decoder<'_>,
+    ) -> Result<(), SceneError> {
+        let mut own = rustc_hash::FxHashSet::default();
+        for c in &table.columns {
+            if !own.insert(c.name.as_str()) {
+                return Err(SceneError::Duplicate {
+                    what: "component",
+                    name: c.name.clone(),
+                    at: binary_entity(table.first_id()),
+                });
+            }
+        }
+        let kept: Vec<&SceneComponent> = base
+            .iter()
+            .filter(|b| !own.contains(b.name.as_str()))
+            .collect();
+        let names: Vec<&str> = kept
+            .iter()
+            .map(|c| c.name.as_str())
+            .chain(table.columns.iter().map(|c| c.name.as_str()))
+            .collect();
+        let group = self.group(&names, decoder.registry);
+        let rows = position..position + table.ids.len();
+        for c in &table.columns {
+            self.decode_column(group, c, &table.ids, position, decoder)?;
+        }
+        for c in kept {
+            for (row, &id) in rows.clone().zip(&table.ids) {
+                self.push_value(group, c, row, &|| binary_entity(id), decoder)?;
+            }
+        }
+        self.groups[group].rows.extend(rows);
+        Ok(())
+    }
+
+    /// Decodes one value of the entity at `position` (in `group`): into its
+    /// column if it is of a registered type, else as a runtime-defined
+    /// component; checks its entity references.
+    fn push_value(
+        &mut self,
+        group: usize,
+        c: &SceneComponent,
+        position: usize,
+        at: &dyn Fn() -> Where,
+        decoder: &Decoder<'_>,
+    ) -> Result<(), SceneError> {
+        match self.column_of(group, &c.name) {
+            Some(k) => {
+                let column = self.groups[group].columns[k].as_mut();
+                push_checked(column, &c.name, self.keys, at, |col| {
+                    col.push_value(&c.value)
+                })
+            }
+            None => {
+                let mut pending = vec![decoder.decode(c, Kind::Component)?];
+                map_pending(&mut pending, self.keys.get())?;
+                let (_, p, _) = pending.pop().expect("one value");
+                self.dynamics.push((position, p));
+                Ok(())
+            }
+        }
+    }
+
     /// The group of entities whose components are `names` (those of them
     /// that are registered types make the group).
     fn group(&mut self, names: &[&'s str], registry: &TypeRegistry) -> usize {
@@ -390,67 +507,95 @@ impl<'s> Batch<'_, 's> {
         column: &'s TableColumn,
         ids: &[u64],
         first: usize,
-        registry: &TypeRegistry,
         decoder: &Decoder<'_>,
     ) -> Result<(), SceneError> {
         let name = column.name.as_str();
-        let keys = self.keys;
-        let mut bytes = column.bytes.as_slice();
-        if let Some(k) = self.column_of(group, name) {
-            let values = self.groups[group].columns[k].as_mut();
-            let start = values.len();
-            let refs = entity_refs_decoded();
-            // All at once, unless a value fails or holds entities: then one
-            // by one, each checked.
-            match values.push_rows(bytes, ids.len()) {
-                Ok(rest) if entity_refs_decoded() == refs => bytes = rest,
-                _ => {
-                    values.truncate(start);
-                    for &id in ids {
-                        push_checked(values, name, keys, &|| binary_entity(id), |col| {
-                            bytes = col.push_postcard(bytes)?;
-                            Ok(())
-                        })?;
-                    }
-                }
-            }
+        let bytes = column.bytes.as_slice();
+        let rest = if let Some(k) = self.column_of(group, name) {
+            self.decode_typed_column(group, k, name, bytes, ids)?
         } else if let Some(schema) = decoder.schemas.get(name).copied() {
-            for (row, &id) in ids.iter().enumerate() {
-                let at = || binary_entity(id);
-                let before = entity_refs_decoded();
-                let (mut value, rest) = take_postcard(bytes, DynamicSeed(schema))
-                    .map_err(|e| wrong_shape(name, e, &at))?;
-                bytes = rest;
-                let refs = entity_refs_decoded() - before;
-                check_refs(refs, keys, name, &at, |m| value.map_entities(m))?;
-                self.dynamics
-                    .push((first + row, Box::new(PendingDynamic(value))));
-            }
+            self.decode_dynamic_column(schema, name, bytes, ids, first)?
         } else {
             return Err(SceneError::UnknownComponent {
                 kind: "component",
                 name: name.to_owned(),
                 suggestion: suggest(
                     name,
-                    registry
+                    decoder
+                        .registry
                         .names_of(Kind::Component)
                         .chain(decoder.schemas.keys().copied()),
                 ),
                 at: ids.first().map_or(Where::Unknown, |&id| binary_entity(id)),
             });
-        }
-        if bytes.is_empty() {
+        };
+        if rest.is_empty() {
             Ok(())
         } else {
-            Err(left_over(name, bytes.len()))
+            Err(left_over(name, rest.len()))
         }
+    }
+
+    /// [`Batch::decode_column`] of a registered type, into column `k` of
+    /// `group`: all at once, unless a value fails or holds entities (then
+    /// one by one, each checked). Returns the bytes after the values.
+    fn decode_typed_column<'b>(
+        &mut self,
+        group: usize,
+        k: usize,
+        name: &str,
+        mut bytes: &'b [u8],
+        ids: &[u64],
+    ) -> Result<&'b [u8], SceneError> {
+        let keys = self.keys;
+        let values = self.groups[group].columns[k].as_mut();
+        let start = values.len();
+        let refs = entity_refs_decoded();
+        match values.push_rows(bytes, ids.len()) {
+            Ok(rest) if entity_refs_decoded() == refs => Ok(rest),
+            _ => {
+                values.truncate(start);
+                for &id in ids {
+                    push_checked(values, name, keys, &|| binary_entity(id), |col| {
+                        bytes = col.push_postcard(bytes)?;
+                        Ok(())
+                    })?;
+                }
+                Ok(bytes)
+            }
+        }
+    }
+
+    /// [`Batch::decode_column`] of a runtime-defined component: each value
+    /// decoded with `schema` and checked. Returns the bytes after them.
+    fn decode_dynamic_column<'b>(
+        &mut self,
+        schema: &ComponentSchema,
+        name: &str,
+        mut bytes: &'b [u8],
+        ids: &[u64],
+        first: usize,
+    ) -> Result<&'b [u8], SceneError> {
+        for (row, &id) in ids.iter().enumerate() {
+            let at = || binary_entity(id);
+            let before = entity_refs_decoded();
+            let (mut value, rest) =
+                take_postcard(bytes, DynamicSeed(schema)).map_err(|e| wrong_shape(name, e, &at))?;
+            bytes = rest;
+            let refs = entity_refs_decoded() - before;
+            check_refs(refs, self.keys, name, &at, |m| value.map_entities(m))?;
+            self.dynamics
+                .push((first + row, Box::new(PendingDynamic(value))));
+        }
+        Ok(bytes)
     }
 }
 
-/// Refuses a list that names one component twice.
+/// Refuses a list that names one component twice (linear time).
 fn check_unique(list: &[SceneComponent], what: &'static str) -> Result<(), SceneError> {
-    for (i, c) in list.iter().enumerate() {
-        if list[..i].iter().any(|o| o.name == c.name) {
+    let mut seen = rustc_hash::FxHashSet::default();
+    for c in list {
+        if !seen.insert(c.name.as_str()) {
             return Err(SceneError::Duplicate {
                 what,
                 name: c.name.clone(),
@@ -531,7 +676,11 @@ pub(crate) struct PrefabLibrary {
 }
 
 /// Each prefab's components, its `extends` chain applied (base first,
-/// overrides after), or the first unknown prefab / cycle.
+/// overrides after), or the first duplicate, unknown prefab or cycle.
+///
+/// Each prefab is resolved once, from its base's resolved list (a walk up
+/// to the first resolved ancestor, then back down), so a chain of `n`
+/// prefabs costs time linear in `n` and the components' count.
 fn resolve_prefabs(prefabs: &[Prefab]) -> Result<Vec<Vec<SceneComponent>>, SceneError> {
     let mut by_name: FxHashMap<&str, usize> = FxHashMap::default();
     for (i, p) in prefabs.iter().enumerate() {
@@ -544,42 +693,225 @@ fn resolve_prefabs(prefabs: &[Prefab]) -> Result<Vec<Vec<SceneComponent>>, Scene
         }
         check_unique(&p.components, "component")?;
     }
-    let mut out = Vec::with_capacity(prefabs.len());
+    let mut base: Vec<Option<usize>> = Vec::with_capacity(prefabs.len());
     for p in prefabs {
-        let mut chain = vec![p];
-        let mut next = p.extends.as_deref();
-        while let Some(name) = next {
-            let Some(&i) = by_name.get(name) else {
-                return Err(SceneError::UnknownPrefab {
-                    name: name.to_owned(),
-                    suggestion: suggest(name, by_name.keys().copied()),
-                    at: chain.last().map_or(Where::Unknown, |p| p.at.clone()),
-                });
-            };
-            let base = &prefabs[i];
-            if chain.iter().any(|c| c.name == base.name) {
-                let mut names: Vec<String> = chain.iter().map(|c| c.name.clone()).collect();
-                names.push(base.name.clone());
-                let start = names.iter().position(|n| *n == base.name).unwrap_or(0);
-                return Err(SceneError::PrefabCycle {
-                    chain: names[start..].to_vec(),
-                });
+        base.push(match p.extends.as_deref() {
+            None => None,
+            Some(name) => Some(*by_name.get(name).ok_or_else(|| SceneError::UnknownPrefab {
+                name: name.to_owned(),
+                in_prefab: Some(p.name.clone()),
+                suggestion: suggest(name, by_name.keys().copied()),
+                at: p.at.clone(),
+            })?),
+        });
+    }
+    // 0: not resolved; 1: on the walk being resolved; 2: resolved.
+    let mut state = vec![0u8; prefabs.len()];
+    let mut out: Vec<Vec<SceneComponent>> = vec![Vec::new(); prefabs.len()];
+    let mut walk = Vec::new();
+    for start in 0..prefabs.len() {
+        walk.clear();
+        let mut next = Some(start);
+        while let Some(i) = next {
+            match state[i] {
+                2 => break,
+                1 => return Err(prefab_cycle(prefabs, &walk, i)),
+                _ => {}
             }
-            chain.push(base);
-            next = base.extends.as_deref();
+            state[i] = 1;
+            walk.push(i);
+            next = base[i];
         }
-        let mut components: Vec<SceneComponent> = Vec::new();
-        for p in chain.iter().rev() {
-            for c in &p.components {
-                match components.iter_mut().find(|o| o.name == c.name) {
-                    Some(slot) => *slot = c.clone(),
-                    None => components.push(c.clone()),
-                }
-            }
+        for &i in walk.iter().rev() {
+            let inherited = base[i].map_or(&[][..], |b| &out[b][..]);
+            out[i] = merge(inherited, &prefabs[i].components)
+                .into_iter()
+                .cloned()
+                .collect();
+            state[i] = 2;
         }
-        out.push(components);
     }
     Ok(out)
+}
+
+/// The cycle error for a walk (prefab indices, each extending the next)
+/// that came back to `repeated`.
+fn prefab_cycle(prefabs: &[Prefab], walk: &[usize], repeated: usize) -> SceneError {
+    let from = walk.iter().position(|&i| i == repeated).unwrap_or(0);
+    let mut chain: Vec<String> = walk[from..]
+        .iter()
+        .map(|&i| prefabs[i].name.clone())
+        .collect();
+    chain.push(prefabs[repeated].name.clone());
+    SceneError::PrefabCycle { chain }
+}
+
+/// `base` with `overrides` applied: a component of `overrides` replaces
+/// the one of the same name in `base` (in its place), or is appended.
+/// Linear time: names are looked up in a hash map.
+fn merge<'c>(
+    base: &'c [SceneComponent],
+    overrides: &'c [SceneComponent],
+) -> Vec<&'c SceneComponent> {
+    let mut list: Vec<&SceneComponent> = Vec::with_capacity(base.len() + overrides.len());
+    let mut index: FxHashMap<&str, usize> = FxHashMap::default();
+    for c in base.iter().chain(overrides) {
+        match index.get(c.name.as_str()) {
+            Some(&slot) => list[slot] = c,
+            None => {
+                index.insert(&c.name, list.len());
+                list.push(c);
+            }
+        }
+    }
+    list
+}
+
+/// A scene checked and decoded, ready to go into a world: the last step of
+/// [`Scene::spawn_into`], the only one that changes the world.
+struct Apply<'o, 's> {
+    new_schemas: Vec<ComponentSchema>,
+    order: &'o [(u64, Entity)],
+    groups: Vec<Group<'s>>,
+    rank: FxHashMap<&'s str, usize>,
+    dynamics: Vec<(usize, Box<dyn Pending>)>,
+    resources: Vec<Box<dyn Pending>>,
+    needs_map: bool,
+}
+
+/// The first panic caught while a load goes on.
+type Caught = Option<Box<dyn std::any::Any + Send>>;
+
+/// Runs `f`, keeping its panic (the first one) in `caught`.
+fn keep_panic(caught: &mut Caught, f: impl FnOnce()) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+        caught.get_or_insert(payload);
+    }
+}
+
+impl Apply<'_, '_> {
+    /// Puts the entities in, with their components (typed ones a column at
+    /// a time), and the resources; returns the entities (by position), the
+    /// map from scene keys to them (if needed) and the panic of a hook or
+    /// observer, if one panicked, for the caller to resume once it has put
+    /// in the rest of the scene (its prefabs).
+    ///
+    /// A hook or observer that panics does not stop the load half-way: the
+    /// panic is held until the whole scene is in. (If the core took the
+    /// entities back out, as it does when a required component's
+    /// constructor panics, nothing more goes in and the panic goes on at
+    /// once: the world keeps only the schemas the scene declared.)
+    fn run(mut self, world: &mut World) -> (Vec<Entity>, FxHashMap<Entity, Entity>, Caught) {
+        for schema in &self.new_schemas {
+            if let Err(e) = world.register_dynamic_component(schema.clone()) {
+                unreachable!("schema checked above: {e}");
+            }
+        }
+        let (spawned, map, mut caught) = self.spawn(world);
+        if caught.is_some() && !spawned.iter().any(|&e| world.contains(e)) {
+            if let Some(payload) = caught {
+                resume_unwind(payload);
+            }
+        }
+        let mapper = || KeyMapper {
+            map: &map,
+            missing: None,
+            calls: 0,
+        };
+        for (row, mut p) in self.dynamics {
+            p.map_entities(&mut mapper());
+            keep_panic(&mut caught, || p.put(world, Some(spawned[row])));
+        }
+        for mut p in self.resources {
+            p.map_entities(&mut mapper());
+            keep_panic(&mut caught, || p.put(world, None));
+        }
+        (spawned, map, caught)
+    }
+
+    /// Spawns the entities with their typed components; returns them (by
+    /// position), the map from scene keys to them (if needed), and the
+    /// panic of a hook or observer, if one panicked.
+    fn spawn(&mut self, world: &mut World) -> (Vec<Entity>, FxHashMap<Entity, Entity>, Caught) {
+        let (order, needs_map, rank) = (self.order, self.needs_map, &self.rank);
+        let groups = std::mem::take(&mut self.groups);
+        let mut handles = Vec::new();
+        let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
+        if world.is_empty() {
+            // Saved handles come back as they were, when the world can
+            // give them (it never had an entity; every id is a handle's
+            // bits, not a hand-written small id).
+            let ids: Option<Vec<Entity>> =
+                order.iter().map(|&(id, _)| Entity::from_bits(id)).collect();
+            if let Some(ids) = ids {
+                world.prepare_spawn_ids(&ids);
+            }
+        }
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            world.spawn_column_batches(order.len(), |spawned| {
+                handles = spawned.to_vec();
+                if needs_map {
+                    map = order
+                        .iter()
+                        .zip(spawned)
+                        .map(|(&(_, key), &e)| (key, e))
+                        .collect();
+                }
+                let mut mapper = KeyMapper {
+                    map: &map,
+                    missing: None,
+                    calls: 0,
+                };
+                groups
+                    .into_iter()
+                    .map(|g| g.into_batch(needs_map.then_some(&mut mapper), rank))
+                    .collect()
+            })
+        }));
+        match result {
+            Ok(Ok(spawned)) => (spawned, map, None),
+            // Every position has a group, each with one position per value.
+            Ok(Err(e)) => unreachable!("every entity is in one group: {e}"),
+            Err(payload) => (handles, map, Some(payload)),
+        }
+    }
+}
+
+/// Keeps a loaded scene's prefabs in `world`, for
+/// [`SpawnPrefab::spawn_prefab`].
+fn keep_prefabs(world: &mut World, source: PrefabSource) {
+    let source = Arc::new(source);
+    let library = world.resource_or_default::<PrefabLibrary>();
+    for (i, (name, _)) in source.prefabs.iter().enumerate() {
+        library
+            .by_name
+            .insert(name.clone(), (Arc::clone(&source), i));
+    }
+}
+
+impl Group<'_> {
+    /// The group's positions and its columns as a batch (mapped with
+    /// `mapper` if given; columns in the order `rank` gives their names).
+    fn into_batch(
+        mut self,
+        mapper: Option<&mut KeyMapper<'_>>,
+        rank: &FxHashMap<&str, usize>,
+    ) -> (Vec<usize>, ColumnBatch) {
+        if let Some(mapper) = mapper {
+            for column in &mut self.columns {
+                column.map_all(mapper);
+            }
+        }
+        let mut columns: Vec<_> = self.names.iter().zip(self.columns).collect();
+        columns.sort_by_key(|(name, _)| rank.get(*name).copied());
+        let mut batch = ColumnBatch::new(self.rows.len());
+        for (_, column) in columns {
+            if let Err(e) = batch.push_column(column.into_batch()) {
+                unreachable!("names, and lengths, checked above: {e}");
+            }
+        }
+        (self.rows, batch)
+    }
 }
 
 impl Scene {
@@ -600,6 +932,24 @@ impl Scene {
     /// All-or-nothing: every name, id, prefab, reference and value is
     /// checked and decoded before anything changes; on any error the world
     /// is exactly as it was.
+    ///
+    /// Into a world that has never had an entity, the saved entities get
+    /// their saved handles back exactly (each scene id is the saved
+    /// entity's [`Entity::to_bits`](mosaic::Entity::to_bits)), so a replay,
+    /// a rollback or a late-joining client names entities as the saving
+    /// world did; hand-written small ids (below 2^32), or ids far beyond
+    /// the scene's size, get fresh handles instead. Into any other world
+    /// the entities get fresh handles ([`SceneSpawn`] maps ids to them);
+    /// either way they are spawned in scene order, archetype by archetype
+    /// in order of first appearance, so in a world that had none of their
+    /// archetypes they iterate in the saved world's order.
+    ///
+    /// A hook or observer that panics during the load does not leave half
+    /// a scene: the panic is held until the whole scene is in (entities,
+    /// every component, resources, prefabs), then goes on to the caller.
+    /// A required component's constructor that panics makes the core take
+    /// the new entities back out; then nothing more of the scene goes in
+    /// (only the schemas it declared stay declared) and the panic goes on.
     ///
     /// # Example
     /// ```
@@ -630,76 +980,118 @@ impl Scene {
         world: &mut World,
         registry: &TypeRegistry,
     ) -> Result<SceneSpawn, SceneError> {
-        // 1. Schemas: valid, and consistent with the world and registry.
-        let mut new_schemas = Vec::new();
+        // Parsed (by `from_*`) → checked → decoded → applied; only the last
+        // step changes the world.
         let world_schemas: Vec<ComponentSchema> = world.dynamic_schemas().cloned().collect();
+        let (decoder, new_schemas) = self.check_schemas(world, registry, &world_schemas)?;
+        let prefabs = Prefabs::resolve(&self.prefabs)?;
+        let order = self.check_ids()?;
+        let keys = Keys {
+            order: &order,
+            map: OnceCell::new(),
+        };
+        let refs_before = entity_refs_decoded();
+        for list in &prefabs.resolved {
+            let mut pending = decoder.decode_all(list)?;
+            map_pending(&mut pending, keys.get())?;
+        }
+        let batch = self.decode_entities(&keys, &prefabs, &decoder)?;
+        let resources = self.decode_resources(&keys, &decoder)?;
+
+        // Everything checked and decoded: now change the world.
+        let (spawned, map, caught) = Apply {
+            new_schemas,
+            order: &order,
+            groups: batch.groups,
+            rank: batch.rank,
+            dynamics: batch.dynamics,
+            resources,
+            // Entity references to remap, or prefabs to keep (which remap
+            // theirs later): the map from scene keys to the entities spawned.
+            needs_map: entity_refs_decoded() != refs_before || !self.prefabs.is_empty(),
+        }
+        .run(world);
+        if !self.prefabs.is_empty() {
+            let source = PrefabSource {
+                prefabs: self
+                    .prefabs
+                    .iter()
+                    .zip(prefabs.resolved)
+                    .map(|(p, list)| (p.name.clone(), list))
+                    .collect(),
+                schemas: decoder.schemas.values().map(|&s| s.clone()).collect(),
+                registry: registry.clone(),
+                ids: map,
+            };
+            keep_prefabs(world, source);
+        }
+        if let Some(payload) = caught {
+            resume_unwind(payload);
+        }
+        Ok(SceneSpawn {
+            order: order.iter().map(|&(id, _)| id).zip(spawned).collect(),
+            by_id: OnceLock::new(),
+        })
+    }
+
+    /// Checked: the scene's schemas are valid, unique, and consistent with
+    /// the world's and the registry's names. Returns the decoder (the
+    /// registry and every schema, the world's and the scene's) and the
+    /// schemas the world does not have yet.
+    fn check_schemas<'a>(
+        &'a self,
+        world: &World,
+        registry: &'a TypeRegistry,
+        world_schemas: &'a [ComponentSchema],
+    ) -> Result<(Decoder<'a>, Vec<ComponentSchema>), SceneError> {
         let mut decoder = Decoder {
             registry,
             schemas: world_schemas.iter().map(|s| (s.name(), s)).collect(),
         };
-        for (i, (schema, _)) in self.schemas.iter().enumerate() {
-            let fail = |error| SceneError::Schema {
-                component: schema.name().to_owned(),
-                error,
-            };
-            schema.validate().map_err(fail)?;
-            if self.schemas[..i]
-                .iter()
-                .any(|(s, _)| s.name() == schema.name())
-            {
+        let mut new_schemas = Vec::new();
+        let mut declared = rustc_hash::FxHashSet::default();
+        for (schema, at) in &self.schemas {
+            schema.validate().map_err(|e| schema_error(schema, at, e))?;
+            if !declared.insert(schema.name()) {
                 return Err(SceneError::Duplicate {
                     what: "schema",
                     name: schema.name().to_owned(),
-                    at: Where::Unknown,
+                    at: at.clone(),
                 });
             }
-            match decoder.schemas.get(schema.name()) {
-                Some(&existing) if existing == schema => {}
-                Some(_) => {
-                    return Err(fail(SchemaError::Conflict {
-                        name: schema.name().to_owned(),
-                    }))
-                }
-                None => {
-                    // A name several Rust types share is taken too (the
-                    // lookup calls it ambiguous rather than unknown).
-                    let rust_type = registry
-                        .get(schema.name(), Kind::Component)
-                        .map(|e| e.type_name)
-                        .or_else(|| {
-                            world
-                                .component_infos()
-                                .filter(|i| i.name() == schema.name())
-                                .find_map(|i| i.type_name())
-                        });
-                    if let Some(rust_type) = rust_type {
-                        return Err(fail(SchemaError::TakenByRustType {
-                            name: schema.name().to_owned(),
-                            rust_type: rust_type.to_owned(),
-                        }));
-                    }
-                    new_schemas.push(schema.clone());
-                }
+            if check_schema(schema, at, &decoder, world)? {
+                new_schemas.push(schema.clone());
             }
         }
         for (schema, _) in &self.schemas {
             decoder.schemas.insert(schema.name(), schema);
         }
+        Ok((decoder, new_schemas))
+    }
 
-        // 2. Prefabs: unique, known, acyclic, and their values decode.
-        let resolved = resolve_prefabs(&self.prefabs)?;
-        let prefab_index: FxHashMap<&str, usize> = self
-            .prefabs
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.name.as_str(), i))
-            .collect();
-
-        // 3. Entities: unique ids.
+    /// Checked: every entity id is unique, and none is reserved. Returns
+    /// each entity's id and the key its references decode to, in order.
+    fn check_ids(&self) -> Result<Vec<(u64, Entity)>, SceneError> {
         let mut order: Vec<(u64, Entity)> = Vec::with_capacity(self.len());
         let listed = self.entities.iter().map(|e| e.id);
         let tabled = self.tables.iter().flat_map(|t| t.ids.iter().copied());
         order.extend(listed.chain(tabled).map(|id| (id, scene_key(id))));
+        let at_position = |i: usize, id: u64| {
+            self.entities
+                .get(i)
+                .map_or_else(|| binary_entity(id), |e| e.at.clone())
+        };
+        // A reserved id would share its key with its low 32 bits.
+        if let Some(i) = order
+            .iter()
+            .position(|&(id, _)| id >= Entity::RESERVED_SCENE_IDS)
+        {
+            let id = order[i].0;
+            return Err(SceneError::ReservedId {
+                id,
+                at: at_position(i, id),
+            });
+        }
         let mut sorted: Vec<u64> = order.iter().map(|&(_, key)| key.to_bits()).collect();
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[0] == w[1]) {
@@ -709,242 +1101,150 @@ impl Scene {
                 if !seen.insert(key) {
                     return Err(SceneError::DuplicateId {
                         id,
-                        at: self
-                            .entities
-                            .get(i)
-                            .map_or_else(|| binary_entity(id), |e| e.at.clone()),
+                        at: at_position(i, id),
                     });
                 }
             }
         }
-        let keys = Keys {
-            order: &order,
-            map: OnceCell::new(),
-        };
-        let refs_before = entity_refs_decoded();
-        for list in &resolved {
-            let mut pending = decoder.decode_all(list)?;
-            map_pending(&mut pending, keys.get())?;
-        }
+        Ok(order)
+    }
 
-        // 4. Every entity's components decode, and refer only to the scene:
-        // typed values into one column per component and group of entities
-        // with the same components, runtime-defined ones one by one.
+    /// Decoded: every entity's components (its prefab's, then its own),
+    /// checked to refer only to the scene. Typed values go into one column
+    /// per component and group of entities with the same components,
+    /// runtime-defined ones one by one.
+    fn decode_entities<'k, 's>(
+        &'s self,
+        keys: &'k Keys<'k>,
+        prefabs: &'s Prefabs<'s>,
+        decoder: &Decoder<'_>,
+    ) -> Result<Batch<'k, 's>, SceneError> {
         let mut batch = Batch {
-            keys: &keys,
+            keys,
             groups: Vec::new(),
             by_names: FxHashMap::default(),
             rank: FxHashMap::default(),
             dynamics: Vec::new(),
         };
-        let base_of = |prefab: &Option<String>,
-                       at: &dyn Fn() -> Where|
-         -> Result<&[SceneComponent], SceneError> {
-            match prefab {
-                None => Ok(&[]),
-                Some(name) => match prefab_index.get(name.as_str()) {
-                    Some(&i) => Ok(&resolved[i]),
-                    None => Err(SceneError::UnknownPrefab {
-                        name: name.clone(),
-                        suggestion: suggest(name, prefab_index.keys().copied()),
-                        at: at(),
-                    }),
-                },
-            }
-        };
         let mut position = 0;
         for e in &self.entities {
             check_unique(&e.components, "component")?;
-            let base = base_of(&e.prefab, &|| e.at.clone())?;
-            let mut list: Vec<&SceneComponent> =
-                Vec::with_capacity(base.len() + e.components.len());
-            for c in base.iter().chain(&e.components) {
-                match list.iter_mut().find(|o| o.name == c.name) {
-                    Some(slot) => *slot = c,
-                    None => list.push(c),
-                }
-            }
-            let names: Vec<&str> = list.iter().map(|c| c.name.as_str()).collect();
-            let group = batch.group(&names, registry);
-            for c in list {
-                match batch.column_of(group, &c.name) {
-                    Some(k) => {
-                        let column = &mut batch.groups[group].columns[k];
-                        push_checked(column.as_mut(), &c.name, &keys, &|| c.value.at(), |col| {
-                            col.push_value(&c.value)
-                        })?;
-                    }
-                    None => {
-                        let mut pending = vec![decoder.decode(c, Kind::Component)?];
-                        map_pending(&mut pending, keys.get())?;
-                        let (_, p, _) = pending.pop().expect("one value");
-                        batch.dynamics.push((position, p));
-                    }
-                }
-            }
-            batch.groups[group].rows.push(position);
+            let base = prefabs.base(&e.prefab, || e.at.clone())?;
+            batch.add_entity(merge(base, &e.components), position, decoder)?;
             position += 1;
         }
         for table in &self.tables {
-            let first = table.ids.first().copied().unwrap_or_default();
-            let at = || binary_entity(first);
-            for (i, c) in table.columns.iter().enumerate() {
-                if table.columns[..i].iter().any(|o| o.name == c.name) {
-                    return Err(SceneError::Duplicate {
-                        what: "component",
-                        name: c.name.clone(),
-                        at: at(),
-                    });
-                }
-            }
-            let base = base_of(&table.prefab, &at)?;
-            let kept: Vec<&SceneComponent> = base
-                .iter()
-                .filter(|b| table.columns.iter().all(|c| c.name != b.name))
-                .collect();
-            let names: Vec<&str> = kept
-                .iter()
-                .map(|c| c.name.as_str())
-                .chain(table.columns.iter().map(|c| c.name.as_str()))
-                .collect();
-            let group = batch.group(&names, registry);
-            let rows = position..position + table.ids.len();
-            for c in &table.columns {
-                batch.decode_column(group, c, &table.ids, rows.start, registry, &decoder)?;
-            }
-            for c in kept {
-                for (row, &id) in rows.clone().zip(&table.ids) {
-                    match batch.column_of(group, &c.name) {
-                        Some(k) => {
-                            let column = &mut batch.groups[group].columns[k];
-                            push_checked(
-                                column.as_mut(),
-                                &c.name,
-                                &keys,
-                                &|| binary_entity(id),
-                                |col| col.push_value(&c.value),
-                            )?;
-                        }
-                        None => {
-                            let mut pending = vec![decoder.decode(c, Kind::Component)?];
-                            map_pending(&mut pending, keys.get())?;
-                            let (_, p, _) = pending.pop().expect("one value");
-                            batch.dynamics.push((row, p));
-                        }
-                    }
-                }
-            }
-            batch.groups[group].rows.extend(rows);
+            let base = prefabs.base(&table.prefab, || binary_entity(table.first_id()))?;
+            batch.add_table(table, base, position, decoder)?;
             position += table.ids.len();
         }
+        Ok(batch)
+    }
 
-        // 5. Resources.
+    /// Decoded: the resources, unique and referring only to the scene.
+    fn decode_resources(
+        &self,
+        keys: &Keys<'_>,
+        decoder: &Decoder<'_>,
+    ) -> Result<Vec<Box<dyn Pending>>, SceneError> {
         check_unique(&self.resources, "resource")?;
         let mut resources = Vec::with_capacity(self.resources.len());
         for r in &self.resources {
             let mut pending = vec![decoder.decode(r, Kind::Resource)?];
             map_pending(&mut pending, keys.get())?;
-            resources.extend(pending);
+            resources.extend(pending.into_iter().map(|(_, p, _)| p));
         }
+        Ok(resources)
+    }
+}
 
-        let all_schemas: Vec<ComponentSchema> =
-            decoder.schemas.values().map(|&s| s.clone()).collect();
+/// A schema error for `schema`, at `at`.
+fn schema_error(schema: &ComponentSchema, at: &Where, error: SchemaError) -> SceneError {
+    SceneError::Schema {
+        component: schema.name().to_owned(),
+        error,
+        at: at.clone(),
+    }
+}
 
-        // Everything checked: now change the world.
-        for schema in &new_schemas {
-            if let Err(e) = world.register_dynamic_component(schema.clone()) {
-                unreachable!("schema checked above: {e}");
-            }
+/// Checks one (valid) schema of a scene against the schemas `decoder`
+/// knows (the world's) and the Rust components of the registry and world.
+/// Returns true if it is new to the world.
+fn check_schema(
+    schema: &ComponentSchema,
+    at: &Where,
+    decoder: &Decoder<'_>,
+    world: &World,
+) -> Result<bool, SceneError> {
+    let fail = |error| schema_error(schema, at, error);
+    let name = schema.name();
+    match decoder.schemas.get(name) {
+        Some(&existing) if existing == schema => return Ok(false),
+        Some(_) => {
+            return Err(fail(SchemaError::Conflict {
+                name: name.to_owned(),
+            }))
         }
-        let Batch {
-            groups,
-            rank,
-            mut dynamics,
-            ..
-        } = batch;
-        // Entity references to remap, or prefabs to keep (which remap
-        // theirs later): the map from scene keys to the entities spawned.
-        let needs_map = entity_refs_decoded() != refs_before || !self.prefabs.is_empty();
-        let mut map: FxHashMap<Entity, Entity> = FxHashMap::default();
-        let spawned = world.spawn_column_batches(order.len(), |spawned| {
-            if needs_map {
-                map = order
-                    .iter()
-                    .zip(spawned)
-                    .map(|(&(_, key), &e)| (key, e))
-                    .collect();
-            }
-            let mut mapper = KeyMapper {
-                map: &map,
-                missing: None,
-                calls: 0,
-            };
-            groups
-                .into_iter()
-                .map(|mut g| {
-                    if needs_map {
-                        for column in &mut g.columns {
-                            column.map_all(&mut mapper);
-                        }
-                    }
-                    let mut columns: Vec<_> = g.names.iter().zip(g.columns).collect();
-                    columns.sort_by_key(|(name, _)| rank.get(*name).copied());
-                    let mut batch = ColumnBatch::new(g.rows.len());
-                    for (_, column) in columns {
-                        if let Err(e) = batch.push_column(column.into_batch()) {
-                            unreachable!("names, and lengths, checked above: {e}");
-                        }
-                    }
-                    (g.rows, batch)
-                })
-                .collect()
+        None => {}
+    }
+    // A name several Rust types share is taken too (the lookup calls it
+    // ambiguous rather than unknown).
+    let rust_type = decoder
+        .registry
+        .get(name, Kind::Component)
+        .map(|e| e.type_name)
+        .or_else(|| {
+            world
+                .component_infos()
+                .filter(|i| i.name() == name)
+                .find_map(|i| i.type_name())
         });
-        // Every position has a group, each with one position per value.
-        let spawned = match spawned {
-            Ok(spawned) => spawned,
-            Err(e) => unreachable!("every entity is in one group: {e}"),
-        };
-        for (_, p) in &mut dynamics {
-            p.map_entities(&mut KeyMapper {
-                map: &map,
-                missing: None,
-                calls: 0,
-            });
-        }
-        for (row, p) in dynamics {
-            p.put(world, Some(spawned[row]));
-        }
-        for (_, mut p, _) in resources {
-            p.map_entities(&mut KeyMapper {
-                map: &map,
-                missing: None,
-                calls: 0,
-            });
-            p.put(world, None);
-        }
-        if !self.prefabs.is_empty() {
-            let source = Arc::new(PrefabSource {
-                prefabs: self
-                    .prefabs
-                    .iter()
-                    .zip(resolved)
-                    .map(|(p, list)| (p.name.clone(), list))
-                    .collect(),
-                schemas: all_schemas,
-                registry: registry.clone(),
-                ids: map,
-            });
-            let library = world.resource_or_default::<PrefabLibrary>();
-            for (i, (name, _)) in source.prefabs.iter().enumerate() {
-                library
-                    .by_name
-                    .insert(name.clone(), (Arc::clone(&source), i));
-            }
-        }
-        Ok(SceneSpawn {
-            order: order.iter().map(|&(id, _)| id).zip(spawned).collect(),
-            by_id: OnceLock::new(),
+    match rust_type {
+        Some(rust_type) => Err(fail(SchemaError::TakenByRustType {
+            name: name.to_owned(),
+            rust_type: rust_type.to_owned(),
+        })),
+        None => Ok(true),
+    }
+}
+
+/// A scene's prefabs, resolved (each with its `extends` chain applied),
+/// by name.
+struct Prefabs<'s> {
+    resolved: Vec<Vec<SceneComponent>>,
+    index: FxHashMap<&'s str, usize>,
+}
+
+impl<'s> Prefabs<'s> {
+    /// Checked: prefab names unique, every `extends` known, no cycle.
+    fn resolve(prefabs: &'s [Prefab]) -> Result<Prefabs<'s>, SceneError> {
+        Ok(Prefabs {
+            resolved: resolve_prefabs(prefabs)?,
+            index: prefabs
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.name.as_str(), i))
+                .collect(),
         })
+    }
+
+    /// The components an entity of `prefab` starts with (none without
+    /// one), or the error for an unknown prefab, placed at `at`.
+    fn base(
+        &self,
+        prefab: &Option<String>,
+        at: impl FnOnce() -> Where,
+    ) -> Result<&[SceneComponent], SceneError> {
+        let Some(name) = prefab else { return Ok(&[]) };
+        match self.index.get(name.as_str()) {
+            Some(&i) => Ok(&self.resolved[i]),
+            None => Err(SceneError::UnknownPrefab {
+                name: name.clone(),
+                in_prefab: None,
+                suggestion: suggest(name, self.index.keys().copied()),
+                at: at(),
+            }),
+        }
     }
 }
 
@@ -996,6 +1296,7 @@ impl SpawnPrefab for World {
                 .unwrap_or_default();
             return Err(SceneError::UnknownPrefab {
                 name: name.to_owned(),
+                in_prefab: None,
                 suggestion: suggest(name, known.iter().map(String::as_str)),
                 at: Where::Unknown,
             });
@@ -1016,6 +1317,7 @@ impl SpawnPrefab for World {
                     error: SchemaError::Conflict {
                         name: schema.name().to_owned(),
                     },
+                    at: Where::Unknown,
                 });
             }
         }

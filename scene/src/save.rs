@@ -47,6 +47,7 @@ fn save(
                     name: schema.name().to_owned(),
                     rust_type: entry.type_name.to_owned(),
                 },
+                at: Where::Unknown,
             });
         }
     }
@@ -199,13 +200,14 @@ impl Scene {
     /// assert_eq!(copy.get::<Health>(spawned.entities().next().unwrap()), Ok(&Health(3)));
     /// ```
     pub fn from_world(world: &World, registry: &TypeRegistry) -> Result<Scene, SceneError> {
-        let mut entities: Vec<Entity> = world
+        // The world's own order (archetype by archetype, as `World::iter`
+        // and queries visit them): a load into an empty world makes the
+        // archetypes in the order their entities first appear and fills
+        // them in file order, so the copy iterates in this order too, and
+        // saving the copy writes its entities in the same order.
+        let entities = world
             .archetypes()
-            .flat_map(|a| a.entities().iter().copied())
-            .collect();
-        // Slot order, not archetype order: a loaded scene spawns its
-        // entities in file order, so saving the copy gives the same file.
-        entities.sort_unstable_by_key(|e| e.index());
+            .flat_map(|a| a.entities().iter().copied());
         save(world, registry, entities, false)
     }
 

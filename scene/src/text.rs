@@ -17,7 +17,7 @@ use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::columns::{write_postcard, Codec};
-use super::error::{Location, SceneError, Where};
+use super::error::{SceneError, Where};
 use super::value::{json_offset, Format, SceneValue, Source, ValueWriter};
 use super::{ColumnBytes, Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
 use mosaic::{ComponentSchema, FieldType};
@@ -60,12 +60,15 @@ impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Ordered
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, bound(deserialize = "R: Deserialize<'de>"))]
 struct Doc<R> {
+    /// Each schema's body, read on its own (so errors can say where it is).
     #[serde(default)]
-    schemas: Ordered<String, Ordered<String, String>>,
+    schemas: Ordered<String, R>,
     #[serde(default)]
     resources: Ordered<String, R>,
+    /// Each prefab's body, read on its own as a [`PrefabDoc`] (so errors
+    /// can say where the prefab is).
     #[serde(default)]
-    prefabs: Ordered<String, PrefabDoc<R>>,
+    prefabs: Ordered<String, R>,
     #[serde(default)]
     entities: Vec<EntityDoc<R>>,
 }
@@ -123,13 +126,19 @@ impl<'de> Deserialize<'de> for RonSpan<'de> {
 /// `ron::value::raw`).
 pub(crate) const RON_RAW_VALUE: &str = "$ron::private::RawValue";
 
-/// A schema from its name and `(field, type name)` pairs, as files write it.
-fn schema_of(name: String, fields: Vec<(String, String)>) -> Result<ComponentSchema, SceneError> {
+/// A schema from its name and `(field, type name)` pairs, as files write
+/// it; `at` is where it is, for errors.
+fn schema_of(
+    name: String,
+    fields: Vec<(String, String)>,
+    at: &Where,
+) -> Result<ComponentSchema, SceneError> {
     let mut schema = ComponentSchema::new(name);
     for (field, ty) in fields {
         let ty: FieldType = ty.parse().map_err(|error| SceneError::Schema {
             component: schema.name().to_owned(),
             error,
+            at: at.clone(),
         })?;
         schema = schema.field(field, ty);
     }
@@ -141,12 +150,21 @@ pub(crate) fn ron_options() -> ron::Options {
     ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
 }
 
-/// Turns a parsed document into a scene, given how to locate a raw value.
+/// How a format reads what the document left raw: each value (kept as its
+/// span), and the bodies of prefabs and schemas (parsed on their own).
+trait Bodies<R> {
+    fn value(&self, raw: &R) -> SceneValue;
+    fn prefab(&self, raw: &R) -> Result<PrefabDoc<R>, SceneError>;
+    fn schema(&self, raw: &R) -> Result<Ordered<String, String>, SceneError>;
+}
+
+/// Turns a parsed document into a scene.
 fn build<R>(
     doc: Doc<R>,
-    value: impl Fn(&R) -> SceneValue,
+    bodies: &impl Bodies<R>,
     format: &'static str,
 ) -> Result<Scene, SceneError> {
+    let value = |raw: &R| bodies.value(raw);
     let components = |list: Ordered<String, R>| -> Vec<SceneComponent> {
         list.0
             .into_iter()
@@ -157,8 +175,21 @@ fn build<R>(
             .collect()
     };
     let mut schemas = Vec::new();
-    for (name, fields) in doc.schemas.0 {
-        schemas.push((schema_of(name, fields.0)?, Where::Unknown));
+    for (name, raw) in doc.schemas.0 {
+        let at = value(&raw).at();
+        let fields = bodies.schema(&raw)?;
+        schemas.push((schema_of(name, fields.0, &at)?, at));
+    }
+    let mut prefabs = Vec::with_capacity(doc.prefabs.0.len());
+    for (name, raw) in doc.prefabs.0 {
+        let at = value(&raw).at();
+        let p = bodies.prefab(&raw)?;
+        prefabs.push(Prefab {
+            name,
+            extends: p.extends,
+            components: components(p.components),
+            at,
+        });
     }
     let mut entities = Vec::with_capacity(doc.entities.len());
     for e in doc.entities {
@@ -181,17 +212,7 @@ fn build<R>(
     Ok(Scene {
         schemas,
         resources: components(doc.resources),
-        prefabs: doc
-            .prefabs
-            .0
-            .into_iter()
-            .map(|(name, p)| Prefab {
-                name,
-                extends: p.extends,
-                components: components(p.components),
-                at: Where::Unknown,
-            })
-            .collect(),
+        prefabs,
         entities,
         tables: Vec::new(),
         registry: None,
@@ -262,46 +283,149 @@ pub(super) fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
             .map_err(|e| SceneError::Syntax {
                 format: "RON",
                 message: e.code.to_string(),
-                at: Where::Text(Location {
-                    line: e.span.start.line,
-                    column: e.span.start.col,
-                }),
+                at: Where::Text(source.ron_error_at(0, &source.text, e.span.start)),
             })?;
-    let source2 = Arc::clone(&source);
-    build(
-        doc,
-        move |raw| SceneValue::Text {
+    build(doc, &RonBodies(&source), "RON")
+}
+
+/// [`Bodies`] of a RON file.
+struct RonBodies<'s>(&'s Arc<Source>);
+
+impl<'s> RonBodies<'s> {
+    /// Parses `raw` (a span of the file) as a `T`, with the file's options.
+    fn parse<'a, T: Deserialize<'a>>(&self, raw: &'a str) -> Result<T, SceneError> {
+        let source = self.0;
+        let options = ron_options().with_default_extension(source.ron_extensions);
+        options.from_str(raw).map_err(|e| SceneError::Syntax {
+            format: "RON",
+            message: e.code.to_string(),
+            at: Where::Text(source.ron_error_at(source.span_of(raw).start, raw, e.span.start)),
+        })
+    }
+}
+
+impl<'a> Bodies<RonSpan<'a>> for RonBodies<'_> {
+    fn value(&self, raw: &RonSpan<'a>) -> SceneValue {
+        SceneValue::Text {
             format: Format::Ron,
-            source: Arc::clone(&source2),
-            span: source2.span_of(raw.0),
-        },
-        "RON",
-    )
+            source: Arc::clone(self.0),
+            span: self.0.span_of(raw.0),
+        }
+    }
+
+    fn prefab(&self, raw: &RonSpan<'a>) -> Result<PrefabDoc<RonSpan<'a>>, SceneError> {
+        self.parse(raw.0)
+    }
+
+    fn schema(&self, raw: &RonSpan<'a>) -> Result<Ordered<String, String>, SceneError> {
+        self.parse(raw.0)
+    }
+}
+
+/// How deep a JSON scene may nest arrays and objects: serde_json's own
+/// limit when it decodes a value (it does not apply it when it only finds
+/// a value's end, as reading the document does).
+const JSON_MAX_DEPTH: usize = 128;
+
+/// The byte offset of the first `[` or `{` of `text` nested deeper than
+/// [`JSON_MAX_DEPTH`], if any (outside strings). serde_json finds the end
+/// of each raw value recursively, without a limit: a document nested
+/// 100,000 deep would overflow the stack before any limit applied.
+fn json_too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > JSON_MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
     let text = without_bom(text);
     let source = Source::new(text, Extensions::empty());
+    if let Some(offset) = json_too_deep(&source.text) {
+        return Err(SceneError::Syntax {
+            format: "JSON",
+            message: format!("nested more than {JSON_MAX_DEPTH} levels deep"),
+            at: Where::Text(source.location(offset)),
+        });
+    }
     let doc: Doc<&serde_json::value::RawValue> =
         serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
             format: "JSON",
-            message: {
-                let m = e.to_string();
-                m.rfind(" at line ")
-                    .map_or(m.clone(), |i| m[..i].to_owned())
-            },
+            message: strip_position(&e),
             at: Where::Text(source.location(json_offset(&source.text, e.line(), e.column()))),
         })?;
-    let source2 = Arc::clone(&source);
-    build(
-        doc,
-        move |raw| SceneValue::Text {
+    build(doc, &JsonBodies(&source), "JSON")
+}
+
+/// [`Bodies`] of a JSON file.
+struct JsonBodies<'s>(&'s Arc<Source>);
+
+impl JsonBodies<'_> {
+    /// Parses `raw` (a span of the file) as a `T`.
+    fn parse<'a, T: Deserialize<'a>>(&self, raw: &'a str) -> Result<T, SceneError> {
+        let source = self.0;
+        serde_json::from_str(raw).map_err(|e| SceneError::Syntax {
+            format: "JSON",
+            message: strip_position(&e),
+            at: Where::Text(
+                source.location(source.span_of(raw).start + json_offset(raw, e.line(), e.column())),
+            ),
+        })
+    }
+}
+
+impl<'a> Bodies<&'a serde_json::value::RawValue> for JsonBodies<'_> {
+    fn value(&self, raw: &&'a serde_json::value::RawValue) -> SceneValue {
+        SceneValue::Text {
             format: Format::Json,
-            source: Arc::clone(&source2),
-            span: source2.span_of(raw.get()),
-        },
-        "JSON",
-    )
+            source: Arc::clone(self.0),
+            span: self.0.span_of(raw.get()),
+        }
+    }
+
+    fn prefab(
+        &self,
+        raw: &&'a serde_json::value::RawValue,
+    ) -> Result<PrefabDoc<&'a serde_json::value::RawValue>, SceneError> {
+        self.parse(raw.get())
+    }
+
+    fn schema(
+        &self,
+        raw: &&'a serde_json::value::RawValue,
+    ) -> Result<Ordered<String, String>, SceneError> {
+        self.parse(raw.get())
+    }
+}
+
+/// serde_json's message without its " at line L column C" suffix (errors
+/// give the position in the whole file instead).
+fn strip_position(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    m.rfind(" at line ")
+        .map_or(m.clone(), |i| m[..i].to_owned())
 }
 
 /// `(name, postcard bytes)` of each value of one prefab.
@@ -409,7 +533,7 @@ pub(crate) fn parse_binary(buffer: Vec<u8>) -> Result<Scene, SceneError> {
     let mut schemas = Vec::new();
     for (name, fields) in doc.schemas {
         let at = Where::Binary(format!("schema `{name}`"));
-        schemas.push((schema_of(name, fields)?, at));
+        schemas.push((schema_of(name, fields, &at)?, at));
     }
     let resources = components(doc.resources);
     let prefabs = doc
@@ -506,6 +630,10 @@ struct TableOut<'a> {
     ids: &'a [u64],
     prefab: Option<&'a str>,
     columns: Vec<(&'a str, Codec<'a>, Cell<&'a [u8]>)>,
+    /// Written as JSON: non-finite floats are refused (JSON has none).
+    json: bool,
+    /// The first value refused: its component and why.
+    refused: std::cell::RefCell<Option<(String, String)>>,
 }
 
 /// One entity of a [`TableOut`] (the next row of each column).
@@ -532,7 +660,15 @@ impl Serialize for RowValues<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.0.columns.len()))?;
         for (name, codec, cursor) in &self.0.columns {
-            map.serialize_entry(name, &CellValue { codec, cursor })?;
+            map.serialize_entry(
+                name,
+                &CellValue {
+                    name,
+                    codec,
+                    cursor,
+                    table: self.0,
+                },
+            )?;
         }
         map.end()
     }
@@ -540,8 +676,10 @@ impl Serialize for RowValues<'_, '_> {
 
 /// The next value of a column.
 struct CellValue<'c, 'a> {
+    name: &'a str,
     codec: &'c Codec<'a>,
     cursor: &'c Cell<&'a [u8]>,
+    table: &'c TableOut<'a>,
 }
 
 impl Serialize for CellValue<'_, '_> {
@@ -551,6 +689,12 @@ impl Serialize for CellValue<'_, '_> {
         let mut result = None;
         self.codec
             .write(&mut bytes, &mut |value| {
+                if self.table.json {
+                    if let Err(message) = finite(value) {
+                        *self.table.refused.borrow_mut() = Some((self.name.to_owned(), message));
+                        return;
+                    }
+                }
                 if let Some(serializer) = serializer.take() {
                     result = Some(erased_serde::serialize(value, serializer));
                 }
@@ -614,8 +758,52 @@ fn writers<'a>(
     format: Format,
 ) -> Result<Vec<(&'a str, ValueWriter<'a>)>, SceneError> {
     list.iter()
-        .map(|c| Ok((c.name.as_str(), c.value.writer(&c.name, format)?)))
+        .map(|c| {
+            let writer = c.value.writer(&c.name, format)?;
+            if let (Format::Json, ValueWriter::Content(content)) = (format, &writer) {
+                finite_content(content).map_err(|message| SceneError::Encode {
+                    component: c.name.clone(),
+                    message,
+                })?;
+            }
+            Ok((c.name.as_str(), writer))
+        })
         .collect()
+}
+
+/// Refuses a value holding a NaN or infinite float: JSON has no way to
+/// write one (serde_json writes `null`, which then fails to load).
+fn finite(value: &dyn erased_serde::Serialize) -> Result<(), String> {
+    finite_content(&super::value::to_content(value)?)
+}
+
+/// [`finite`] for a value in the serde data model.
+fn finite_content(value: &serde_content::Value<'_>) -> Result<(), String> {
+    use serde_content::{Data, Number, Value};
+    let data = |d: &Data<'_>| -> Result<(), String> {
+        match d {
+            Data::Unit => Ok(()),
+            Data::NewType { value } => finite_content(value),
+            Data::Tuple { values } => values.iter().try_for_each(finite_content),
+            Data::Struct { fields } => fields.iter().try_for_each(|(_, v)| finite_content(v)),
+        }
+    };
+    match value {
+        Value::Number(Number::F32(f)) if !f.is_finite() => Err(non_finite(f64::from(*f))),
+        Value::Number(Number::F64(f)) if !f.is_finite() => Err(non_finite(*f)),
+        Value::Seq(items) | Value::Tuple(items) => items.iter().try_for_each(finite_content),
+        Value::Map(entries) => entries
+            .iter()
+            .try_for_each(|(k, v)| finite_content(k).and_then(|()| finite_content(v))),
+        Value::Option(Some(inner)) => finite_content(inner),
+        Value::Struct(s) => data(&s.data),
+        Value::Enum(e) => data(&e.data),
+        _ => Ok(()),
+    }
+}
+
+fn non_finite(f: f64) -> String {
+    format!("{f} cannot be written as JSON (JSON has no NaN or infinity; RON and binary scenes keep them)")
 }
 
 fn doc_out(scene: &Scene, format: Format) -> Result<DocOut<'_>, SceneError> {
@@ -664,6 +852,8 @@ fn doc_out(scene: &Scene, format: Format) -> Result<DocOut<'_>, SceneError> {
                 .iter()
                 .map(|t| {
                     Ok(TableOut {
+                        json: format == Format::Json,
+                        refused: Default::default(),
                         ids: &t.ids,
                         prefab: t.prefab.as_deref(),
                         columns: t
@@ -730,6 +920,10 @@ impl Scene {
 
     /// The scene as pretty JSON.
     ///
+    /// Fails (with [`SceneError::Encode`] naming the component) on a NaN or
+    /// infinite float, which JSON cannot hold; RON and binary scenes keep
+    /// them exactly.
+    ///
     /// # Example
     /// ```
     /// use mosaic_scene::Scene;
@@ -739,7 +933,13 @@ impl Scene {
     /// ```
     pub fn to_json_string(&self) -> Result<String, SceneError> {
         let doc = doc_out(self, Format::Json)?;
-        serde_json::to_string_pretty(&doc).map_err(encode_error)
+        let written = serde_json::to_string_pretty(&doc);
+        for table in &doc.entities.tables {
+            if let Some((component, message)) = table.refused.take() {
+                return Err(SceneError::Encode { component, message });
+            }
+        }
+        written.map_err(encode_error)
     }
 
     /// The scene in the compact binary form (postcard). Entities are stored

@@ -58,21 +58,12 @@ impl Source {
         }
     }
 
-    /// The location of `inner` (1-based, relative to the slice at `offset`)
-    /// in the whole file.
-    pub fn relative(&self, offset: usize, inner: Location) -> Location {
-        let base = self.location(offset);
-        if inner.line <= 1 {
-            Location {
-                line: base.line,
-                column: base.column + inner.column.saturating_sub(1),
-            }
-        } else {
-            Location {
-                line: base.line + inner.line - 1,
-                column: inner.column,
-            }
-        }
+    /// The location of a ron error at `p` in `text`, a part of this source
+    /// starting at byte `base`: the offending token's, past the whitespace
+    /// and comments before it (where ron's position can be).
+    pub fn ron_error_at(&self, base: usize, text: &str, p: ron::error::Position) -> Location {
+        let offset = skip_blank(text, offset_of(text, p.line, p.col));
+        self.location(base + offset)
     }
 
     /// The byte range of `slice`, which must point into this source.
@@ -270,7 +261,7 @@ impl SceneValue {
             } => {
                 let text = &source.text[span.clone()];
                 let spanned = |e: ron::error::SpannedError| {
-                    Where::Text(source.relative(span.start, loc(e.span.start)))
+                    Where::Text(source.ron_error_at(span.start, text, e.span.start))
                 };
                 let options =
                     super::text::ron_options().with_default_extension(source.ron_extensions);
@@ -429,10 +420,43 @@ impl Serialize for ValueWriter<'_> {
     }
 }
 
-fn loc(p: ron::error::Position) -> Location {
-    Location {
-        line: p.line,
-        column: p.col,
+/// The byte offset in `text` of 1-based `line` and 1-based `column` (in
+/// characters), clamped to the text.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start = match line {
+        0 | 1 => 0,
+        n => text
+            .match_indices('\n')
+            .nth(n - 2)
+            .map_or(text.len(), |(i, _)| i + 1),
+    };
+    let rest = &text[line_start..];
+    line_start
+        + rest
+            .char_indices()
+            .nth(column.saturating_sub(1))
+            .map_or(rest.len(), |(i, _)| i)
+}
+
+/// `offset` moved past whitespace and comments (`//` to the end of the
+/// line, `/* */`), to the next token of `text`.
+fn skip_blank(text: &str, mut offset: usize) -> usize {
+    let b = text.as_bytes();
+    loop {
+        while b.get(offset).is_some_and(u8::is_ascii_whitespace) {
+            offset += 1;
+        }
+        let rest = &b[offset..];
+        if rest.starts_with(b"//") {
+            offset += rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+        } else if rest.starts_with(b"/*") {
+            match text[offset + 2..].find("*/") {
+                Some(end) => offset += 2 + end + 2,
+                None => return offset,
+            }
+        } else {
+            return offset;
+        }
     }
 }
 

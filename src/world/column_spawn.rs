@@ -55,6 +55,38 @@ impl World {
         }
     }
 
+    /// Arranges for the next entities this world spawns to get exactly
+    /// `ids` (in order): what a loader needs to give a saved world's
+    /// entities back their own handles, for replays, rollback and late
+    /// joiners. Returns true if it did; false, changing nothing, unless the
+    /// world has never had an entity nor handed out an id (for commands),
+    /// or if two ids share an index, or the largest index is far beyond the
+    /// number of ids (at least `4 * ids.len() + 4096`: the world makes a
+    /// slot for every index below it). The slots below the largest index
+    /// that `ids` leave out are free, for later spawns.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)] struct Name(&'static str);
+    /// let ids = [Entity::from_bits((3 << 32) | 5).unwrap(), Entity::from_bits((1 << 32) | 2).unwrap()];
+    /// let mut world = World::new();
+    /// assert!(world.prepare_spawn_ids(&ids));
+    /// let a = world.spawn(Name("a"));
+    /// let b = world.spawn(Name("b"));
+    /// assert_eq!([a, b], ids);
+    /// // Only for a world that never had an entity.
+    /// assert!(!world.prepare_spawn_ids(&ids));
+    /// ```
+    pub fn prepare_spawn_ids(&mut self, ids: &[Entity]) -> bool {
+        let limit = ids
+            .len()
+            .saturating_mul(4)
+            .saturating_add(4096)
+            .min(u32::MAX as usize) as u32;
+        self.entities.prepare_exact(ids, limit)
+    }
+
     /// Spawns `count` entities from several batches at once: asks `fill`
     /// for the batches given the entities' handles (so that values can
     /// refer to the entities being spawned), each batch paired with the
