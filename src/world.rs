@@ -1087,19 +1087,8 @@ impl World {
             .entities
             .get(entity)
             .ok_or(ComponentError::NoSuchEntity(entity))?;
-        let found = self
-            .components
-            .id_of::<T>()
-            .and_then(|id| match T::STORAGE {
-                StorageType::Table => self
-                    .archetypes
-                    .get(loc.archetype)
-                    .table
-                    .column(id)?
-                    .get::<T>(loc.row as usize),
-                StorageType::SparseSet => self.sparse.get(id)?.get::<T>(entity),
-            });
-        found.ok_or_else(|| missing::<T>(entity))
+        self.component_at(entity, loc)
+            .ok_or_else(|| missing::<T>(entity))
     }
 
     /// [`World::get`] without building an error: for this crate's lookups
@@ -1109,6 +1098,13 @@ impl World {
     #[inline]
     pub(crate) fn get_opt<T: Component>(&self, entity: Entity) -> Option<&T> {
         let loc = self.entities.get(entity)?;
+        self.component_at(entity, loc)
+    }
+
+    /// `entity`'s `T`, given where the entity lives: the lookup
+    /// [`World::get`] and [`World::get_opt`] share.
+    #[inline(always)]
+    fn component_at<T: Component>(&self, entity: Entity, loc: EntityLocation) -> Option<&T> {
         let id = self.components.id_of::<T>()?;
         match T::STORAGE {
             StorageType::Table => self
@@ -1126,6 +1122,18 @@ impl World {
     #[inline]
     pub(crate) fn get_mut_opt<T: Component>(&mut self, entity: Entity) -> Option<&mut T> {
         let loc = self.entities.get(entity)?;
+        self.component_at_mut(entity, loc)
+    }
+
+    /// `entity`'s `T`, mutably and marked changed, given where the entity
+    /// lives: the lookup [`World::get_mut`] and [`World::get_mut_opt`]
+    /// share.
+    #[inline(always)]
+    fn component_at_mut<T: Component>(
+        &mut self,
+        entity: Entity,
+        loc: EntityLocation,
+    ) -> Option<&mut T> {
         let tick = self.change_tick();
         let id = self.components.id_of::<T>()?;
         match T::STORAGE {
@@ -1158,22 +1166,8 @@ impl World {
             .entities
             .get(entity)
             .ok_or(ComponentError::NoSuchEntity(entity))?;
-        let tick = self.change_tick();
-        let Some(id) = self.components.id_of::<T>() else {
-            return Err(missing::<T>(entity));
-        };
-        let found = match T::STORAGE {
-            StorageType::Table => self
-                .archetypes
-                .table_mut(loc.archetype)
-                .column_mut(id)
-                .and_then(|c| c.get_mut::<T>(loc.row as usize, tick)),
-            StorageType::SparseSet => self
-                .sparse
-                .get_mut(id)
-                .and_then(|s| s.get_mut::<T>(entity, tick)),
-        };
-        found.ok_or_else(|| missing::<T>(entity))
+        self.component_at_mut(entity, loc)
+            .ok_or_else(|| missing::<T>(entity))
     }
 
     /// True if `entity` is alive and has a `T`.
