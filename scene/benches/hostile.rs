@@ -10,6 +10,8 @@
 //!   times, read and refused (`Duplicate`).
 //!
 //! The tests in `tests/hostile.rs` check the results; speed is proved here.
+//! `HOSTILE_ONE_PASS=chain` loads the 2,000-deep chain 10 times and exits,
+//! for callgrind's instruction counts.
 //!
 //! ```text
 //! cargo bench -p mosaic-scene --bench hostile
@@ -60,6 +62,15 @@ fn wide_entity(n: usize, component: impl Fn(usize) -> String) -> String {
 
 fn hostile(c: &mut Criterion) {
     let registry = registry();
+    if std::env::var("HOSTILE_ONE_PASS").is_ok_and(|v| v == "chain") {
+        let text = prefab_chain(2_000);
+        for _ in 0..10 {
+            let mut world = World::new();
+            let scene = Scene::from_ron_str(&text).unwrap();
+            black_box(scene.spawn_into(&mut world, &registry).unwrap());
+        }
+        std::process::exit(0);
+    }
     let mut group = c.benchmark_group("prefab_chain");
     group.sample_size(20);
     for n in [1_000, 2_000] {

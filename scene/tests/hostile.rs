@@ -275,6 +275,16 @@ struct Counted(u32);
 
 thread_local! {
     static DECODED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Those of them read from text (a human-readable format).
+    static FROM_TEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// (values decoded, values decoded from text) on this thread so far.
+fn decoded() -> (usize, usize) {
+    (
+        DECODED.with(std::cell::Cell::get),
+        FROM_TEXT.with(std::cell::Cell::get),
+    )
 }
 
 impl<'de> Deserialize<'de> for Counted {
@@ -284,6 +294,9 @@ impl<'de> Deserialize<'de> for Counted {
         #[serde(rename = "Counted")]
         struct Derived(u32);
         DECODED.with(|n| n.set(n.get() + 1));
+        if d.is_human_readable() {
+            FROM_TEXT.with(|n| n.set(n.get() + 1));
+        }
         Derived::deserialize(d).map(|v| Counted(v.0))
     }
 }
@@ -303,16 +316,17 @@ fn prefab_chain(n: usize, component: &str) -> String {
 }
 
 /// Loads a chain of `n` prefabs of `Counted` values: the entity's value,
-/// and how many values were decoded.
-fn load_counted_chain(n: usize) -> (Counted, usize) {
+/// and how many values were decoded, and how many of them from text.
+fn load_counted_chain(n: usize) -> (Counted, (usize, usize)) {
     let mut registry = registry();
     registry.register::<Counted>();
     let scene = Scene::from_ron_str(&prefab_chain(n, "Counted")).unwrap();
     let mut world = World::new();
-    let before = DECODED.with(std::cell::Cell::get);
+    let before = decoded();
     let spawned = scene.spawn_into(&mut world, &registry).unwrap();
-    let decoded = DECODED.with(std::cell::Cell::get) - before;
-    (world.get::<Counted>(spawned[1]).unwrap().clone(), decoded)
+    let after = decoded();
+    let value = world.get::<Counted>(spawned[1]).unwrap().clone();
+    (value, (after.0 - before.0, after.1 - before.1))
 }
 
 // Speed is proved in `benches/hostile.rs` (criterion); these check the
@@ -333,18 +347,77 @@ fn a_2000_deep_prefab_chain_loads() {
 
 #[test]
 fn a_prefab_chain_decodes_each_value_a_bounded_number_of_times() {
-    let (value, small) = load_counted_chain(1000);
+    let (value, (small, small_text)) = load_counted_chain(1000);
     assert_eq!(value, Counted(999));
-    let (value, large) = load_counted_chain(2000);
+    let (value, (large, large_text)) = load_counted_chain(2000);
     assert_eq!(value, Counted(1999));
-    // Every prefab's value is decoded (to check it), and none is decoded
-    // again for each prefab extending it: twice the chain, twice the work
-    // (a loader that re-decoded each base per level would do n²/2).
+    // Every prefab's text is read once (to check it), and never again for
+    // the prefabs extending it or the entity: twice the chain, twice the
+    // work (a loader that re-decoded each base per level would do n²/2).
+    assert_eq!((small_text, large_text), (1000, 2000));
     assert!(small >= 1000, "{small}");
     assert!(
         large <= 2 * small + 2,
         "{small} values for 1,000, {large} for 2,000"
     );
+}
+
+#[test]
+fn a_prefab_value_is_read_from_text_once_however_often_it_is_used() {
+    let mut registry = registry();
+    registry.register::<Counted>();
+    let mut text = String::from("(prefabs: {\"Base\": (components: {\"Counted\": (5)}),\n");
+    text += "\"Child\": (extends: \"Base\", components: {\"Health\": (1)})},\n";
+    text += "entities: [";
+    for id in 1..=100 {
+        text += &format!("(id: {id}, prefab: \"Child\"),");
+    }
+    text += "])";
+    let scene = Scene::from_ron_str(&text).unwrap();
+    let mut world = World::new();
+    let before = decoded();
+    let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+    for _ in 0..3 {
+        let e = world.spawn_prefab("Child", ()).unwrap();
+        assert_eq!(world.get::<Counted>(e), Ok(&Counted(5)));
+    }
+    let after = decoded();
+    assert_eq!(after.1 - before.1, 1, "the prefab's text is read once");
+    // ... and its kept form once per entity (and once to check it).
+    assert!(after.0 - before.0 <= 1 + 1 + 100 + 3, "{:?}", after);
+    for (_, e) in spawned.iter() {
+        assert_eq!(world.get::<Counted>(e), Ok(&Counted(5)));
+        assert_eq!(world.get::<Health>(e), Ok(&Health(1)));
+    }
+}
+
+/// A component that reads itself with `deserialize_any` (an untagged
+/// enum), which postcard cannot decode.
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+enum Loose {
+    Number(u32),
+    Text(String),
+}
+
+#[test]
+fn a_prefab_value_postcard_cannot_hold_still_loads_from_text() {
+    let mut registry = registry();
+    registry.register::<Loose>();
+    let scene = Scene::from_json_str(
+        r#"{"prefabs": {"P": {"components": {"Loose": "seven"}}},
+            "entities": [{"id": 1, "prefab": "P"}, {"id": 2, "prefab": "P", "components": {"Loose": 7}}]}"#,
+    )
+    .unwrap();
+    let mut world = World::new();
+    let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+    assert_eq!(
+        world.get::<Loose>(spawned[1]),
+        Ok(&Loose::Text("seven".into()))
+    );
+    assert_eq!(world.get::<Loose>(spawned[2]), Ok(&Loose::Number(7)));
+    let more = world.spawn_prefab("P", ()).unwrap();
+    assert_eq!(world.get::<Loose>(more), Ok(&Loose::Text("seven".into())));
 }
 
 /// A RON scene of one entity whose components are `component(i)`, `i < n`.
@@ -393,9 +466,9 @@ fn a_wide_entity_decodes_each_value_once() {
     registry.register::<Counted>();
     let scene = Scene::from_ron_str(&text).unwrap();
     let mut world = World::new();
-    let before = DECODED.with(std::cell::Cell::get);
+    let before = decoded();
     let spawned = scene.spawn_into(&mut world, &registry).unwrap();
-    assert_eq!(DECODED.with(std::cell::Cell::get) - before, 1);
+    assert_eq!(decoded().0 - before.0, 1);
     assert_eq!(world.get::<Counted>(spawned[1]), Ok(&Counted(7)));
     let c4999 = world.dynamic_schema("C4999").is_some();
     assert!(c4999);
@@ -585,4 +658,31 @@ fn ron_errors_point_past_whitespace_and_comments() {
         };
         assert_eq!(at, text_at(text, token), "{err}\n{text}");
     }
+}
+
+#[test]
+fn a_runtime_defined_prefab_value_with_a_reference_loads_for_every_entity() {
+    let scene = Scene::from_ron_str(
+        r#"(
+        schemas: { "Owner": { "who": "entity", "note": "string" } },
+        prefabs: { "Pet": (components: { "Owner": { "who": 1, "note": "good" }, "Health": (2) }) },
+        entities: [(id: 1), (id: 2, prefab: "Pet"), (id: 3, prefab: "Pet")],
+    )"#,
+    )
+    .unwrap();
+    let mut world = World::new();
+    let spawned = scene.spawn_into(&mut world, &registry()).unwrap();
+    let owner = |world: &World, e: Entity| {
+        let value = world.get_dynamic(e, "Owner").unwrap();
+        (value.get("who").cloned(), value.get("note").cloned())
+    };
+    let expected = (
+        Some(mosaic::FieldValue::Entity(spawned[1])),
+        Some(mosaic::FieldValue::Str("good".into())),
+    );
+    assert_eq!(owner(&world, spawned[2]), expected);
+    assert_eq!(owner(&world, spawned[3]), expected);
+    let more = world.spawn_prefab("Pet", ()).unwrap();
+    assert_eq!(owner(&world, more), expected);
+    assert_eq!(world.get::<Health>(more), Ok(&Health(2)));
 }
