@@ -7,11 +7,12 @@
 //!    each binary column as its bytes.
 //! 2. **Checked**: schemas valid and consistent with the world and the
 //!    registry (`check_schemas`); prefab names unique, every `extends`
-//!    known, no cycle, each prefab resolved once from its base
-//!    (`Prefabs::resolve`); entity ids unique and not reserved
-//!    (`check_ids`).
+//!    known, no cycle (`PrefabPlan::check`); entity ids unique and not
+//!    reserved (`check_ids`).
 //! 3. **Decoded**: every value decoded with its registered type or schema
-//!    (prefab values once, to check them; entities' values into one typed
+//!    (each prefab's own values once, kept as postcard bytes that its
+//!    entities and later `spawn_prefab`s decode, then each prefab resolved
+//!    once from its base, `Prefabs::resolve`; entities' values into one typed
 //!    column per component and group of entities with the same
 //!    components; resources one by one), and every entity reference checked
 //!    to name an entity of the scene (`decode_entities`,
@@ -36,7 +37,8 @@ use super::columns::{left_over, PendingColumn};
 use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, Pending, TypeRegistry};
 use super::value::{
-    entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed,
+    entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed, SceneValue,
+    SerDynamic,
 };
 use super::{Prefab, Scene, SceneComponent, SceneTable, TableColumn};
 use mosaic::Bundle;
@@ -183,6 +185,10 @@ impl Pending for PendingDynamic {
             Err(e) => unreachable!("scene value checked against its schema: {e}"),
         }
     }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// What decoding needs besides the value: the registry and the schemas of
@@ -235,6 +241,43 @@ impl Decoder<'_> {
             suggestion: suggest(&c.name, known),
             at: c.value.at(),
         })
+    }
+
+    /// Decodes prefab component `c`, checks its entity references (to the
+    /// scene's keys), and returns it as postcard bytes, which decode to
+    /// the same value (or as it was, if postcard cannot hold it: a type
+    /// that reads itself with `deserialize_any`, such as an untagged enum).
+    fn decode_once(
+        &self,
+        c: &SceneComponent,
+        keys: &Keys<'_>,
+    ) -> Result<SceneComponent, SceneError> {
+        let mut pending = vec![self.decode(c, Kind::Component)?];
+        map_pending(&mut pending, keys.get())?;
+        if !matches!(c.value, SceneValue::Text { .. }) {
+            return Ok(c.clone());
+        }
+        let (_, value, _) = &pending[0];
+        let bytes = match self.registry.get(&c.name, Kind::Component) {
+            Some(entry) => entry.to_postcard(value.as_ref()),
+            None => value
+                .as_any()
+                .downcast_ref::<PendingDynamic>()
+                .and_then(|d| postcard::to_allocvec(&SerDynamic(&d.0)).ok()),
+        };
+        let Some(bytes) = bytes else {
+            return Ok(c.clone());
+        };
+        let encoded = SceneComponent {
+            name: c.name.clone(),
+            value: SceneValue::Binary(bytes),
+        };
+        // Postcard is not self-describing: a type that reads itself with
+        // `deserialize_any` writes bytes it cannot read back.
+        match self.decode(&encoded, Kind::Component) {
+            Ok(_) => Ok(encoded),
+            Err(_) => Ok(c.clone()),
+        }
     }
 
     /// Decodes a list of components (later ones replace earlier ones of the
@@ -675,63 +718,80 @@ pub(crate) struct PrefabLibrary {
     by_name: FxHashMap<String, (Arc<PrefabSource>, usize)>,
 }
 
-/// Each prefab's components, its `extends` chain applied (base first,
-/// overrides after), or the first duplicate, unknown prefab or cycle.
-///
-/// Each prefab is resolved once, from its base's resolved list (a walk up
-/// to the first resolved ancestor, then back down), so a chain of `n`
-/// prefabs costs time linear in `n` and the components' count.
-fn resolve_prefabs(prefabs: &[Prefab]) -> Result<Vec<Vec<SceneComponent>>, SceneError> {
-    let mut by_name: FxHashMap<&str, usize> = FxHashMap::default();
-    for (i, p) in prefabs.iter().enumerate() {
-        if by_name.insert(&p.name, i).is_some() {
-            return Err(SceneError::Duplicate {
-                what: "prefab",
-                name: p.name.clone(),
-                at: p.at.clone(),
+/// The shape of a scene's prefabs, checked: each one's base (the prefab
+/// it extends) and an order in which every prefab comes after its base.
+struct PrefabPlan {
+    base: Vec<Option<usize>>,
+    order: Vec<usize>,
+}
+
+impl PrefabPlan {
+    /// Checked: prefab names unique, components unique in each, every
+    /// `extends` known, no cycle (the first such error).
+    ///
+    /// Each prefab is placed once (a walk up to the first placed ancestor,
+    /// then back down), so a chain of `n` prefabs costs time linear in `n`.
+    fn check(prefabs: &[Prefab]) -> Result<PrefabPlan, SceneError> {
+        let mut by_name: FxHashMap<&str, usize> = FxHashMap::default();
+        for (i, p) in prefabs.iter().enumerate() {
+            if by_name.insert(&p.name, i).is_some() {
+                return Err(SceneError::Duplicate {
+                    what: "prefab",
+                    name: p.name.clone(),
+                    at: p.at.clone(),
+                });
+            }
+            check_unique(&p.components, "component")?;
+        }
+        let mut base: Vec<Option<usize>> = Vec::with_capacity(prefabs.len());
+        for p in prefabs {
+            base.push(match p.extends.as_deref() {
+                None => None,
+                Some(name) => {
+                    Some(*by_name.get(name).ok_or_else(|| SceneError::UnknownPrefab {
+                        name: name.to_owned(),
+                        in_prefab: Some(p.name.clone()),
+                        suggestion: suggest(name, by_name.keys().copied()),
+                        at: p.at.clone(),
+                    })?)
+                }
             });
         }
-        check_unique(&p.components, "component")?;
-    }
-    let mut base: Vec<Option<usize>> = Vec::with_capacity(prefabs.len());
-    for p in prefabs {
-        base.push(match p.extends.as_deref() {
-            None => None,
-            Some(name) => Some(*by_name.get(name).ok_or_else(|| SceneError::UnknownPrefab {
-                name: name.to_owned(),
-                in_prefab: Some(p.name.clone()),
-                suggestion: suggest(name, by_name.keys().copied()),
-                at: p.at.clone(),
-            })?),
-        });
-    }
-    // 0: not resolved; 1: on the walk being resolved; 2: resolved.
-    let mut state = vec![0u8; prefabs.len()];
-    let mut out: Vec<Vec<SceneComponent>> = vec![Vec::new(); prefabs.len()];
-    let mut walk = Vec::new();
-    for start in 0..prefabs.len() {
-        walk.clear();
-        let mut next = Some(start);
-        while let Some(i) = next {
-            match state[i] {
-                2 => break,
-                1 => return Err(prefab_cycle(prefabs, &walk, i)),
-                _ => {}
+        // 0: not placed; 1: on the walk being placed; 2: placed.
+        let mut state = vec![0u8; prefabs.len()];
+        let mut order = Vec::with_capacity(prefabs.len());
+        let mut walk = Vec::new();
+        for start in 0..prefabs.len() {
+            walk.clear();
+            let mut next = Some(start);
+            while let Some(i) = next {
+                match state[i] {
+                    2 => break,
+                    1 => return Err(prefab_cycle(prefabs, &walk, i)),
+                    _ => {}
+                }
+                state[i] = 1;
+                walk.push(i);
+                next = base[i];
             }
-            state[i] = 1;
-            walk.push(i);
-            next = base[i];
+            for &i in walk.iter().rev() {
+                state[i] = 2;
+                order.push(i);
+            }
         }
-        for &i in walk.iter().rev() {
-            let inherited = base[i].map_or(&[][..], |b| &out[b][..]);
-            out[i] = merge(inherited, &prefabs[i].components)
-                .into_iter()
-                .cloned()
-                .collect();
-            state[i] = 2;
-        }
+        Ok(PrefabPlan { base, order })
     }
-    Ok(out)
+
+    /// Each prefab's components, its `extends` chain applied (base first,
+    /// overrides after), given each prefab's own components (`own`).
+    fn apply(&self, own: &[Vec<SceneComponent>]) -> Vec<Vec<SceneComponent>> {
+        let mut out: Vec<Vec<SceneComponent>> = vec![Vec::new(); own.len()];
+        for &i in &self.order {
+            let inherited = self.base[i].map_or(&[][..], |b| &out[b][..]);
+            out[i] = merge(inherited, &own[i]).into_iter().cloned().collect();
+        }
+        out
+    }
 }
 
 /// The cycle error for a walk (prefab indices, each extending the next)
@@ -984,17 +1044,14 @@ impl Scene {
         // step changes the world.
         let world_schemas: Vec<ComponentSchema> = world.dynamic_schemas().cloned().collect();
         let (decoder, new_schemas) = self.check_schemas(world, registry, &world_schemas)?;
-        let prefabs = Prefabs::resolve(&self.prefabs)?;
+        let plan = PrefabPlan::check(&self.prefabs)?;
         let order = self.check_ids()?;
         let keys = Keys {
             order: &order,
             map: OnceCell::new(),
         };
         let refs_before = entity_refs_decoded();
-        for list in &prefabs.resolved {
-            let mut pending = decoder.decode_all(list)?;
-            map_pending(&mut pending, keys.get())?;
-        }
+        let prefabs = Prefabs::resolve(&self.prefabs, &plan, &decoder, &keys)?;
         let batch = self.decode_entities(&keys, &prefabs, &decoder)?;
         let resources = self.decode_resources(&keys, &decoder)?;
 
@@ -1216,10 +1273,31 @@ struct Prefabs<'s> {
 }
 
 impl<'s> Prefabs<'s> {
-    /// Checked: prefab names unique, every `extends` known, no cycle.
-    fn resolve(prefabs: &'s [Prefab]) -> Result<Prefabs<'s>, SceneError> {
+    /// Decoded: every prefab's own values, each once (checked to refer
+    /// only to the scene), then each prefab resolved along `plan`.
+    ///
+    /// A text value is decoded here once and kept as its postcard bytes:
+    /// the entities of the prefab, and every later
+    /// [`SpawnPrefab::spawn_prefab`], decode those (a tenth of the cost of
+    /// reading text), never the text again; and a chain of prefabs decodes
+    /// each value once, however many prefabs inherit it.
+    fn resolve(
+        prefabs: &'s [Prefab],
+        plan: &PrefabPlan,
+        decoder: &Decoder<'_>,
+        keys: &Keys<'_>,
+    ) -> Result<Prefabs<'s>, SceneError> {
+        let own = prefabs
+            .iter()
+            .map(|p| {
+                p.components
+                    .iter()
+                    .map(|c| decoder.decode_once(c, keys))
+                    .collect()
+            })
+            .collect::<Result<Vec<Vec<SceneComponent>>, SceneError>>()?;
         Ok(Prefabs {
-            resolved: resolve_prefabs(prefabs)?,
+            resolved: plan.apply(&own),
             index: prefabs
                 .iter()
                 .enumerate()

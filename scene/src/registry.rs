@@ -1,7 +1,7 @@
 //! The type registry: which component and resource types scenes may hold,
 //! under which names, and how to read, write and remap each.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -24,6 +24,8 @@ pub(crate) trait Pending: Send {
     /// Puts the value onto `entity` (a component) or into the world (a
     /// resource: `entity` is `None`).
     fn put(self: Box<Self>, world: &mut World, entity: Option<Entity>);
+    /// The value, for [`Entry::to_postcard`] (which knows its type).
+    fn as_any(&self) -> &dyn Any;
 }
 
 /// How a decoded `T` is put into a world, and remapped.
@@ -48,6 +50,17 @@ impl<T: Send + Sync + 'static> Pending for PendingValue<T> {
     fn put(self: Box<Self>, world: &mut World, entity: Option<Entity>) {
         (self.put)(world, entity, self.value);
     }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The postcard bytes of a decoded `T` (`None` if `pending` is not one, or
+/// postcard cannot write it).
+fn postcard_of<T: Serialize + Send + Sync + 'static>(pending: &dyn Pending) -> Option<Vec<u8>> {
+    let value = &pending.as_any().downcast_ref::<PendingValue<T>>()?.value;
+    postcard::to_allocvec(value).ok()
 }
 
 /// Puts a component onto its entity. The loader spawned the entity just
@@ -96,6 +109,7 @@ pub(crate) enum Kind {
 
 type DecodeFn = fn(&SceneValue) -> Result<Box<dyn Pending>, DecodeError>;
 type TranscodeFn = fn(&SceneValue) -> Result<Content<'static>, DecodeError>;
+type PostcardFn = fn(&dyn Pending) -> Option<Vec<u8>>;
 type EncodeFn = fn(&World, Option<Entity>) -> Option<Result<Content<'static>, String>>;
 /// Removes (and drops) the component from an entity; false if it had none.
 type RemoveFn = fn(&mut World, Entity) -> bool;
@@ -123,6 +137,7 @@ pub(crate) struct Entry {
     pub maps_entities: bool,
     decode: DecodeFn,
     transcode: TranscodeFn,
+    postcard: PostcardFn,
     encode: EncodeFn,
     /// Components only.
     remove: Option<RemoveFn>,
@@ -145,6 +160,12 @@ impl Entry {
     /// read and refuses a value whose type did not map them all.)
     pub fn decode(&self, value: &SceneValue) -> Result<Box<dyn Pending>, DecodeError> {
         (self.decode)(value)
+    }
+
+    /// The postcard bytes of `pending`, a value this entry decoded (`None`
+    /// if postcard cannot write it).
+    pub fn to_postcard(&self, pending: &dyn Pending) -> Option<Vec<u8>> {
+        (self.postcard)(pending)
     }
 
     /// The value decoded with its type and put in the serde data model.
@@ -345,6 +366,7 @@ impl TypeRegistry {
             maps_entities: false,
             decode: |value| decode_as::<T>(value, None, put_component::<T>),
             transcode: transcode::<T>,
+            postcard: postcard_of::<T>,
             encode: encode::<T>,
             remove: Some(|world, entity| world.remove_one::<T>(entity).is_ok()),
             column: Some(ColumnFns {
@@ -403,6 +425,7 @@ impl TypeRegistry {
             maps_entities: false,
             decode: |value| decode_as::<R>(value, None, put_resource::<R>),
             transcode: transcode::<R>,
+            postcard: postcard_of::<R>,
             encode: encode::<R>,
             remove: None,
             column: None,
