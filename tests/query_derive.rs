@@ -63,6 +63,16 @@ struct Nested<'w> {
     mover: Mover<'w>,
 }
 
+/// `Has<T>` inside a tuple and an `Option`, and read-only derived structs
+/// nested.
+#[derive(QueryData, Debug, PartialEq)]
+struct Wrapped<'w> {
+    marks: (Entity, Has<Frozen>, (Has<Tag>,)),
+    maybe: Option<(&'w Velocity, Has<Frozen>)>,
+    flags: Flags,
+    status: Option<Status<'w>>,
+}
+
 /// Generic over the component it writes.
 #[derive(QueryData)]
 struct Writes<'w, T: Component> {
@@ -258,6 +268,44 @@ fn nested_tuples_and_structs() {
     assert_eq!(sorted(seen), sorted(vec![(d, Some(Tag(1))), (e, None)]));
     assert_eq!(world.get::<Position>(d), Ok(&Position(51.0)));
     assert_eq!(world.get::<Position>(e), Ok(&Position(4.0)));
+}
+
+#[test]
+fn has_in_tuples_and_options_and_nested_read_only_structs() {
+    let (mut world, [a, b, c, d]) = world();
+    let mut q = world.query::<Wrapped>();
+    let mut seen: Vec<_> = q.iter(&world).collect();
+    seen.sort_by_key(|w| w.marks.0);
+    let marks: Vec<_> = seen
+        .iter()
+        .map(|w| (w.marks.0, *w.marks.1, *w.marks.2 .0))
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            (a, false, false),
+            (b, true, false),
+            (c, false, false),
+            (d, false, true)
+        ]
+    );
+    let maybe: Vec<_> = seen
+        .iter()
+        .map(|w| w.maybe.map(|(v, f)| (v.0, f.get())))
+        .collect();
+    assert_eq!(
+        maybe,
+        [
+            Some((1.0, false)),
+            Some((2.0, true)),
+            None,
+            Some((3.0, false))
+        ]
+    );
+    assert!(seen.iter().all(|w| w.flags.entity == w.marks.0));
+    assert_eq!(seen[1].flags.frozen, true);
+    let status = seen[3].status.as_ref().unwrap();
+    assert_eq!((status.entity, status.pos), (d, &Position(30.0)));
 }
 
 #[test]

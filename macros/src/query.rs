@@ -231,6 +231,16 @@ pub(crate) fn query_data_impl(input: &DeriveInput) -> syn::Result<TokenStream2> 
         #[allow(unsafe_code)]
         #[automatically_derived]
         unsafe impl #impl_generics ::mosaic::ReadOnlyQueryData for #name #ty_generics #read_only_where {}
+
+        // The struct is its own item: as a field of another derived query,
+        // it is moved as is.
+        #[automatically_derived]
+        impl #impl_generics ::mosaic::__macro::FromQueryItem<#name #ty_generics> for #name #ty_generics #where_clause {
+            #[inline(always)]
+            fn from_query_item(item: Self) -> Self {
+                item
+            }
+        }
     })
 }
 

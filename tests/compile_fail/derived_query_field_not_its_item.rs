@@ -1,7 +1,7 @@
 // A derived query yields the struct itself, so each field must be its own
 // query item at the struct's lifetime: `&'static T` is not what `&T`
-// yields for a world borrow `'w`, and a `Has<T>` inside a tuple yields a
-// bare `bool` (only a top-level `Has<T>` field wraps it back).
+// yields for a world borrow `'w`, and a field of a generic query type `Q`
+// would have to hold `Q::Item<'w>`, which is not `Q`.
 use mosaic::prelude::*;
 
 #[derive(Component)]
@@ -18,8 +18,9 @@ struct Static<'w> {
 }
 
 #[derive(QueryData)]
-struct HasInTuple<'w> {
-    pair: (&'w Position, Has<Frozen>),
+struct AnyQuery<'w, Q: QueryData> {
+    pos: &'w Position,
+    inner: Q,
 }
 
 fn main() {}
