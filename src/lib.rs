@@ -158,9 +158,11 @@ pub use mosaic_macros::{Bundle, Component, MapEntities, Relation, States, System
 /// for the tuple, and it iterates as fast. It implements
 /// [`ReadOnlyQueryData`] when no field writes, so `iter(&world)` and
 /// `get(&world, e)` take it; a struct with a `&mut` field needs
-/// `iter_mut(&mut world)`. (Bevy's derive declares fields `&'static T` and
-/// generates a separate `…Item<'w>` struct; here, as in hecs's
-/// `#[derive(Query)]`, the struct is its own item.)
+/// `iter_mut(&mut world)`. The derived impl names the field types, so a
+/// `pub` struct needs `pub` component types (Rust's private-in-public rule,
+/// error E0446); a private struct may use any. (Bevy's derive declares
+/// fields `&'static T` and generates a separate `…Item<'w>` struct; here,
+/// as in hecs's `#[derive(Query)]`, the struct is its own item.)
 ///
 /// # Example
 /// ```
@@ -217,8 +219,8 @@ pub use mosaic_macros::QueryData;
 /// Fields are typed with the filters themselves ([`With<T>`](With),
 /// [`Without<T>`](Without), [`Added<T>`](Added), [`Changed<T>`](Changed),
 /// [`Or<..>`](Or), a tuple of those, or another derived filter). Their
-/// names are free (the values are never built; `_`-prefixed names keep the
-/// compiler from asking about them); tuple structs derive too.
+/// names are free (the values are never built); tuple structs derive too.
+/// As for the data derive, a `pub` struct needs `pub` component types.
 ///
 /// # Example
 /// ```
