@@ -13,7 +13,9 @@
 //!
 //! Instructions per run = total collected / N. Workloads (each `*-for-*` is
 //! the same work written as a plain `for` loop, the README's form):
-//! `simple-for-mosaic`, `simple-for-hecs`, `frag-for-mosaic`,
+//! `simple-for-mosaic`, `simple-for-hecs`, `simple-derive-for-mosaic` (the
+//! same query as a `#[derive(QueryData)]` struct; `simple-derive-mosaic` is
+//! its `for_each` form), `frag-for-mosaic`,
 //! `frag-sparse-for-mosaic`, `frag-for-hecs`, `schedule-for-mosaic` (the
 //! suite's three swapping systems with `for` loops, in a single-threaded
 //! `Schedule` so every system is counted); and the `for_each` forms `frag-mosaic`,
@@ -152,6 +154,36 @@ fn measured_simple_for_mosaic(
             p.0 += v.0;
             p.1 += v.1;
             p.2 += v.2;
+        }
+    }
+}
+
+/// simple_iter's query as a `#[derive(QueryData)]` struct: the same fields
+/// as the tuple, so the same instructions are expected.
+#[derive(QueryData)]
+struct Mover<'w> {
+    vel: &'w Velocity,
+    pos: &'w mut Position,
+}
+
+#[inline(never)]
+fn measured_simple_derive_mosaic(world: &mut World, q: &mut QueryState<Mover>, n: usize) {
+    for _ in 0..n {
+        q.iter_mut(black_box(&mut *world)).for_each(|m| {
+            m.pos.0 += m.vel.0;
+            m.pos.1 += m.vel.1;
+            m.pos.2 += m.vel.2;
+        });
+    }
+}
+
+#[inline(never)]
+fn measured_simple_derive_for_mosaic(world: &mut World, q: &mut QueryState<Mover>, n: usize) {
+    for _ in 0..n {
+        for m in q.iter_mut(black_box(&mut *world)) {
+            m.pos.0 += m.vel.0;
+            m.pos.1 += m.vel.1;
+            m.pos.2 += m.vel.2;
         }
     }
 }
@@ -386,6 +418,18 @@ fn run(workload: &str, n: usize) {
             );
             let mut q = world.query::<(&Velocity, &mut Position)>();
             measured_simple_for_mosaic(&mut world, &mut q, n);
+        }
+        "simple-derive-mosaic" | "simple-derive-for-mosaic" => {
+            let mut world = World::new();
+            world.spawn_batch(
+                (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+            );
+            let mut q = world.query::<Mover>();
+            if workload == "simple-derive-mosaic" {
+                measured_simple_derive_mosaic(&mut world, &mut q, n);
+            } else {
+                measured_simple_derive_for_mosaic(&mut world, &mut q, n);
+            }
         }
         "simple-for-hecs" => {
             let mut world = hecs::World::new();

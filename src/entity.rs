@@ -570,22 +570,30 @@ impl Entities {
         if !self.fresh.take_first(slots as u64) {
             return false;
         }
-        self.meta = wanted
-            .iter()
-            .map(|g| EntityMeta {
-                generation: g.unwrap_or(FIRST_GENERATION),
-                location: EntityLocation::INVALID,
-            })
-            .collect();
+        self.meta = vec![DEAD; slots];
         // `alloc` pops from the end: the other free slots first in the
         // list (handed out after), then `ids` in reverse.
-        self.free = (0..slots as u32)
+        let free = (0..slots as u32)
             .filter(|&i| wanted[i as usize].is_none())
             .rev()
             .chain(ids.iter().rev().map(|e| e.index()))
             .collect();
-        *self.free_cursor.get_mut() = self.free.len() as i64;
+        self.install(wanted.iter().map(|g| g.unwrap_or(FIRST_GENERATION)), free);
         true
+    }
+
+    /// Gives each dead slot its generation from `generations` (in slot
+    /// order; live slots keep theirs) and makes `free` the free list: the
+    /// step [`Entities::prepare_exact`] and [`Entities::restore`] share,
+    /// once the slots exist.
+    fn install(&mut self, generations: impl IntoIterator<Item = NonZeroU32>, free: Vec<u32>) {
+        for (meta, generation) in self.meta.iter_mut().zip(generations) {
+            if meta.location == EntityLocation::INVALID {
+                meta.generation = generation;
+            }
+        }
+        self.free = free;
+        *self.free_cursor.get_mut() = self.free.len() as i64;
     }
 
     /// Reserves room for `additional` more slots.
@@ -732,13 +740,12 @@ impl Entities {
     pub fn restore(&mut self, slots: &[(u32, bool)], free: &[u32]) {
         debug_assert!(!self.needs_flush());
         self.grow_to(slots.len());
-        for (meta, &(generation, _)) in self.meta.iter_mut().zip(slots) {
-            if meta.location == EntityLocation::INVALID {
-                meta.generation = NonZeroU32::new(generation).unwrap_or(FIRST_GENERATION);
-            }
-        }
-        self.free = free.to_vec();
-        *self.free_cursor.get_mut() = self.free.len() as i64;
+        self.install(
+            slots
+                .iter()
+                .map(|&(generation, _)| NonZeroU32::new(generation).unwrap_or(FIRST_GENERATION)),
+            free.to_vec(),
+        );
     }
 
     /// Number of slots (live, free or retired).

@@ -141,6 +141,113 @@ pub use world::{
 /// and `#[derive(Relation)]` (see [`Relationship`]).
 pub use mosaic_macros::{Bundle, Component, MapEntities, Relation, States, SystemParam};
 
+/// Derives [`QueryData`](trait@QueryData) for a struct of query fields:
+/// named fields instead of a long tuple.
+///
+/// Each field is a query item at the struct's one lifetime (the world
+/// borrow): `&'w T`, `&'w mut T`, `Entity`, `Option<..>` of those,
+/// [`Has<T>`](Has) (the field then holds a `Has<T>` that dereferences to
+/// `bool`), [`Ref<'w, T>`](Ref), a tuple of those, or another derived
+/// struct. The query yields the struct itself, so `m.pos` is a
+/// `&mut Position`. A struct with no references needs no lifetime; tuple
+/// structs and generic structs derive too (write the bounds, e.g.
+/// `T: Component`).
+///
+/// The struct is the tuple of its field types under another name: it
+/// borrows what the tuple would, conflicting `&mut` access is refused as
+/// for the tuple, and it iterates as fast. It implements
+/// [`ReadOnlyQueryData`] when no field writes, so `iter(&world)` and
+/// `get(&world, e)` take it; a struct with a `&mut` field needs
+/// `iter_mut(&mut world)`. The derived impl names the field types, so a
+/// `pub` struct needs `pub` component types (Rust's private-in-public rule,
+/// error E0446); a private struct may use any. (Bevy's derive declares
+/// fields `&'static T` and generates a separate `…Item<'w>` struct; here,
+/// as in hecs's `#[derive(Query)]`, the struct is its own item.)
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Component)] struct Velocity(f32);
+/// #[derive(Component)] struct Frozen;
+///
+/// #[derive(QueryData)]
+/// struct Mover<'w> {
+///     pos: &'w mut Position,
+///     vel: &'w Velocity,
+/// }
+///
+/// #[derive(QueryData)]
+/// struct Status<'w> {
+///     entity: Entity,
+///     pos: &'w Position,
+///     frozen: Has<Frozen>,
+/// }
+///
+/// let mut world = World::new();
+/// let a = world.spawn((Position(0.0), Velocity(2.0)));
+/// world.spawn((Position(5.0), Frozen));
+///
+/// let mut movers = world.query::<Mover>();
+/// for m in movers.iter_mut(&mut world) {
+///     m.pos.0 += m.vel.0;
+/// }
+///
+/// // Read-only: `iter` with a shared world.
+/// let mut status = world.query::<Status>();
+/// for s in status.iter(&world) {
+///     assert_eq!(s.pos.0, if s.entity == a { 2.0 } else { 5.0 });
+///     assert_eq!(*s.frozen, s.entity != a);
+/// }
+///
+/// // In a system.
+/// fn movement(mut q: Query<Mover>) {
+///     for m in q.iter_mut() {
+///         m.pos.0 += m.vel.0;
+///     }
+/// }
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems(movement);
+/// schedule.run(&mut world);
+/// assert_eq!(world.get::<Position>(a).unwrap().0, 4.0);
+/// ```
+pub use mosaic_macros::QueryData;
+
+/// Derives [`QueryFilter`](trait@QueryFilter) for a struct whose fields are
+/// filters: all must hold, as for the tuple of the field types.
+///
+/// Fields are typed with the filters themselves ([`With<T>`](With),
+/// [`Without<T>`](Without), [`Added<T>`](Added), [`Changed<T>`](Changed),
+/// [`Or<..>`](Or), a tuple of those, or another derived filter). Their
+/// names are free (the values are never built); tuple structs derive too.
+/// As for the data derive, a `pub` struct needs `pub` component types.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Component)] struct Velocity(f32);
+/// #[derive(Component)] struct Frozen;
+///
+/// #[derive(QueryFilter)]
+/// struct Movable {
+///     _moves: With<Velocity>,
+///     _not_frozen: Without<Frozen>,
+/// }
+///
+/// let mut world = World::new();
+/// world.spawn((Position(0.0), Velocity(1.0)));
+/// world.spawn((Position(0.0), Velocity(1.0), Frozen));
+/// world.spawn(Position(0.0));
+/// let mut q = world.query_filtered::<&mut Position, Movable>();
+/// for p in q.iter_mut(&mut world) {
+///     p.0 += 1.0;
+/// }
+/// let mut moved = world.query_filtered::<&Position, Movable>();
+/// assert_eq!(moved.iter(&world).count(), 1);
+/// ```
+pub use mosaic_macros::QueryFilter;
+
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
     pub use crate::{
@@ -163,6 +270,9 @@ pub mod prelude {
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
         RelationError, Relationship, Sources,
     };
+    /// The derives and their traits: `#[derive(QueryData)]`,
+    /// `#[derive(QueryFilter)]`.
+    pub use crate::{QueryData, QueryFilter};
 }
 
 /// Items the derive macros name. Not part of the public API.
@@ -170,5 +280,5 @@ pub mod prelude {
 pub mod __macro {
     pub use crate::bundle::{ComponentReader, ComponentRegistrar, ComponentWriter};
     pub use crate::component::{CloneProbe, ViaClone, ViaSkip};
-    pub use crate::query::TickRange;
+    pub use crate::query::{FromQueryItem, TickRange};
 }

@@ -18,6 +18,8 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{parse_macro_input, Data, DeriveInput, Fields, LitStr};
 
+mod query;
+
 /// Implements `mosaic::Component`. See the `Component` trait for the options:
 /// `#[component(storage = "sparse", on_add = f, on_insert = g, on_remove = h)]`
 /// and `#[require(A, B = B(5), C = make_c())]`.
@@ -508,6 +510,35 @@ fn system_param_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             }
         }
     })
+}
+
+/// Implements `mosaic::QueryData` for a struct of query fields: a query
+/// with named fields instead of a long tuple. Each field is a query item at
+/// the struct's lifetime (`&'w T`, `&'w mut T`, `Entity`, `Option<..>`,
+/// `Has<T>`, `Ref<'w, T>`, a tuple of those, or another derived struct),
+/// and the query yields the struct itself. It is `ReadOnlyQueryData` (so
+/// usable with `iter(&world)`) when no field writes. See the `QueryData`
+/// derive in `mosaic` for examples.
+#[proc_macro_derive(QueryData)]
+pub fn derive_query_data(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match query::query_data_impl(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+/// Implements `mosaic::QueryFilter` for a struct whose fields are filters
+/// (`With<T>`, `Without<T>`, `Added<T>`, `Changed<T>`, `Or<..>`, tuples or
+/// other derived filters): all must hold, as for the tuple of the field
+/// types. See the `QueryFilter` derive in `mosaic` for examples.
+#[proc_macro_derive(QueryFilter)]
+pub fn derive_query_filter(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match query::query_filter_impl(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
 }
 
 /// Implements `mosaic::States` (a marker trait) for a type that is also

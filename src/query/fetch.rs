@@ -18,7 +18,9 @@ use crate::world::World;
 /// (up to 16, nested freely).
 ///
 /// The methods are the query engine's plumbing, hidden from the docs; use the
-/// implementations this crate provides.
+/// implementations this crate provides, or
+/// [`#[derive(QueryData)]`](derive@crate::QueryData) for a struct with named
+/// fields (it implements this trait as the tuple of its fields).
 ///
 /// # Safety
 /// An implementation must:
@@ -738,6 +740,12 @@ unsafe impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {}
 /// Yields whether the entity has a `T`, without borrowing it (so it never
 /// conflicts with other access to `T`).
 ///
+/// In a tuple query the item is a plain `bool`. As a field of a
+/// [`#[derive(QueryData)]`](derive@crate::QueryData) struct, whose items are
+/// the struct itself, the field holds a `Has<T>` that carries the answer:
+/// read it with [`get`](Has::get) or `*field` (it dereferences to `bool`),
+/// or compare it with a `bool`.
+///
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
@@ -750,11 +758,93 @@ unsafe impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {}
 /// seen.sort();
 /// assert_eq!(seen, [(a, true), (b, false)]);
 /// ```
-pub struct Has<T>(PhantomData<fn() -> T>);
+pub struct Has<T> {
+    present: bool,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> Has<T> {
+    /// Whether the entity has a `T`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Frozen;
+    /// #[derive(QueryData)]
+    /// struct Status {
+    ///     entity: Entity,
+    ///     frozen: Has<Frozen>,
+    /// }
+    /// let mut world = World::new();
+    /// let e = world.spawn(Frozen);
+    /// let mut q = world.query::<Status>();
+    /// let status = q.get(&world, e).unwrap();
+    /// assert!(status.frozen.get());
+    /// assert!(*status.frozen && status.frozen == true);
+    /// ```
+    #[inline]
+    pub fn get(&self) -> bool {
+        self.present
+    }
+}
+
+impl<T> From<bool> for Has<T> {
+    /// The answer `present`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::Has;
+    /// struct Frozen;
+    /// assert!(Has::<Frozen>::from(true).get());
+    /// ```
+    #[inline]
+    fn from(present: bool) -> Self {
+        Has {
+            present,
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Has<T> {
+    type Target = bool;
+
+    #[inline]
+    fn deref(&self) -> &bool {
+        &self.present
+    }
+}
+
+impl<T> Clone for Has<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Has<T> {}
+
+impl<T> PartialEq for Has<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.present == other.present
+    }
+}
+
+impl<T> Eq for Has<T> {}
+
+impl<T> PartialEq<bool> for Has<T> {
+    fn eq(&self, other: &bool) -> bool {
+        self.present == *other
+    }
+}
 
 impl<T> std::fmt::Debug for Has<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Has<{}>", crate::component::short_type_name::<T>())
+        write!(
+            f,
+            "Has<{}>({})",
+            crate::component::short_type_name::<T>(),
+            self.present
+        )
     }
 }
 

@@ -15,7 +15,9 @@ use crate::world::World;
 /// Narrows a query: [`With`], [`Without`], [`Or`], [`Added`], [`Changed`],
 /// or a tuple of filters (all must hold). `()` lets everything through.
 ///
-/// The methods are the query engine's plumbing, hidden from the docs.
+/// The methods are the query engine's plumbing, hidden from the docs;
+/// [`#[derive(QueryFilter)]`](derive@crate::QueryFilter) implements the
+/// trait for a struct of filters (as the tuple of its fields).
 ///
 /// # Safety
 /// An implementation must match in `match_archetype` only archetypes that

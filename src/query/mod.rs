@@ -2,9 +2,11 @@
 //!
 //! A query has two halves:
 //! - its *data* `Q` ([`QueryData`]): what each item yields — `Entity`, `&T`,
-//!   `&mut T`, `Option<..>`, [`Has<T>`], [`Ref<T>`], or a tuple of those;
+//!   `&mut T`, `Option<..>`, [`Has<T>`], [`Ref<T>`], or a tuple of those
+//!   (or a struct of those with [`#[derive(QueryData)]`](derive@crate::QueryData));
 //! - its *filter* `F` ([`QueryFilter`]): which entities count — [`With`],
-//!   [`Without`], [`Or`], [`Added`], [`Changed`], or a tuple (all must hold).
+//!   [`Without`], [`Or`], [`Added`], [`Changed`], or a tuple (all must hold;
+//!   or a struct with [`#[derive(QueryFilter)]`](derive@crate::QueryFilter)).
 //!
 //! A [`QueryState`] caches the archetypes a query matches, with the index of
 //! each column it reads there, and picks up new ones incrementally, so
@@ -26,6 +28,7 @@
 
 mod access;
 mod chunks;
+mod derive;
 mod fetch;
 mod filter;
 mod iter;
@@ -38,6 +41,8 @@ mod tuples;
 
 pub use access::Access;
 pub use chunks::{QueryChunk, QueryParChunks};
+#[doc(hidden)]
+pub use derive::FromQueryItem;
 pub use fetch::{Has, QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
 pub use iter::QueryIter;
