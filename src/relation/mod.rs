@@ -55,10 +55,11 @@ use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
 
+use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 use thiserror::Error;
 
-use crate::component::{short_type_name, Component, ComponentId, StorageType};
+use crate::component::{short_type_name, CloneBehavior, Component, ComponentId, StorageType};
 use crate::entity::Entity;
 use crate::world::{EntityWorldMut, World, WorldId};
 
@@ -81,8 +82,10 @@ pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 /// `World::remove` would leave the other side stale).
 /// Derive it with `#[derive(Relation)]`, which takes
 /// `#[relation(one)]` (each source has at most one target, as a child has
-/// one parent) and `#[relation(on_target_despawn = "unrelate" | "despawn" |
-/// "refuse")]`; or implement it by hand, which is the registration.
+/// one parent), `#[relation(acyclic)]` (edges never close a cycle, see
+/// [`Relationship::ACYCLIC`]) and `#[relation(on_target_despawn =
+/// "unrelate" | "despawn" | "refuse")]`; or implement it by hand, which is
+/// the registration.
 ///
 /// # Example
 /// ```
@@ -109,6 +112,37 @@ pub trait Relationship: Send + Sync + Sized + 'static {
     const ONE: bool = false;
     /// What happens to the sources of a target that is despawned.
     const ON_TARGET_DESPAWN: OnTargetDespawn = OnTargetDespawn::Unrelate;
+    /// True if the relation's edges may never form a cycle (as
+    /// [`ChildOf`]: no entity is its own ancestor): [`World::relate`]
+    /// refuses an edge `source --R--> target` when `source` can already be
+    /// reached from `target` (or is `target`) with
+    /// [`RelationError::Cycle`], changing nothing. The check walks up from
+    /// `target`: O(depth) for a `one` relation, a search of the edges
+    /// reachable from `target` otherwise. Off by default (a `one` relation
+    /// such as "aims at" may well be mutual); `#[relation(acyclic)]`.
+    const ACYCLIC: bool = false;
+
+    /// How [`World::clone_entity`] copies an edge of which the cloned
+    /// entity is the source: [`CloneBehavior::Clone`] gives the copy an
+    /// edge to the same target with cloned data, [`CloneBehavior::Default`]
+    /// one with fresh data, [`CloneBehavior::Skip`] (the default of a hand
+    /// implementation) none. The derive picks `Clone` for a type that
+    /// implements `Clone` (and is not generic), else `Skip`. Edges of which
+    /// the cloned entity is the target are never copied.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation, Clone)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// let copy = world.clone_entity(a).unwrap();
+    /// assert_eq!(world.targets::<Likes>(copy), [b]);
+    /// ```
+    fn clone_behavior() -> CloneBehavior<Self> {
+        CloneBehavior::Skip
+    }
 }
 
 /// What despawning a target does to the entities relating to it (the
@@ -178,6 +212,19 @@ pub enum RelationError {
     NoTarget {
         /// The source asked about.
         entity: Entity,
+        /// The relation's short type name.
+        relation: &'static str,
+    },
+    /// The edge would close a cycle of an [acyclic](Relationship::ACYCLIC)
+    /// relation (as [`ChildOf`]): the source `entity` is `target` or can be
+    /// reached from it (for the hierarchy: the new parent is the child itself or
+    /// one of its descendants). Nothing was changed.
+    #[error("a `{relation}` edge from {entity:?} to {target:?} would close a cycle ({target:?} is {entity:?} or reaches it)")]
+    Cycle {
+        /// The source asked about (named `entity` as in the other variants).
+        entity: Entity,
+        /// The target asked about.
+        target: Entity,
         /// The relation's short type name.
         relation: &'static str,
     },
@@ -444,9 +491,98 @@ pub struct Sources<R: Relationship> {
 enum SourceList {
     /// The source, and this target's position in its [`Relation`].
     Single(Entity, u32),
-    /// Sources, and `back[j]`: this target's position in `sources[j]`'s
-    /// [`Relation`] (empty for a `one` relation, where it is always 0).
-    Many(Box<(Vec<Entity>, Vec<u32>)>),
+    Many(Box<ManySources>),
+}
+
+/// A list of sources longer than this gets an index (see
+/// [`ManySources::index`]); shorter ones are scanned.
+const INDEX_AT: usize = 32;
+
+/// The sources of a target with more than one.
+struct ManySources {
+    sources: Vec<Entity>,
+    /// `back[j]`: this target's position in `sources[j]`'s [`Relation`]
+    /// (empty for a `one` relation, where it is always 0).
+    back: Vec<u32>,
+    /// For a many-target relation whose list grew past [`INDEX_AT`]: the
+    /// positions `0..sources.len()`, each hashed by the source stored
+    /// there, so finding a source's position is O(1) expected (4 bytes and
+    /// a control byte per entry, no copy of the entities). Kept until the
+    /// list is back to one source.
+    index: Option<HashTable<u32>>,
+}
+
+/// The hash a [`ManySources::index`] files an entity under.
+#[inline]
+fn hash_entity(e: Entity) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    e.hash(&mut h);
+    h.finish()
+}
+
+impl ManySources {
+    /// Indexes every position (the list just grew past [`INDEX_AT`]).
+    fn build_index(&mut self) {
+        let mut index = HashTable::with_capacity(self.sources.len() * 2);
+        let sources = &self.sources;
+        for (j, &s) in sources.iter().enumerate() {
+            index.insert_unique(hash_entity(s), j as u32, |&p| {
+                hash_entity(sources[p as usize])
+            });
+        }
+        self.index = Some(index);
+    }
+
+    /// The position of `source`, if listed: O(1) expected with an index,
+    /// a scan of at most [`INDEX_AT`] entries without.
+    fn position(&self, source: Entity) -> Option<usize> {
+        match &self.index {
+            Some(index) => index
+                .find(hash_entity(source), |&p| self.sources[p as usize] == source)
+                .map(|&p| p as usize),
+            None => self.sources.iter().position(|&s| s == source),
+        }
+    }
+
+    fn push(&mut self, source: Entity) {
+        let j = self.sources.len() as u32;
+        self.sources.push(source);
+        let sources = &self.sources;
+        match &mut self.index {
+            Some(index) => {
+                index.insert_unique(hash_entity(source), j, |&p| {
+                    hash_entity(sources[p as usize])
+                });
+            }
+            None if sources.len() > INDEX_AT => self.build_index(),
+            None => {}
+        }
+    }
+
+    /// Swap-removes position `j` of the sources (the caller does `back`),
+    /// keeping the index in step: `j`'s entry goes, and the last entry's
+    /// position becomes `j`.
+    fn swap_remove(&mut self, j: usize) {
+        let last = self.sources.len() - 1;
+        if let Some(index) = &mut self.index {
+            let gone = self.sources[j];
+            match index.find_entry(hash_entity(gone), |&p| p as usize == j) {
+                Ok(entry) => {
+                    entry.remove();
+                }
+                Err(_) => unreachable!("relation index: every position is indexed"),
+            }
+            if j != last {
+                let moved = self.sources[last];
+                let slot = index
+                    .find_mut(hash_entity(moved), |&p| p as usize == last)
+                    .expect("relation index: every position is indexed");
+                *slot = j as u32;
+            }
+        }
+        self.sources.swap_remove(j);
+    }
 }
 
 impl<R: Relationship> Component for Sources<R> {
@@ -481,7 +617,7 @@ impl<R: Relationship> Sources<R> {
         match &self.list {
             SourceList::Single(_, b) => *b,
             SourceList::Many(_) if R::ONE => 0,
-            SourceList::Many(m) => m.1[j],
+            SourceList::Many(m) => m.back[j],
         }
     }
 
@@ -489,7 +625,21 @@ impl<R: Relationship> Sources<R> {
         match &mut self.list {
             SourceList::Single(_, b) => *b = back,
             SourceList::Many(_) if R::ONE => {}
-            SourceList::Many(m) => m.1[j] = back,
+            SourceList::Many(m) => m.back[j] = back,
+        }
+    }
+
+    /// True if the list has an index (see [`ManySources::index`]).
+    fn indexed(&self) -> bool {
+        matches!(&self.list, SourceList::Many(m) if m.index.is_some())
+    }
+
+    /// The position of `source` in this list, if it is there: O(1)
+    /// expected for an indexed list, else a scan.
+    fn position(&self, source: Entity) -> Option<usize> {
+        match &self.list {
+            SourceList::Single(s, _) => (*s == source).then_some(0),
+            SourceList::Many(m) => m.position(source),
         }
     }
 
@@ -498,15 +648,23 @@ impl<R: Relationship> Sources<R> {
         match &mut self.list {
             SourceList::Single(s0, b0) => {
                 let backs = if R::ONE { Vec::new() } else { vec![*b0, back] };
-                self.list = SourceList::Many(Box::new((vec![*s0, source], backs)));
+                self.list = SourceList::Many(Box::new(ManySources {
+                    sources: vec![*s0, source],
+                    back: backs,
+                    index: None,
+                }));
                 1
             }
             SourceList::Many(m) => {
-                m.0.push(source);
-                if !R::ONE {
-                    m.1.push(back);
+                if R::ONE {
+                    // Never searched (a `one` edge is found from its
+                    // source), so never indexed.
+                    m.sources.push(source);
+                } else {
+                    m.push(source);
+                    m.back.push(back);
                 }
-                (m.0.len() - 1) as u32
+                (m.sources.len() - 1) as u32
             }
         }
     }
@@ -517,13 +675,13 @@ impl<R: Relationship> Sources<R> {
         match &mut self.list {
             SourceList::Single(..) => false,
             SourceList::Many(m) => {
-                m.0.swap_remove(j);
+                m.swap_remove(j);
                 if !R::ONE {
-                    m.1.swap_remove(j);
+                    m.back.swap_remove(j);
                 }
-                if m.0.len() == 1 {
-                    let back = if R::ONE { 0 } else { m.1[0] };
-                    self.list = SourceList::Single(m.0[0], back);
+                if m.sources.len() == 1 {
+                    let back = if R::ONE { 0 } else { m.back[0] };
+                    self.list = SourceList::Single(m.sources[0], back);
                 }
                 true
             }
@@ -535,12 +693,18 @@ impl<R: Relationship> Sources<R> {
     fn take(&mut self) -> (Vec<Entity>, Vec<u32>) {
         let taken = std::mem::replace(
             &mut self.list,
-            SourceList::Many(Box::new((Vec::new(), Vec::new()))),
+            SourceList::Many(Box::new(ManySources {
+                sources: Vec::new(),
+                back: Vec::new(),
+                index: None,
+            })),
         );
         match taken {
             SourceList::Single(s, b) => (vec![s], vec![b]),
             SourceList::Many(m) => {
-                let (sources, mut back) = *m;
+                let ManySources {
+                    sources, mut back, ..
+                } = *m;
                 if R::ONE {
                     back = vec![0; sources.len()];
                 }
@@ -564,7 +728,7 @@ impl<R: Relationship> Sources<R> {
     pub fn as_slice(&self) -> &[Entity] {
         match &self.list {
             SourceList::Single(s, _) => std::slice::from_ref(s),
-            SourceList::Many(m) => &m.0,
+            SourceList::Many(m) => &m.sources,
         }
     }
 }
@@ -586,6 +750,8 @@ struct Kind {
     detach: Detach,
     /// Panics if this relation's two sides disagree (see [`check`]).
     check: fn(&World),
+    /// Copies an entity's outgoing edges to its clone (see [`clone_edges`]).
+    clone_edges: fn(&mut World, Entity, Entity),
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
@@ -803,6 +969,7 @@ impl World {
             version: 0,
             detach: detach::<R>,
             check: check::<R>,
+            clone_edges: clone_edges::<R>,
         });
     }
 
@@ -839,6 +1006,13 @@ impl World {
             }
         }
         self.register_relation::<R>();
+        if R::ACYCLIC && self.reaches::<R>(target, source) {
+            return Err(RelationError::Cycle {
+                entity: source,
+                target,
+                relation: name_of::<R>(),
+            });
+        }
         if let Some(i) = self.edge_index::<R>(source, target) {
             self.relation_mut_of::<R>(source).data_mut()[i] = data;
             self.relations_mut().bump::<R>();
@@ -1023,6 +1197,16 @@ impl World {
         Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
     }
 
+    /// Copies `original`'s outgoing edges to `copy` (just spawned by
+    /// [`World::clone_entity`]), relation by relation, as each relation's
+    /// [`Relationship::clone_behavior`] says.
+    pub(crate) fn clone_relations(&mut self, original: Entity, copy: Entity) {
+        for k in 0..self.relations().len() {
+            let clone = self.relations().kinds[k].clone_edges;
+            clone(self, original, copy);
+        }
+    }
+
     /// A number that changes whenever an `R` edge is added, removed or has
     /// its data replaced through the world (for caches such as
     /// [`ParentFirst`]).
@@ -1043,18 +1227,67 @@ impl World {
 
     // ----- internals -----------------------------------------------------------------
 
-    /// The position of `target` in `source`'s targets, found by scanning
-    /// the shorter of the two lists.
+    /// True if `to` is `from` or can be reached from it by following `R`
+    /// edges from source to target (for [`Relationship::ACYCLIC`]).
+    fn reaches<R: Relationship>(&self, from: Entity, to: Entity) -> bool {
+        if from == to {
+            return true;
+        }
+        // Only an entity with incoming edges can be reached: building a
+        // tree downwards (a fresh child under anything) costs no walk.
+        if self.get_opt::<Sources<R>>(to).is_none() {
+            return false;
+        }
+        if R::ONE {
+            // A chain up the targets: acyclic (every edge was checked), but
+            // bounded by the entity count all the same.
+            let mut e = from;
+            for _ in 0..=self.len() {
+                match self.get_opt::<Relation<R>>(e) {
+                    Some(rel) if rel.target() == to => return true,
+                    Some(rel) => e = rel.target(),
+                    None => return false,
+                }
+            }
+            return false;
+        }
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack = vec![from];
+        seen.insert(from);
+        while let Some(e) = stack.pop() {
+            for &t in self.targets::<R>(e) {
+                if t == to {
+                    return true;
+                }
+                if seen.insert(t) {
+                    stack.push(t);
+                }
+            }
+        }
+        false
+    }
+
+    /// The position of `target` in `source`'s targets: O(1) expected. A
+    /// `one` relation's source has one target. Otherwise the target's list
+    /// of sources is indexed once it is longer than [`INDEX_AT`], so either
+    /// that index answers, or one of the two lists is short and scanned
+    /// (the shorter one, at most [`INDEX_AT`] entries).
     fn edge_index<R: Relationship>(&self, source: Entity, target: Entity) -> Option<usize> {
         let rel = self.get_opt::<Relation<R>>(source)?;
         if R::ONE {
             return (rel.target() == target).then_some(0);
         }
         let src = self.get_opt::<Sources<R>>(target)?;
-        if rel.len() <= src.len() {
+        let scan_targets = if src.indexed() {
+            // A few targets compare faster than one hash lookup.
+            rel.len() <= 8
+        } else {
+            rel.len() <= src.len()
+        };
+        if scan_targets {
             rel.targets().iter().position(|&t| t == target)
         } else {
-            let j = src.iter().position(|&s| s == source)?;
+            let j = src.position(source)?;
             Some(src.back_of(j) as usize)
         }
     }
@@ -1197,6 +1430,35 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
     }
 }
 
+/// Gives `copy` an `R` edge to each target of `original`, with the data
+/// [`Relationship::clone_behavior`] makes (none if it says `Skip`).
+fn clone_edges<R: Relationship>(world: &mut World, original: Entity, copy: Entity) {
+    let behavior = R::clone_behavior();
+    if matches!(behavior, CloneBehavior::Skip) {
+        return;
+    }
+    let Some(rel) = world.get_opt::<Relation<R>>(original) else {
+        return;
+    };
+    let edges: Vec<(Entity, R)> = rel
+        .iter()
+        .map(|(t, d)| {
+            let data = match behavior {
+                CloneBehavior::Clone(f) => f(d),
+                CloneBehavior::Default(f) => f(),
+                CloneBehavior::Skip => unreachable!("returned above"),
+            };
+            (t, data)
+        })
+        .collect();
+    for (t, data) in edges {
+        // Every target is alive (no edge names a dead entity) and the copy
+        // has no incoming edge, so no cycle; an observer of the spawn or of
+        // an earlier edge may have despawned either end: then no edge.
+        let _ = world.relate(copy, t, data);
+    }
+}
+
 /// Panics unless both sides of every `R` edge agree: each edge of a source
 /// names a live target whose sources list has the source at the recorded
 /// position (and records the edge's position back), and the other way
@@ -1240,8 +1502,21 @@ fn check<R: Relationship>(world: &World) {
             assert!(world.contains(t), "{name}: dead target {t:?}");
             assert!(!src.is_empty(), "{name}: empty Sources on {t:?}");
             if let SourceList::Many(m) = &src.list {
-                assert!(m.0.len() > 1, "{name}: a list of one source on {t:?}");
-                assert_eq!(m.1.len(), if R::ONE { 0 } else { m.0.len() });
+                assert!(m.sources.len() > 1, "{name}: a list of one source on {t:?}");
+                assert_eq!(m.back.len(), if R::ONE { 0 } else { m.sources.len() });
+                match &m.index {
+                    Some(index) => {
+                        assert!(!R::ONE, "{name}: an indexed `one` list on {t:?}");
+                        assert_eq!(index.len(), m.sources.len(), "{name}: index size");
+                        for (j, &s) in m.sources.iter().enumerate() {
+                            assert_eq!(m.position(s), Some(j), "{name}: index of {s:?}");
+                        }
+                    }
+                    None => assert!(
+                        R::ONE || m.sources.len() <= INDEX_AT,
+                        "{name}: a long list without an index on {t:?}"
+                    ),
+                }
             }
             for &s in src.iter() {
                 assert!(world.contains(s), "{name}: {t:?} lists dead source {s:?}");
