@@ -14,10 +14,14 @@
 //! - [`Sources<R>`] on the target: the entities relating to it, in a list
 //!   ([`Children`] is `Sources<ChildOf>`).
 //!
-//! Each edge knows its position in both lists (a back index on each side),
-//! so removing an edge is a swap-remove on both lists plus one fix-up of the
-//! back index of the edge each swap moved: O(1), whatever the number of
-//! children or targets. Being components, both work with everything queries
+//! Each edge's position in both lists is known in O(1): a target records
+//! its position in each source's list (a back index); a `one` relation's
+//! source records its position in its target's list; a many-target
+//! relation's source finds it in the target's list, which is short (at
+//! most 32, scanned) or indexed (a hash table of positions). So removing an
+//! edge is a swap-remove on both lists plus one fix-up for the edge each
+//! swap moved: O(1), whatever the number of children or targets.
+//! Being components, both work with everything queries
 //! have: `&Children`, [`Relation<R>`] as query data, `With<Relation<R>>`,
 //! `Without`, `Or`, `Option`, `Added` and `Changed` (a change to an
 //! entity's edges marks its component changed), and the scheduler sees their
@@ -263,11 +267,12 @@ enum Edges<R> {
     Many(Box<ManyEdges<R>>),
 }
 
-/// The lists of a source of a many-target relation, parallel.
+/// The lists of a source of a many-target relation, parallel. No back
+/// indices on this side: this source's position in a target's
+/// [`Sources`] is found there (one entry, a scan of at most
+/// [`INDEX_AT`], or the list's index), which saves 4 bytes an edge.
 struct ManyEdges<R> {
     targets: Vec<Entity>,
-    /// `back[i]`: this source's position in `targets[i]`'s [`Sources`].
-    back: Vec<u32>,
     data: Vec<R>,
 }
 
@@ -283,30 +288,25 @@ impl<R: Relationship> fmt::Debug for Relation<R> {
 }
 
 impl<R: Relationship> Relation<R> {
+    /// A first edge; `back` (this source's position in the target's
+    /// [`Sources`]) is kept for a `one` relation only.
     fn single(target: Entity, back: u32, data: R) -> Self {
         let edges = if R::ONE {
             Edges::One(target, back, data)
         } else {
             Edges::Many(Box::new(ManyEdges {
                 targets: vec![target],
-                back: vec![back],
                 data: vec![data],
             }))
         };
         Relation { edges }
     }
 
-    fn back(&self) -> &[u32] {
-        match &self.edges {
-            Edges::One(_, b, _) => std::slice::from_ref(b),
-            Edges::Many(m) => &m.back,
-        }
-    }
-
-    fn back_mut(&mut self) -> &mut [u32] {
+    /// A `one` relation's source: its position in its target's [`Sources`].
+    fn one_back_mut(&mut self) -> &mut u32 {
         match &mut self.edges {
-            Edges::One(_, b, _) => std::slice::from_mut(b),
-            Edges::Many(m) => &mut m.back,
+            Edges::One(_, b, _) => b,
+            Edges::Many(_) => unreachable!("only a `one` relation keeps a back index"),
         }
     }
 
@@ -621,10 +621,16 @@ impl<R: Relationship> Sources<R> {
         }
     }
 
-    fn set_back(&mut self, j: usize, back: u32) {
+    /// Records `back` as this target's position in `source`'s
+    /// [`Relation`] (a many-target relation: found through
+    /// [`position`](Self::position)).
+    fn set_back_of(&mut self, source: Entity, back: u32) {
+        debug_assert!(!R::ONE, "a `one` relation's position is always 0");
+        let j = self
+            .position(source)
+            .expect("relation invariant: a target lists each of its sources");
         match &mut self.list {
             SourceList::Single(_, b) => *b = back,
-            SourceList::Many(_) if R::ONE => {}
             SourceList::Many(m) => m.back[j] = back,
         }
     }
@@ -1036,7 +1042,6 @@ impl World {
             Some(r) => {
                 let m = r.many();
                 m.targets.push(target);
-                m.back.push(pos_in_target);
                 m.data.push(data);
             }
             None => {
@@ -1311,21 +1316,21 @@ impl World {
         } else {
             let m = self.relation_mut_of::<R>(source).many();
             let target = m.targets.swap_remove(i);
-            let j = m.back.swap_remove(i);
             let data = m.data.swap_remove(i);
-            let moved = m.targets.get(i).map(|&t| (t, m.back[i]));
+            let moved = m.targets.get(i).copied();
             let empty = m.targets.is_empty();
-            if let Some((moved_target, k)) = moved {
+            if let Some(moved_target) = moved {
                 // The source's last edge took slot `i`: its target's record
                 // of it must say so.
                 self.sources_mut_of::<R>(moved_target)
-                    .set_back(k as usize, i as u32);
+                    .set_back_of(source, i as u32);
             }
             if empty {
                 self.remove_one::<Relation<R>>(source)
                     .expect("present just above");
             }
-            (target, j, data)
+            let j = self.source_position::<R>(target, source);
+            (target, j as u32, data)
         };
         self.remove_source_entry::<R>(target, j as usize);
         self.relations_mut().bump::<R>();
@@ -1338,8 +1343,16 @@ impl World {
             .expect("relation invariant: the target of an edge has its Sources")
     }
 
+    /// `source`'s position in `target`'s `R` sources (an edge joins them).
+    fn source_position<R: Relationship>(&self, target: Entity, source: Entity) -> usize {
+        self.get_opt::<Sources<R>>(target)
+            .and_then(|src| src.position(source))
+            .expect("relation invariant: a target lists each of its sources")
+    }
+
     /// Removes entry `j` of `target`'s `R` sources, fixing the back index
-    /// of the entry the swap moved; drops the component if it empties.
+    /// of the entry the swap moved (a `one` relation's source keeps one);
+    /// drops the component if it empties.
     fn remove_source_entry<R: Relationship>(&mut self, target: Entity, j: usize) {
         let src = self.sources_mut_of::<R>(target);
         if !src.swap_remove(j) {
@@ -1347,9 +1360,10 @@ impl World {
                 .expect("present just above");
             return;
         }
-        let moved = src.as_slice().get(j).map(|&s| (s, src.back_of(j)));
-        if let Some((moved_source, k)) = moved {
-            self.relation_mut_of::<R>(moved_source).back_mut()[k as usize] = j as u32;
+        if R::ONE {
+            if let Some(&moved_source) = src.as_slice().get(j) {
+                *self.relation_mut_of::<R>(moved_source).one_back_mut() = j as u32;
+            }
         }
     }
 
@@ -1383,9 +1397,9 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
             }
             Edges::Many(m) => {
                 let targets = std::mem::take(&mut m.targets);
-                let back = std::mem::take(&mut m.back);
-                for (&t, &j) in targets.iter().zip(&back) {
-                    world.remove_source_entry::<R>(t, j as usize);
+                for &t in &targets {
+                    let j = world.source_position::<R>(t, entity);
+                    world.remove_source_entry::<R>(t, j);
                     world.announce_relation::<R>(entity, t, false);
                 }
             }
@@ -1403,14 +1417,13 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
                 let i = i as usize;
                 let m = world.relation_mut_of::<R>(s).many();
                 m.targets.swap_remove(i);
-                m.back.swap_remove(i);
                 drop(m.data.swap_remove(i));
-                let moved = m.targets.get(i).map(|&t| (t, m.back[i]));
+                let moved = m.targets.get(i).copied();
                 let empty = m.targets.is_empty();
-                if let Some((moved_target, k)) = moved {
+                if let Some(moved_target) = moved {
                     world
                         .sources_mut_of::<R>(moved_target)
-                        .set_back(k as usize, i as u32);
+                        .set_back_of(s, i as u32);
                 }
                 if empty {
                     world
@@ -1479,17 +1492,24 @@ fn check<R: Relationship>(world: &World) {
                 matches!(rel.edges, Edges::One(..)),
                 "{name}: layout"
             );
-            assert_eq!(rel.len(), rel.back().len(), "{name}: back list of {s:?}");
             assert_eq!(rel.len(), rel.data().len(), "{name}: data list of {s:?}");
-            for (i, (&t, &j)) in rel.targets().iter().zip(rel.back()).enumerate() {
+            for (i, &t) in rel.targets().iter().enumerate() {
                 assert!(world.contains(t), "{name}: edge {s:?} -> dead {t:?}");
                 let src = world
                     .get_opt::<Sources<R>>(t)
                     .expect("a target has Sources");
-                let j = j as usize;
-                assert_eq!(src.get(j), Some(&s), "{name}: back index of {s:?} -> {t:?}");
-                if !R::ONE {
-                    assert_eq!(src.back_of(j) as usize, i, "{name}: source-side back index");
+                if let Edges::One(_, j, _) = &rel.edges {
+                    let j = *j as usize;
+                    assert_eq!(src.get(j), Some(&s), "{name}: back index of {s:?} -> {t:?}");
+                } else {
+                    let j = src.position(s);
+                    assert!(j.is_some(), "{name}: {t:?} does not list its source {s:?}");
+                    let j = j.unwrap_or_default();
+                    assert_eq!(
+                        src.back_of(j) as usize,
+                        i,
+                        "{name}: back index of {t:?} in {s:?}"
+                    );
                 }
                 edges += 1;
             }
