@@ -76,9 +76,10 @@ pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 /// Edges live in two sparse components the world manages, outside the
 /// archetype tables (relating never moves an entity between archetypes):
 /// [`Relation<R>`] on the source (its targets and each edge's data) and
-/// [`Sources<R>`] on the target. Each edge knows its position in both lists,
-/// so removing one is a swap-remove on each side plus one back-index
-/// fix-up: O(1) however many children or targets. A despawn removes every
+/// [`Sources<R>`] on the target. Each edge's position in both lists is
+/// known or found in O(1) (a back index, or a target's list that is short
+/// or indexed), so finding and removing one is a swap-remove on each side
+/// plus one back-index fix-up: O(1) however many children or targets. A despawn removes every
 /// edge of the entity, applying [`Relationship::ON_TARGET_DESPAWN`] to the
 /// sources of a despawned target, so no edge ever names a dead entity.
 /// Insert and remove the two components only through the world's relation
@@ -681,8 +682,11 @@ impl<R: Relationship> Sources<R> {
         match &mut self.list {
             SourceList::Single(..) => false,
             SourceList::Many(m) => {
-                m.swap_remove(j);
-                if !R::ONE {
+                if R::ONE {
+                    // Never indexed (see `push`): a plain swap-remove.
+                    m.sources.swap_remove(j);
+                } else {
+                    m.swap_remove(j);
                     m.back.swap_remove(j);
                 }
                 if m.sources.len() == 1 {
