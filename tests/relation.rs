@@ -532,7 +532,16 @@ fn is_ancestor(world: &World, ancestor: Entity, mut e: Entity) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 128 }, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 128 },
+        // Miri runs with isolation: no regression files.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
+        ..ProptestConfig::default()
+    })]
 
     /// After any sequence of operations on a random forest: no edge names a
     /// dead entity, both sides agree (`check_invariants`), and the cached
