@@ -9,6 +9,10 @@
 //!   relations, in a world of N + 1 entities, for comparison.
 //! - `targets_20k/build`: one entity given 20,000 targets of one relation
 //!   (≤ 2 ms).
+//! - `unrelate_both_long/N`: `unrelate(hub, sink)` then `relate(hub, sink)`
+//!   of a many-target relation where `hub` has N targets and `sink` N
+//!   sources, N = 1e3 .. 1e5: finding the edge must not scan either list
+//!   (the sink's long list of sources is indexed), so flat in N.
 //! - `chain_1m/despawn_recursive` vs `chain_1m/despawn_plain`: a chain of
 //!   1,000,000 `ChildOf` edges despawned from its root, against despawning
 //!   1,000,000 unrelated entities one by one (≤ 2×).
@@ -20,7 +24,8 @@
 //! `RELATIONS_ONE_PASS=despawn_child|despawn_plain` runs one pass of
 //! 100,000 despawns (of children of one parent, or of plain entities), and
 //! `RELATIONS_ONE_PASS=targets_20k` one build of 20,000 targets
-//! (`*relate_pass*`), `RELATIONS_ONE_PASS=chain_recursive` one recursive
+//! (`*relate_pass*`), `RELATIONS_ONE_PASS=unrelate_1k|unrelate_100k`
+//! 10,000 unrelate+relate pairs of `unrelate_both_long` (`*unrelate_pass*`), `RELATIONS_ONE_PASS=chain_recursive` one recursive
 //! despawn of a 100,000-node chain (`*recursive_pass*`), and exits, for
 //! callgrind:
 //!
@@ -168,6 +173,45 @@ fn targets_20k(c: &mut Criterion) {
     group.finish();
 }
 
+/// A `hub` with `n` targets and a `sink` with `n` sources, the edge
+/// `hub -> sink` among them, halfway down both lists.
+fn both_long(n: usize) -> (World, Entity, Entity) {
+    let mut world = World::new();
+    let hub = world.spawn(());
+    let sink = world.spawn(());
+    for i in 1..n {
+        if i == n / 2 {
+            world.relate(hub, sink, Likes).unwrap();
+        }
+        let t = world.spawn(());
+        world.relate(hub, t, Likes).unwrap();
+        let s = world.spawn(());
+        world.relate(s, sink, Likes).unwrap();
+    }
+    (world, hub, sink)
+}
+
+fn unrelate_both_long(c: &mut Criterion) {
+    let mut group = c.benchmark_group("unrelate_both_long");
+    group.sample_size(20);
+    for n in [1_000usize, 10_000, 100_000] {
+        let (mut world, hub, sink) = both_long(n);
+        assert_eq!(world.targets::<Likes>(hub).len(), n);
+        assert_eq!(world.sources::<Likes>(sink).len(), n);
+        group.bench_function(n.to_string(), |b| {
+            b.iter(|| {
+                world
+                    .unrelate::<Likes>(black_box(hub), black_box(sink))
+                    .unwrap();
+                world
+                    .relate(black_box(hub), black_box(sink), Likes)
+                    .unwrap();
+            })
+        });
+    }
+    group.finish();
+}
+
 fn chain(n: usize) -> (World, Entity) {
     let mut world = World::new();
     let root = world.spawn(Pos(0.0));
@@ -234,6 +278,7 @@ fn report_memory() {
         bytes as f64 / 1e5,
         world.archetype_count()
     );
+    print_sparse_sets(&world, 1e5);
     drop(world);
 
     let (world, _, _) = {
@@ -269,6 +314,23 @@ fn report_memory() {
         "memory: 1 entity with 20,000 targets: {bytes} bytes ({:.1} bytes/edge), built in {took:?}",
         bytes as f64 / 2e4
     );
+    print_sparse_sets(&world, 2e4);
+}
+
+/// The relation components' share as `World::memory_report` sees it (values
+/// inline in the sparse sets, their dense entity arrays and sparse indexes;
+/// not the heap of the edge lists, which the counting allocator above
+/// includes).
+fn print_sparse_sets(world: &World, edges: f64) {
+    for set in world.memory_report().sparse_sets() {
+        println!(
+            "    sparse set {:<20} {:>8} entries {:>9} bytes ({:.1} bytes/edge)",
+            set.component,
+            set.len,
+            set.bytes,
+            set.bytes as f64 / edges
+        );
+    }
 }
 
 #[inline(never)]
@@ -281,6 +343,14 @@ fn despawn_pass(world: &mut World, victims: &[Entity]) {
 #[inline(never)]
 fn recursive_pass(world: &mut World, root: Entity) {
     world.despawn_recursive(root).unwrap();
+}
+
+#[inline(never)]
+fn unrelate_pass(world: &mut World, hub: Entity, sink: Entity) {
+    for _ in 0..10_000 {
+        world.unrelate::<Likes>(hub, sink).unwrap();
+        world.relate(hub, sink, Likes).unwrap();
+    }
 }
 
 #[inline(never)]
@@ -313,6 +383,16 @@ fn one_pass(which: &str) {
             relate_pass(&mut world, source, &targets);
             return;
         }
+        "unrelate_1k" | "unrelate_100k" => {
+            let n = if which == "unrelate_1k" {
+                1_000
+            } else {
+                100_000
+            };
+            let (mut world, hub, sink) = both_long(n);
+            unrelate_pass(&mut world, hub, sink);
+            return;
+        }
         other => panic!("RELATIONS_ONE_PASS: unknown pass `{other}`"),
     };
     despawn_pass(&mut world, &victims);
@@ -323,7 +403,13 @@ fn one_pass(which: &str) {
 mod runner {
     use super::*;
 
-    criterion_group!(benches, despawn_one_child, targets_20k, chain_1m);
+    criterion_group!(
+        benches,
+        despawn_one_child,
+        targets_20k,
+        unrelate_both_long,
+        chain_1m
+    );
 }
 
 fn main() {

@@ -523,6 +523,20 @@ impl Model {
             .collect()
     }
 
+    /// True if `ancestor` is `e` or one of its live ancestors.
+    fn is_ancestor_or_self(&self, ancestor: Entity, mut e: Entity) -> bool {
+        for _ in 0..=self.live.len() {
+            if e == ancestor {
+                return true;
+            }
+            match self.live_parent(e) {
+                Some(p) => e = p,
+                None => return false,
+            }
+        }
+        panic!("the model's hierarchy has a cycle");
+    }
+
     /// `e`'s live parent.
     fn live_parent(&self, e: Entity) -> Option<Entity> {
         if !self.live.contains_key(&e) {
@@ -1288,8 +1302,11 @@ fn step(c: &mut Case, op: &Op) {
             let (ch, p) = (c.model.pick(child), c.model.pick(parent));
             c.model.flush();
             let alive = c.model.live.contains_key(&ch) && c.model.live.contains_key(&p);
-            assert_eq!(c.world.add_child(p, ch).is_ok(), alive, "add_child");
-            if alive {
+            // `ChildOf` is acyclic: a child under itself or a descendant is
+            // refused, changing nothing.
+            let ok = alive && !c.model.is_ancestor_or_self(ch, p);
+            assert_eq!(c.world.add_child(p, ch).is_ok(), ok, "add_child");
+            if ok {
                 c.model.parents.insert(ch, p);
             }
         }

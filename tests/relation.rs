@@ -563,7 +563,13 @@ proptest! {
                     if ok && !is_ancestor(&world, child, parent) {
                         world.add_child(parent, child).unwrap();
                         prop_assert_eq!(world.parent(child), Some(parent));
-                    } else if !ok {
+                    } else if ok {
+                        // Would close a cycle: refused, nothing changed.
+                        let before = world.parent(child);
+                        let r = world.add_child(parent, child);
+                        prop_assert!(matches!(r, Err(RelationError::Cycle { .. })), "{:?}", r);
+                        prop_assert_eq!(world.parent(child), before);
+                    } else {
                         prop_assert!(world.add_child(parent, child).is_err());
                     }
                 }
@@ -635,5 +641,192 @@ fn derive_options_and_their_spellings() {
     world.despawn(b).unwrap(); // cascades to its rider, a
     assert!(!world.contains(a));
     assert!(world.targets::<Follows>(horse).is_empty());
+    world.check_invariants();
+}
+
+#[test]
+fn child_of_refuses_cycles_and_changes_nothing() {
+    let mut world = World::new();
+    let [a, b, c, d, other] = spawn_n(&mut world, 5)[..] else {
+        unreachable!()
+    };
+    // a <- b <- c <- d (d is a's great-grandchild).
+    world.add_child(a, b).unwrap();
+    world.add_child(b, c).unwrap();
+    world.add_child(c, d).unwrap();
+    world.add_child(other, a).unwrap();
+    let version = world.relation_version::<ChildOf>();
+    let cycle = |child, parent| RelationError::Cycle {
+        entity: child,
+        target: parent,
+        relation: "ChildOf",
+    };
+    assert_eq!(world.add_child(a, a), Err(cycle(a, a)));
+    assert_eq!(world.set_parent(a, d), Err(cycle(a, d)));
+    assert_eq!(world.relate(b, c, ChildOf), Err(cycle(b, c)));
+    assert_eq!(world.add_child(d, a), Err(cycle(a, d)));
+    // Nothing changed: same parents, same children, same version.
+    assert_eq!(world.parent(a), Some(other));
+    assert_eq!(world.parent(b), Some(a));
+    assert_eq!(world.children(d), [] as [Entity; 0]);
+    assert_eq!(world.relation_version::<ChildOf>(), version);
+    let message = world.add_child(c, a).unwrap_err().to_string();
+    assert!(message.contains("cycle"), "{message}");
+    world.check_invariants();
+
+    // Reparenting along the chain is fine when it closes no cycle: d moves
+    // up to a, then c (no longer d's ancestor) may become d's child.
+    world.add_child(a, d).unwrap();
+    world.add_child(d, c).unwrap();
+    assert_eq!(world.parent(c), Some(d));
+    assert_eq!(world.add_child(c, a), Err(cycle(a, c)));
+    // Cut off from its parent, a subtree's root may go under a former
+    // descendant of its old ancestors.
+    world.remove_parent(a).unwrap();
+    world.add_child(c, other).unwrap();
+    assert_eq!(world.parent(other), Some(c));
+    world.check_invariants();
+    let order = world.parent_first::<ChildOf>();
+    assert_eq!(order.len(), 5);
+}
+
+#[derive(Relation, Debug, PartialEq)]
+#[relation(acyclic)]
+struct DependsOnBuild;
+
+#[test]
+fn acyclic_many_relation_refuses_cycles_others_allow_them() {
+    use mosaic::Relationship;
+    const { assert!(DependsOnBuild::ACYCLIC && ChildOf::ACYCLIC && !Likes::ACYCLIC) };
+    let mut world = World::new();
+    let [app, lib, core, util] = spawn_n(&mut world, 4)[..] else {
+        unreachable!()
+    };
+    world.relate(app, lib, DependsOnBuild).unwrap();
+    world.relate(app, util, DependsOnBuild).unwrap();
+    world.relate(lib, core, DependsOnBuild).unwrap();
+    world.relate(util, core, DependsOnBuild).unwrap(); // a diamond, no cycle
+    assert!(matches!(
+        world.relate(core, app, DependsOnBuild),
+        Err(RelationError::Cycle { entity, target, .. }) if entity == core && target == app
+    ));
+    assert!(world.relate(core, core, DependsOnBuild).is_err());
+    assert!(world.targets::<DependsOnBuild>(core).is_empty());
+    // Relating an existing edge again is no cycle.
+    world.relate(app, lib, DependsOnBuild).unwrap();
+    // A relation that is not acyclic takes mutual edges and self-loops.
+    world.relate(app, lib, Likes).unwrap();
+    world.relate(lib, app, Likes).unwrap();
+    world.relate(app, app, Likes).unwrap();
+    world.check_invariants();
+}
+
+#[test]
+fn clone_entity_copies_outgoing_edges_only() {
+    let mut world = World::new();
+    let parent = world.spawn(Pos(0.0));
+    let child = world.spawn_child(parent, Pos(1.0)).unwrap();
+    let grandchild = world.spawn_child(child, Pos(2.0)).unwrap();
+    let (x, y) = (world.spawn(()), world.spawn(()));
+    world.relate(child, x, Damage { amount: 3 }).unwrap();
+    world.relate(child, y, Damage { amount: 5 }).unwrap();
+    world.relate(x, child, Damage { amount: 7 }).unwrap();
+    world.relate(child, x, Likes).unwrap(); // not `Clone`: not copied
+
+    let copy = world.clone_entity(child).unwrap();
+    assert_eq!(world.get::<Pos>(copy), Ok(&Pos(1.0)));
+    // Outgoing: the same parent (a sibling), the same targets and data.
+    assert_eq!(world.parent(copy), Some(parent));
+    assert_eq!(world.children(parent).len(), 2);
+    assert_eq!(
+        world.relation::<Damage>(copy, x),
+        Some(&Damage { amount: 3 })
+    );
+    assert_eq!(
+        world.relation::<Damage>(copy, y),
+        Some(&Damage { amount: 5 })
+    );
+    assert!(world.targets::<Likes>(copy).is_empty());
+    // Incoming: not duplicated (no children, nothing targets the copy).
+    assert!(world.children(copy).is_empty());
+    assert_eq!(world.children(child), [grandchild]);
+    assert!(world.sources::<Damage>(copy).is_empty());
+    assert_eq!(world.sources::<Damage>(child), [x]);
+    // The copy's edges are real edges: editing them leaves the original's.
+    world.relation_mut::<Damage>(copy, x).unwrap().amount = 9;
+    assert_eq!(
+        world.relation::<Damage>(child, x),
+        Some(&Damage { amount: 3 })
+    );
+    world.despawn(x).unwrap();
+    assert_eq!(world.targets::<Damage>(copy), [y]);
+    world.check_invariants();
+
+    // Across worlds edges are not copied (their ends live here).
+    let mut other = World::new();
+    let far = world.clone_entity_to(child, &mut other).unwrap();
+    assert_eq!(other.get::<Pos>(far), Ok(&Pos(1.0)));
+    assert_eq!(other.parent(far), None);
+    other.check_invariants();
+}
+
+/// A tiny deterministic generator (no extra dev-dependency for a test).
+struct Lcg(u64);
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n
+    }
+}
+
+#[test]
+fn long_lists_stay_indexed_through_edits() {
+    // Enough sources that the targets' lists pass the index threshold and
+    // come back under it, with relate, unrelate and despawns in any order;
+    // `check_invariants` checks every index entry after each step.
+    let mut world = World::new();
+    let n = if cfg!(miri) { 40 } else { 120 };
+    let mut sources = spawn_n(&mut world, n);
+    let targets = spawn_n(&mut world, 3);
+    let mut rng = Lcg(7);
+    for step in 0..(if cfg!(miri) { 150 } else { 2000 }) {
+        let s = sources[rng.below(sources.len())];
+        let t = targets[rng.below(targets.len())];
+        match rng.below(8) {
+            0..=4 => world.relate(s, t, Damage { amount: step }).unwrap(),
+            5 | 6 => {
+                let had = world.has_relation::<Damage>(s, t);
+                assert_eq!(world.unrelate::<Damage>(s, t).is_ok(), had);
+            }
+            _ => {
+                world.despawn(s).unwrap();
+                let fresh = world.spawn(());
+                let i = sources.iter().position(|&x| x == s).unwrap();
+                sources[i] = fresh;
+            }
+        }
+        if step % 7 == 0 || cfg!(miri) {
+            world.check_invariants();
+        }
+        assert!(!world.has_relation::<Damage>(s, t) || world.sources::<Damage>(t).contains(&s));
+    }
+    world.check_invariants();
+    // Both sides long: a source with many targets, a target with many
+    // sources, and the edge between them found and removed.
+    let hub = world.spawn(());
+    for &t in &sources {
+        world.relate(hub, t, Likes).unwrap();
+    }
+    let sink = sources[0];
+    for &s in &sources[1..] {
+        world.relate(s, sink, Likes).unwrap();
+    }
+    assert!(world.has_relation::<Likes>(hub, sink));
+    world.unrelate::<Likes>(hub, sink).unwrap();
+    assert!(!world.has_relation::<Likes>(hub, sink));
+    assert_eq!(world.sources::<Likes>(sink).len(), sources.len() - 1);
     world.check_invariants();
 }

@@ -59,19 +59,21 @@ pub fn tidy(world: &mut World) {
 /// in the fixed step after `movement`; exclusive, as it reads and writes
 /// positions of any entity.
 pub fn carry(world: &mut World) {
+    // Taken out of its resource for the walk (an empty `ParentFirst`
+    // allocates nothing), so the walk can lend the world.
     let mut order = std::mem::take(&mut world.resource_mut::<CarryOrder>().0);
-    for &e in order.get(world) {
+    order.visit(world, |world, e| {
         let (Ok(&offset), Some(parent)) = (world.get::<Carried>(e), world.parent(e)) else {
-            continue;
+            return;
         };
         let Ok(&base) = world.get::<Position>(parent) else {
-            continue;
+            return;
         };
         if let Ok(pos) = world.get_mut::<Position>(e) {
             pos.x = base.x + offset.dx;
             pos.y = base.y + offset.dy;
         }
-    }
+    });
     world.resource_mut::<CarryOrder>().0 = order;
 }
 

@@ -835,6 +835,20 @@ impl Model {
             .collect()
     }
 
+    /// True if `ancestor` is `e` or one of its live ancestors.
+    fn is_ancestor_or_self(&self, ancestor: Entity, mut e: Entity) -> bool {
+        for _ in 0..=self.live.len() {
+            if e == ancestor {
+                return true;
+            }
+            match self.live_parent(e) {
+                Some(p) => e = p,
+                None => return false,
+            }
+        }
+        panic!("the model's hierarchy has a cycle");
+    }
+
     /// `e`'s live parent.
     fn live_parent(&self, e: Entity) -> Option<Entity> {
         if !self.live.contains_key(&e) {
@@ -2020,8 +2034,11 @@ fn step(c: &mut Case, op: &Op) {
             c.model.flush();
             let result = c.world.add_child(p, ch);
             let alive = c.model.live.contains_key(&ch) && c.model.live.contains_key(&p);
-            assert_eq!(result.is_ok(), alive, "add_child({p:?}, {ch:?})");
-            if alive {
+            // `ChildOf` is acyclic: a child under itself or a descendant is
+            // refused, changing nothing.
+            let ok = alive && !c.model.is_ancestor_or_self(ch, p);
+            assert_eq!(result.is_ok(), ok, "add_child({p:?}, {ch:?}): {result:?}");
+            if ok {
                 c.model.parents.insert(ch, p);
             }
         }

@@ -10,7 +10,7 @@
 //!   added with `Default`, or with the expression after `=`);
 //! - `#[derive(Bundle)]` on a struct whose every field is a bundle; on a
 //!   generic struct it adds the `Field: Bundle` bounds itself;
-//! - `#[derive(Relation)]`, with optional `#[relation(one, on_target_despawn = "despawn")]`.
+//! - `#[derive(Relation)]`, with optional `#[relation(one, acyclic, on_target_despawn = "despawn")]`.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -526,7 +526,8 @@ pub fn derive_states(input: TokenStream) -> TokenStream {
 /// Implements `mosaic::Relationship`, making the type a relation: edges
 /// `source --T--> target` whose data is a `T`. Options:
 /// `#[relation(one)]` (a source has at most one target, as `ChildOf`; also
-/// spelled `exclusive` or `cardinality = "one"`) and
+/// spelled `exclusive` or `cardinality = "one"`), `#[relation(acyclic)]`
+/// (`relate` refuses an edge that would close a cycle) and
 /// `#[relation(on_target_despawn = "unrelate" | "despawn" | "refuse")]`
 /// (what despawning a target does to its sources; `"unrelate"` is the
 /// default; `on_despawn`, `"delete"`, `"cascade"` are accepted too).
@@ -541,6 +542,7 @@ pub fn derive_relation(input: TokenStream) -> TokenStream {
 
 fn relation_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
     let mut one = false;
+    let mut acyclic = false;
     let mut policy = quote!(::mosaic::OnTargetDespawn::Unrelate);
     for attr in &input.attrs {
         if !attr.path().is_ident("relation") {
@@ -549,6 +551,10 @@ fn relation_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("one") || meta.path.is_ident("exclusive") {
                 one = true;
+                return Ok(());
+            }
+            if meta.path.is_ident("acyclic") {
+                acyclic = true;
                 return Ok(());
             }
             if meta.path.is_ident("cardinality") {
@@ -585,16 +591,31 @@ fn relation_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 return Ok(());
             }
             Err(meta.error(
-                "unknown relation option; expected `one`, `cardinality` or `on_target_despawn`",
+                "unknown relation option; expected `one`, `acyclic`, `cardinality` or `on_target_despawn`",
             ))
         })?;
     }
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    // Edges are copied by `clone_entity` if the type is `Clone` (probed as
+    // for components; a generic type is skipped).
+    let clone_body = if input.generics.params.is_empty() {
+        quote! {{
+            #[allow(unused_imports)]
+            use ::mosaic::__macro::{ViaClone as _, ViaSkip as _};
+            (&&::mosaic::__macro::CloneProbe::<Self>(::core::marker::PhantomData)).clone_behavior()
+        }}
+    } else {
+        quote!(::mosaic::CloneBehavior::Skip)
+    };
     Ok(quote! {
         impl #impl_generics ::mosaic::Relationship for #name #ty_generics #where_clause {
             const ONE: bool = #one;
             const ON_TARGET_DESPAWN: ::mosaic::OnTargetDespawn = #policy;
+            const ACYCLIC: bool = #acyclic;
+            fn clone_behavior() -> ::mosaic::CloneBehavior<Self> {
+                #clone_body
+            }
         }
     })
 }

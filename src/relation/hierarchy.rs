@@ -8,13 +8,18 @@ use rustc_hash::FxHashMap;
 
 use super::{Relation, RelationError, Relationship, Sources, Stamp};
 use crate::bundle::Bundle;
+use crate::component::CloneBehavior;
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::world::{EntityWorldMut, World};
 
 /// The hierarchy relation: `child --ChildOf--> parent`. A `one` relation
 /// (a child has at most one parent: relating it again reparents it); the
-/// parent's [`Children`] lists its children. Despawning a parent unparents
+/// parent's [`Children`] lists its children. Acyclic
+/// ([`Relationship::ACYCLIC`]): making an entity a child of itself or of
+/// one of its descendants fails with [`RelationError::Cycle`] and changes
+/// nothing. [`World::clone_entity`] of a child gives the copy the same
+/// parent. Despawning a parent unparents
 /// its children ([`OnTargetDespawn::Unrelate`](super::OnTargetDespawn));
 /// [`World::despawn_recursive`] takes the whole subtree.
 ///
@@ -27,12 +32,25 @@ use crate::world::{EntityWorldMut, World};
 /// world.relate(turret, tank, ChildOf).unwrap(); // same as add_child(tank, turret)
 /// assert_eq!(world.parent(turret), Some(tank));
 /// assert_eq!(world.children(tank), [turret]);
+/// // The tank cannot become its turret's child: that would be a cycle.
+/// assert!(matches!(
+///     world.add_child(turret, tank),
+///     Err(RelationError::Cycle { .. })
+/// ));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ChildOf;
 
 impl Relationship for ChildOf {
     const ONE: bool = true;
+    /// No entity is its own ancestor: making a child of its own descendant
+    /// fails with [`RelationError::Cycle`].
+    const ACYCLIC: bool = true;
+
+    /// A clone of a child is a child of the same parent.
+    fn clone_behavior() -> CloneBehavior<Self> {
+        CloneBehavior::Clone(Clone::clone)
+    }
 }
 
 /// The children of a parent: `Sources<ChildOf>`, a component on every
@@ -331,7 +349,8 @@ fn parent_first_into<R: Relationship>(world: &World, order: &mut Vec<Entity>) {
 ///
 /// let mut order = ParentFirst::<ChildOf>::new();
 /// for _frame in 0..2 {
-///     for e in order.get(&world).to_vec() {
+///     // The slice borrows `order`, not the world: no copy needed.
+///     for &e in order.get(&world) {
 ///         let parent = world.parent(e).map_or(0.0, |p| world.get::<Global>(p).unwrap().0);
 ///         let local = world.get::<Local>(e).unwrap().0;
 ///         world.get_mut::<Global>(e).unwrap().0 = parent + local;
@@ -406,6 +425,36 @@ impl<R: Relationship> ParentFirst<R> {
             self.rebuilds += 1;
         }
         &self.order
+    }
+
+    /// Calls `f` with the world and each entity of the order (refreshed
+    /// first, as by [`get`](Self::get)), parents first: the world is lent
+    /// to `f` mutably and the order is not copied. For an order kept
+    /// outside the world, `for &e in order.get(&world)` does the same;
+    /// this is the form for one taken out of a resource or passed around
+    /// with the world. If `f` edits `R`'s edges the walk goes on over the
+    /// order it started with (entities `f` despawned are still visited:
+    /// check [`World::contains`]); the next call rebuilds it.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Depth(u32);
+    /// let mut world = World::new();
+    /// let root = world.spawn(Depth(0));
+    /// let child = world.spawn_child(root, Depth(0)).unwrap();
+    /// let grandchild = world.spawn_child(child, Depth(0)).unwrap();
+    /// let mut order = ParentFirst::<ChildOf>::new();
+    /// order.visit(&mut world, |world, e| {
+    ///     let depth = world.parent(e).map_or(0, |p| world.get::<Depth>(p).unwrap().0 + 1);
+    ///     world.get_mut::<Depth>(e).unwrap().0 = depth;
+    /// });
+    /// assert_eq!(world.get::<Depth>(grandchild).unwrap().0, 2);
+    /// ```
+    pub fn visit(&mut self, world: &mut World, mut f: impl FnMut(&mut World, Entity)) {
+        for &e in self.get(world) {
+            f(world, e);
+        }
     }
 
     /// How many times the order was built.

@@ -14,10 +14,14 @@
 //! - [`Sources<R>`] on the target: the entities relating to it, in a list
 //!   ([`Children`] is `Sources<ChildOf>`).
 //!
-//! Each edge knows its position in both lists (a back index on each side),
-//! so removing an edge is a swap-remove on both lists plus one fix-up of the
-//! back index of the edge each swap moved: O(1), whatever the number of
-//! children or targets. Being components, both work with everything queries
+//! Each edge's position in both lists is known in O(1): a target records
+//! its position in each source's list (a back index); a `one` relation's
+//! source records its position in its target's list; a many-target
+//! relation's source finds it in the target's list, which is short (at
+//! most 32, scanned) or indexed (a hash table of positions). So removing an
+//! edge is a swap-remove on both lists plus one fix-up for the edge each
+//! swap moved: O(1), whatever the number of children or targets.
+//! Being components, both work with everything queries
 //! have: `&Children`, [`Relation<R>`] as query data, `With<Relation<R>>`,
 //! `Without`, `Or`, `Option`, `Added` and `Changed` (a change to an
 //! entity's edges marks its component changed), and the scheduler sees their
@@ -55,10 +59,11 @@ use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
 
+use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 use thiserror::Error;
 
-use crate::component::{short_type_name, Component, ComponentId, StorageType};
+use crate::component::{short_type_name, CloneBehavior, Component, ComponentId, StorageType};
 use crate::entity::Entity;
 use crate::world::{EntityWorldMut, World, WorldId};
 
@@ -71,9 +76,10 @@ pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 /// Edges live in two sparse components the world manages, outside the
 /// archetype tables (relating never moves an entity between archetypes):
 /// [`Relation<R>`] on the source (its targets and each edge's data) and
-/// [`Sources<R>`] on the target. Each edge knows its position in both lists,
-/// so removing one is a swap-remove on each side plus one back-index
-/// fix-up: O(1) however many children or targets. A despawn removes every
+/// [`Sources<R>`] on the target. Each edge's position in both lists is
+/// known or found in O(1) (a back index, or a target's list that is short
+/// or indexed), so finding and removing one is a swap-remove on each side
+/// plus one back-index fix-up: O(1) however many children or targets. A despawn removes every
 /// edge of the entity, applying [`Relationship::ON_TARGET_DESPAWN`] to the
 /// sources of a despawned target, so no edge ever names a dead entity.
 /// Insert and remove the two components only through the world's relation
@@ -81,8 +87,10 @@ pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 /// `World::remove` would leave the other side stale).
 /// Derive it with `#[derive(Relation)]`, which takes
 /// `#[relation(one)]` (each source has at most one target, as a child has
-/// one parent) and `#[relation(on_target_despawn = "unrelate" | "despawn" |
-/// "refuse")]`; or implement it by hand, which is the registration.
+/// one parent), `#[relation(acyclic)]` (edges never close a cycle, see
+/// [`Relationship::ACYCLIC`]) and `#[relation(on_target_despawn =
+/// "unrelate" | "despawn" | "refuse")]`; or implement it by hand, which is
+/// the registration.
 ///
 /// # Example
 /// ```
@@ -109,6 +117,37 @@ pub trait Relationship: Send + Sync + Sized + 'static {
     const ONE: bool = false;
     /// What happens to the sources of a target that is despawned.
     const ON_TARGET_DESPAWN: OnTargetDespawn = OnTargetDespawn::Unrelate;
+    /// True if the relation's edges may never form a cycle (as
+    /// [`ChildOf`]: no entity is its own ancestor): [`World::relate`]
+    /// refuses an edge `source --R--> target` when `source` can already be
+    /// reached from `target` (or is `target`) with
+    /// [`RelationError::Cycle`], changing nothing. The check walks up from
+    /// `target`: O(depth) for a `one` relation, a search of the edges
+    /// reachable from `target` otherwise. Off by default (a `one` relation
+    /// such as "aims at" may well be mutual); `#[relation(acyclic)]`.
+    const ACYCLIC: bool = false;
+
+    /// How [`World::clone_entity`] copies an edge of which the cloned
+    /// entity is the source: [`CloneBehavior::Clone`] gives the copy an
+    /// edge to the same target with cloned data, [`CloneBehavior::Default`]
+    /// one with fresh data, [`CloneBehavior::Skip`] (the default of a hand
+    /// implementation) none. The derive picks `Clone` for a type that
+    /// implements `Clone` (and is not generic), else `Skip`. Edges of which
+    /// the cloned entity is the target are never copied.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation, Clone)] struct Likes;
+    /// let mut world = World::new();
+    /// let (a, b) = (world.spawn(()), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// let copy = world.clone_entity(a).unwrap();
+    /// assert_eq!(world.targets::<Likes>(copy), [b]);
+    /// ```
+    fn clone_behavior() -> CloneBehavior<Self> {
+        CloneBehavior::Skip
+    }
 }
 
 /// What despawning a target does to the entities relating to it (the
@@ -181,6 +220,19 @@ pub enum RelationError {
         /// The relation's short type name.
         relation: &'static str,
     },
+    /// The edge would close a cycle of an [acyclic](Relationship::ACYCLIC)
+    /// relation (as [`ChildOf`]): the source `entity` is `target` or can be
+    /// reached from it (for the hierarchy: the new parent is the child itself or
+    /// one of its descendants). Nothing was changed.
+    #[error("a `{relation}` edge from {entity:?} to {target:?} would close a cycle ({target:?} is {entity:?} or reaches it)")]
+    Cycle {
+        /// The source asked about (named `entity` as in the other variants).
+        entity: Entity,
+        /// The target asked about.
+        target: Entity,
+        /// The relation's short type name.
+        relation: &'static str,
+    },
 }
 
 /// The outgoing edges of one source for relation `R`: its targets and the
@@ -216,11 +268,12 @@ enum Edges<R> {
     Many(Box<ManyEdges<R>>),
 }
 
-/// The lists of a source of a many-target relation, parallel.
+/// The lists of a source of a many-target relation, parallel. No back
+/// indices on this side: this source's position in a target's
+/// [`Sources`] is found there (one entry, a scan of at most
+/// [`INDEX_AT`], or the list's index), which saves 4 bytes an edge.
 struct ManyEdges<R> {
     targets: Vec<Entity>,
-    /// `back[i]`: this source's position in `targets[i]`'s [`Sources`].
-    back: Vec<u32>,
     data: Vec<R>,
 }
 
@@ -236,30 +289,25 @@ impl<R: Relationship> fmt::Debug for Relation<R> {
 }
 
 impl<R: Relationship> Relation<R> {
+    /// A first edge; `back` (this source's position in the target's
+    /// [`Sources`]) is kept for a `one` relation only.
     fn single(target: Entity, back: u32, data: R) -> Self {
         let edges = if R::ONE {
             Edges::One(target, back, data)
         } else {
             Edges::Many(Box::new(ManyEdges {
                 targets: vec![target],
-                back: vec![back],
                 data: vec![data],
             }))
         };
         Relation { edges }
     }
 
-    fn back(&self) -> &[u32] {
-        match &self.edges {
-            Edges::One(_, b, _) => std::slice::from_ref(b),
-            Edges::Many(m) => &m.back,
-        }
-    }
-
-    fn back_mut(&mut self) -> &mut [u32] {
+    /// A `one` relation's source: its position in its target's [`Sources`].
+    fn one_back_mut(&mut self) -> &mut u32 {
         match &mut self.edges {
-            Edges::One(_, b, _) => std::slice::from_mut(b),
-            Edges::Many(m) => &mut m.back,
+            Edges::One(_, b, _) => b,
+            Edges::Many(_) => unreachable!("only a `one` relation keeps a back index"),
         }
     }
 
@@ -444,9 +492,98 @@ pub struct Sources<R: Relationship> {
 enum SourceList {
     /// The source, and this target's position in its [`Relation`].
     Single(Entity, u32),
-    /// Sources, and `back[j]`: this target's position in `sources[j]`'s
-    /// [`Relation`] (empty for a `one` relation, where it is always 0).
-    Many(Box<(Vec<Entity>, Vec<u32>)>),
+    Many(Box<ManySources>),
+}
+
+/// A list of sources longer than this gets an index (see
+/// [`ManySources::index`]); shorter ones are scanned.
+const INDEX_AT: usize = 32;
+
+/// The sources of a target with more than one.
+struct ManySources {
+    sources: Vec<Entity>,
+    /// `back[j]`: this target's position in `sources[j]`'s [`Relation`]
+    /// (empty for a `one` relation, where it is always 0).
+    back: Vec<u32>,
+    /// For a many-target relation whose list grew past [`INDEX_AT`]: the
+    /// positions `0..sources.len()`, each hashed by the source stored
+    /// there, so finding a source's position is O(1) expected (4 bytes and
+    /// a control byte per entry, no copy of the entities). Kept until the
+    /// list is back to one source.
+    index: Option<HashTable<u32>>,
+}
+
+/// The hash a [`ManySources::index`] files an entity under.
+#[inline]
+fn hash_entity(e: Entity) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    e.hash(&mut h);
+    h.finish()
+}
+
+impl ManySources {
+    /// Indexes every position (the list just grew past [`INDEX_AT`]).
+    fn build_index(&mut self) {
+        let mut index = HashTable::with_capacity(self.sources.len() * 2);
+        let sources = &self.sources;
+        for (j, &s) in sources.iter().enumerate() {
+            index.insert_unique(hash_entity(s), j as u32, |&p| {
+                hash_entity(sources[p as usize])
+            });
+        }
+        self.index = Some(index);
+    }
+
+    /// The position of `source`, if listed: O(1) expected with an index,
+    /// a scan of at most [`INDEX_AT`] entries without.
+    fn position(&self, source: Entity) -> Option<usize> {
+        match &self.index {
+            Some(index) => index
+                .find(hash_entity(source), |&p| self.sources[p as usize] == source)
+                .map(|&p| p as usize),
+            None => self.sources.iter().position(|&s| s == source),
+        }
+    }
+
+    fn push(&mut self, source: Entity) {
+        let j = self.sources.len() as u32;
+        self.sources.push(source);
+        let sources = &self.sources;
+        match &mut self.index {
+            Some(index) => {
+                index.insert_unique(hash_entity(source), j, |&p| {
+                    hash_entity(sources[p as usize])
+                });
+            }
+            None if sources.len() > INDEX_AT => self.build_index(),
+            None => {}
+        }
+    }
+
+    /// Swap-removes position `j` of the sources (the caller does `back`),
+    /// keeping the index in step: `j`'s entry goes, and the last entry's
+    /// position becomes `j`.
+    fn swap_remove(&mut self, j: usize) {
+        let last = self.sources.len() - 1;
+        if let Some(index) = &mut self.index {
+            let gone = self.sources[j];
+            match index.find_entry(hash_entity(gone), |&p| p as usize == j) {
+                Ok(entry) => {
+                    entry.remove();
+                }
+                Err(_) => unreachable!("relation index: every position is indexed"),
+            }
+            if j != last {
+                let moved = self.sources[last];
+                let slot = index
+                    .find_mut(hash_entity(moved), |&p| p as usize == last)
+                    .expect("relation index: every position is indexed");
+                *slot = j as u32;
+            }
+        }
+        self.sources.swap_remove(j);
+    }
 }
 
 impl<R: Relationship> Component for Sources<R> {
@@ -481,15 +618,35 @@ impl<R: Relationship> Sources<R> {
         match &self.list {
             SourceList::Single(_, b) => *b,
             SourceList::Many(_) if R::ONE => 0,
-            SourceList::Many(m) => m.1[j],
+            SourceList::Many(m) => m.back[j],
         }
     }
 
-    fn set_back(&mut self, j: usize, back: u32) {
+    /// Records `back` as this target's position in `source`'s
+    /// [`Relation`] (a many-target relation: found through
+    /// [`position`](Self::position)).
+    fn set_back_of(&mut self, source: Entity, back: u32) {
+        debug_assert!(!R::ONE, "a `one` relation's position is always 0");
+        let j = self
+            .position(source)
+            .expect("relation invariant: a target lists each of its sources");
         match &mut self.list {
             SourceList::Single(_, b) => *b = back,
-            SourceList::Many(_) if R::ONE => {}
-            SourceList::Many(m) => m.1[j] = back,
+            SourceList::Many(m) => m.back[j] = back,
+        }
+    }
+
+    /// True if the list has an index (see [`ManySources::index`]).
+    fn indexed(&self) -> bool {
+        matches!(&self.list, SourceList::Many(m) if m.index.is_some())
+    }
+
+    /// The position of `source` in this list, if it is there: O(1)
+    /// expected for an indexed list, else a scan.
+    fn position(&self, source: Entity) -> Option<usize> {
+        match &self.list {
+            SourceList::Single(s, _) => (*s == source).then_some(0),
+            SourceList::Many(m) => m.position(source),
         }
     }
 
@@ -498,15 +655,23 @@ impl<R: Relationship> Sources<R> {
         match &mut self.list {
             SourceList::Single(s0, b0) => {
                 let backs = if R::ONE { Vec::new() } else { vec![*b0, back] };
-                self.list = SourceList::Many(Box::new((vec![*s0, source], backs)));
+                self.list = SourceList::Many(Box::new(ManySources {
+                    sources: vec![*s0, source],
+                    back: backs,
+                    index: None,
+                }));
                 1
             }
             SourceList::Many(m) => {
-                m.0.push(source);
-                if !R::ONE {
-                    m.1.push(back);
+                if R::ONE {
+                    // Never searched (a `one` edge is found from its
+                    // source), so never indexed.
+                    m.sources.push(source);
+                } else {
+                    m.push(source);
+                    m.back.push(back);
                 }
-                (m.0.len() - 1) as u32
+                (m.sources.len() - 1) as u32
             }
         }
     }
@@ -517,13 +682,16 @@ impl<R: Relationship> Sources<R> {
         match &mut self.list {
             SourceList::Single(..) => false,
             SourceList::Many(m) => {
-                m.0.swap_remove(j);
-                if !R::ONE {
-                    m.1.swap_remove(j);
+                if R::ONE {
+                    // Never indexed (see `push`): a plain swap-remove.
+                    m.sources.swap_remove(j);
+                } else {
+                    m.swap_remove(j);
+                    m.back.swap_remove(j);
                 }
-                if m.0.len() == 1 {
-                    let back = if R::ONE { 0 } else { m.1[0] };
-                    self.list = SourceList::Single(m.0[0], back);
+                if m.sources.len() == 1 {
+                    let back = if R::ONE { 0 } else { m.back[0] };
+                    self.list = SourceList::Single(m.sources[0], back);
                 }
                 true
             }
@@ -535,12 +703,18 @@ impl<R: Relationship> Sources<R> {
     fn take(&mut self) -> (Vec<Entity>, Vec<u32>) {
         let taken = std::mem::replace(
             &mut self.list,
-            SourceList::Many(Box::new((Vec::new(), Vec::new()))),
+            SourceList::Many(Box::new(ManySources {
+                sources: Vec::new(),
+                back: Vec::new(),
+                index: None,
+            })),
         );
         match taken {
             SourceList::Single(s, b) => (vec![s], vec![b]),
             SourceList::Many(m) => {
-                let (sources, mut back) = *m;
+                let ManySources {
+                    sources, mut back, ..
+                } = *m;
                 if R::ONE {
                     back = vec![0; sources.len()];
                 }
@@ -564,7 +738,7 @@ impl<R: Relationship> Sources<R> {
     pub fn as_slice(&self) -> &[Entity] {
         match &self.list {
             SourceList::Single(s, _) => std::slice::from_ref(s),
-            SourceList::Many(m) => &m.0,
+            SourceList::Many(m) => &m.sources,
         }
     }
 }
@@ -586,6 +760,8 @@ struct Kind {
     detach: Detach,
     /// Panics if this relation's two sides disagree (see [`check`]).
     check: fn(&World),
+    /// Copies an entity's outgoing edges to its clone (see [`clone_edges`]).
+    clone_edges: fn(&mut World, Entity, Entity),
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
@@ -803,6 +979,7 @@ impl World {
             version: 0,
             detach: detach::<R>,
             check: check::<R>,
+            clone_edges: clone_edges::<R>,
         });
     }
 
@@ -839,6 +1016,13 @@ impl World {
             }
         }
         self.register_relation::<R>();
+        if R::ACYCLIC && self.reaches::<R>(target, source) {
+            return Err(RelationError::Cycle {
+                entity: source,
+                target,
+                relation: name_of::<R>(),
+            });
+        }
         if let Some(i) = self.edge_index::<R>(source, target) {
             self.relation_mut_of::<R>(source).data_mut()[i] = data;
             self.relations_mut().bump::<R>();
@@ -862,7 +1046,6 @@ impl World {
             Some(r) => {
                 let m = r.many();
                 m.targets.push(target);
-                m.back.push(pos_in_target);
                 m.data.push(data);
             }
             None => {
@@ -1023,6 +1206,16 @@ impl World {
         Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
     }
 
+    /// Copies `original`'s outgoing edges to `copy` (just spawned by
+    /// [`World::clone_entity`]), relation by relation, as each relation's
+    /// [`Relationship::clone_behavior`] says.
+    pub(crate) fn clone_relations(&mut self, original: Entity, copy: Entity) {
+        for k in 0..self.relations().len() {
+            let clone = self.relations().kinds[k].clone_edges;
+            clone(self, original, copy);
+        }
+    }
+
     /// A number that changes whenever an `R` edge is added, removed or has
     /// its data replaced through the world (for caches such as
     /// [`ParentFirst`]).
@@ -1043,18 +1236,67 @@ impl World {
 
     // ----- internals -----------------------------------------------------------------
 
-    /// The position of `target` in `source`'s targets, found by scanning
-    /// the shorter of the two lists.
+    /// True if `to` is `from` or can be reached from it by following `R`
+    /// edges from source to target (for [`Relationship::ACYCLIC`]).
+    fn reaches<R: Relationship>(&self, from: Entity, to: Entity) -> bool {
+        if from == to {
+            return true;
+        }
+        // Only an entity with incoming edges can be reached: building a
+        // tree downwards (a fresh child under anything) costs no walk.
+        if self.get_opt::<Sources<R>>(to).is_none() {
+            return false;
+        }
+        if R::ONE {
+            // A chain up the targets: acyclic (every edge was checked), but
+            // bounded by the entity count all the same.
+            let mut e = from;
+            for _ in 0..=self.len() {
+                match self.get_opt::<Relation<R>>(e) {
+                    Some(rel) if rel.target() == to => return true,
+                    Some(rel) => e = rel.target(),
+                    None => return false,
+                }
+            }
+            return false;
+        }
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack = vec![from];
+        seen.insert(from);
+        while let Some(e) = stack.pop() {
+            for &t in self.targets::<R>(e) {
+                if t == to {
+                    return true;
+                }
+                if seen.insert(t) {
+                    stack.push(t);
+                }
+            }
+        }
+        false
+    }
+
+    /// The position of `target` in `source`'s targets: O(1) expected. A
+    /// `one` relation's source has one target. Otherwise the target's list
+    /// of sources is indexed once it is longer than [`INDEX_AT`], so either
+    /// that index answers, or one of the two lists is short and scanned
+    /// (the shorter one, at most [`INDEX_AT`] entries).
     fn edge_index<R: Relationship>(&self, source: Entity, target: Entity) -> Option<usize> {
         let rel = self.get_opt::<Relation<R>>(source)?;
         if R::ONE {
             return (rel.target() == target).then_some(0);
         }
         let src = self.get_opt::<Sources<R>>(target)?;
-        if rel.len() <= src.len() {
+        let scan_targets = if src.indexed() {
+            // A few targets compare faster than one hash lookup.
+            rel.len() <= 8
+        } else {
+            rel.len() <= src.len()
+        };
+        if scan_targets {
             rel.targets().iter().position(|&t| t == target)
         } else {
-            let j = src.iter().position(|&s| s == source)?;
+            let j = src.position(source)?;
             Some(src.back_of(j) as usize)
         }
     }
@@ -1078,21 +1320,21 @@ impl World {
         } else {
             let m = self.relation_mut_of::<R>(source).many();
             let target = m.targets.swap_remove(i);
-            let j = m.back.swap_remove(i);
             let data = m.data.swap_remove(i);
-            let moved = m.targets.get(i).map(|&t| (t, m.back[i]));
+            let moved = m.targets.get(i).copied();
             let empty = m.targets.is_empty();
-            if let Some((moved_target, k)) = moved {
+            if let Some(moved_target) = moved {
                 // The source's last edge took slot `i`: its target's record
                 // of it must say so.
                 self.sources_mut_of::<R>(moved_target)
-                    .set_back(k as usize, i as u32);
+                    .set_back_of(source, i as u32);
             }
             if empty {
                 self.remove_one::<Relation<R>>(source)
                     .expect("present just above");
             }
-            (target, j, data)
+            let j = self.source_position::<R>(target, source);
+            (target, j as u32, data)
         };
         self.remove_source_entry::<R>(target, j as usize);
         self.relations_mut().bump::<R>();
@@ -1105,8 +1347,16 @@ impl World {
             .expect("relation invariant: the target of an edge has its Sources")
     }
 
+    /// `source`'s position in `target`'s `R` sources (an edge joins them).
+    fn source_position<R: Relationship>(&self, target: Entity, source: Entity) -> usize {
+        self.get_opt::<Sources<R>>(target)
+            .and_then(|src| src.position(source))
+            .expect("relation invariant: a target lists each of its sources")
+    }
+
     /// Removes entry `j` of `target`'s `R` sources, fixing the back index
-    /// of the entry the swap moved; drops the component if it empties.
+    /// of the entry the swap moved (a `one` relation's source keeps one);
+    /// drops the component if it empties.
     fn remove_source_entry<R: Relationship>(&mut self, target: Entity, j: usize) {
         let src = self.sources_mut_of::<R>(target);
         if !src.swap_remove(j) {
@@ -1114,9 +1364,10 @@ impl World {
                 .expect("present just above");
             return;
         }
-        let moved = src.as_slice().get(j).map(|&s| (s, src.back_of(j)));
-        if let Some((moved_source, k)) = moved {
-            self.relation_mut_of::<R>(moved_source).back_mut()[k as usize] = j as u32;
+        if R::ONE {
+            if let Some(&moved_source) = src.as_slice().get(j) {
+                *self.relation_mut_of::<R>(moved_source).one_back_mut() = j as u32;
+            }
         }
     }
 
@@ -1150,9 +1401,9 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
             }
             Edges::Many(m) => {
                 let targets = std::mem::take(&mut m.targets);
-                let back = std::mem::take(&mut m.back);
-                for (&t, &j) in targets.iter().zip(&back) {
-                    world.remove_source_entry::<R>(t, j as usize);
+                for &t in &targets {
+                    let j = world.source_position::<R>(t, entity);
+                    world.remove_source_entry::<R>(t, j);
                     world.announce_relation::<R>(entity, t, false);
                 }
             }
@@ -1170,14 +1421,13 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
                 let i = i as usize;
                 let m = world.relation_mut_of::<R>(s).many();
                 m.targets.swap_remove(i);
-                m.back.swap_remove(i);
                 drop(m.data.swap_remove(i));
-                let moved = m.targets.get(i).map(|&t| (t, m.back[i]));
+                let moved = m.targets.get(i).copied();
                 let empty = m.targets.is_empty();
-                if let Some((moved_target, k)) = moved {
+                if let Some(moved_target) = moved {
                     world
                         .sources_mut_of::<R>(moved_target)
-                        .set_back(k as usize, i as u32);
+                        .set_back_of(s, i as u32);
                 }
                 if empty {
                     world
@@ -1194,6 +1444,35 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
     }
     if touched {
         world.relations_mut().bump::<R>();
+    }
+}
+
+/// Gives `copy` an `R` edge to each target of `original`, with the data
+/// [`Relationship::clone_behavior`] makes (none if it says `Skip`).
+fn clone_edges<R: Relationship>(world: &mut World, original: Entity, copy: Entity) {
+    let behavior = R::clone_behavior();
+    if matches!(behavior, CloneBehavior::Skip) {
+        return;
+    }
+    let Some(rel) = world.get_opt::<Relation<R>>(original) else {
+        return;
+    };
+    let edges: Vec<(Entity, R)> = rel
+        .iter()
+        .map(|(t, d)| {
+            let data = match behavior {
+                CloneBehavior::Clone(f) => f(d),
+                CloneBehavior::Default(f) => f(),
+                CloneBehavior::Skip => unreachable!("returned above"),
+            };
+            (t, data)
+        })
+        .collect();
+    for (t, data) in edges {
+        // Every target is alive (no edge names a dead entity) and the copy
+        // has no incoming edge, so no cycle; an observer of the spawn or of
+        // an earlier edge may have despawned either end: then no edge.
+        let _ = world.relate(copy, t, data);
     }
 }
 
@@ -1217,17 +1496,24 @@ fn check<R: Relationship>(world: &World) {
                 matches!(rel.edges, Edges::One(..)),
                 "{name}: layout"
             );
-            assert_eq!(rel.len(), rel.back().len(), "{name}: back list of {s:?}");
             assert_eq!(rel.len(), rel.data().len(), "{name}: data list of {s:?}");
-            for (i, (&t, &j)) in rel.targets().iter().zip(rel.back()).enumerate() {
+            for (i, &t) in rel.targets().iter().enumerate() {
                 assert!(world.contains(t), "{name}: edge {s:?} -> dead {t:?}");
                 let src = world
                     .get_opt::<Sources<R>>(t)
                     .expect("a target has Sources");
-                let j = j as usize;
-                assert_eq!(src.get(j), Some(&s), "{name}: back index of {s:?} -> {t:?}");
-                if !R::ONE {
-                    assert_eq!(src.back_of(j) as usize, i, "{name}: source-side back index");
+                if let Edges::One(_, j, _) = &rel.edges {
+                    let j = *j as usize;
+                    assert_eq!(src.get(j), Some(&s), "{name}: back index of {s:?} -> {t:?}");
+                } else {
+                    let j = src.position(s);
+                    assert!(j.is_some(), "{name}: {t:?} does not list its source {s:?}");
+                    let j = j.unwrap_or_default();
+                    assert_eq!(
+                        src.back_of(j) as usize,
+                        i,
+                        "{name}: back index of {t:?} in {s:?}"
+                    );
                 }
                 edges += 1;
             }
@@ -1240,8 +1526,21 @@ fn check<R: Relationship>(world: &World) {
             assert!(world.contains(t), "{name}: dead target {t:?}");
             assert!(!src.is_empty(), "{name}: empty Sources on {t:?}");
             if let SourceList::Many(m) = &src.list {
-                assert!(m.0.len() > 1, "{name}: a list of one source on {t:?}");
-                assert_eq!(m.1.len(), if R::ONE { 0 } else { m.0.len() });
+                assert!(m.sources.len() > 1, "{name}: a list of one source on {t:?}");
+                assert_eq!(m.back.len(), if R::ONE { 0 } else { m.sources.len() });
+                match &m.index {
+                    Some(index) => {
+                        assert!(!R::ONE, "{name}: an indexed `one` list on {t:?}");
+                        assert_eq!(index.len(), m.sources.len(), "{name}: index size");
+                        for (j, &s) in m.sources.iter().enumerate() {
+                            assert_eq!(m.position(s), Some(j), "{name}: index of {s:?}");
+                        }
+                    }
+                    None => assert!(
+                        R::ONE || m.sources.len() <= INDEX_AT,
+                        "{name}: a long list without an index on {t:?}"
+                    ),
+                }
             }
             for &s in src.iter() {
                 assert!(world.contains(s), "{name}: {t:?} lists dead source {s:?}");

@@ -713,6 +713,15 @@ impl World {
     /// `Clone`). Runtime-defined components are cloned. Returns the copy.
     /// Bevy's `EntityCommands::clone_and_spawn`.
     ///
+    /// Relations: the copy gets the original's outgoing edges (an edge to
+    /// each of its targets, so a clone of a child has the same parent),
+    /// with data as the relation's
+    /// [`Relationship::clone_behavior`](crate::Relationship::clone_behavior)
+    /// says (cloned for a `Clone` relation type; a relation that is not
+    /// `Clone` is left out). For a `one` relation this is the copy's one
+    /// target. Incoming edges are not copied: the copy has no children and
+    /// nothing relates to it.
+    ///
     /// Fails, changing nothing, for a stale handle.
     ///
     /// # Example
@@ -730,13 +739,16 @@ impl World {
     pub fn clone_entity(&mut self, entity: Entity) -> Result<Entity, EntityError> {
         self.flush();
         let parts = self.clone_parts(entity)?;
-        Ok(parts.spawn_in(self))
+        let copy = parts.spawn_in(self);
+        self.clone_relations(entity, copy);
+        Ok(copy)
     }
 
     /// [`World::clone_entity`] into another world: spawns the copy in
     /// `target` and returns it there. Component types are matched by Rust
     /// type (registered in `target` as needed); the copy follows the
-    /// behaviors of this world.
+    /// behaviors of this world. Relation edges are not copied (their other
+    /// ends live in this world).
     ///
     /// # Example
     /// ```
