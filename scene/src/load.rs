@@ -14,13 +14,19 @@
 //!    entities and later `spawn_prefab`s decode, then each prefab resolved
 //!    once from its base, `Prefabs::resolve`; entities' values into one typed
 //!    column per component and group of entities with the same
-//!    components; resources one by one), and every entity reference checked
+//!    components; runtime-defined values and relation edges one source at
+//!    a time; resources one by one), and every entity reference checked
 //!    to name an entity of the scene (`decode_entities`,
-//!    `decode_resources`).
+//!    `decode_resources`); relation edges also checked for what `relate`
+//!    would refuse or silently change: two targets of a `one` relation, a
+//!    target twice (when decoded), a cycle of an acyclic relation
+//!    (`check_cycles`, over the whole scene's edges).
 //! 4. **Applied** (`Apply::run`, then the prefab library): the only step
 //!    that changes the world. Entities are spawned a group at a time into
 //!    their final archetypes, with saved handles kept when the world never
-//!    had an entity, then runtime-defined components, resources, prefabs.
+//!    had an entity, then runtime-defined components and relation edges
+//!    (whose targets must be alive: every entity of the scene is, by
+//!    then), resources, prefabs.
 //!
 //! Why this order: every error a file can cause is found in steps 2 and 3,
 //! so an error leaves the world exactly as it was; and user code (hooks,
@@ -1065,8 +1071,10 @@ impl Scene {
     /// Each entity is written once, with all its registered components,
     /// straight into its final archetype (entities with the same components
     /// a column at a time). Hooks and observers run once every entity is in,
-    /// entity by entity in scene order; runtime-defined components and
-    /// resources go in after. If a hook despawns a scene entity, its
+    /// entity by entity in scene order; runtime-defined components,
+    /// relation edges (see
+    /// [`TypeRegistry::register_relation`](crate::TypeRegistry::register_relation))
+    /// and resources go in after. If a hook despawns a scene entity, its
     /// remaining runtime-defined components are dropped and its handle here
     /// is stale.
     ///

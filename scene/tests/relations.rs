@@ -355,3 +355,37 @@ fn held_panic(observe: fn(&mut World)) {
     assert_eq!(copy.len(), 5);
     check_copy(&copy);
 }
+
+#[test]
+fn reflection_reads_and_removes_edges_but_does_not_set_them() {
+    let registry = registry();
+    let mut world = World::new();
+    let e = build(&mut world);
+    let json = registry.component_to_json(&world, e[1], "Damage").unwrap();
+    assert_eq!(
+        json,
+        format!(
+            r#"[[{},{{"amount":7}}],[{},{{"amount":2}}]]"#,
+            e[4].scene_id(),
+            e[3].scene_id()
+        )
+    );
+    let err = registry
+        .insert_component_json(
+            &mut world,
+            e[0],
+            "ChildOf",
+            &format!("[[{}, null]]", e[4].scene_id()),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("World::relate"), "{err}");
+    assert!(world.targets::<ChildOf>(e[0]).is_empty());
+    registry
+        .remove_component(&mut world, e[1], "Damage")
+        .unwrap();
+    assert!(!world.has::<Relation<Damage>>(e[1]));
+    assert!(world.sources::<Damage>(e[4]).is_empty());
+    assert!(registry
+        .remove_component(&mut world, e[1], "Damage")
+        .is_err());
+}
