@@ -389,3 +389,24 @@ fn reflection_reads_and_removes_edges_but_does_not_set_them() {
         .remove_component(&mut world, e[1], "Damage")
         .is_err());
 }
+
+#[test]
+fn prefab_edges_are_remapped_for_loaded_and_runtime_entities() {
+    use mosaic_scene::SpawnPrefab;
+    let registry = registry();
+    let scene = Scene::from_ron_str(
+        r#"(
+            prefabs: { "Wheel": (components: { "Name": ("wheel"), "ChildOf": [(1, ())] }) },
+            entities: [(id: 1, components: { "Name": ("tank") }), (id: 2, prefab: "Wheel")],
+        )"#,
+    )
+    .unwrap();
+    let mut world = World::new();
+    world.spawn(());
+    let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+    let tank = spawned[1];
+    assert_eq!(world.targets::<ChildOf>(spawned[2]), [tank]);
+    let spare = world.spawn_prefab("Wheel", ()).unwrap();
+    assert_eq!(world.targets::<ChildOf>(spare), [tank]);
+    assert_eq!(world.children(tank), [spawned[2], spare]);
+}
