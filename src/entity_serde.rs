@@ -121,3 +121,28 @@ impl<'de> Deserialize<'de> for Entity {
         Ok(Entity::from_scene_id(id))
     }
 }
+
+/// Written as a unit struct, so scenes can save the hierarchy (the scene
+/// crate's `TypeRegistry::register_relation::<ChildOf>()`).
+impl Serialize for crate::ChildOf {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_unit_struct("ChildOf")
+    }
+}
+
+/// Read from a unit (`()` in RON, `null` in JSON, nothing in postcard).
+impl<'de> Deserialize<'de> for crate::ChildOf {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<crate::ChildOf, D::Error> {
+        struct Unit;
+        impl serde::de::Visitor<'_> for Unit {
+            type Value = crate::ChildOf;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the unit struct ChildOf")
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<crate::ChildOf, E> {
+                Ok(crate::ChildOf)
+            }
+        }
+        deserializer.deserialize_unit_struct("ChildOf", Unit)
+    }
+}

@@ -6,7 +6,8 @@
 //! and a load that fails leaves the world exactly as it was (entity count,
 //! archetype count and declared schemas compared). The registered types
 //! include recursive ones (`Tree`, `Chain`) and a deeply nested one
-//! (`Nested`), so deep inputs reach the decoders' recursion.
+//! (`Nested`), so deep inputs reach the decoders' recursion, and relations
+//! (`ChildOf`, `Likes`), so edges reach the loader's checks.
 
 use mosaic::prelude::*;
 use mosaic_scene::{Scene, SpawnPrefab, TypeRegistry};
@@ -69,6 +70,12 @@ pub struct Nested {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct Gravity(pub f64);
 
+/// A many-target relation with data (`ChildOf` is registered too): edges
+/// decoded, remapped, checked for cycles and related.
+#[derive(Relation, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[relation(acyclic)]
+pub struct Likes(pub u8);
+
 pub fn registry() -> TypeRegistry {
     let mut registry = TypeRegistry::new();
     registry.register::<Position>();
@@ -79,6 +86,8 @@ pub fn registry() -> TypeRegistry {
     registry.register::<Chain>();
     registry.register::<Nested>().map_entities();
     registry.register_resource::<Gravity>();
+    registry.register_relation::<ChildOf>();
+    registry.register_relation::<Likes>();
     registry
 }
 

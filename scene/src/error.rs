@@ -190,6 +190,15 @@ pub enum SceneError {
         /// Where (the component's value).
         at: Where,
     },
+    /// The scene's edges of an [acyclic](mosaic::Relationship::ACYCLIC)
+    /// relation (as `ChildOf`) form a cycle, which the world would refuse.
+    #[error("the `{relation}` edges of the scene form a cycle through entity {id}")]
+    RelationCycle {
+        /// The relation's type name.
+        relation: String,
+        /// The scene id of an entity on the cycle.
+        id: u64,
+    },
     /// A component or resource holds entity references its type does not
     /// remap: registered without
     /// [`Registration::map_entities`](super::Registration::map_entities), or

@@ -42,6 +42,11 @@
 //!   [`MapEntities`](mosaic::MapEntities) and are registered with
 //!   [`Registration::map_entities`], and loading remaps them to the
 //!   entities spawned.
+//! - Relation edges (of types registered with
+//!   [`TypeRegistry::register_relation`]) are a component of their source
+//!   named after the relation: a list of `(target id, data)` pairs, as
+//!   `"ChildOf": [(1, ())]`; loading relates them, remapped, once every
+//!   entity exists.
 //! - Every top-level section is optional.
 //!
 //! Loading ([`Scene::spawn_into`]) is all-or-nothing: every name, id,

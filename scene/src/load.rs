@@ -14,13 +14,19 @@
 //!    entities and later `spawn_prefab`s decode, then each prefab resolved
 //!    once from its base, `Prefabs::resolve`; entities' values into one typed
 //!    column per component and group of entities with the same
-//!    components; resources one by one), and every entity reference checked
+//!    components; runtime-defined values and relation edges one source at
+//!    a time; resources one by one), and every entity reference checked
 //!    to name an entity of the scene (`decode_entities`,
-//!    `decode_resources`).
+//!    `decode_resources`); relation edges also checked for what `relate`
+//!    would refuse or silently change: two targets of a `one` relation, a
+//!    target twice (when decoded), a cycle of an acyclic relation
+//!    (`check_cycles`, over the whole scene's edges).
 //! 4. **Applied** (`Apply::run`, then the prefab library): the only step
 //!    that changes the world. Entities are spawned a group at a time into
 //!    their final archetypes, with saved handles kept when the world never
-//!    had an entity, then runtime-defined components, resources, prefabs.
+//!    had an entity, then runtime-defined components and relation edges
+//!    (whose targets must be alive: every entity of the scene is, by
+//!    then), resources, prefabs.
 //!
 //! Why this order: every error a file can cause is found in steps 2 and 3,
 //! so an error leaves the world exactly as it was; and user code (hooks,
@@ -35,7 +41,7 @@ use rustc_hash::FxHashMap;
 
 use super::columns::{left_over, PendingColumn};
 use super::error::{suggest, SceneError, Where};
-use super::registry::{Kind, Pending, TypeRegistry};
+use super::registry::{Kind, Pending, TakeFn, TypeRegistry};
 use super::value::{
     entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed, SceneValue,
     SerDynamic,
@@ -505,7 +511,8 @@ impl<'s> Batch<'_, 's> {
             .filter(|n| {
                 registry
                     .get(n, Kind::Component)
-                    .is_some_and(|e| e.column.is_some())
+                    .and_then(|e| e.column)
+                    .is_some_and(|c| c.new.is_some())
             })
             .collect();
         for &name in &typed {
@@ -524,8 +531,8 @@ impl<'s> Batch<'_, 's> {
         let columns = typed
             .iter()
             .map(|n| {
-                let fns = registry.get(n, Kind::Component).and_then(|e| e.column);
-                (fns.expect("filtered above").new)()
+                let new = registry.get(n, Kind::Component).and_then(|e| e.column?.new);
+                (new.expect("filtered above"))()
             })
             .collect();
         self.by_names.insert(typed.clone(), self.groups.len());
@@ -556,6 +563,12 @@ impl<'s> Batch<'_, 's> {
         let bytes = column.bytes.as_slice();
         let rest = if let Some(k) = self.column_of(group, name) {
             self.decode_typed_column(group, k, name, bytes, ids)?
+        } else if let Some(take) = decoder
+            .registry
+            .get(name, Kind::Component)
+            .and_then(|e| e.take)
+        {
+            self.decode_edge_column(take, name, bytes, ids, first)?
         } else if let Some(schema) = decoder.schemas.get(name).copied() {
             self.decode_dynamic_column(schema, name, bytes, ids, first)?
         } else {
@@ -609,6 +622,29 @@ impl<'s> Batch<'_, 's> {
         }
     }
 
+    /// [`Batch::decode_column`] of a relation: each source's edges decoded
+    /// and checked, to be related once every entity exists. Returns the
+    /// bytes after them.
+    fn decode_edge_column<'b>(
+        &mut self,
+        take: TakeFn,
+        name: &str,
+        mut bytes: &'b [u8],
+        ids: &[u64],
+        first: usize,
+    ) -> Result<&'b [u8], SceneError> {
+        for (row, &id) in ids.iter().enumerate() {
+            let at = || binary_entity(id);
+            let before = entity_refs_decoded();
+            let (mut value, rest) = take(bytes).map_err(|e| wrong_shape(name, e, &at))?;
+            bytes = rest;
+            let refs = entity_refs_decoded() - before;
+            check_refs(refs, self.keys, name, &at, |m| value.map_entities(m))?;
+            self.dynamics.push((first + row, value));
+        }
+        Ok(bytes)
+    }
+
     /// [`Batch::decode_column`] of a runtime-defined component: each value
     /// decoded with `schema` and checked. Returns the bytes after them.
     fn decode_dynamic_column<'b>(
@@ -632,6 +668,57 @@ impl<'s> Batch<'_, 's> {
         }
         Ok(bytes)
     }
+}
+
+/// Refuses edges of an acyclic relation that form a cycle among the
+/// scene's entities (the only entities a scene's edges can name): the
+/// world would refuse the edge closing it half-way through the load.
+/// Linear in the number of edges (an iterative depth-first search).
+fn check_cycles(
+    dynamics: &[(usize, Box<dyn Pending>)],
+    order: &[(u64, Entity)],
+) -> Result<(), SceneError> {
+    let mut graphs: FxHashMap<&'static str, FxHashMap<Entity, Vec<Entity>>> = FxHashMap::default();
+    for (position, pending) in dynamics {
+        if let Some((relation, targets)) = pending.acyclic_targets() {
+            let graph = graphs.entry(relation).or_default();
+            graph.entry(order[*position].1).or_default().extend(targets);
+        }
+    }
+    for (relation, graph) in &graphs {
+        // 1: on the current path; 2: done (no cycle through it).
+        let mut state: FxHashMap<Entity, u8> = FxHashMap::default();
+        for &root in graph.keys() {
+            if state.contains_key(&root) {
+                continue;
+            }
+            let mut stack = vec![(root, 0usize)];
+            state.insert(root, 1);
+            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+                let targets = graph.get(&node).map_or(&[][..], Vec::as_slice);
+                let Some(&target) = targets.get(*next) else {
+                    state.insert(node, 2);
+                    stack.pop();
+                    continue;
+                };
+                *next += 1;
+                match state.get(&target) {
+                    Some(1) => {
+                        return Err(SceneError::RelationCycle {
+                            relation: (*relation).to_owned(),
+                            id: scene_id(target),
+                        })
+                    }
+                    Some(_) => {}
+                    None => {
+                        state.insert(target, 1);
+                        stack.push((target, 0));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a list that names one component twice (linear time).
@@ -984,8 +1071,10 @@ impl Scene {
     /// Each entity is written once, with all its registered components,
     /// straight into its final archetype (entities with the same components
     /// a column at a time). Hooks and observers run once every entity is in,
-    /// entity by entity in scene order; runtime-defined components and
-    /// resources go in after. If a hook despawns a scene entity, its
+    /// entity by entity in scene order; runtime-defined components,
+    /// relation edges (see
+    /// [`TypeRegistry::register_relation`](crate::TypeRegistry::register_relation))
+    /// and resources go in after. If a hook despawns a scene entity, its
     /// remaining runtime-defined components are dropped and its handle here
     /// is stale.
     ///
@@ -1053,6 +1142,7 @@ impl Scene {
         let refs_before = entity_refs_decoded();
         let prefabs = Prefabs::resolve(&self.prefabs, &plan, &decoder, &keys)?;
         let batch = self.decode_entities(&keys, &prefabs, &decoder)?;
+        check_cycles(&batch.dynamics, &order)?;
         let resources = self.decode_resources(&keys, &decoder)?;
 
         // Everything checked and decoded: now change the world.

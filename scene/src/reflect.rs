@@ -180,6 +180,11 @@ impl TypeRegistry {
     /// Entity references inside the value are not remapped: a value that
     /// holds entities reads them as scene ids (see
     /// [`Registration::map_entities`](crate::Registration::map_entities)).
+    /// A relation's edges (registered with
+    /// [`TypeRegistry::register_relation`]) are read by
+    /// [`TypeRegistry::component_to_json`] and removed by
+    /// [`TypeRegistry::remove_component`], but not set here (an error): use
+    /// `World::relate`.
     ///
     /// # Example
     /// ```
@@ -209,6 +214,14 @@ impl TypeRegistry {
             .ok_or_else(|| ValueError::Unregistered(name.to_owned()))?;
         if !world.contains(entity) {
             return Err(ValueError::NoEntity(entity));
+        }
+        if entry.take.is_some() {
+            // A relation: setting edges could half-succeed (a dead target,
+            // a cycle), so it is `World::relate`'s job.
+            return Err(ValueError::Decode {
+                name: name.to_owned(),
+                message: "a relation's edges are not set from JSON; use `World::relate`".into(),
+            });
         }
         let pending = entry
             .decode(&json_value(json))

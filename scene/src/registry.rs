@@ -4,6 +4,7 @@
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -11,12 +12,15 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_content::Value as Content;
 
-use super::columns::{encode_rows, new_column, write_value, EncodeRowsFn, PendingColumn, WriteFn};
-use super::value::{to_content, DecodeError, SceneValue};
+use super::columns::{
+    encode_rows, new_column, write_postcard, write_value, EncodeRowsFn, PendingColumn, WriteFn,
+};
+use super::value::{take_postcard, to_content, DecodeError, SceneValue};
 use mosaic::Entity;
 use mosaic::World;
 use mosaic::{short_type_name, Component};
 use mosaic::{EntityMapper, MapEntities};
+use mosaic::{Relation, Relationship};
 
 /// A decoded value waiting to be put into a world.
 pub(crate) trait Pending: Send {
@@ -26,6 +30,12 @@ pub(crate) trait Pending: Send {
     fn put(self: Box<Self>, world: &mut World, entity: Option<Entity>);
     /// The value, for [`Entry::to_postcard`] (which knows its type).
     fn as_any(&self) -> &dyn Any;
+    /// For the edges of an [acyclic](mosaic::Relationship::ACYCLIC)
+    /// relation: the relation's type name and the targets, which the loader checks for a
+    /// cycle before anything reaches the world.
+    fn acyclic_targets(&self) -> Option<(&'static str, Vec<Entity>)> {
+        None
+    }
 }
 
 /// How a decoded `T` is put into a world, and remapped.
@@ -100,6 +110,144 @@ fn decode_as<T: Send + Sync + 'static + DeserializeOwned>(
     Ok(Box::new(PendingValue { value, map, put }))
 }
 
+/// The edges of one source as a scene holds them: `(target, data)` pairs,
+/// the targets as scene entity references (remapped on load).
+type EdgeList<R> = Vec<(Entity, R)>;
+
+/// The decoded edges of one source, waiting for every entity of the scene.
+struct PendingEdges<R> {
+    edges: EdgeList<R>,
+}
+
+impl<R: Relationship> Pending for PendingEdges<R> {
+    fn map_entities(&mut self, mapper: &mut dyn EntityMapper) {
+        for (target, _) in &mut self.edges {
+            *target = mapper.map(*target);
+        }
+    }
+
+    /// Relates the source to each target. The loader spawned both just
+    /// before and checked the edges (targets in the scene, at most one for
+    /// a `one` relation, no repeat, no cycle), so `relate` fails only if a
+    /// hook or observer despawned one of them since: that edge has nowhere
+    /// to go, as a component whose entity was despawned. An observer of
+    /// `relate` that panics does not cost the source its other edges: the
+    /// first panic goes on once they are all in.
+    fn put(self: Box<Self>, world: &mut World, entity: Option<Entity>) {
+        let Some(source) = entity else { return };
+        let mut caught = None;
+        for (target, data) in self.edges {
+            let relate = AssertUnwindSafe(|| {
+                let _ = world.relate(source, target, data);
+            });
+            if let Err(payload) = catch_unwind(relate) {
+                caught.get_or_insert(payload);
+            }
+        }
+        if let Some(payload) = caught {
+            resume_unwind(payload);
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn acyclic_targets(&self) -> Option<(&'static str, Vec<Entity>)> {
+        R::ACYCLIC.then(|| {
+            let targets = self.edges.iter().map(|e| e.0).collect();
+            (std::any::type_name::<R>(), targets)
+        })
+    }
+}
+
+/// Refuses edges a world would not take as they are: two targets for a
+/// `one` relation, or one target twice.
+fn check_edges<R: Relationship>(edges: &EdgeList<R>) -> Result<(), String> {
+    if R::ONE && edges.len() > 1 {
+        return Err(format!(
+            "`{}` is a `one` relation: a source has at most one target, here {}",
+            short_type_name::<R>(),
+            edges.len()
+        ));
+    }
+    let mut seen = rustc_hash::FxHashSet::default();
+    for (target, _) in edges {
+        if !seen.insert(*target) {
+            return Err(format!(
+                "target {} is listed twice (an entity has one `{}` edge to a target)",
+                target.scene_id(),
+                short_type_name::<R>()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn decode_edges<R: Relationship + DeserializeOwned>(
+    value: &SceneValue,
+) -> Result<Box<dyn Pending>, DecodeError> {
+    let edges: EdgeList<R> = value.decode(PhantomData::<EdgeList<R>>)?;
+    check_edges(&edges).map_err(|message| DecodeError {
+        message,
+        path: String::new(),
+        at: value.at(),
+    })?;
+    Ok(Box::new(PendingEdges { edges }))
+}
+
+fn take_edges<R: Relationship + DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<(Box<dyn Pending>, &[u8]), DecodeError> {
+    let (edges, rest) = take_postcard(bytes, PhantomData::<EdgeList<R>>)?;
+    check_edges(&edges).map_err(|message| DecodeError {
+        message,
+        path: String::new(),
+        at: super::error::Where::Unknown,
+    })?;
+    Ok((Box::new(PendingEdges::<R> { edges }), rest))
+}
+
+fn edges_postcard<R: Relationship + Serialize>(pending: &dyn Pending) -> Option<Vec<u8>> {
+    let edges = &pending.as_any().downcast_ref::<PendingEdges<R>>()?.edges;
+    postcard::to_allocvec(edges).ok()
+}
+
+/// A source's edges, written as an [`EdgeList`] without building one.
+struct EdgesOut<'a, R: Relationship>(&'a Relation<R>);
+
+impl<R: Relationship + Serialize> Serialize for EdgesOut<'_, R> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+fn encode_edges<R: Relationship + Serialize>(
+    world: &World,
+    entity: Option<Entity>,
+) -> Option<Result<Content<'static>, String>> {
+    let relation = world.get::<Relation<R>>(entity?).ok()?;
+    Some(to_content(&EdgesOut(relation)))
+}
+
+/// Appends the edges of each of `entities` (an entity without edges of
+/// `R` has an empty list).
+fn encode_edge_rows<R: Relationship + Serialize>(
+    world: &World,
+    _: mosaic::ArchetypeId,
+    _: &[usize],
+    entities: &[Entity],
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    for &entity in entities {
+        match world.get::<Relation<R>>(entity) {
+            Ok(relation) => write_postcard(&EdgesOut(relation), out)?,
+            Err(_) => write_postcard(&Vec::<()>::new(), out)?,
+        }
+    }
+    Ok(())
+}
+
 /// Component or resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -108,6 +256,8 @@ pub(crate) enum Kind {
 }
 
 type DecodeFn = fn(&SceneValue) -> Result<Box<dyn Pending>, DecodeError>;
+/// Decodes one value from the front of postcard bytes; returns the rest.
+pub(crate) type TakeFn = for<'b> fn(&'b [u8]) -> Result<(Box<dyn Pending>, &'b [u8]), DecodeError>;
 type TranscodeFn = fn(&SceneValue) -> Result<Content<'static>, DecodeError>;
 type PostcardFn = fn(&dyn Pending) -> Option<Vec<u8>>;
 type EncodeFn = fn(&World, Option<Entity>) -> Option<Result<Content<'static>, String>>;
@@ -117,8 +267,9 @@ type RemoveFn = fn(&mut World, Entity) -> bool;
 /// How a component type's values are read and written a column at a time.
 #[derive(Clone, Copy)]
 pub(crate) struct ColumnFns {
-    /// An empty column to decode values into.
-    pub new: fn() -> Box<dyn PendingColumn>,
+    /// An empty column to decode values into (`None` for a relation: its
+    /// edges are put one source at a time, after every entity exists).
+    pub new: Option<fn() -> Box<dyn PendingColumn>>,
     /// Appends the postcard bytes of the values on some entities of one
     /// archetype (see [`encode_rows`]).
     pub encode: EncodeRowsFn,
@@ -143,6 +294,9 @@ pub(crate) struct Entry {
     remove: Option<RemoveFn>,
     /// Components only.
     pub column: Option<ColumnFns>,
+    /// Relations only: how a binary column's values are decoded one by one
+    /// (they go in after the entities, not as a column).
+    pub take: Option<TakeFn>,
 }
 
 impl fmt::Debug for Entry {
@@ -192,6 +346,9 @@ impl Entry {
 #[derive(Clone, Debug, Default)]
 struct Inner {
     entries: Vec<Entry>,
+    /// The `Sources<R>` components of registered relations: saved through
+    /// their `Relation<R>` side, never on their own (nor counted skipped).
+    derived: rustc_hash::FxHashSet<TypeId>,
     by_name: FxHashMap<String, usize>,
     by_type: FxHashMap<(TypeId, bool), usize>,
 }
@@ -272,7 +429,7 @@ impl<T: Component + DeserializeOwned + MapEntities> Registration<'_, T, AsCompon
         entry.maps_entities = true;
         entry.decode = |value| decode_as::<T>(value, Some(map_with::<T>), put_component::<T>);
         if let Some(column) = &mut entry.column {
-            column.new = || new_column::<T>(Some(map_with::<T>));
+            column.new = Some(|| new_column::<T>(Some(map_with::<T>)));
         }
         self
     }
@@ -370,10 +527,11 @@ impl TypeRegistry {
             encode: encode::<T>,
             remove: Some(|world, entity| world.remove_one::<T>(entity).is_ok()),
             column: Some(ColumnFns {
-                new: || new_column::<T>(None),
+                new: Some(|| new_column::<T>(None)),
                 encode: encode_rows::<T>,
                 write: write_value::<T>,
             }),
+            take: None,
         })
     }
 
@@ -429,7 +587,102 @@ impl TypeRegistry {
             encode: encode::<R>,
             remove: None,
             column: None,
+            take: None,
         })
+    }
+
+    /// Registers relation `R` under its short type name: scenes save each
+    /// source's `R` edges (its [`Relation<R>`](struct@Relation)) as one value, a list of
+    /// `(target, data)` pairs, and loading relates them again, the targets
+    /// remapped to the entities the load spawned (like any
+    /// [`MapEntities`] reference).
+    ///
+    /// `R` must be `Serialize` and `Deserialize` (its data; a unit relation
+    /// such as [`ChildOf`](mosaic::ChildOf) writes as `()`). Loading refuses,
+    /// before anything reaches the world, a target the scene lacks, two
+    /// targets for a `one` relation, a target listed twice, and edges of an
+    /// [acyclic](Relationship::ACYCLIC) relation that close a cycle. Edges
+    /// go in after every entity of the scene, so hooks and observers of
+    /// `relate` see both ends with all their components. A saved edge whose
+    /// target is not among the saved entities makes a file that does not
+    /// load ([`Scene::from_entities`](crate::Scene::from_entities) of part
+    /// of a hierarchy: include the targets). Edge data that holds entities
+    /// is not remapped: loading it is refused with
+    /// [`SceneError::UnmappedEntities`](crate::SceneError::UnmappedEntities).
+    ///
+    /// Panics if another type is registered under that name.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic_scene::{Scene, TypeRegistry};
+    /// use serde::{Deserialize, Serialize};
+    /// #[derive(Relation, Serialize, Deserialize, Debug, PartialEq)]
+    /// struct Owes(u32);
+    ///
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register_relation::<ChildOf>();
+    /// registry.register_relation::<Owes>();
+    ///
+    /// let mut world = World::new();
+    /// let (tank, turret) = (world.spawn(()), world.spawn(()));
+    /// world.relate(turret, tank, ChildOf).unwrap();
+    /// world.relate(tank, turret, Owes(5)).unwrap();
+    /// let text = Scene::from_world(&world, &registry).unwrap().to_ron_string().unwrap();
+    ///
+    /// let mut other = World::new();
+    /// other.spawn(()); // not empty: the scene's entities get new handles
+    /// let spawned = Scene::from_ron_str(&text).unwrap().spawn_into(&mut other, &registry).unwrap();
+    /// let (tank2, turret2) = (spawned[tank.scene_id()], spawned[turret.scene_id()]);
+    /// assert_eq!(other.targets::<ChildOf>(turret2), [tank2]);
+    /// assert_eq!(other.relation::<Owes>(tank2, turret2), Some(&Owes(5)));
+    /// ```
+    pub fn register_relation<R>(&mut self) -> &mut TypeRegistry
+    where
+        R: Relationship + Serialize + DeserializeOwned,
+    {
+        self.register_relation_as::<R>(&short_type_name::<R>())
+    }
+
+    /// Registers relation `R` under `name` (see
+    /// [`TypeRegistry::register_relation`]).
+    ///
+    /// Panics if `name` is taken by another type.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic_scene::TypeRegistry;
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register_relation_as::<ChildOf>("Parent");
+    /// assert!(registry.contains("Parent"));
+    /// ```
+    pub fn register_relation_as<R>(&mut self, name: &str) -> &mut TypeRegistry
+    where
+        R: Relationship + Serialize + DeserializeOwned,
+    {
+        self.add::<R, AsComponent>(Entry {
+            name: name.to_owned(),
+            type_id: TypeId::of::<Relation<R>>(),
+            type_name: std::any::type_name::<Relation<R>>(),
+            kind: Kind::Component,
+            maps_entities: true,
+            decode: decode_edges::<R>,
+            transcode: transcode::<EdgeList<R>>,
+            postcard: edges_postcard::<R>,
+            encode: encode_edges::<R>,
+            remove: Some(|world, entity| world.unrelate_all::<R>(entity) > 0),
+            column: Some(ColumnFns {
+                new: None,
+                encode: encode_edge_rows::<R>,
+                write: write_value::<EdgeList<R>>,
+            }),
+            take: Some(take_edges::<R>),
+        });
+        Arc::make_mut(&mut self.inner)
+            .derived
+            .insert(TypeId::of::<mosaic::Sources<R>>());
+        self
     }
 
     fn add<T, K>(&mut self, entry: Entry) -> Registration<'_, T, K> {
@@ -507,6 +760,11 @@ impl TypeRegistry {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.inner.entries.is_empty()
+    }
+
+    /// True if `type_id` is the `Sources<R>` side of a registered relation.
+    pub(crate) fn is_derived(&self, type_id: TypeId) -> bool {
+        self.inner.derived.contains(&type_id)
     }
 
     pub(crate) fn get(&self, name: &str, kind: Kind) -> Option<&Entry> {

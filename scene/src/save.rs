@@ -139,6 +139,10 @@ fn save_run(
             });
             continue;
         }
+        if info.type_id().is_some_and(|t| registry.is_derived(t)) {
+            // A relation's target side: saved with its sources' edges.
+            continue;
+        }
         let entry = info
             .type_id()
             .and_then(|t| registry.by_type(t, Kind::Component));
