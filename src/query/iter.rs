@@ -338,11 +338,24 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     /// iterator stays in registers across the loop.
     #[inline]
     fn advance(&mut self) -> bool {
+        // A table walked in runs between its disabled rows: its next run
+        // comes from a small call, three words in and two back; when none
+        // is left, the walk goes on to the next table as any other.
+        if self.slow {
+            if let Some((disabled, limit)) = self.cursor.split {
+                let run = Self::split_run(disabled, self.end, limit);
+                if !run.is_empty() {
+                    return self.start(Step::Rows(run));
+                }
+                self.cursor.split = None;
+                self.slow = self.cursor.driven.is_some();
+            }
+        }
         // The plain walk of tables, inline: a walk that is neither driven
-        // nor skipping disabled rows (one test of a flag set when the walk
-        // is made) finds its next table here, with no call and no copy of
-        // the cursor, so a table costs a handful of instructions and the
-        // iterator stays in registers across the loop.
+        // nor splitting a table (one test of a flag) finds its next table
+        // here, with no call and no copy of the cursor, so a table costs a
+        // handful of instructions and the iterator stays in registers
+        // across the loop.
         let step = if let Some(step) = self.next_plain_table() {
             step
         } else if self.cursor.skip {
@@ -390,6 +403,14 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         }
         self.cursor.next += 1;
         Some(Step::Table(entry, archetype, 0..len))
+    }
+
+    /// The next run of enabled rows in `from..limit` of a table walked
+    /// between its disabled rows. Out of line and by value (see
+    /// `advance`).
+    #[inline(never)]
+    fn split_run(disabled: &DisabledRows, from: usize, limit: usize) -> Range<usize> {
+        disabled.next_run(from, limit)
     }
 
     /// [`step`](Self::step) for a walk that skips disabled rows: the next
