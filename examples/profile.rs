@@ -30,7 +30,11 @@
 //! parallel executor's adaptive bookkeeping is the difference), and
 //! `random-get-mosaic` (random_get: `get` then `get_mut` of each of 10,000
 //! entities in a scattered order; about 105 instructions a call, of which
-//! the `TypeId` map probe is about a third).
+//! the `TypeId` map probe is about a third). Disabling's cost (issue #20):
+//! `simple-for-mosaic` and `frag-for-mosaic` (and the `for_each` forms
+//! `simple-mosaic`, `frag-mosaic`) with a suffix `-disabled-none` run in a
+//! world where [`Disabled`] is registered and was used, but no entity is
+//! disabled now; with `-disabled-1pct`, every 100th entity is disabled.
 
 use std::hint::black_box;
 
@@ -358,6 +362,28 @@ fn measured_random_get_mosaic(world: &mut World, order: &[Entity], n: usize) {
     }
 }
 
+/// Prepares `world` for a `-disabled-*` workload: `Disabled` registered
+/// and used, then either every 100th entity disabled (`one_percent`) or
+/// none.
+fn disable_for(world: &mut World, workload: &str) {
+    let entities: Vec<Entity> = world.query::<Entity>().iter(world).collect();
+    let one_percent = workload.ends_with("-disabled-1pct");
+    for (i, &e) in entities.iter().enumerate() {
+        if i % 100 == 50 {
+            world.insert_one(e, Disabled).unwrap();
+            if !one_percent {
+                world.remove_one::<Disabled>(e).unwrap();
+            }
+        }
+    }
+    let expected = if one_percent {
+        (entities.len() + 49) / 100
+    } else {
+        0
+    };
+    assert_eq!(world.disabled_count(), expected);
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args.next().unwrap_or_else(|| "frag-mosaic".into());
@@ -373,6 +399,38 @@ fn main() {
 }
 
 fn run(workload: &str, n: usize) {
+    // The `-disabled-*` forms: the same workload after `disable_for`.
+    if let Some(base) = workload
+        .strip_suffix("-disabled-none")
+        .or_else(|| workload.strip_suffix("-disabled-1pct"))
+    {
+        return match base {
+            "frag-for-mosaic" | "frag-mosaic" => {
+                let mut world = frag_world_mosaic();
+                disable_for(&mut world, workload);
+                let mut q = world.query::<&mut Data>();
+                if base == "frag-mosaic" {
+                    measured_frag_mosaic(&mut world, &mut q, n);
+                } else {
+                    measured_frag_for_mosaic(&mut world, &mut q, n);
+                }
+            }
+            "simple-for-mosaic" | "simple-mosaic" => {
+                let mut world = World::new();
+                world.spawn_batch(
+                    (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+                );
+                disable_for(&mut world, workload);
+                let mut q = world.query::<(&Velocity, &mut Position)>();
+                if base == "simple-mosaic" {
+                    measured_simple_mosaic(&mut world, &mut q, n);
+                } else {
+                    measured_simple_for_mosaic(&mut world, &mut q, n);
+                }
+            }
+            other => panic!("no -disabled form of {other}"),
+        };
+    }
     match workload {
         "frag-mosaic" => {
             let mut world = frag_world_mosaic();

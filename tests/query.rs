@@ -1621,6 +1621,49 @@ fn a_for_loop_that_stops_early_marks_only_what_it_yielded() {
     assert_eq!(sorted(changed.iter(&world).collect()), sorted(yielded));
 }
 
+/// A tracked `for` loop stamps its rows one by one: through whole tables,
+/// runs between disabled rows, and walks of a sparse set (dense, or driven
+/// while something is disabled), a loop that stops early marks exactly
+/// what it yielded.
+#[test]
+fn a_tracked_for_loop_marks_exactly_what_it_yielded_in_every_walk() {
+    for disable in [false, true] {
+        for stop in [1, 2, 4, 7, 13, 100] {
+            let (mut world, all) = tables_world();
+            if disable {
+                for &e in all.iter().skip(1).step_by(4) {
+                    world.insert_one(e, Disabled).unwrap();
+                }
+            }
+            let mut changed_a = world.query_filtered::<Entity, Changed<TA>>();
+            let mut changed_b = world.query_filtered::<Entity, Changed<SB>>();
+            let _ = changed_a.iter(&world).count(); // the first run sees everything
+            let _ = changed_b.iter(&world).count();
+
+            let mut q = world.query::<(Entity, &mut TA)>();
+            let mut yielded = Vec::new();
+            for (e, _) in q.iter_mut(&mut world) {
+                yielded.push(e);
+                if yielded.len() == stop {
+                    break;
+                }
+            }
+            assert!(yielded.len() == stop || stop == 100);
+            assert_eq!(sorted(changed_a.iter(&world).collect()), sorted(yielded));
+
+            let mut q = world.query::<(Entity, &mut SB)>();
+            let mut yielded = Vec::new();
+            for (e, _) in q.iter_mut(&mut world) {
+                yielded.push(e);
+                if yielded.len() == stop {
+                    break;
+                }
+            }
+            assert_eq!(sorted(changed_b.iter(&world).collect()), sorted(yielded));
+        }
+    }
+}
+
 #[test]
 fn next_marks_each_item_changed_as_it_yields_it() {
     let (mut world, all) = tables_world();

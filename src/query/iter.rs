@@ -3,13 +3,18 @@
 //! A walk is a sequence of *runs*: rows `row..end` of one table (or, for a
 //! query of sparse components alone, positions of one sparse set's arrays),
 //! with the fetches pointed at that table's columns. A `for` loop's step
-//! (`next`) touches only the current run: one compare, the fetch, and, where
-//! the query has them, its filter and its change-tick stamp. Everything a
-//! new run needs (the next matched table, or the next entity of a walk over
-//! a sparse set's entities) is found by one out-of-line call that takes the
-//! small `Cursor`'s fields by value and gives back the ones it moved, so the
-//! iterator is never pinned in memory and the compiler keeps the run in registers across the
-//! loop body. `fold` (and so `for_each`, `sum`, `count`, ...) walks each run
+//! (`next`) touches only the current run: one compare, the fetch, and,
+//! where the query has one, its filter. A query that writes a component
+//! tracked for `Changed` stamps its rows one at a time off that path (see
+//! `refill`), so the query that tracks nothing pays no test per row for
+//! it. The plain walk of tables finds its next table inline, in a few
+//! instructions (what a fragmented world's many small tables pay);
+//! everything else a new run can need (the next entity of a walk over a
+//! sparse set's entities, the next run between disabled rows) is found by
+//! one out-of-line call that takes the small `Cursor`'s fields by value and
+//! gives back the ones it moved, so the iterator is never pinned in memory
+//! and the compiler keeps the run in registers across the loop body.
+//! `fold` (and so `for_each`, `sum`, `count`, ...) walks each run
 //! with its own counted loop, which the compiler can unroll and vectorise:
 //! a `for` loop cannot give it that shape, so `for_each` stays the fastest
 //! form for bodies that vectorise.
@@ -59,15 +64,26 @@ pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
     entities: &'w [Entity],
     row: usize,
     end: usize,
+    /// Where the row step stops and calls `refill`: `end`, unless the walk
+    /// stamps change ticks row by row (a tracked query that skips no row),
+    /// where it is the row after the last one stamped, so stamping costs
+    /// the walk that tracks nothing no test per row.
+    bound: usize,
     /// True when the current run is the walk's last: the row step then
     /// ends the walk without looking for another run. Set when the walk is
     /// made and never changed, so the compiler can split a `for` loop on
     /// it, and the one-run copy of the loop is a plain counted loop that
-    /// it can unroll and vectorise as it does `fold`'s.
+    /// it can unroll and vectorise as it does `fold`'s. Never set for a
+    /// walk that stamps its rows one by one (see `refill`).
     one_run: bool,
     /// True when nothing the query writes tracks change ticks: the row
-    /// step then skips the tick code with one test (see `fetch_next`).
+    /// step then runs to `end` (see `bound`). Set when the walk is made.
     untracked: bool,
+    /// True when the walk is driven by a sparse set, or is walking a
+    /// table in runs between its disabled rows: the next run is then found
+    /// out of line. Otherwise the next table is found inline when it has
+    /// rows and none of them is disabled (see `advance`).
+    slow: bool,
     data: Q::Fetch<'w>,
     filter: F::Fetch<'w>,
     /// Where the next runs come from.
@@ -175,7 +191,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         let matched = &state.matched()[c.next..c.end];
         if matched.iter().all(|m| world.archetype(m.id).is_empty()) {
             iter.cursor.next = c.end;
-            iter.one_run = c.split.is_none();
+            iter.one_run = c.split.is_none() && !iter.stamps_rows();
         }
         iter
     }
@@ -192,12 +208,15 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         let (data_state, filter_state) = state.states();
         // SAFETY: forwarded contract.
         let data = unsafe { Q::init_fetch(world, data_state, ticks) };
+        let skip = state.skips_disabled(world);
         QueryIter {
             entities: &[],
             row: 0,
             end: 0,
+            bound: 0,
             one_run: false,
             untracked: !Q::tracks(&data),
+            slow: false,
             data,
             // SAFETY: forwarded contract.
             filter: unsafe { F::init_fetch(world, filter_state, ticks) },
@@ -208,7 +227,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
                 end: state.matched().len(),
                 driven: None,
                 current: None,
-                skip: state.skips_disabled(world),
+                skip,
                 split: None,
             },
         }
@@ -247,12 +266,13 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             unsafe { Q::set_driver(&mut iter.data, state.states().0, driver.id) };
             iter.cursor.next = iter.cursor.end;
             iter.entities = driver.entities;
-            iter.one_run = true;
+            iter.one_run = !iter.stamps_rows();
             iter.begin(run);
         } else {
             iter.cursor.next = run.start;
             iter.cursor.end = run.end;
             iter.cursor.driven = Some(driver.id);
+            iter.slow = true;
         }
         iter
     }
@@ -279,9 +299,10 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             // Runs between the disabled rows; the first may be empty, and
             // the row step then finds the next.
             self.cursor.split = Some((disabled, rows.end));
+            self.slow = true;
             self.begin(disabled.next_run(rows.start, rows.end));
         } else {
-            self.one_run = true;
+            self.one_run = !self.stamps_rows();
             self.begin(rows);
         }
         self
@@ -306,28 +327,93 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
 
     /// Starts the next run; false when none is left.
     ///
-    /// The search for the run ([`step`](Self::step)) is out of line and
+    /// The plain walk's next table is found inline (one matched entry and
+    /// its length). Any other search for the run ([`step`](Self::step),
+    /// [`step_skipping`](Self::step_skipping)) is out of line and
     /// takes the cursor's fields by value and gives back the moved ones
     /// (see [`Moved`]): were `&mut self` (or a field of it) passed to a
     /// call, the whole iterator would have to live in memory, and a `for`
     /// loop's body, which writes through the items, would make every row
     /// reload the row counter and the column pointers. By value, the
-    /// iterator stays in registers across the loop.
-    #[inline]
+    /// iterator stays in registers across the loop. Always inline, for the
+    /// same reason: out of line, `&mut self` would pin the iterator in
+    /// memory (the compiler declined to inline it in the peer suite's
+    /// binary, and the sparse `for` loop there took 25 times as long).
+    #[inline(always)]
     fn advance(&mut self) -> bool {
-        // A walk that skips disabled rows takes its own search (one test
-        // of a flag that never changes, so the walk that skips nothing
-        // pays one branch per run).
-        if self.cursor.skip {
+        // A table walked in runs between its disabled rows: its next run
+        // comes from a small call, three words in and two back; when none
+        // is left, the walk goes on to the next table as any other.
+        if self.slow {
+            if let Some((disabled, limit)) = self.cursor.split {
+                let run = Self::split_run(disabled, self.end, limit);
+                if !run.is_empty() {
+                    return self.start(Step::Rows(run));
+                }
+                self.cursor.split = None;
+                self.slow = self.cursor.driven.is_some();
+            }
+        }
+        // The plain walk of tables, inline: a walk that is neither driven
+        // nor splitting a table (one test of a flag) finds its next table
+        // here, with no call and no copy of the cursor, so a table costs a
+        // handful of instructions and the iterator stays in registers
+        // across the loop.
+        let step = if let Some(step) = self.next_plain_table() {
+            step
+        } else if self.cursor.skip {
+            // A walk that skips disabled rows takes its own search for a
+            // table with disabled rows, and for the runs between them.
             let (cursor, step) = Self::step_skipping(self.cursor, self.end);
             self.cursor = cursor;
-            return self.start(step);
+            self.slow = cursor.driven.is_some() || cursor.split.is_some();
+            step
+        } else {
+            let c = self.cursor;
+            let moved = Self::step(c.world, c.state, c.next, c.end, c.driven, c.current);
+            self.cursor.next = moved.next;
+            self.cursor.current = moved.current;
+            moved.step
+        };
+        // One `start` for every path, so the loop holds one copy of it.
+        self.start(step)
+    }
+
+    /// For a walk of tables: the next matched table as a run of all its
+    /// rows, if it has rows and (for a walk that skips disabled rows) none
+    /// of them is disabled. `None` when not, when none is left, or when
+    /// the walk is driven or splitting a table; `step` or `step_skipping`
+    /// then looks further, out of line.
+    #[inline(always)]
+    fn next_plain_table(&mut self) -> Option<Step<'w, 's, Q, F>> {
+        if self.slow || self.cursor.next >= self.cursor.end {
+            return None;
         }
-        let c = self.cursor;
-        let moved = Self::step(c.world, c.state, c.next, c.end, c.driven, c.current);
-        self.cursor.next = moved.next;
-        self.cursor.current = moved.current;
-        self.start(moved.step)
+        debug_assert!(self.cursor.driven.is_none() && self.cursor.split.is_none());
+        let matched = self.cursor.state.matched();
+        let archetypes = self.cursor.world.archetype_slice();
+        debug_assert!(self.cursor.end <= matched.len());
+        // SAFETY: `next < end <= matched.len()` (`end` is the matched
+        // list's length for a table walk and never grows).
+        let entry = unsafe { matched.get_unchecked(self.cursor.next) };
+        debug_assert!(entry.id.index() < archetypes.len());
+        // SAFETY: the matched list holds archetypes of this world
+        // (contract of `new`), and a world never drops an archetype.
+        let archetype = unsafe { archetypes.get_unchecked(entry.id.index()) };
+        let len = archetype.len();
+        if len == 0 || (self.cursor.skip && archetype.table.disabled().count() > 0) {
+            return None;
+        }
+        self.cursor.next += 1;
+        Some(Step::Table(entry, archetype, 0..len))
+    }
+
+    /// The next run of enabled rows in `from..limit` of a table walked
+    /// between its disabled rows. Out of line and by value (see
+    /// `advance`).
+    #[inline(never)]
+    fn split_run(disabled: &DisabledRows, from: usize, limit: usize) -> Range<usize> {
+        disabled.next_run(from, limit)
     }
 
     /// [`step`](Self::step) for a walk that skips disabled rows: the next
@@ -378,6 +464,47 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         debug_assert!(rows.start <= rows.end && rows.end <= self.entities.len());
         self.row = rows.start;
         self.end = rows.end;
+        // A walk that stamps its rows one by one (see `refill`) stops the
+        // row step at each; any other runs straight to the end.
+        self.bound = if self.stamps_rows() {
+            rows.start
+        } else {
+            rows.end
+        };
+    }
+
+    /// True when the row step stamps change ticks row by row, in
+    /// `refill`: a query that skips no row and writes a tracked component.
+    #[inline(always)]
+    fn stamps_rows(&self) -> bool {
+        Self::STAMPS_RUNS && !self.untracked
+    }
+
+    /// What the row step calls when it reaches `bound`: stamps the next
+    /// row of a walk that stamps row by row, else starts the next run.
+    /// False when the walk is over.
+    #[inline(always)]
+    fn refill(&mut self) -> bool {
+        // A walk that stamps row by row is never `one_run`, so the walk
+        // that stamps nothing sees the same test as the row step's.
+        if self.one_run {
+            return false;
+        }
+        // Only a walk that stamps row by row stops short of `end`.
+        if (!Self::STAMPS_RUNS || self.row >= self.end) && !self.advance() {
+            return false;
+        }
+        // Runs are never empty here: `row < end`.
+        if Self::STAMPS_RUNS && self.bound <= self.row {
+            // A tracked walk: the next row's change ticks are written as
+            // it is yielded, so a loop that stops early marks only what
+            // it saw.
+            // SAFETY: `row` is in the current run, under the iterator's
+            // access.
+            unsafe { Q::stamp_rows(&mut self.data, self.row..self.row + 1) };
+            self.bound = self.row + 1;
+        }
+        true
     }
 
     /// Finds the next run of `cursor`: see [`advance`](Self::advance).
@@ -437,19 +564,19 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         }
     }
 
-    /// `fetch_row` for the row step: when nothing the query writes is
-    /// tracked, one test of a flag that never changes replaces a tick check
-    /// per written component.
+    /// `fetch_row` for the row step: a query that skips no row fetches
+    /// without tick code, its rows stamped by `refill` when it tracks any.
     ///
     /// # Safety
-    /// - as [`fetch_row`](Self::fetch_row).
+    /// - as [`fetch_row`](Self::fetch_row); for a query that skips no row,
+    ///   `row` was stamped if the query tracks changes (`refill`).
     #[inline(always)]
     unsafe fn fetch_next(&mut self, row: usize) -> Option<Q::Item<'w>> {
-        if Self::STAMPS_RUNS && self.untracked {
+        if Self::STAMPS_RUNS {
             // SAFETY: row < entities.len() (contract).
             let entity = unsafe { *self.entities.get_unchecked(row) };
             // SAFETY: as in `fetch_row`; the filter passes every row, and
-            // nothing fetched has ticks to leave out.
+            // its ticks were written by `refill` (contract).
             return unsafe { Q::fetch_unstamped(&mut self.data, entity, row) };
         }
         // SAFETY: forwarded contract.
@@ -658,13 +785,13 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'w, '_, Q, F> {
     type Item = Q::Item<'w>;
 
     // The row step: one compare, the fetch, and the filter where there is
-    // one. Everything a new run needs is behind `advance`, which only
-    // starts runs with rows, so the fetch follows it without a second
-    // compare.
+    // one. Everything a new run needs, and a tracked walk's row stamp, is
+    // behind `refill`, which only starts runs with rows, so the fetch
+    // follows it without a second compare.
     #[inline(always)]
     fn next(&mut self) -> Option<Q::Item<'w>> {
         loop {
-            if self.row >= self.end && (self.one_run || !self.advance()) {
+            if self.row >= self.bound && !self.refill() {
                 return None;
             }
             let row = self.row;
