@@ -380,10 +380,11 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     }
 
     /// For a walk of tables: the next matched table as a run of all its
-    /// rows, if it has rows and (for a walk that skips disabled rows) none
-    /// of them is disabled. `None` when not, when none is left, or when
-    /// the walk is driven or splitting a table; `step` or `step_skipping`
-    /// then looks further, out of line.
+    /// rows, or, for a walk that skips disabled rows and a table holding
+    /// some, its first run between them. `None` when the table has no rows
+    /// (or no enabled one), when none is left, or when the walk is driven
+    /// or splitting a table; `step` or `step_skipping` then looks further,
+    /// out of line.
     #[inline(always)]
     fn next_plain_table(&mut self) -> Option<Step<'w, 's, Q, F>> {
         if self.slow || self.cursor.next >= self.cursor.end {
@@ -401,11 +402,27 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         // (contract of `new`), and a world never drops an archetype.
         let archetype = unsafe { archetypes.get_unchecked(entry.id.index()) };
         let len = archetype.len();
-        if len == 0 || (self.cursor.skip && archetype.table.disabled().count() > 0) {
+        if len == 0 {
             return None;
         }
+        let disabled = archetype.table.disabled();
+        let rows = if self.cursor.skip && disabled.count() > 0 {
+            // Walked in runs between its disabled rows: the first run from
+            // the small call, the rest from `advance`. Runs are never
+            // empty (see `refill`): a table whose rows are all disabled
+            // is left to `step_skipping`, which passes it.
+            let run = Self::split_run(disabled, 0, len);
+            if run.is_empty() {
+                return None;
+            }
+            self.cursor.split = Some((disabled, len));
+            self.slow = true;
+            run
+        } else {
+            0..len
+        };
         self.cursor.next += 1;
-        Some(Step::Table(entry, archetype, 0..len))
+        Some(Step::Table(entry, archetype, rows))
     }
 
     /// The next run of enabled rows in `from..limit` of a table walked
