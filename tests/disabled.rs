@@ -370,3 +370,49 @@ fn random_operations_agree_with_a_model() {
         assert_eq!(folded, want, "step {step}");
     }
 }
+
+/// `for_each` walks a table in runs between its disabled rows: rows at the
+/// table's ends, side by side, and on both sides of a 64-row word edge,
+/// in a world that tracks changes to the walked component and one that
+/// does not (each takes its own copy of the loop).
+#[test]
+fn for_each_walks_the_runs_between_disabled_rows_at_every_edge() {
+    let off_rows = [0usize, 1, 2, 40, 63, 64, 65, 127, 128, 199];
+    for tracked in [false, true] {
+        let mut world = World::new();
+        let mut changed = tracked.then(|| world.query_filtered::<&Pos, Changed<Pos>>());
+        let mut off_changed =
+            tracked.then(|| world.query_filtered::<&Pos, (Changed<Pos>, With<Disabled>)>());
+        let all = world.spawn_batch((0..200).map(Pos));
+        // A second table, whose rows are all enabled, after the split one.
+        world.spawn_batch((200..210).map(|i| (Pos(i), Vel(0))));
+        for &row in &off_rows {
+            world.insert_one(all[row], Disabled).unwrap();
+        }
+        if let (Some(changed), Some(off_changed)) = (changed.as_mut(), off_changed.as_mut()) {
+            // Mark everything seen, so only the walk below stamps rows.
+            assert_eq!(changed.iter(&world).count(), 200);
+            assert_eq!(off_changed.iter(&world).count(), off_rows.len());
+        }
+        let want: Vec<u32> = (0..210)
+            .filter(|&i| !off_rows.contains(&(i as usize)))
+            .collect();
+
+        let mut seen = Vec::new();
+        let mut m = world.query::<&mut Pos>();
+        m.iter_mut(&mut world).for_each(|p| seen.push(p.0));
+        assert_eq!(seen, want, "tracked: {tracked}");
+        // Every adaptor built on `fold` takes the same walk.
+        assert_eq!(m.iter_mut(&mut world).count(), want.len());
+        let sum: u64 = m.iter_mut(&mut world).map(|p| u64::from(p.0)).sum();
+        assert_eq!(sum, want.iter().map(|&i| u64::from(i)).sum::<u64>());
+
+        if let (Some(changed), Some(off_changed)) = (changed.as_mut(), off_changed.as_mut()) {
+            // The walk stamped exactly the rows it yielded.
+            let mut stamped: Vec<u32> = changed.iter(&world).map(|p| p.0).collect();
+            stamped.sort_unstable();
+            assert_eq!(stamped, want);
+            assert_eq!(off_changed.iter(&world).count(), 0);
+        }
+    }
+}

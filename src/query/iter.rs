@@ -607,14 +607,25 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     /// panics, rows it never saw count as changed, never the other way
     /// round.
     #[inline(always)]
-    fn fold_run<B, G>(&mut self, mut acc: B, g: &mut G) -> B
+    fn fold_run<B, G>(&mut self, acc: B, g: &mut G) -> B
+    where
+        G: FnMut(B, Q::Item<'w>) -> B,
+    {
+        self.fold_run_as::<true, B, G>(acc, g)
+    }
+
+    /// [`fold_run`](Self::fold_run) for a caller that has tested
+    /// [`QueryData::writes_ticks`] once for the whole walk: with `TICKS`
+    /// false the run's loop holds no tick code and no test for it.
+    #[inline(always)]
+    fn fold_run_as<const TICKS: bool, B, G>(&mut self, mut acc: B, g: &mut G) -> B
     where
         G: FnMut(B, Q::Item<'w>) -> B,
     {
         let rows = self.row..self.end;
         self.row = self.end;
         if Self::STAMPS_RUNS {
-            if !rows.is_empty() {
+            if TICKS && !rows.is_empty() {
                 // SAFETY: rows of the current run, under the iterator's
                 // access.
                 unsafe { Q::stamp_rows(&mut self.data, rows.clone()) };
@@ -632,7 +643,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         }
         // Two copies of the loop: with no change ticks to write, the
         // compiler drops the per-row tick check from the second one.
-        if Q::writes_ticks(&self.data) {
+        if TICKS && Q::writes_ticks(&self.data) {
             for row in rows {
                 // SAFETY: rows of the current run, and `self.row` moved
                 // past them, so each is fetched once.
@@ -651,24 +662,36 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         acc
     }
 
-    /// `fold` for a walk of tables that skips disabled rows: a table with
-    /// disabled rows is folded run by run between them, found by value as
-    /// in `advance`. Out of line and by value, as [`fold_runs`](Self::fold_runs).
+    /// `fold` for a walk of tables that skips disabled rows. Out of line
+    /// and by value, as [`fold_runs`](Self::fold_runs). Whether the walk
+    /// writes change ticks is tested once, here, and each answer gets its
+    /// own copy of the table loop: a loop that tests it per table is too
+    /// big for the compiler to split on its own, as it splits `fold`'s.
     #[inline(never)]
-    fn fold_skipping<B, G>(mut self, init: B, mut g: G) -> B
+    fn fold_skipping<B, G>(self, init: B, g: G) -> B
     where
         G: FnMut(B, Q::Item<'w>) -> B,
     {
-        let mut acc = self.fold_run(init, &mut g);
+        if Q::writes_ticks(&self.data) {
+            self.fold_skipping_as::<true, B, G>(init, g)
+        } else {
+            self.fold_skipping_as::<false, B, G>(init, g)
+        }
+    }
+
+    /// The body of [`fold_skipping`](Self::fold_skipping) for one answer
+    /// to whether the walk writes change ticks. A table with no disabled
+    /// row takes the steps `fold`'s loop takes, plus one compare; one that
+    /// holds some is folded run by run between them, each run found by
+    /// one search for the next disabled row.
+    #[inline(always)]
+    fn fold_skipping_as<const TICKS: bool, B, G>(mut self, init: B, mut g: G) -> B
+    where
+        G: FnMut(B, Q::Item<'w>) -> B,
+    {
+        let mut acc = self.fold_run_as::<TICKS, B, G>(init, &mut g);
         if let Some((disabled, limit)) = self.cursor.split.take() {
-            loop {
-                let run = disabled.next_run(self.end, limit);
-                if run.is_empty() {
-                    break;
-                }
-                self.begin(run);
-                acc = self.fold_run(acc, &mut g);
-            }
+            acc = self.fold_between::<TICKS, B, G>(disabled, self.end, limit, acc, &mut g);
         }
         let cursor = self.cursor;
         let matched = &cursor.state.matched()[cursor.next..cursor.end];
@@ -679,25 +702,38 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
             // (contract of `new`), and a world never drops an archetype.
             let archetype = unsafe { archetypes.get_unchecked(entry.id.index()) };
             let len = archetype.len();
+            self.start(Step::Table(entry, archetype, 0..len));
             let disabled = archetype.table.disabled();
-            let split = disabled.count() > 0;
-            let mut run = if split {
-                disabled.next_run(0, len)
+            if disabled.count() == 0 {
+                acc = self.fold_run_as::<TICKS, B, G>(acc, &mut g);
             } else {
-                0..len
-            };
-            self.start(Step::Table(entry, archetype, run.clone()));
-            loop {
-                acc = self.fold_run(acc, &mut g);
-                if !split {
-                    break;
-                }
-                run = disabled.next_run(run.end, len);
-                if run.is_empty() {
-                    break;
-                }
-                self.begin(run.clone());
+                acc = self.fold_between::<TICKS, B, G>(disabled, 0, len, acc, &mut g);
             }
+        }
+        acc
+    }
+
+    /// Folds the enabled rows in `from..limit` of the table the fetches
+    /// point at, a run between two disabled rows at a time.
+    #[inline(always)]
+    fn fold_between<const TICKS: bool, B, G>(
+        &mut self,
+        disabled: &DisabledRows,
+        mut from: usize,
+        limit: usize,
+        mut acc: B,
+        g: &mut G,
+    ) -> B
+    where
+        G: FnMut(B, Q::Item<'w>) -> B,
+    {
+        while from < limit {
+            let stop = disabled.next_disabled(from, limit);
+            if from < stop {
+                self.begin(from..stop);
+                acc = self.fold_run_as::<TICKS, B, G>(acc, g);
+            }
+            from = stop + 1;
         }
         acc
     }
