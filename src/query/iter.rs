@@ -346,7 +346,8 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         // is left, the walk goes on to the next table as any other.
         if self.slow {
             if let Some((disabled, limit)) = self.cursor.split {
-                let run = Self::split_run(disabled, self.end, limit);
+                // The run ended at a disabled row (or at `limit`).
+                let run = Self::split_run(disabled, self.end + 1, limit);
                 if !run.is_empty() {
                     return self.start(Step::Rows(run));
                 }
@@ -444,7 +445,8 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
         end: usize,
     ) -> (Cursor<'w, 's, Q, F>, Step<'w, 's, Q, F>) {
         if let Some((disabled, limit)) = cursor.split {
-            let run = disabled.next_run(end, limit);
+            // The run ended at a disabled row (or at `limit`).
+            let run = disabled.next_run(end + 1, limit);
             if !run.is_empty() {
                 return (cursor, Step::Rows(run));
             }

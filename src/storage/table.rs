@@ -70,24 +70,6 @@ impl DisabledRows {
         true
     }
 
-    /// The first row in `from..end` that is not disabled, or `end`.
-    #[inline]
-    pub fn next_enabled(&self, mut from: usize, end: usize) -> usize {
-        while from < end {
-            let word = from / 64;
-            let Some(&w) = self.bits.get(word) else {
-                return from;
-            };
-            // Ones where rows are enabled, from `from` on.
-            let open = !w >> (from % 64);
-            if open != 0 {
-                return (from + open.trailing_zeros() as usize).min(end);
-            }
-            from = (word + 1) * 64;
-        }
-        end
-    }
-
     /// The first disabled row in `from..end`, or `end`.
     #[inline]
     pub fn next_disabled(&self, mut from: usize, end: usize) -> usize {
@@ -107,10 +89,21 @@ impl DisabledRows {
 
     /// The next run of enabled rows in `from..end`: its range, empty (at
     /// `end`) when none is left.
+    ///
+    /// One search for the next disabled row per run: a walk that goes on
+    /// from the disabled row that ended its last run passes the row after
+    /// it, so a run between two lone disabled rows costs one search, not
+    /// one for its start and one for its end.
     #[inline]
-    pub fn next_run(&self, from: usize, end: usize) -> std::ops::Range<usize> {
-        let start = self.next_enabled(from, end);
-        start..self.next_disabled(start, end)
+    pub fn next_run(&self, mut from: usize, end: usize) -> std::ops::Range<usize> {
+        while from < end {
+            let stop = self.next_disabled(from, end);
+            if from < stop {
+                return from..stop;
+            }
+            from = stop + 1;
+        }
+        end..end
     }
 
     /// Mirrors a swap removal of `row` from a table of `len` rows (the
