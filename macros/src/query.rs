@@ -30,6 +30,49 @@ fn nested_tuple(items: Vec<TokenStream2>) -> TokenStream2 {
 }
 
 /// The fields of a struct input, or an error naming the derive.
+/// The methods `QueryData` and `QueryFilter` share (state, access,
+/// matching, fetch set-up), each forwarded to `q`, the field tuple's
+/// implementation of the trait being derived.
+fn forwarded_methods(q: &TokenStream2) -> TokenStream2 {
+    quote! {
+        fn init_state(world: &mut ::mosaic::World) -> Self::State {
+            #q::init_state(world)
+        }
+
+        fn update_access(state: &Self::State, access: &mut ::mosaic::Access) {
+            #q::update_access(state, access)
+        }
+
+        fn match_archetype(
+            state: &Self::State,
+            archetype: &::mosaic::Archetype,
+        ) -> ::core::option::Option<Self::ArchetypeState> {
+            #q::match_archetype(state, archetype)
+        }
+
+        #[inline]
+        unsafe fn init_fetch<'__w>(
+            world: &'__w ::mosaic::World,
+            state: &Self::State,
+            ticks: ::mosaic::__macro::TickRange,
+        ) -> Self::Fetch<'__w> {
+            // SAFETY: forwarded contract.
+            unsafe { #q::init_fetch(world, state, ticks) }
+        }
+
+        #[inline]
+        unsafe fn set_archetype<'__w>(
+            fetch: &mut Self::Fetch<'__w>,
+            state: &Self::State,
+            arch: Self::ArchetypeState,
+            archetype: &'__w ::mosaic::Archetype,
+        ) {
+            // SAFETY: forwarded contract.
+            unsafe { #q::set_archetype(fetch, state, arch, archetype) }
+        }
+    }
+}
+
 fn struct_fields<'a>(input: &'a DeriveInput, derive: &str) -> syn::Result<&'a Fields> {
     match &input.data {
         Data::Struct(data) => Ok(&data.fields),
@@ -115,6 +158,7 @@ pub(crate) fn query_data_impl(input: &DeriveInput) -> syn::Result<TokenStream2> 
         generics.where_clause
     };
     let q = quote!(<#tuple as ::mosaic::QueryData>);
+    let shared = forwarded_methods(&q);
     Ok(quote! {
         // SAFETY: sound by construction: the struct is the tuple of its
         // field types under another name. Every method and constant
@@ -132,41 +176,7 @@ pub(crate) fn query_data_impl(input: &DeriveInput) -> syn::Result<TokenStream2> 
             const FALLIBLE: bool = #q::FALLIBLE;
             const WRITES_ON_FETCH: bool = #q::WRITES_ON_FETCH;
 
-            fn init_state(world: &mut ::mosaic::World) -> Self::State {
-                #q::init_state(world)
-            }
-
-            fn update_access(state: &Self::State, access: &mut ::mosaic::Access) {
-                #q::update_access(state, access)
-            }
-
-            fn match_archetype(
-                state: &Self::State,
-                archetype: &::mosaic::Archetype,
-            ) -> ::core::option::Option<Self::ArchetypeState> {
-                #q::match_archetype(state, archetype)
-            }
-
-            #[inline]
-            unsafe fn init_fetch<'__w>(
-                world: &'__w ::mosaic::World,
-                state: &Self::State,
-                ticks: ::mosaic::__macro::TickRange,
-            ) -> Self::Fetch<'__w> {
-                // SAFETY: forwarded contract.
-                unsafe { #q::init_fetch(world, state, ticks) }
-            }
-
-            #[inline]
-            unsafe fn set_archetype<'__w>(
-                fetch: &mut Self::Fetch<'__w>,
-                state: &Self::State,
-                arch: Self::ArchetypeState,
-                archetype: &'__w ::mosaic::Archetype,
-            ) {
-                // SAFETY: forwarded contract.
-                unsafe { #q::set_archetype(fetch, state, arch, archetype) }
-            }
+            #shared
 
             #[inline(always)]
             unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: ::mosaic::Entity) -> bool {
@@ -256,6 +266,7 @@ pub(crate) fn query_filter_impl(input: &DeriveInput) -> syn::Result<TokenStream2
         .collect();
     let tuple = nested_tuple(types);
     let q = quote!(<#tuple as ::mosaic::QueryFilter>);
+    let shared = forwarded_methods(&q);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     // A filter struct is never built and its fields never read: this
     // reads them, in a function that is never called, so the compiler's
@@ -283,41 +294,7 @@ pub(crate) fn query_filter_impl(input: &DeriveInput) -> syn::Result<TokenStream2
             type ArchetypeState = #q::ArchetypeState;
             const ALWAYS_TRUE: bool = #q::ALWAYS_TRUE;
 
-            fn init_state(world: &mut ::mosaic::World) -> Self::State {
-                #q::init_state(world)
-            }
-
-            fn update_access(state: &Self::State, access: &mut ::mosaic::Access) {
-                #q::update_access(state, access)
-            }
-
-            fn match_archetype(
-                state: &Self::State,
-                archetype: &::mosaic::Archetype,
-            ) -> ::core::option::Option<Self::ArchetypeState> {
-                #q::match_archetype(state, archetype)
-            }
-
-            #[inline]
-            unsafe fn init_fetch<'__w>(
-                world: &'__w ::mosaic::World,
-                state: &Self::State,
-                ticks: ::mosaic::__macro::TickRange,
-            ) -> Self::Fetch<'__w> {
-                // SAFETY: forwarded contract.
-                unsafe { #q::init_fetch(world, state, ticks) }
-            }
-
-            #[inline]
-            unsafe fn set_archetype<'__w>(
-                fetch: &mut Self::Fetch<'__w>,
-                state: &Self::State,
-                arch: Self::ArchetypeState,
-                archetype: &'__w ::mosaic::Archetype,
-            ) {
-                // SAFETY: forwarded contract.
-                unsafe { #q::set_archetype(fetch, state, arch, archetype) }
-            }
+            #shared
 
             #[inline(always)]
             unsafe fn filter(
