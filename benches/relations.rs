@@ -278,7 +278,15 @@ fn report_memory() {
         bytes as f64 / 1e5,
         world.archetype_count()
     );
-    print_sparse_sets(&world, 1e5);
+    println!(
+        "    value sizes: Relation<ChildOf> {} bytes, Children {} bytes, \
+         Relation<Likes> {} bytes, Sources<Likes> {} bytes",
+        std::mem::size_of::<Relation<ChildOf>>(),
+        std::mem::size_of::<Children>(),
+        std::mem::size_of::<Relation<Likes>>(),
+        std::mem::size_of::<Sources<Likes>>()
+    );
+    print_sparse_sets(&world, 1e5, bytes);
     drop(world);
 
     let (world, _, _) = {
@@ -295,6 +303,7 @@ fn report_memory() {
             "memory: 1 parent with 1,000,000 children: {bytes} bytes, {:.1} bytes/edge",
             bytes as f64 / 1e6
         );
+        print_sparse_sets(&world, 1e6, bytes);
         (world, parent, kids)
     };
     drop(world);
@@ -314,23 +323,38 @@ fn report_memory() {
         "memory: 1 entity with 20,000 targets: {bytes} bytes ({:.1} bytes/edge), built in {took:?}",
         bytes as f64 / 2e4
     );
-    print_sparse_sets(&world, 2e4);
+    print_sparse_sets(&world, 2e4, bytes);
 }
 
-/// The relation components' share as `World::memory_report` sees it (values
-/// inline in the sparse sets, their dense entity arrays and sparse indexes;
-/// not the heap of the edge lists, which the counting allocator above
-/// includes).
-fn print_sparse_sets(world: &World, edges: f64) {
+/// Where the bytes counted above go: per relation sparse set, its values
+/// (inline in the set), dense entity list and sparse index, from
+/// `World::memory_report`; the rest of the counted bytes is the heap the
+/// values own (the boxed edge lists of a source with several targets or a
+/// target with several sources).
+fn print_sparse_sets(world: &World, edges: f64, counted: isize) {
+    let mut in_sets = 0;
     for set in world.memory_report().sparse_sets() {
+        let per = |b: usize| b as f64 / edges;
         println!(
-            "    sparse set {:<20} {:>8} entries {:>9} bytes ({:.1} bytes/edge)",
+            "    sparse set {:<18} {:>7} entries {:>8} bytes = values {:>7} ({:.1}/edge) \
+             + entities {:>7} ({:.1}/edge) + index {:>7} ({:.1}/edge)",
             set.component,
             set.len,
             set.bytes,
-            set.bytes as f64 / edges
+            set.value_bytes,
+            per(set.value_bytes),
+            set.entity_bytes,
+            per(set.entity_bytes),
+            set.index_bytes,
+            per(set.index_bytes),
         );
+        in_sets += set.bytes;
     }
+    let lists = counted - in_sets as isize;
+    println!(
+        "    edge lists on the heap {lists:>8} bytes ({:.1}/edge)",
+        lists as f64 / edges
+    );
 }
 
 #[inline(never)]

@@ -45,6 +45,13 @@ fn the_memory_report_counts_tables_columns_and_sparse_sets() {
     let marks = &report.sparse_sets()[0];
     assert_eq!((marks.component.as_str(), marks.len), ("Mark", 10));
     assert!(marks.bytes >= 10 * 8);
+    // The parts add up: values, the dense entity list, the sparse index.
+    assert_eq!(
+        marks.bytes,
+        marks.value_bytes + marks.entity_bytes + marks.index_bytes
+    );
+    assert!(marks.entity_bytes >= 10 * 8, "{marks:?}");
+    assert!(marks.index_bytes >= 10 * 4, "{marks:?}");
     let sum: usize = report.tables().iter().map(|t| t.bytes()).sum::<usize>()
         + report.sparse_sets().iter().map(|s| s.bytes).sum::<usize>();
     assert_eq!(report.total_bytes(), sum);

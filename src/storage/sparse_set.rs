@@ -45,11 +45,15 @@ impl SparseSet {
         }
     }
 
-    /// Bytes held on the heap: values, ticks, entity list and sparse index.
-    pub fn heap_bytes(&self) -> usize {
-        self.column.heap_bytes()
-            + self.entities.capacity() * std::mem::size_of::<Entity>()
-            + self.sparse.capacity() * std::mem::size_of::<u32>()
+    /// Bytes held on the heap, by structure: values with their change
+    /// ticks, the dense entity list, the sparse index (allocated capacity,
+    /// not length).
+    pub fn heap_bytes_parts(&self) -> (usize, usize, usize) {
+        (
+            self.column.heap_bytes(),
+            self.entities.capacity() * std::mem::size_of::<Entity>(),
+            self.sparse.capacity() * std::mem::size_of::<u32>(),
+        )
     }
 
     #[inline]

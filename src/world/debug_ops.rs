@@ -161,10 +161,16 @@ impl World {
         let sparse_sets = self
             .sparse
             .iter()
-            .map(|(id, set)| SparseSetMemory {
-                component: self.components.name(id).to_owned(),
-                len: set.entities().len(),
-                bytes: set.heap_bytes(),
+            .map(|(id, set)| {
+                let (value_bytes, entity_bytes, index_bytes) = set.heap_bytes_parts();
+                SparseSetMemory {
+                    component: self.components.name(id).to_owned(),
+                    len: set.entities().len(),
+                    bytes: value_bytes + entity_bytes + index_bytes,
+                    value_bytes,
+                    entity_bytes,
+                    index_bytes,
+                }
             })
             .collect();
         MemoryReport {
@@ -219,6 +225,8 @@ impl TableMemory {
 /// let report = world.memory_report();
 /// assert_eq!(report.sparse_sets()[0].component, "Mark");
 /// assert_eq!(report.sparse_sets()[0].len, 1);
+/// let set = &report.sparse_sets()[0];
+/// assert_eq!(set.bytes, set.value_bytes + set.entity_bytes + set.index_bytes);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SparseSetMemory {
@@ -226,8 +234,19 @@ pub struct SparseSetMemory {
     pub component: String,
     /// Entities in the set.
     pub len: usize,
-    /// Bytes of values, ticks, entity list and index.
+    /// Bytes of values, ticks, entity list and index: the sum of the three
+    /// fields below.
     pub bytes: usize,
+    /// Of [`bytes`](Self::bytes): the values and their change ticks (ticks
+    /// only once a change filter on the type asked for them). Heap memory a
+    /// value owns (a `Vec` inside it) is not counted.
+    pub value_bytes: usize,
+    /// Of [`bytes`](Self::bytes): the dense list of the set's entities (8
+    /// bytes each).
+    pub entity_bytes: usize,
+    /// Of [`bytes`](Self::bytes): the sparse index, one `u32` per entity
+    /// index up to the highest in the set.
+    pub index_bytes: usize,
 }
 
 /// Heap memory of a world's storage, from [`World::memory_report`].
@@ -301,8 +320,8 @@ impl fmt::Display for MemoryReport {
         for s in &self.sparse_sets {
             writeln!(
                 f,
-                "  sparse {:<18} {:>8} ents  {:>10} bytes",
-                s.component, s.len, s.bytes
+                "  sparse {:<18} {:>8} ents  {:>10} bytes  (values {}, entities {}, index {})",
+                s.component, s.len, s.bytes, s.value_bytes, s.entity_bytes, s.index_bytes
             )?;
         }
         Ok(())
