@@ -367,22 +367,28 @@ fn oversized_bodies_are_refused_unread() {
     assert_eq!(world.len(), 0);
 }
 
-#[cfg_attr(miri, ignore = "opens sockets")]
-#[test]
-fn schedule_graph_toggles_pause_and_step() {
-    let mut g = game();
-    let graph = g.drive(|addr| {
-        // Let a few frames run with timing on.
+/// Lets a few frames run with timing on, reads `schedule.graph`, then
+/// disables `system` over the wire; returns the graph read before.
+fn graph_then_disable(g: &mut Game, system: &str) -> serde_json::Value {
+    let system = system.to_owned();
+    g.drive(move |addr| {
         ok(addr, "world.overview", json!({}));
         std::thread::sleep(Duration::from_millis(30));
         let graph = ok(addr, "schedule.graph", json!({}));
         ok(
             addr,
             "schedule.set_enabled",
-            json!({ "system": "tick", "enabled": false }),
+            json!({ "system": system, "enabled": false }),
         );
         graph
-    });
+    })
+}
+
+#[cfg_attr(miri, ignore = "opens sockets")]
+#[test]
+fn schedule_graph_toggles_pause_and_step() {
+    let mut g = game();
+    let graph = graph_then_disable(&mut g, "tick");
     let systems = graph["systems"].as_array().unwrap();
     let tick = systems.iter().find(|s| s["name"] == "tick").unwrap();
     assert_eq!(tick["enabled"], true);
@@ -433,17 +439,7 @@ fn the_fixed_step_schedule_is_listed_and_toggled_too() {
                 p.y -= 1.0;
             }
         });
-    let graph = g.drive(|addr| {
-        ok(addr, "world.overview", json!({}));
-        std::thread::sleep(Duration::from_millis(30));
-        let graph = ok(addr, "schedule.graph", json!({}));
-        ok(
-            addr,
-            "schedule.set_enabled",
-            json!({ "system": "fall", "enabled": false }),
-        );
-        graph
-    });
+    let graph = graph_then_disable(&mut g, "fall");
     let systems = graph["systems"].as_array().unwrap();
     assert_eq!(systems[0]["name"], "fall", "the fixed step runs first");
     assert_eq!(systems[0]["schedule"], "FixedUpdate");
