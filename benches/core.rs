@@ -19,7 +19,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use mosaic::prelude::*;
 
 /// simple_insert / simple_iter: entities with (Transform, Position, Rotation, Velocity).
@@ -202,7 +202,9 @@ macro_rules! frag_types {
     };
 }
 
-frag_types!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
+frag_types!(
+    A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z
+);
 
 /// fragmented_iter: `data *= 2.0` over 26 archetypes of 20 entities each.
 /// Measures per-archetype overhead of a query (matching, column lookup, loop

@@ -30,9 +30,9 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, Criterion};
-use mosaic::prelude::*;
+use criterion::{Criterion, criterion_group};
 use mosaic::Disabled;
+use mosaic::prelude::*;
 
 /// simple_iter's position, advanced by its velocity.
 #[derive(Component, Clone, Copy)]
@@ -66,7 +66,9 @@ macro_rules! frag_types {
     };
 }
 
-frag_types!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
+frag_types!(
+    A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z
+);
 
 /// The three worlds each workload is measured on.
 #[derive(Clone, Copy)]

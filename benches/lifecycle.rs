@@ -43,7 +43,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, BatchSize, Criterion};
+use criterion::{BatchSize, Criterion, criterion_group};
 use mosaic::prelude::*;
 
 /// Entities that get `B` added and then removed.
@@ -192,9 +192,15 @@ macro_rules! defaults {
 /// The 55 components `D0` resolves to, as one bundle.
 fn resolved() -> impl Bundle {
     (
-        defaults!(D0, L0, R0, D1, L1, R1, D2, L2, R2, D3, L3, R3, D4, L4, R4, D5),
-        defaults!(L5, R5, D6, L6, R6, D7, L7, R7, D8, L8, R8, D9, L9, R9, D10, L10),
-        defaults!(R10, D11, L11, R11, D12, L12, R12, D13, L13, R13, D14, L14, R14, D15, L15, R15),
+        defaults!(
+            D0, L0, R0, D1, L1, R1, D2, L2, R2, D3, L3, R3, D4, L4, R4, D5
+        ),
+        defaults!(
+            L5, R5, D6, L6, R6, D7, L7, R7, D8, L8, R8, D9, L9, R9, D10, L10
+        ),
+        defaults!(
+            R10, D11, L11, R11, D12, L12, R12, D13, L13, R13, D14, L14, R14, D15, L15, R15
+        ),
         defaults!(D16, L16, R16, D17, L17, R17, D18),
     )
 }

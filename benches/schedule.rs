@@ -50,7 +50,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
+use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use mosaic::prelude::*;
 
 /// Runs of every schedule before measuring: enough for the adaptive parallel
@@ -94,8 +94,12 @@ type Mat4 = [[f32; 4]; 4];
 /// order, since inverting commutes with transposing.
 #[inline]
 fn invert(m: &Mat4) -> Mat4 {
-    let [[a00, a01, a02, a03], [a10, a11, a12, a13], [a20, a21, a22, a23], [a30, a31, a32, a33]] =
-        *m;
+    let [
+        [a00, a01, a02, a03],
+        [a10, a11, a12, a13],
+        [a20, a21, a22, a23],
+        [a30, a31, a32, a33],
+    ] = *m;
     let s0 = a00 * a11 - a10 * a01;
     let s1 = a00 * a12 - a10 * a02;
     let s2 = a00 * a13 - a10 * a03;

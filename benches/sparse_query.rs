@@ -12,7 +12,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use mosaic::prelude::*;
 
 const ENTITIES: usize = 100_000;

@@ -81,7 +81,9 @@ macro_rules! frag_types {
     };
 }
 
-frag_types!(A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z);
+frag_types!(
+    A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z
+);
 
 #[derive(Component, Clone, Copy)]
 struct AddRemoveA(#[allow(dead_code)] f32);

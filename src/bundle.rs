@@ -165,8 +165,12 @@ macro_rules! all_tuples {
         $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11);
         $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12);
         $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13);
-        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14);
-        $m!(B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14, B15);
+        $m!(
+            B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14
+        );
+        $m!(
+            B0, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10, B11, B12, B13, B14, B15
+        );
     };
 }
 

@@ -26,7 +26,7 @@ use std::fmt;
 
 use thiserror::Error;
 
-use crate::component::{short_type_name, Component, ComponentId, Components, StorageType};
+use crate::component::{Component, ComponentId, Components, StorageType, short_type_name};
 use crate::storage::batch::{ErasedColumn, TypedColumn};
 
 /// One component's values for a batch of new entities, one value per

@@ -31,7 +31,7 @@
 //! re-raised once the whole buffer has been applied.
 
 use std::fmt;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 
 use thiserror::Error;

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use crate::entity::Entity;
 use crate::hooks::{
-    cycle_message, requirement_path, resolve_requirements, ComponentHooks, RequiredComponents,
-    Requirement,
+    ComponentHooks, RequiredComponents, Requirement, cycle_message, requirement_path,
+    resolve_requirements,
 };
 use crate::observer::LifecycleTypes;
 

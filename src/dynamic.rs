@@ -493,7 +493,7 @@ impl DynamicComponent {
                     field: name.to_owned(),
                     expected: ty,
                     found: value.field_type(),
-                })
+                });
             }
         };
         Ok(())

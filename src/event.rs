@@ -298,7 +298,7 @@ impl<'w, E: Send + Sync + 'static> EventReader<'w, '_, E> {
     /// let n = world.run_system_once(|mut r: EventReader<u64>| r.read().count());
     /// assert_eq!(n, 1);
     /// ```
-    pub fn read(&mut self) -> impl Iterator<Item = &E> {
+    pub fn read(&mut self) -> impl Iterator<Item = &E> + use<'_, E> {
         self.cursor.read(&self.events)
     }
 
@@ -384,7 +384,7 @@ impl<E: Send + Sync + 'static> EventWriter<'_, E> {
 }
 
 #[allow(clippy::needless_lifetimes)] // the signature mirrors the trait's
-                                     // SAFETY: records a write of the `Events<E>` resource; borrows only it.
+// SAFETY: records a write of the `Events<E>` resource; borrows only it.
 unsafe impl<E: Send + Sync + 'static> SystemParam for EventWriter<'_, E> {
     type State = ResourceId;
     type Item<'w, 's> = EventWriter<'w, E>;

@@ -43,7 +43,7 @@ use rustc_hash::FxHashSet;
 use thiserror::Error;
 
 use crate::bundle::ComponentWriter;
-use crate::component::{short_type_name, Component, ComponentId, Components, StorageType};
+use crate::component::{Component, ComponentId, Components, StorageType, short_type_name};
 use crate::entity::Entity;
 use crate::observer::DeferredWorld;
 use crate::storage::bundle_io::{NewRowWriter, SparseWriter, Writer};

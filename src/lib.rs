@@ -89,7 +89,7 @@ pub use change::Tick;
 pub use column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
 pub use commands::{CommandBuffer, CommandError, CommandErrors, Commands};
 pub use component::{
-    short_type_name, CloneBehavior, Component, ComponentId, ComponentInfo, StorageType,
+    CloneBehavior, Component, ComponentId, ComponentInfo, StorageType, short_type_name,
 };
 pub use dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue, SchemaError};
 pub use entity::{Entity, EntityLocation};
@@ -98,8 +98,8 @@ pub use event::{EventCursor, EventReader, EventWriter, Events};
 pub use hooks::{ComponentHook, ComponentHooks, RequiredComponents, RequiredCycleError};
 pub use map_entities::{EntityMapper, MapEntities};
 pub use observer::{
-    DeferredWorld, LifecycleEvent, LifecycleKind, ObserverId, OnAdd, OnDespawn, OnInsert, OnRemove,
-    OnSpawn, Trigger, MAX_OBSERVER_ROUNDS,
+    DeferredWorld, LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS, ObserverId, OnAdd,
+    OnDespawn, OnInsert, OnRemove, OnSpawn, Trigger,
 };
 pub use query::{
     Access, Added, Changed, Has, Or, Populated, Query, QueryChunk, QueryCombinations, QueryData,
@@ -114,19 +114,19 @@ pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};
 pub use storage::ResourceId;
 pub use system::{
-    in_state, FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel,
-    State, StateScoped, States,
+    CombinedCondition, Condition, ExecutorKind, IntoSystem, Local, NotCondition, Schedule,
+    ScheduleError, SetConfig, System, SystemAccess, SystemConfig, SystemMeta, SystemParam,
+    SystemParamFunction, SystemParamItem, SystemTiming, SystemTimings, not, on_event,
+    resource_added, resource_changed, resource_exists,
 };
 pub use system::{
-    log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput,
-    ObserverFunction, RunSystemError, SystemConfigs, SystemError, SystemId, SystemResult,
-    SystemSkip,
+    ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput, ObserverFunction,
+    RunSystemError, SystemConfigs, SystemError, SystemId, SystemResult, SystemSkip, log_error,
+    panic_on_error,
 };
 pub use system::{
-    not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
-    ExecutorKind, IntoSystem, Local, NotCondition, Schedule, ScheduleError, SetConfig, System,
-    SystemAccess, SystemConfig, SystemMeta, SystemParam, SystemParamFunction, SystemParamItem,
-    SystemTiming, SystemTimings,
+    FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel, State,
+    StateScoped, States, in_state,
 };
 pub use time::Time;
 pub use world::{
@@ -251,15 +251,6 @@ pub use mosaic_macros::QueryFilter;
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        in_state, FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, State,
-        StateScoped, States,
-    };
-    pub use crate::{
-        log_error, panic_on_error, ErrorContext, IntoSystemConfigs, Populated, RunSystemError,
-        Single, SystemError, SystemId, SystemParam, SystemResult,
-    };
-    pub use crate::{not, on_event, resource_added, resource_changed, resource_exists, Condition};
-    pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
         Disabled, DynamicBundle, Entity, EntityBuilder, EntityError, EventReader, EventWriter,
         ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn,
@@ -269,6 +260,15 @@ pub mod prelude {
     pub use crate::{
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
         RelationError, Relationship, Sources,
+    };
+    pub use crate::{Condition, not, on_event, resource_added, resource_changed, resource_exists};
+    pub use crate::{
+        ErrorContext, IntoSystemConfigs, Populated, RunSystemError, Single, SystemError, SystemId,
+        SystemParam, SystemResult, log_error, panic_on_error,
+    };
+    pub use crate::{
+        FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, State, StateScoped,
+        States, in_state,
     };
     /// The derives and their traits: `#[derive(QueryData)]`,
     /// `#[derive(QueryFilter)]`.

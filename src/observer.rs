@@ -75,7 +75,7 @@
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;

@@ -84,7 +84,7 @@ impl<T: Component> RemovedComponents<'_, '_, T> {
     /// let seen: Vec<Entity> = world.run_system_once(|mut r: RemovedComponents<Tag>| r.read().collect());
     /// assert_eq!(seen, [e]);
     /// ```
-    pub fn read(&mut self) -> impl Iterator<Item = Entity> + '_ {
+    pub fn read(&mut self) -> impl Iterator<Item = Entity> + use<'_, T> {
         self.reader.read().map(|removed| removed.entity)
     }
 

@@ -17,14 +17,14 @@
 //! (lockstep networking and replays rely on this).
 
 use std::fmt;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::archetype::{Archetype, ArchetypeId, Archetypes};
 use crate::bundle::{Bundle, BundleId, Bundles};
-use crate::change::{Tick, CHECK_INTERVAL};
+use crate::change::{CHECK_INTERVAL, Tick};
 use crate::component::{
-    short_type_name, Component, ComponentId, ComponentInfo, Components, StorageType,
+    Component, ComponentId, ComponentInfo, Components, StorageType, short_type_name,
 };
 use crate::entity::FreshIndices;
 use crate::entity::{Entities, Entity, EntityLocation};
@@ -54,7 +54,7 @@ pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};
 pub use sparse_view::{SparseMut, SparseMutError};
 pub use spawn_at::{EntitiesSnapshot, RestoreEntitiesError};
-pub(crate) use take::{take_boxed, BoxedComponent, TakeBoxed};
+pub(crate) use take::{BoxedComponent, TakeBoxed, take_boxed};
 pub use take::{BuiltEntity, DynamicBundle, EntityBuilder, TakenEntity};
 
 const MAX_BATCH_RESERVE: usize = 1 << 22;

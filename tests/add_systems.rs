@@ -40,10 +40,12 @@ fn systems_are_named_after_their_functions() {
         ["a", "idle", "idle#2", "b", "idle#3"]
     );
     schedule.add_systems(|| {});
-    assert!(schedule
-        .system_names()
-        .iter()
-        .any(|n| n.ends_with("::{{closure}}")));
+    assert!(
+        schedule
+            .system_names()
+            .iter()
+            .any(|n| n.ends_with("::{{closure}}"))
+    );
     schedule.build(&mut World::new()).unwrap();
 }
 

@@ -4,7 +4,7 @@
 //! table and sparse storage, and the refusal of bundles that name one
 //! component type twice.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use mosaic::prelude::*;
 
@@ -17,7 +17,9 @@ macro_rules! components {
     };
 }
 
-components!(C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15);
+components!(
+    C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15
+);
 
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 #[component(storage = "sparse")]
@@ -76,8 +78,8 @@ fn sixteen(base: u32) -> Sixteen {
 
 fn values(t: &Sixteen) -> [u32; 16] {
     [
-        t.0 .0, t.1 .0, t.2 .0, t.3 .0, t.4 .0, t.5 .0, t.6 .0, t.7 .0, t.8 .0, t.9 .0, t.10 .0,
-        t.11 .0, t.12 .0, t.13 .0, t.14 .0, t.15 .0,
+        t.0.0, t.1.0, t.2.0, t.3.0, t.4.0, t.5.0, t.6.0, t.7.0, t.8.0, t.9.0, t.10.0, t.11.0,
+        t.12.0, t.13.0, t.14.0, t.15.0,
     ]
 }
 
@@ -151,8 +153,12 @@ fn every_tuple_arity_up_to_sixteen_spawns_and_removes() {
     check_arity!(C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11);
     check_arity!(C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12);
     check_arity!(C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13);
-    check_arity!(C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14);
-    check_arity!(C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15);
+    check_arity!(
+        C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14
+    );
+    check_arity!(
+        C0, C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14, C15
+    );
     assert!(world.is_empty());
     world.check_invariants();
 }

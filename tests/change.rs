@@ -17,7 +17,7 @@ use mosaic::prelude::*;
 
 #[macro_use]
 mod common;
-use common::{Val, SA, SB, SC, TA, TB, TC};
+use common::{SA, SB, SC, TA, TB, TC, Val};
 
 /// A table marker: inserting or removing it always moves the entity to
 /// another archetype, whatever the storage of the watched component.

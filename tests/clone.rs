@@ -1,7 +1,7 @@
 //! `World::clone_entity`: per-component clone, fresh value or skip.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
 use mosaic::{CloneBehavior, ComponentSchema, FieldType, FieldValue};

@@ -10,7 +10,7 @@
 //! removing, and when a schedule applies the commands (after each block of
 //! non-exclusive systems, before an exclusive system, in run order).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex};
 
 use mosaic::prelude::*;
@@ -523,7 +523,10 @@ fn commands_spawn_many_reuses_each_freed_index_once() {
 /// Records how many `Marker` entities a system saw, per run.
 type Seen = Arc<Mutex<Vec<(&'static str, usize)>>>;
 
-fn observer(name: &'static str, seen: &Seen) -> impl FnMut(Query<&Marker>) + Send + 'static {
+fn observer(
+    name: &'static str,
+    seen: &Seen,
+) -> impl FnMut(Query<&Marker>) + Send + 'static + use<> {
     let seen = seen.clone();
     move |q: Query<&Marker>| seen.lock().unwrap().push((name, q.iter().count()))
 }

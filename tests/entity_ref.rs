@@ -5,8 +5,8 @@
 //! dropped exactly once, and an observer that despawns the entity in the
 //! middle of a chain makes the next call report it instead of panicking.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
 

@@ -4,7 +4,7 @@
 //! default handler logs and carries on, and `panic_on_error` raises a panic
 //! naming the system.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 
 use mosaic::prelude::*;

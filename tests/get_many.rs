@@ -133,8 +133,8 @@ fn read_only_get_many_allows_repeats() {
     let b = world.spawn(A(2));
     let mut q = world.query::<(Entity, &A, Option<&S>)>();
     let [x, y, z] = q.get_many(&world, [a, b, a]).unwrap();
-    assert_eq!((x.0, x.1 .0, x.2), (a, 1, Some(&S(5))));
-    assert_eq!((y.1 .0, y.2), (2, None));
+    assert_eq!((x.0, x.1.0, x.2), (a, 1, Some(&S(5))));
+    assert_eq!((y.1.0, y.2), (2, None));
     assert_eq!(x.1 as *const A, z.1 as *const A);
     world.despawn(b).unwrap();
     assert_eq!(

@@ -37,8 +37,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicIsize, Ordering};
 
 use mosaic::prelude::*;
 use mosaic::{CommandError, CommandErrors, DeferredWorld};

@@ -17,9 +17,9 @@
 //! leave the world consistent (`check_invariants`), the entity fully there
 //! or fully gone, and every value dropped exactly once.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
 use mosaic::{LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS};
@@ -51,7 +51,7 @@ struct Counted(Drops, u32);
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.0 .0.fetch_add(1, Ordering::SeqCst);
+        self.0.0.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -416,24 +416,20 @@ fn remove_announces_before_the_value_is_dropped() {
     let seen = drops.clone();
     world.observe(move |t: Trigger<OnRemove<T1>>, mut w: DeferredWorld| {
         let e = t.entity().unwrap();
-        let value = w.get::<T1>(e).expect("the value is still there").0 .1;
+        let value = w.get::<T1>(e).expect("the value is still there").0.1;
         let dropped = seen.get();
         push(&mut w, format!("remove T1 {value}, drops {dropped}"), e);
     });
     let seen = drops.clone();
     world.observe(move |t: Trigger<OnRemove<S1>>, mut w: DeferredWorld| {
         let e = t.entity().unwrap();
-        let value = w
-            .get::<S1>(e)
-            .expect("the sparse value is still there")
-            .0
-             .1;
+        let value = w.get::<S1>(e).expect("the sparse value is still there").0.1;
         let dropped = seen.get();
         push(&mut w, format!("remove S1 {value}, drops {dropped}"), e);
     });
     let e = world.spawn((T1(drops.counted(7)), S1(drops.counted(8)), A(0)));
     let t1 = world.remove_one::<T1>(e).unwrap();
-    assert_eq!(t1.0 .1, 7);
+    assert_eq!(t1.0.1, 7);
     assert_eq!(drops.get(), 0, "the removed value is returned, not dropped");
     drop(t1);
     assert_eq!(drops.get(), 1);
@@ -612,7 +608,9 @@ fn system_commands_trigger_lifecycle_events() {
         let names: Vec<&str> = got.iter().map(|(s, _)| s.as_str()).collect();
         assert_eq!(
             names,
-            ["spawn", "add S", "insert S", "remove A", "remove B", "despawn"],
+            [
+                "spawn", "add S", "insert S", "remove A", "remove B", "despawn"
+            ],
             "{kind:?}"
         );
         assert_eq!(got[5].1, victim);
@@ -1340,13 +1338,13 @@ fn a_panicking_on_insert_hook_leaves_the_new_value_in_place() {
         w.insert_one(e, Fragile(drops.counted(10))).unwrap()
     });
     assert_eq!(drops.get(), 1);
-    assert_eq!(world.get::<Fragile>(e).unwrap().0 .1, 10);
+    assert_eq!(world.get::<Fragile>(e).unwrap().0.1, 10);
     // An add (on_add is calm, on_insert panics): the entity has it.
     let f = world.spawn((S1(drops.counted(4)), A(5)));
     expect_panic(&mut world, |w| {
         w.insert_one(f, Fragile(drops.counted(11))).unwrap()
     });
-    assert_eq!(world.get::<Fragile>(f).unwrap().0 .1, 11);
+    assert_eq!(world.get::<Fragile>(f).unwrap().0.1, 11);
     assert_eq!(assert_whole(&mut world).len(), 2);
     assert_eq!(drops.get(), 1);
     calm(&mut world);

@@ -5,7 +5,7 @@
 //! finds nothing skipping the observer, and conflicting parameters
 //! panicking with the observer's name.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use mosaic::prelude::*;
 

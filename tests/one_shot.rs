@@ -5,7 +5,7 @@
 //! a panic re-raised naming the system while it stays registered.
 
 use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use mosaic::prelude::*;
 

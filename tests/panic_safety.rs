@@ -23,12 +23,12 @@
 //!   value built was dropped exactly once.
 
 use std::collections::BTreeSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mosaic::prelude::*;
 use mosaic::DeferredWorld;
+use mosaic::prelude::*;
 
 // ----- drop tracking -----------------------------------------------------------------
 

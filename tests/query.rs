@@ -14,14 +14,14 @@
 
 use std::collections::HashMap;
 
-use mosaic::prelude::*;
 use mosaic::QueryFilter;
+use mosaic::prelude::*;
 
 // ----- test components ---------------------------------------------------------
 
 #[macro_use]
 mod common;
-use common::{Val, SA, SB, SC, TA, TB, TC};
+use common::{SA, SB, SC, TA, TB, TC, Val};
 
 /// Table markers used to force entities into new archetypes whatever the
 /// storage of `A`, `B`, `C`.

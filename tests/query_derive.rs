@@ -222,7 +222,7 @@ fn get_and_get_mut_yield_the_struct() {
         q.get_mut(&mut world, a).unwrap(),
         PosVel(&Position(0.0), &mut Velocity(1.0))
     );
-    q.get_mut(&mut world, a).unwrap().1 .0 = 9.0;
+    q.get_mut(&mut world, a).unwrap().1.0 = 9.0;
     assert_eq!(world.get::<Velocity>(a), Ok(&Velocity(9.0)));
     // `c` has no Velocity: the same error as the tuple gives.
     let err = q.get_mut(&mut world, c).map(|_| ()).unwrap_err();
@@ -278,7 +278,7 @@ fn has_in_tuples_and_options_and_nested_read_only_structs() {
     seen.sort_by_key(|w| w.marks.0);
     let marks: Vec<_> = seen
         .iter()
-        .map(|w| (w.marks.0, *w.marks.1, *w.marks.2 .0))
+        .map(|w| (w.marks.0, *w.marks.1, *w.marks.2.0))
         .collect();
     assert_eq!(
         marks,

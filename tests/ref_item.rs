@@ -3,8 +3,8 @@
 //! select, for table and sparse storage, through `iter`, `get` and a
 //! system's `Query`; `Ref<T>` counts as a read in access checks.
 
-use mosaic::prelude::*;
 use mosaic::Ref;
+use mosaic::prelude::*;
 
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct A(u32);

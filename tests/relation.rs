@@ -3,8 +3,8 @@
 //! despawn, recursive despawn, parent-first order, queries and filters over
 //! relations, commands, observers, and a property test on random forests.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
 use mosaic::{ChildSpawner, EntityError, OnRelate, OnUnrelate, RelationError};

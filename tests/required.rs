@@ -16,9 +16,9 @@
 //! changes nothing; a derived cycle is refused at every use; the derive
 //! takes `T = expr`; shared requirements (diamonds) are resolved once.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
 use mosaic::{LifecycleEvent, LifecycleKind, RequiredCycleError};
@@ -444,21 +444,33 @@ fn derived_cycles_panic_with_their_path_whichever_type_comes_first() {
     /// The expected panic message, and the first use of the cyclic type.
     type Case = (&'static str, fn(&mut World));
     let cases: [Case; 4] = [
-        ("component `Cyc2` requires itself through its #[require(..)] declarations: Cyc2 -> Cyc3 -> Cyc1 -> Cyc2", |w| {
-            w.spawn(Cyc2);
-        }),
-        ("component `CycB` requires itself through its #[require(..)] declarations: CycB -> CycA -> CycB", |w| {
-            let e = w.spawn(());
-            let _ = w.insert_one(e, CycB);
-        }),
-        ("component `Narcissus` requires itself through its #[require(..)] declarations: Narcissus -> Narcissus", |w| {
-            w.register_component::<Narcissus>();
-        }),
-        ("component `Cyc1` requires itself through its #[require(..)] declarations: Cyc1 -> Cyc2 -> Cyc3 -> Cyc1", |w| {
-            let mut commands = CommandBuffer::new(w);
-            commands.spawn(Cyc1);
-            let _ = commands.apply(w);
-        }),
+        (
+            "component `Cyc2` requires itself through its #[require(..)] declarations: Cyc2 -> Cyc3 -> Cyc1 -> Cyc2",
+            |w| {
+                w.spawn(Cyc2);
+            },
+        ),
+        (
+            "component `CycB` requires itself through its #[require(..)] declarations: CycB -> CycA -> CycB",
+            |w| {
+                let e = w.spawn(());
+                let _ = w.insert_one(e, CycB);
+            },
+        ),
+        (
+            "component `Narcissus` requires itself through its #[require(..)] declarations: Narcissus -> Narcissus",
+            |w| {
+                w.register_component::<Narcissus>();
+            },
+        ),
+        (
+            "component `Cyc1` requires itself through its #[require(..)] declarations: Cyc1 -> Cyc2 -> Cyc3 -> Cyc1",
+            |w| {
+                let mut commands = CommandBuffer::new(w);
+                commands.spawn(Cyc1);
+                let _ = commands.apply(w);
+            },
+        ),
     ];
     for (expected, op) in cases {
         let mut world = World::new();
@@ -482,7 +494,7 @@ impl Drops {
 struct Counted(Drops);
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.0 .0.fetch_add(1, Ordering::SeqCst);
+        self.0.0.fetch_add(1, Ordering::SeqCst);
     }
 }
 

@@ -5,8 +5,8 @@
 //! `resource::<R>()` / `resource_mut::<R>()` for a missing `R`, and the rule
 //! that any `Send + Sync + 'static` type is a resource without a derive.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
 

@@ -12,7 +12,7 @@
 //! timing table, and a schedule of 100 empty systems.
 
 use std::collections::HashSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
@@ -167,7 +167,7 @@ impl Recorder {
 fn heavy<const N: usize>(
     name: &'static str,
     rec: &Recorder,
-) -> impl FnMut(Query<&mut W<N>>) + Send + 'static {
+) -> impl FnMut(Query<&mut W<N>>) + Send + 'static + use<N> {
     let rec = rec.clone();
     move |mut q: Query<&mut W<N>>| {
         rec.record(name, true);

@@ -146,7 +146,7 @@ fn a_single_inside_a_derived_param_skips_the_system() {
     world.insert_resource(0u32);
     let mut schedule = Schedule::new();
     schedule.add_system("lead", |lead: Lead<Health>, mut out: ResMut<u32>| {
-        *out = lead.0 .0 + lead.1 .0;
+        *out = lead.0.0 + lead.1.0;
     });
     schedule.run(&mut world);
     assert_eq!(*world.resource::<u32>(), 0);

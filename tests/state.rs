@@ -6,7 +6,7 @@
 //! for during a transition waits for the next one; a panicking `OnEnter`
 //! system keeps its schedule.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use mosaic::prelude::*;

@@ -14,7 +14,7 @@
 //! against the system's previous run.
 
 use std::collections::HashSet;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -598,10 +598,12 @@ fn system_trait_direct_use() {
     assert_eq!(world.resource::<Score>().0, 2);
 
     fn named_function() {}
-    assert!(named_function
-        .into_system()
-        .name()
-        .ends_with("named_function"));
+    assert!(
+        named_function
+            .into_system()
+            .name()
+            .ends_with("named_function")
+    );
 
     let mut conflicting = (|_a: ResMut<Score>, _b: Res<Score>| {}).into_system();
     let err = conflicting.initialize(&mut world).unwrap_err();
@@ -1127,7 +1129,9 @@ fn iter_combinations_mut_modifies_both_items() {
 
 type Counts = Arc<Mutex<Vec<usize>>>;
 
-fn changed_counter(counts: &Counts) -> impl FnMut(Query<Entity, Changed<Pos>>) + Send + 'static {
+fn changed_counter(
+    counts: &Counts,
+) -> impl FnMut(Query<Entity, Changed<Pos>>) + Send + 'static + use<> {
     let counts = counts.clone();
     move |q: Query<Entity, Changed<Pos>>| counts.lock().unwrap().push(q.iter().count())
 }

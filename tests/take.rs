@@ -1,7 +1,7 @@
 //! `World::take`, `exchange`, `EntityBuilder` and `DynamicBundle`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
 use mosaic::{ComponentSchema, FieldType, FieldValue};

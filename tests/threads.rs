@@ -12,8 +12,8 @@
 //! on some interleavings (see `.ci/run`). The limits are those dependencies',
 //! not mosaic's code.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
 

@@ -9,11 +9,11 @@
 
 use std::collections::HashMap;
 use std::error::Error;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mosaic::prelude::*;
 use mosaic::SparseMutError;
+use mosaic::prelude::*;
 
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct A(u32);

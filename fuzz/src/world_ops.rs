@@ -30,8 +30,8 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use arbitrary::{Arbitrary, Unstructured};
-use mosaic::prelude::*;
 use mosaic::CommandError;
+use mosaic::prelude::*;
 
 /// Longest operation sequence run from one input.
 pub const MAX_OPS: usize = 160;

@@ -7,7 +7,7 @@ use super::tuples::all_query_tuples;
 use super::{Access, TickRange};
 use crate::archetype::Archetype;
 use crate::change::ComponentTicks;
-use crate::component::{short_type_name, Component, ComponentId, StorageType};
+use crate::component::{Component, ComponentId, StorageType, short_type_name};
 use crate::entity::Entity;
 use crate::storage::SparseSet;
 use crate::world::World;

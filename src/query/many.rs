@@ -8,8 +8,8 @@
 //! returns [`QueryEntityError::AliasedMutability`] and no reference at all.
 
 use super::{QueryData, QueryFilter, QueryState, ReadOnlyQueryData, TickRange};
-use crate::component::short_type_name;
 use crate::component::Component;
+use crate::component::short_type_name;
 use crate::entity::Entity;
 use crate::error::QueryEntityError;
 use crate::world::World;

@@ -16,7 +16,7 @@ use super::fetch::{column_at, match_storage, present, sparse_ptr, sparse_set};
 use super::{Access, QueryData, ReadOnlyQueryData, TickRange};
 use crate::archetype::Archetype;
 use crate::change::{ComponentTicks, Tick};
-use crate::component::{short_type_name, Component, ComponentId, StorageType};
+use crate::component::{Component, ComponentId, StorageType, short_type_name};
 use crate::entity::Entity;
 use crate::storage::SparseSet;
 use crate::world::World;

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::archetype::ArchetypeId;
 use crate::change::Tick;
-use crate::component::{short_type_name, ComponentId, StorageType};
+use crate::component::{ComponentId, StorageType, short_type_name};
 use crate::entity::Entity;
 use crate::error::QueryEntityError;
 use crate::world::{World, WorldId};

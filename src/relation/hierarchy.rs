@@ -2,7 +2,7 @@
 //! parent, building, reparenting, recursive despawn, and parent-first order.
 
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use rustc_hash::FxHashMap;
 

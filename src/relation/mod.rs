@@ -63,7 +63,7 @@ use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
 use thiserror::Error;
 
-use crate::component::{short_type_name, CloneBehavior, Component, ComponentId, StorageType};
+use crate::component::{CloneBehavior, Component, ComponentId, StorageType, short_type_name};
 use crate::entity::Entity;
 use crate::world::{EntityWorldMut, World, WorldId};
 
@@ -224,7 +224,9 @@ pub enum RelationError {
     /// relation (as [`ChildOf`]): the source `entity` is `target` or can be
     /// reached from it (for the hierarchy: the new parent is the child itself or
     /// one of its descendants). Nothing was changed.
-    #[error("a `{relation}` edge from {entity:?} to {target:?} would close a cycle ({target:?} is {entity:?} or reaches it)")]
+    #[error(
+        "a `{relation}` edge from {entity:?} to {target:?} would close a cycle ({target:?} is {entity:?} or reaches it)"
+    )]
     Cycle {
         /// The source asked about (named `entity` as in the other variants).
         entity: Entity,

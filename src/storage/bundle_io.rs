@@ -7,7 +7,7 @@
 //! one target column per table component of the bundle, and — for a new row —
 //! the bundle covers every column of the target table.
 
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr::NonNull;
 
 use super::{DeferredPanic, SparseSets, Table};

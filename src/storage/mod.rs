@@ -35,7 +35,7 @@ pub(crate) use sparse_set::{SparseSet, SparseSets};
 pub(crate) use table::{DisabledRows, Table};
 
 use std::any::Any;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 /// Collects the first panic of a series of user callbacks (drops, hooks) so
 /// the caller can finish restoring its invariants before re-raising it.

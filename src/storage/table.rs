@@ -324,10 +324,11 @@ impl Table {
     /// - every column holds exactly one value more than the table has rows.
     #[inline]
     pub unsafe fn push_entity(&mut self, entity: Entity) -> usize {
-        debug_assert!(self
-            .columns
-            .iter()
-            .all(|c| c.len() == self.entities.len() + 1));
+        debug_assert!(
+            self.columns
+                .iter()
+                .all(|c| c.len() == self.entities.len() + 1)
+        );
         self.entities.push(entity);
         self.entities.len() - 1
     }
@@ -340,10 +341,11 @@ impl Table {
     /// - every column holds exactly `entities.len()` values more than the
     ///   table has rows.
     pub unsafe fn push_entities(&mut self, entities: &[Entity]) -> usize {
-        debug_assert!(self
-            .columns
-            .iter()
-            .all(|c| c.len() == self.entities.len() + entities.len()));
+        debug_assert!(
+            self.columns
+                .iter()
+                .all(|c| c.len() == self.entities.len() + entities.len())
+        );
         let first = self.entities.len();
         self.entities.extend_from_slice(entities);
         first

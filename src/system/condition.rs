@@ -18,8 +18,8 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{IntoSystem, System, SystemAccess};
 use crate::event::EventReader;

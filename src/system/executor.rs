@@ -19,14 +19,14 @@
 //! change. A light block reads the clock only every [`SAMPLE_EVERY`] runs.
 
 use std::any::Any;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::config::BoxedSystem;
 use super::schedule::{SetSlot, SystemSlot};
-use super::{name_panic, run_named, ErrorContext, ErrorHandler, SystemResult, SystemSkip};
+use super::{ErrorContext, ErrorHandler, SystemResult, SystemSkip, name_panic, run_named};
 use crate::world::World;
 
 /// Below this serial wall time (ns) a block never goes parallel.

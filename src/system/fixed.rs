@@ -20,8 +20,8 @@
 
 use std::time::Duration;
 
-use super::state::{run_labelled, ScheduleLabel};
 use super::Schedule;
+use super::state::{ScheduleLabel, run_labelled};
 use crate::world::World;
 
 /// The fixed-step clock (a resource): the step, the accumulated time not

@@ -32,14 +32,14 @@ mod timing;
 
 pub use access::SystemAccess;
 pub use condition::{
-    not, on_event, resource_added, resource_changed, resource_exists, CombinedCondition, Condition,
-    NotCondition,
+    CombinedCondition, Condition, NotCondition, not, on_event, resource_added, resource_changed,
+    resource_exists,
 };
 pub use config::{IntoSystemConfigs, SystemConfigs};
 pub use executor::ExecutorKind;
 pub use fallible::{
-    log_error, panic_on_error, ErrorContext, ErrorHandler, IntoSystemOutput, SystemError,
-    SystemResult,
+    ErrorContext, ErrorHandler, IntoSystemOutput, SystemError, SystemResult, log_error,
+    panic_on_error,
 };
 pub use fixed::{FixedTime, FixedUpdate};
 pub use observer_system::ObserverFunction;
@@ -47,7 +47,7 @@ pub use param::{Local, SystemParam, SystemParamItem, SystemSkip};
 pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
 pub use state::{
-    in_state, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel, State, StateScoped, States,
+    NextState, OnEnter, OnExit, OnTransition, ScheduleLabel, State, StateScoped, States, in_state,
 };
 pub use timing::{SystemTiming, SystemTimings};
 
@@ -55,7 +55,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::change::Tick;
 use crate::query::TickRange;

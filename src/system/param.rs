@@ -9,7 +9,7 @@ use std::ops::{Deref, DerefMut};
 use super::SystemMeta;
 use crate::commands::{CommandBuffer, Commands};
 use crate::query::TickRange;
-use crate::resource::{missing_resource, Res, ResMut};
+use crate::resource::{Res, ResMut, missing_resource};
 use crate::storage::ResourceId;
 use crate::world::World;
 

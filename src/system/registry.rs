@@ -7,13 +7,13 @@
 //! call, so its `Local`s start over.
 
 use std::fmt;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Mutex;
 
 use thiserror::Error;
 
 use super::config::BoxedSystem;
-use super::{boxed, name_panic, IntoSystem, IntoSystemOutput, System, SystemError, SystemSkip};
+use super::{IntoSystem, IntoSystemOutput, System, SystemError, SystemSkip, boxed, name_panic};
 use crate::commands::Commands;
 use crate::world::{World, WorldId};
 

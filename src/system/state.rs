@@ -12,7 +12,7 @@
 
 use std::fmt;
 use std::hash::Hash;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::{IntoSystemConfigs, Schedule};
 use crate::component::Component;

@@ -5,15 +5,15 @@
 //! column to its table or sparse set, and runs the lifecycle once every
 //! entity is complete.
 
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use super::{location, World};
+use super::{World, location};
 use crate::archetype::ArchetypeId;
 use crate::column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
 use crate::component::{ComponentId, StorageType};
 use crate::entity::Entity;
-use crate::storage::batch::write_new_rows;
 use crate::storage::DeferredPanic;
+use crate::storage::batch::write_new_rows;
 
 /// A batch whose positions were checked: the entities it spawns (as
 /// positions in the whole spawn, increasing or not) and its columns.

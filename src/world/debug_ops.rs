@@ -4,10 +4,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::Component;
 use crate::archetype::ArchetypeId;
 use crate::entity::Entity;
 use crate::world::World;
-use crate::Component;
 
 /// A human-readable name for an entity, for debugging, logs and editors:
 /// find it again with [`World::find_by_name`]. Names need not be unique.

@@ -7,10 +7,10 @@
 //! `DisabledRows`), which is what queries read; the world updates the
 //! mirror after every operation that can add or remove the marker.
 
+use crate::Component;
 use crate::component::ComponentId;
 use crate::entity::Entity;
 use crate::world::World;
-use crate::Component;
 
 /// A marker that hides an entity from every query that does not name it:
 /// the classic "pause this enemy". As Bevy's `Disabled` (a default query

@@ -402,8 +402,8 @@ impl DynamicMut<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::dynamic::{ComponentSchema, FieldType, FieldValue};
     use crate::World;
+    use crate::dynamic::{ComponentSchema, FieldType, FieldValue};
 
     /// Runtime-defined values go through the sparse set's typed insert,
     /// replace and remove (the storage layer's `unsafe`): run under Miri

@@ -16,18 +16,18 @@
 //!   registered once per component list).
 
 use std::any::Any;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use super::location;
 use super::World;
+use super::location;
 use crate::archetype::ArchetypeId;
 use crate::bundle::{Bundle, BundleId, WithRequired};
 use crate::change::Tick;
 use crate::component::ComponentId;
 use crate::entity::{Entity, EntityLocation};
 use crate::hooks::Requirement;
-use crate::storage::bundle_io::{self, WriteCtx, Writer};
 use crate::storage::DeferredPanic;
+use crate::storage::bundle_io::{self, WriteCtx, Writer};
 
 /// Requirements made for an insert, before the world changes.
 pub(super) type MadeRequirements = Vec<(Requirement, Box<dyn Any + Send>)>;

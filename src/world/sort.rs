@@ -1,6 +1,6 @@
 //! Reordering stored components by a key (`World::sort_by_key`).
 
-use super::{location, World};
+use super::{World, location};
 use crate::archetype::ArchetypeId;
 use crate::component::{Component, StorageType};
 

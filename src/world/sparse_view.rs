@@ -5,9 +5,9 @@ use std::fmt;
 
 use thiserror::Error;
 
-use super::{missing, World};
+use super::{World, missing};
 use crate::change::Tick;
-use crate::component::{short_type_name, Component, StorageType};
+use crate::component::{Component, StorageType, short_type_name};
 use crate::entity::{Entities, Entity};
 use crate::error::{ComponentError, EntityError};
 use crate::storage::sparse_set::TypedSet;
@@ -26,16 +26,22 @@ use crate::storage::sparse_set::TypedSet;
 pub enum SparseMutError {
     /// The component is stored in tables: adding or removing it moves the
     /// entity between archetypes, which needs the whole world.
-    #[error("component `{0}` is stored in tables, not in a sparse set; use `World::insert_one` and `World::remove_one`")]
+    #[error(
+        "component `{0}` is stored in tables, not in a sparse set; use `World::insert_one` and `World::remove_one`"
+    )]
     NotSparse(String),
     /// Hooks, observers or required components run when the component is
     /// added or removed, and they need the whole world.
-    #[error("component `{0}` has hooks, observers or required components; use `World::insert_one` and `World::remove_one`, which run them")]
+    #[error(
+        "component `{0}` has hooks, observers or required components; use `World::insert_one` and `World::remove_one`, which run them"
+    )]
     Announced(String),
     /// The component is [`Disabled`](crate::Disabled): queries skip
     /// disabled entities through a mirror the world keeps, which a
     /// view of the set alone cannot update.
-    #[error("component `{0}` hides entities from queries; use `World::insert_one` and `World::remove_one`")]
+    #[error(
+        "component `{0}` hides entities from queries; use `World::insert_one` and `World::remove_one`"
+    )]
     Disabling(String),
 }
 

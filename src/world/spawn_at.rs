@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use super::{location, DynamicBundle, World};
+use super::{DynamicBundle, World, location};
 use crate::archetype::ArchetypeId;
 use crate::entity::Entity;
 
@@ -102,7 +102,9 @@ pub enum RestoreEntitiesError {
     /// Slot `index` is live in one of the world and the snapshot and not
     /// in the other, or live in both with different generations: spawn the
     /// snapshot's live entities with [`World::spawn_at`] first.
-    #[error("entity slot {index} is not live in the world as in the snapshot (spawn the snapshot's live entities with `spawn_at` first)")]
+    #[error(
+        "entity slot {index} is not live in the world as in the snapshot (spawn the snapshot's live entities with `spawn_at` first)"
+    )]
     LiveMismatch {
         /// The entity index.
         index: u32,
@@ -238,17 +240,17 @@ impl World {
                 None => {
                     return Err(RestoreEntitiesError::Malformed(format!(
                         "free slot {index} is out of range"
-                    )))
+                    )));
                 }
                 Some(&(_, true)) => {
                     return Err(RestoreEntitiesError::Malformed(format!(
                         "free slot {index} is live"
-                    )))
+                    )));
                 }
                 Some(_) if seen[i] => {
                     return Err(RestoreEntitiesError::Malformed(format!(
                         "free slot {index} is listed twice"
-                    )))
+                    )));
                 }
                 Some(_) => seen[i] = true,
             }

@@ -6,7 +6,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 
 use crate::bundle::Bundle;
-use crate::component::{short_type_name, CloneBehavior, CloneBoxed, Component};
+use crate::component::{CloneBehavior, CloneBoxed, Component, short_type_name};
 use crate::dynamic::{ComponentSchema, DynamicComponent};
 use crate::entity::Entity;
 use crate::error::{ComponentError, EntityError};
