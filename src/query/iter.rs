@@ -15,9 +15,16 @@
 //! gives back the ones it moved, so the iterator is never pinned in memory
 //! and the compiler keeps the run in registers across the loop body.
 //! `fold` (and so `for_each`, `sum`, `count`, ...) walks each run
-//! with its own counted loop, which the compiler can unroll and vectorise:
-//! a `for` loop cannot give it that shape, so `for_each` stays the fastest
-//! form for bodies that vectorise.
+//! with its own counted loop, which the compiler can unroll and vectorise.
+//! A `for` loop over one run gets the same counted loop (see `one_run`),
+//! but not the same code: `fold` hands each item to the closure as its
+//! arguments, whose `&`/`&mut` references the compiler may assume do not
+//! overlap, so it can pair a row's loads and stores of neighbouring fields
+//! (SLP) and then unroll the smaller loop. A `for` loop's body uses the
+//! references where `next` made them, from column pointers the compiler
+//! cannot prove apart, so it keeps every load and store in source order.
+//! Nothing the iterator can do reaches the body's accesses: `for_each`
+//! stays the fastest form for bodies that vectorise.
 
 use std::fmt;
 use std::ops::Range;
@@ -72,9 +79,11 @@ pub struct QueryIter<'w, 's, Q: QueryData, F: QueryFilter> {
     /// True when the current run is the walk's last: the row step then
     /// ends the walk without looking for another run. Set when the walk is
     /// made and never changed, so the compiler can split a `for` loop on
-    /// it, and the one-run copy of the loop is a plain counted loop that
-    /// it can unroll and vectorise as it does `fold`'s. Never set for a
-    /// walk that stamps its rows one by one (see `refill`).
+    /// it, and the one-run copy of the loop is a plain counted loop (one
+    /// induction variable, one exit at `bound`). It is still not `fold`'s
+    /// code: the body's accesses carry no aliasing facts (see the module
+    /// docs), so the compiler neither pairs nor unrolls them. Never set for
+    /// a walk that stamps its rows one by one (see `refill`).
     one_run: bool,
     /// True when nothing the query writes tracks change ticks: the row
     /// step then runs to `end` (see `bound`). Set when the walk is made.
