@@ -2820,29 +2820,28 @@ fn map_entities_derive_shapes() {
     assert!(matches!(orders[2], Order::Guard { who, .. } if who == b));
 }
 
-// ----- the fast paths keep the same answers -----------------------------------------------
+// ----- values read by the formats' own deserializers ---------------------------------------
 
-/// A plain RON scene is read without parsing its values; a value with a
-/// syntax error is then reported when loading, with its location, and the
-/// world is unchanged.
+/// Reading a RON scene checks the syntax of every value (the values are
+/// skipped, not decoded): a value with a syntax error is a syntax error of
+/// the file, with the location of the offending token.
 #[test]
-fn a_malformed_value_in_a_plain_scene_is_found_when_loading() {
+fn a_malformed_value_is_a_syntax_error_when_reading() {
     let text = "(entities: [\n  (id: 1, components: {\"Position\": (x: 1.0, y: 2.0)}),\n  (id: 2, components: {\"Position\": (x: 1.0 y: 2.0)}),\n])";
-    let err = ron_error(text);
-    let SceneError::WrongShape {
-        component,
+    let err = Scene::from_ron_str(text).unwrap_err();
+    let SceneError::Syntax {
+        format: "RON",
         at: Where::Text(at),
         ..
     } = &err
     else {
         panic!("{err:?}");
     };
-    assert_eq!(component, "Position");
-    assert_eq!(at.line, 3, "{err}");
+    assert_eq!(*at, find(text, "y: 2.0)}),\n]"), "{err}");
 }
 
-/// Values the plain decoder leaves to ron (escapes, comments, hex, explicit
-/// `Some`) load the same as plain ones.
+/// Values with escapes, comments, hex numbers and explicit `Some` load as
+/// plain ones do.
 #[test]
 fn values_outside_the_plain_subset_load_through_ron() {
     let registry = registry();
