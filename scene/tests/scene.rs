@@ -2967,3 +2967,47 @@ fn a_loaded_world_iterates_in_the_saved_order() {
         assert_eq!(write(&again, format), write(&scene, format), "{format:?}");
     }
 }
+
+/// A text scene keeps its file, not its values: written back in its own
+/// format before it is resolved, it is the file as it was (comments and
+/// all); another format needs `resolve`, which decodes every value with
+/// its type in one walk over the file.
+#[test]
+fn an_unresolved_text_scene_writes_back_as_its_file() {
+    let text = "// a village\n(entities: [(id: 1, components: {\"Health\": (3), \"Position\": (x: 1.0, y: 2.0)})])";
+    let scene = Scene::from_ron_str(text).unwrap();
+    assert_eq!(scene.to_ron_string().unwrap(), text);
+    assert!(matches!(
+        scene.to_json_string(),
+        Err(SceneError::Unresolved {
+            from: "RON",
+            to: "JSON",
+            ..
+        })
+    ));
+    let mut resolved = scene.clone();
+    resolved.resolve(&registry()).unwrap();
+    let json = resolved.to_json_string().unwrap();
+    let mut world = World::new();
+    let spawned = Scene::from_json_str(&json)
+        .unwrap()
+        .spawn_into(&mut world, &registry())
+        .unwrap();
+    assert_eq!(world.get::<Health>(spawned[1]), Ok(&Health(3)));
+    assert_eq!(
+        world.get::<Position>(spawned[1]),
+        Ok(&Position { x: 1.0, y: 2.0 })
+    );
+    // A value that does not fit its type fails `resolve` with its field
+    // and the position of the offending token.
+    let bad = "(entities: [(id: 1, components: {\"Position\": (x: 1.0, y: \"up\")})])";
+    let err = Scene::from_ron_str(bad)
+        .unwrap()
+        .resolve(&registry())
+        .unwrap_err();
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, path, at: Where::Text(at), .. }
+            if component == "Position" && path == "y" && *at == find(bad, "\"up\"")),
+        "{err:?}"
+    );
+}
