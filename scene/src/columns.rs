@@ -74,6 +74,13 @@ pub(crate) trait PendingColumn: Send {
     /// Decodes one value (of a text scene, or a binary prefab) and appends it.
     fn push_value(&mut self, value: &SceneValue) -> Result<(), DecodeError>;
 
+    /// Decodes one value from a type-erased deserializer (the walk over a
+    /// text scene, see `doc`) and appends it.
+    fn push_erased(
+        &mut self,
+        de: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<(), erased_serde::Error>;
+
     /// Decodes one value from the front of `bytes` and appends it; returns
     /// the bytes after it.
     fn push_postcard<'b>(&mut self, bytes: &'b [u8]) -> Result<&'b [u8], DecodeError>;
@@ -108,6 +115,15 @@ struct ColumnOf<T> {
 impl<T: Component + DeserializeOwned> PendingColumn for ColumnOf<T> {
     fn push_value(&mut self, value: &SceneValue) -> Result<(), DecodeError> {
         self.values.push(value.decode(PhantomData::<T>)?);
+        Ok(())
+    }
+
+    #[inline]
+    fn push_erased(
+        &mut self,
+        de: &mut dyn erased_serde::Deserializer<'_>,
+    ) -> Result<(), erased_serde::Error> {
+        self.values.push(erased_serde::deserialize(de)?);
         Ok(())
     }
 

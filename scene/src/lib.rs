@@ -57,39 +57,14 @@
 
 mod columns;
 mod depth;
+mod doc;
 mod error;
 mod load;
 mod reflect;
 mod registry;
-mod ron_fast;
-mod ron_scan;
 mod save;
 mod text;
 mod value;
-
-/// The deterministic generator the RON differential tests share.
-#[cfg(test)]
-mod test_rng {
-    /// A small deterministic generator (xorshift).
-    pub(crate) struct Rng(pub(crate) u64);
-
-    impl Rng {
-        pub(crate) fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-
-        pub(crate) fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        pub(crate) fn pick<'a>(&mut self, list: &[&'a str]) -> &'a str {
-            list[self.below(list.len())]
-        }
-    }
-}
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -100,7 +75,7 @@ pub use reflect::ValueError;
 pub use registry::{AsComponent, AsResource, Registration, TypeRegistry};
 
 use mosaic::ComponentSchema;
-use value::SceneValue;
+use value::{SceneValue, Spot};
 
 /// A scene: entities, prefabs, resources and runtime-defined component
 /// schemas, read from a file or saved from a world.
@@ -134,13 +109,16 @@ use value::SceneValue;
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Scene {
-    schemas: Vec<(ComponentSchema, Where)>,
+    schemas: Vec<(ComponentSchema, Spot)>,
     resources: Vec<SceneComponent>,
     prefabs: Vec<Prefab>,
     entities: Vec<SceneEntity>,
     /// Entities stored a component column at a time (saved from a world,
     /// or read from a binary scene); they come after `entities`.
     tables: Vec<SceneTable>,
+    /// The file a text scene was read from: its values are decoded from it
+    /// when loaded (and it is written back as it was, until resolved).
+    text: Option<std::sync::Arc<value::Source>>,
     /// The registry a saved scene was made with: it writes the values of
     /// `tables` in the text formats.
     registry: Option<TypeRegistry>,
@@ -219,7 +197,7 @@ pub(crate) struct Prefab {
     name: String,
     extends: Option<String>,
     components: Vec<SceneComponent>,
-    at: Where,
+    at: Spot,
 }
 
 /// One entity of the scene.
@@ -228,7 +206,7 @@ pub(crate) struct SceneEntity {
     id: u64,
     prefab: Option<String>,
     components: Vec<SceneComponent>,
-    at: Where,
+    at: Spot,
 }
 
 impl Scene {

@@ -3,14 +3,17 @@
 //! [`Scene::spawn_into`] is a pipeline of small steps, each a function here:
 //!
 //! 1. **Parsed** (before `spawn_into`, by `Scene::from_*`): the document's
-//!    shape, names and ids; each text value kept as its span of the file,
-//!    each binary column as its bytes.
+//!    shape, names and ids, every value's syntax (skipped, not decoded);
+//!    a text scene keeps its file, a binary one each column's bytes.
 //! 2. **Checked**: schemas valid and consistent with the world and the
 //!    registry (`check_schemas`); prefab names unique, every `extends`
 //!    known, no cycle (`PrefabPlan::check`); entity ids unique and not
 //!    reserved (`check_ids`).
 //! 3. **Decoded**: every value decoded with its registered type or schema
-//!    (each prefab's own values once, kept as postcard bytes that its
+//!    (a text scene's as a walk over its file meets it, see `walk`: one
+//!    walk for prefabs and resources, if any, one for entities, so each
+//!    value is read once, by the format's own deserializer, straight into
+//!    its typed column; each prefab's own values once, kept as postcard bytes that its
 //!    entities and later `spawn_prefab`s decode, then each prefab resolved
 //!    once from its base, `Prefabs::resolve`; entities' values into one typed
 //!    column per component and group of entities with the same
@@ -33,6 +36,8 @@
 //! observers, required-component constructors) runs only in step 4, where
 //! a panic among it is held until the whole scene is in.
 
+mod walk;
+
 use std::cell::OnceCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
@@ -42,9 +47,10 @@ use rustc_hash::FxHashMap;
 use super::columns::{left_over, PendingColumn};
 use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, Pending, TakeFn, TypeRegistry};
+use super::value::Spot;
 use super::value::{
-    entity_refs_decoded, scene_id, scene_key, take_postcard, DecodeError, DynamicSeed, SceneValue,
-    SerDynamic,
+    entity_refs_decoded, scene_id, scene_key, take_postcard, to_content, DecodeError, DynamicSeed,
+    SceneValue, SerDynamic,
 };
 use super::{Prefab, Scene, SceneComponent, SceneTable, TableColumn};
 use mosaic::Bundle;
@@ -230,6 +236,12 @@ impl Decoder<'_> {
                 return Ok(Box::new(PendingDynamic(value)));
             }
         }
+        Err(self.unknown(c, kind))
+    }
+
+    /// The error for `c`, whose name is neither registered as `kind` nor
+    /// (a component) the name of a schema.
+    fn unknown(&self, c: &SceneComponent, kind: Kind) -> SceneError {
         let known: Vec<&str> = match kind {
             Kind::Component => self
                 .registry
@@ -238,7 +250,7 @@ impl Decoder<'_> {
                 .collect(),
             Kind::Resource => self.registry.names_of(kind).collect(),
         };
-        Err(SceneError::UnknownComponent {
+        SceneError::UnknownComponent {
             kind: match kind {
                 Kind::Component => "component",
                 Kind::Resource => "resource",
@@ -246,7 +258,7 @@ impl Decoder<'_> {
             name: c.name.clone(),
             suggestion: suggest(&c.name, known),
             at: c.value.at(),
-        })
+        }
     }
 
     /// Decodes prefab component `c`, checks its entity references (to the
@@ -258,7 +270,18 @@ impl Decoder<'_> {
         c: &SceneComponent,
         keys: &Keys<'_>,
     ) -> Result<SceneComponent, SceneError> {
-        let mut pending = vec![self.decode(c, Kind::Component)?];
+        let decoded = self.decode(c, Kind::Component)?;
+        self.keep_once(decoded, keys)
+    }
+
+    /// [`Decoder::decode_once`] of a value already decoded (`decoded`).
+    fn keep_once(
+        &self,
+        decoded: Decoded<'_>,
+        keys: &Keys<'_>,
+    ) -> Result<SceneComponent, SceneError> {
+        let c = decoded.0;
+        let mut pending = vec![decoded];
         map_pending(&mut pending, keys.get())?;
         if !matches!(c.value, SceneValue::Text { .. }) {
             return Ok(c.clone());
@@ -271,19 +294,32 @@ impl Decoder<'_> {
                 .downcast_ref::<PendingDynamic>()
                 .and_then(|d| postcard::to_allocvec(&SerDynamic(&d.0)).ok()),
         };
-        let Some(bytes) = bytes else {
-            return Ok(c.clone());
-        };
-        let encoded = SceneComponent {
-            name: c.name.clone(),
-            value: SceneValue::Binary(bytes),
-        };
-        // Postcard is not self-describing: a type that reads itself with
-        // `deserialize_any` writes bytes it cannot read back.
-        match self.decode(&encoded, Kind::Component) {
-            Ok(_) => Ok(encoded),
-            Err(_) => Ok(c.clone()),
+        if let Some(bytes) = bytes {
+            let encoded = SceneComponent {
+                name: c.name.clone(),
+                value: SceneValue::Binary(bytes),
+            };
+            // Postcard is not self-describing: a type that reads itself with
+            // `deserialize_any` writes bytes it cannot read back.
+            if self.decode(&encoded, Kind::Component).is_ok() {
+                return Ok(encoded);
+            }
         }
+        // Then in the serde data model, which is self-describing.
+        let content = match self.registry.get(&c.name, Kind::Component) {
+            Some(entry) => entry.content_of(value.as_ref()),
+            None => value
+                .as_any()
+                .downcast_ref::<PendingDynamic>()
+                .and_then(|d| to_content(&SerDynamic(&d.0)).ok()),
+        };
+        Ok(match content {
+            Some(content) => SceneComponent {
+                name: c.name.clone(),
+                value: SceneValue::Content(content),
+            },
+            None => c.clone(),
+        })
     }
 
     /// Decodes a list of components (later ones replace earlier ones of the
@@ -825,7 +861,7 @@ impl PrefabPlan {
                 return Err(SceneError::Duplicate {
                     what: "prefab",
                     name: p.name.clone(),
-                    at: p.at.clone(),
+                    at: p.at.at(),
                 });
             }
             check_unique(&p.components, "component")?;
@@ -839,7 +875,7 @@ impl PrefabPlan {
                         name: name.to_owned(),
                         in_prefab: Some(p.name.clone()),
                         suggestion: suggest(name, by_name.keys().copied()),
-                        at: p.at.clone(),
+                        at: p.at.at(),
                     })?)
                 }
             });
@@ -1140,10 +1176,11 @@ impl Scene {
             map: OnceCell::new(),
         };
         let refs_before = entity_refs_decoded();
-        let prefabs = Prefabs::resolve(&self.prefabs, &plan, &decoder, &keys)?;
+        let mut early = self.early_values(&decoder)?;
+        let prefabs = Prefabs::resolve(&self.prefabs, &plan, &decoder, &keys, &mut early)?;
         let batch = self.decode_entities(&keys, &prefabs, &decoder)?;
         check_cycles(&batch.dynamics, &order)?;
-        let resources = self.decode_resources(&keys, &decoder)?;
+        let resources = self.decode_resources(&keys, &decoder, &mut early)?;
 
         // Everything checked and decoded: now change the world.
         let (spawned, map, caught) = Apply {
@@ -1203,7 +1240,7 @@ impl Scene {
                 return Err(SceneError::Duplicate {
                     what: "schema",
                     name: schema.name().to_owned(),
-                    at: at.clone(),
+                    at: at.at(),
                 });
             }
             if check_schema(schema, at, &decoder, world)? {
@@ -1226,7 +1263,7 @@ impl Scene {
         let at_position = |i: usize, id: u64| {
             self.entities
                 .get(i)
-                .map_or_else(|| binary_entity(id), |e| e.at.clone())
+                .map_or_else(|| binary_entity(id), |e| e.at.at())
         };
         // A reserved id would share its key with its low 32 bits.
         if let Some(i) = order
@@ -1274,11 +1311,19 @@ impl Scene {
             dynamics: Vec::new(),
         };
         let mut position = 0;
-        for e in &self.entities {
-            check_unique(&e.components, "component")?;
-            let base = prefabs.base(&e.prefab, || e.at.clone())?;
-            batch.add_entity(merge(base, &e.components), position, decoder)?;
-            position += 1;
+        match self.walked() {
+            Some(source) => {
+                self.decode_text_entities(source, &mut batch, prefabs, decoder)?;
+                position = self.entities.len();
+            }
+            None => {
+                for e in &self.entities {
+                    check_unique(&e.components, "component")?;
+                    let base = prefabs.base(&e.prefab, || e.at.at())?;
+                    batch.add_entity(merge(base, &e.components), position, decoder)?;
+                    position += 1;
+                }
+            }
         }
         for table in &self.tables {
             let base = prefabs.base(&table.prefab, || binary_entity(table.first_id()))?;
@@ -1293,11 +1338,16 @@ impl Scene {
         &self,
         keys: &Keys<'_>,
         decoder: &Decoder<'_>,
+        early: &mut walk::EarlyValues,
     ) -> Result<Vec<Box<dyn Pending>>, SceneError> {
         check_unique(&self.resources, "resource")?;
         let mut resources = Vec::with_capacity(self.resources.len());
-        for r in &self.resources {
-            let mut pending = vec![decoder.decode(r, Kind::Resource)?];
+        for (j, r) in self.resources.iter().enumerate() {
+            let decoded = match early.resource(j, r) {
+                Some(decoded) => decoded,
+                None => decoder.decode(r, Kind::Resource)?,
+            };
+            let mut pending = vec![decoded];
             map_pending(&mut pending, keys.get())?;
             resources.extend(pending.into_iter().map(|(_, p, _)| p));
         }
@@ -1306,11 +1356,11 @@ impl Scene {
 }
 
 /// A schema error for `schema`, at `at`.
-fn schema_error(schema: &ComponentSchema, at: &Where, error: SchemaError) -> SceneError {
+fn schema_error(schema: &ComponentSchema, at: &Spot, error: SchemaError) -> SceneError {
     SceneError::Schema {
         component: schema.name().to_owned(),
         error,
-        at: at.clone(),
+        at: at.at(),
     }
 }
 
@@ -1319,7 +1369,7 @@ fn schema_error(schema: &ComponentSchema, at: &Where, error: SchemaError) -> Sce
 /// Returns true if it is new to the world.
 fn check_schema(
     schema: &ComponentSchema,
-    at: &Where,
+    at: &Spot,
     decoder: &Decoder<'_>,
     world: &World,
 ) -> Result<bool, SceneError> {
@@ -1376,16 +1426,19 @@ impl<'s> Prefabs<'s> {
         plan: &PrefabPlan,
         decoder: &Decoder<'_>,
         keys: &Keys<'_>,
+        early: &mut walk::EarlyValues,
     ) -> Result<Prefabs<'s>, SceneError> {
-        let own = prefabs
-            .iter()
-            .map(|p| {
-                p.components
-                    .iter()
-                    .map(|c| decoder.decode_once(c, keys))
-                    .collect()
-            })
-            .collect::<Result<Vec<Vec<SceneComponent>>, SceneError>>()?;
+        let mut own = Vec::with_capacity(prefabs.len());
+        for (i, p) in prefabs.iter().enumerate() {
+            let mut list = Vec::with_capacity(p.components.len());
+            for (j, c) in p.components.iter().enumerate() {
+                list.push(match early.prefab(i, j, c) {
+                    Some(decoded) => decoder.keep_once(decoded, keys)?,
+                    None => decoder.decode_once(c, keys)?,
+                });
+            }
+            own.push(list);
+        }
         Ok(Prefabs {
             resolved: plan.apply(&own),
             index: prefabs

@@ -6,6 +6,7 @@ use std::any::TypeId;
 
 use thiserror::Error;
 
+use super::doc::Place;
 use super::registry::{Kind, TypeRegistry};
 use super::value::{Format, SceneValue, Source};
 use mosaic::{Entity, World};
@@ -313,12 +314,9 @@ fn to_json(
 }
 
 fn json_value(json: &str) -> SceneValue {
-    let source = Source::new(json, ron::extensions::Extensions::empty());
-    let span = 0..source.text.len();
     SceneValue::Text {
-        format: Format::Json,
-        source,
-        span,
+        source: Source::new(json, Format::Json, ron::extensions::Extensions::empty()),
+        place: Place::Whole,
     }
 }
 

@@ -73,6 +73,14 @@ fn postcard_of<T: Serialize + Send + Sync + 'static>(pending: &dyn Pending) -> O
     postcard::to_allocvec(value).ok()
 }
 
+/// A decoded `T` in the serde data model (`None` if `pending` is not one).
+fn content_of<T: Serialize + Send + Sync + 'static>(
+    pending: &dyn Pending,
+) -> Option<Content<'static>> {
+    let value = &pending.as_any().downcast_ref::<PendingValue<T>>()?.value;
+    to_content(value).ok()
+}
+
 /// Puts a component onto its entity. The loader spawned the entity just
 /// before; only a hook or observer run by an earlier insert can have
 /// despawned it since, and then the value has nowhere to go.
@@ -99,6 +107,26 @@ fn transcode<T: Serialize + DeserializeOwned>(
         path: String::new(),
         at: value.at(),
     })
+}
+
+/// Decodes a `T` from a type-erased deserializer (a value met in the walk
+/// over a text scene) and puts it in the serde data model.
+fn transcode_erased<T: Serialize + DeserializeOwned>(
+    de: &mut dyn erased_serde::Deserializer<'_>,
+) -> Result<Content<'static>, erased_serde::Error> {
+    let value: T = erased_serde::deserialize(de)?;
+    to_content(&value).map_err(serde::de::Error::custom)
+}
+
+/// Decodes a `T` from a type-erased deserializer (a value met in the walk
+/// over a text scene).
+fn erased_as<T: Send + Sync + 'static + DeserializeOwned>(
+    de: &mut dyn erased_serde::Deserializer<'_>,
+    map: Option<MapFn<T>>,
+    put: PutFn<T>,
+) -> Result<Box<dyn Pending>, erased_serde::Error> {
+    let value: T = erased_serde::deserialize(de)?;
+    Ok(Box::new(PendingValue { value, map, put }))
 }
 
 fn decode_as<T: Send + Sync + 'static + DeserializeOwned>(
@@ -196,6 +224,14 @@ fn decode_edges<R: Relationship + DeserializeOwned>(
     Ok(Box::new(PendingEdges { edges }))
 }
 
+fn erased_edges<R: Relationship + DeserializeOwned>(
+    de: &mut dyn erased_serde::Deserializer<'_>,
+) -> Result<Box<dyn Pending>, erased_serde::Error> {
+    let edges: EdgeList<R> = erased_serde::deserialize(de)?;
+    check_edges(&edges).map_err(serde::de::Error::custom)?;
+    Ok(Box::new(PendingEdges { edges }))
+}
+
 fn take_edges<R: Relationship + DeserializeOwned>(
     bytes: &[u8],
 ) -> Result<(Box<dyn Pending>, &[u8]), DecodeError> {
@@ -211,6 +247,11 @@ fn take_edges<R: Relationship + DeserializeOwned>(
 fn edges_postcard<R: Relationship + Serialize>(pending: &dyn Pending) -> Option<Vec<u8>> {
     let edges = &pending.as_any().downcast_ref::<PendingEdges<R>>()?.edges;
     postcard::to_allocvec(edges).ok()
+}
+
+fn edges_content<R: Relationship + Serialize>(pending: &dyn Pending) -> Option<Content<'static>> {
+    let edges = &pending.as_any().downcast_ref::<PendingEdges<R>>()?.edges;
+    to_content(edges).ok()
 }
 
 /// A source's edges, written as an [`EdgeList`] without building one.
@@ -256,10 +297,16 @@ pub(crate) enum Kind {
 }
 
 type DecodeFn = fn(&SceneValue) -> Result<Box<dyn Pending>, DecodeError>;
+/// Decodes one value from a type-erased deserializer (see `doc`).
+pub(crate) type ErasedDecodeFn =
+    fn(&mut dyn erased_serde::Deserializer<'_>) -> Result<Box<dyn Pending>, erased_serde::Error>;
+type ErasedContentFn =
+    fn(&mut dyn erased_serde::Deserializer<'_>) -> Result<Content<'static>, erased_serde::Error>;
 /// Decodes one value from the front of postcard bytes; returns the rest.
 pub(crate) type TakeFn = for<'b> fn(&'b [u8]) -> Result<(Box<dyn Pending>, &'b [u8]), DecodeError>;
 type TranscodeFn = fn(&SceneValue) -> Result<Content<'static>, DecodeError>;
 type PostcardFn = fn(&dyn Pending) -> Option<Vec<u8>>;
+type ContentOfFn = fn(&dyn Pending) -> Option<Content<'static>>;
 type EncodeFn = fn(&World, Option<Entity>) -> Option<Result<Content<'static>, String>>;
 /// Removes (and drops) the component from an entity; false if it had none.
 type RemoveFn = fn(&mut World, Entity) -> bool;
@@ -287,8 +334,13 @@ pub(crate) struct Entry {
     pub kind: Kind,
     pub maps_entities: bool,
     decode: DecodeFn,
+    /// `decode`, from the deserializer of a walk over a text scene.
+    pub decode_erased: ErasedDecodeFn,
     transcode: TranscodeFn,
+    /// `transcode`, from the deserializer of a walk over a text scene.
+    pub transcode_erased: ErasedContentFn,
     postcard: PostcardFn,
+    content_of: ContentOfFn,
     encode: EncodeFn,
     /// Components only.
     remove: Option<RemoveFn>,
@@ -320,6 +372,11 @@ impl Entry {
     /// if postcard cannot write it).
     pub fn to_postcard(&self, pending: &dyn Pending) -> Option<Vec<u8>> {
         (self.postcard)(pending)
+    }
+
+    /// `pending` (a value this entry decoded) in the serde data model.
+    pub fn content_of(&self, pending: &dyn Pending) -> Option<Content<'static>> {
+        (self.content_of)(pending)
     }
 
     /// The value decoded with its type and put in the serde data model.
@@ -428,6 +485,7 @@ impl<T: Component + DeserializeOwned + MapEntities> Registration<'_, T, AsCompon
         let entry = &mut inner.entries[self.index];
         entry.maps_entities = true;
         entry.decode = |value| decode_as::<T>(value, Some(map_with::<T>), put_component::<T>);
+        entry.decode_erased = |de| erased_as::<T>(de, Some(map_with::<T>), put_component::<T>);
         if let Some(column) = &mut entry.column {
             column.new = Some(|| new_column::<T>(Some(map_with::<T>)));
         }
@@ -453,6 +511,7 @@ impl<T: Send + Sync + 'static + DeserializeOwned + MapEntities> Registration<'_,
         let entry = &mut inner.entries[self.index];
         entry.maps_entities = true;
         entry.decode = |value| decode_as::<T>(value, Some(map_with::<T>), put_resource::<T>);
+        entry.decode_erased = |de| erased_as::<T>(de, Some(map_with::<T>), put_resource::<T>);
         self
     }
 }
@@ -522,8 +581,11 @@ impl TypeRegistry {
             kind: Kind::Component,
             maps_entities: false,
             decode: |value| decode_as::<T>(value, None, put_component::<T>),
+            decode_erased: |de| erased_as::<T>(de, None, put_component::<T>),
             transcode: transcode::<T>,
+            transcode_erased: transcode_erased::<T>,
             postcard: postcard_of::<T>,
+            content_of: content_of::<T>,
             encode: encode::<T>,
             remove: Some(|world, entity| world.remove_one::<T>(entity).is_ok()),
             column: Some(ColumnFns {
@@ -582,8 +644,11 @@ impl TypeRegistry {
             kind: Kind::Resource,
             maps_entities: false,
             decode: |value| decode_as::<R>(value, None, put_resource::<R>),
+            decode_erased: |de| erased_as::<R>(de, None, put_resource::<R>),
             transcode: transcode::<R>,
+            transcode_erased: transcode_erased::<R>,
             postcard: postcard_of::<R>,
+            content_of: content_of::<R>,
             encode: encode::<R>,
             remove: None,
             column: None,
@@ -668,8 +733,11 @@ impl TypeRegistry {
             kind: Kind::Component,
             maps_entities: true,
             decode: decode_edges::<R>,
+            decode_erased: erased_edges::<R>,
             transcode: transcode::<EdgeList<R>>,
+            transcode_erased: transcode_erased::<EdgeList<R>>,
             postcard: edges_postcard::<R>,
+            content_of: edges_content::<R>,
             encode: encode_edges::<R>,
             remove: Some(|world, entity| world.unrelate_all::<R>(entity) > 0),
             column: Some(ColumnFns {

@@ -1,14 +1,17 @@
 //! Saving a world (or some of its entities) as a scene, and resolving a
 //! scene's values into the serde data model.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::de::DeserializeSeed;
+use serde_content::Value as Content;
 
 use super::columns::{left_over, write_postcard, Codec};
+use super::doc::{self, Place, Section, Stop, Walk};
 use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, TypeRegistry};
-use super::value::{scene_id, to_content, DynamicSeed, SceneValue, SerDynamic};
+use super::value::{scene_id, to_content, DynamicSeed, SceneValue, SerDynamic, Spot};
 use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
-use mosaic::{ArchetypeId, ComponentId, Entity, SchemaError, StorageType, World};
+use mosaic::{ArchetypeId, ComponentId, ComponentSchema, Entity, SchemaError, StorageType, World};
 
 /// Consecutive entities of one archetype with the same sparse components:
 /// saved as one [`SceneTable`].
@@ -103,7 +106,7 @@ fn save(
     }
     scene.schemas = world
         .dynamic_schemas()
-        .map(|s| (s.clone(), Default::default()))
+        .map(|s| (s.clone(), Spot::Known(Where::Unknown)))
         .collect();
     scene.registry = Some(registry.clone());
     Ok(scene)
@@ -265,49 +268,15 @@ impl Scene {
     /// ```
     pub fn resolve(&mut self, registry: &TypeRegistry) -> Result<(), SceneError> {
         let schemas: Vec<_> = self.schemas.iter().map(|(s, _)| s.clone()).collect();
-        let resolve_one = |c: &mut SceneComponent, kind: Kind| -> Result<(), SceneError> {
-            if matches!(c.value, SceneValue::Content(_)) {
-                return Ok(());
+        let mut walked = self.walk_contents(registry, &schemas)?;
+        let mut resolve_one = |c: &mut SceneComponent, kind: Kind| -> Result<(), SceneError> {
+            if let SceneValue::Text { place, .. } = c.value {
+                if let Some(content) = walked.remove(&place) {
+                    c.value = SceneValue::Content(content);
+                    return Ok(());
+                }
             }
-            let wrong = |e: super::value::DecodeError| SceneError::WrongShape {
-                component: c.name.clone(),
-                path: e.path,
-                message: e.message,
-                at: e.at,
-            };
-            let content = if let Some(entry) = registry.get(&c.name, kind) {
-                entry.to_content(&c.value).map_err(wrong)?
-            } else if let Some(schema) = schemas
-                .iter()
-                .find(|s| kind == Kind::Component && s.name() == c.name)
-            {
-                let value = c.value.decode(DynamicSeed(schema)).map_err(wrong)?;
-                to_content(&SerDynamic(&value)).map_err(|message| SceneError::Encode {
-                    component: c.name.clone(),
-                    message,
-                })?
-            } else {
-                return Err(SceneError::UnknownComponent {
-                    kind: if kind == Kind::Component {
-                        "component"
-                    } else {
-                        "resource"
-                    },
-                    name: c.name.clone(),
-                    suggestion: suggest(
-                        &c.name,
-                        registry.names_of(kind).chain(
-                            schemas
-                                .iter()
-                                .filter(|_| kind == Kind::Component)
-                                .map(|s| s.name()),
-                        ),
-                    ),
-                    at: c.value.at(),
-                });
-            };
-            c.value = SceneValue::Content(content);
-            Ok(())
+            resolve_value(c, kind, registry, &schemas)
         };
         for e in &mut self.entities {
             for c in &mut e.components {
@@ -356,5 +325,137 @@ impl Scene {
         }
         self.registry = Some(registry.clone());
         Ok(())
+    }
+
+    /// The values of a text scene in the serde data model, each decoded
+    /// with its type in one walk over the file (none for other scenes).
+    fn walk_contents(
+        &self,
+        registry: &TypeRegistry,
+        schemas: &[ComponentSchema],
+    ) -> Result<FxHashMap<Place, Content<'static>>, SceneError> {
+        let Some(source) = self.walked() else {
+            return Ok(FxHashMap::default());
+        };
+        let mut walk = ContentWalk {
+            registry,
+            schemas,
+            out: FxHashMap::default(),
+            failed: None,
+        };
+        let Err(e) = doc::run(source, &mut walk) else {
+            return Ok(walk.out);
+        };
+        // The failed value on its own, for its error.
+        if let Some((c, kind)) = walk.failed.and_then(|place| self.component_at(place)) {
+            let mut one = c.clone();
+            resolve_value(&mut one, kind, registry, schemas)?;
+        }
+        Err(SceneError::Syntax {
+            format: source.format.name(),
+            message: e.message,
+            at: Where::Text(source.location(e.offset)),
+        })
+    }
+}
+
+/// Decodes one value with its type (or schema) into the serde data model.
+fn resolve_value(
+    c: &mut SceneComponent,
+    kind: Kind,
+    registry: &TypeRegistry,
+    schemas: &[ComponentSchema],
+) -> Result<(), SceneError> {
+    if matches!(c.value, SceneValue::Content(_)) {
+        return Ok(());
+    }
+    let wrong = |e: super::value::DecodeError| SceneError::WrongShape {
+        component: c.name.clone(),
+        path: e.path,
+        message: e.message,
+        at: e.at,
+    };
+    let content = if let Some(entry) = registry.get(&c.name, kind) {
+        entry.to_content(&c.value).map_err(wrong)?
+    } else if let Some(schema) = schemas
+        .iter()
+        .find(|s| kind == Kind::Component && s.name() == c.name)
+    {
+        let value = c.value.decode(DynamicSeed(schema)).map_err(wrong)?;
+        to_content(&SerDynamic(&value)).map_err(|message| SceneError::Encode {
+            component: c.name.clone(),
+            message,
+        })?
+    } else {
+        return Err(SceneError::UnknownComponent {
+            kind: if kind == Kind::Component {
+                "component"
+            } else {
+                "resource"
+            },
+            name: c.name.clone(),
+            suggestion: suggest(
+                &c.name,
+                registry.names_of(kind).chain(
+                    schemas
+                        .iter()
+                        .filter(|_| kind == Kind::Component)
+                        .map(|s| s.name()),
+                ),
+            ),
+            at: c.value.at(),
+        });
+    };
+    c.value = SceneValue::Content(content);
+    Ok(())
+}
+
+/// Decodes each value of a text scene's walk into the serde data model.
+struct ContentWalk<'a> {
+    registry: &'a TypeRegistry,
+    schemas: &'a [ComponentSchema],
+    out: FxHashMap<Place, Content<'static>>,
+    failed: Option<Place>,
+}
+
+impl Walk for ContentWalk<'_> {
+    fn wants(&self, section: Section) -> bool {
+        section != Section::Schemas
+    }
+
+    fn value<'de>(
+        &mut self,
+        place: Place,
+        name: &str,
+        de: &mut dyn erased_serde::Deserializer<'de>,
+    ) -> Result<(), Stop> {
+        let kind = match place {
+            Place::Resource(_) => Kind::Resource,
+            _ => Kind::Component,
+        };
+        let content = if let Some(entry) = self.registry.get(name, kind) {
+            (entry.transcode_erased)(de).ok()
+        } else if let Some(schema) = self
+            .schemas
+            .iter()
+            .find(|s| kind == Kind::Component && s.name() == name)
+        {
+            DynamicSeed(schema)
+                .deserialize(de)
+                .ok()
+                .and_then(|v| to_content(&SerDynamic(&v)).ok())
+        } else {
+            None
+        };
+        match content {
+            Some(content) => {
+                self.out.insert(place, content);
+                Ok(())
+            }
+            None => {
+                self.failed = Some(place);
+                Err(Stop)
+            }
+        }
     }
 }

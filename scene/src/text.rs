@@ -1,8 +1,9 @@
 //! Reading and writing the scene document in each format.
 //!
-//! Component values are not decoded here: the text formats keep each
-//! value's source span (decoded later with its type, so errors point into
-//! the file), and the binary form keeps each value's own bytes.
+//! Component values are not decoded here: reading a text file checks the
+//! document's shape with every value skipped, and the scene keeps the file
+//! (loading walks it once, decoding each value with its type, see `doc`);
+//! the binary form keeps each value's own bytes.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -12,13 +13,14 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use ron::extensions::Extensions;
-use serde::de::{MapAccess, Visitor};
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::columns::{write_postcard, Codec};
+use super::doc::Place;
 use super::error::{SceneError, Where};
-use super::value::{json_offset, Format, SceneValue, Source, ValueWriter};
+use super::value::{json_offset, Format, SceneValue, Source, Spot, ValueWriter};
 use super::{ColumnBytes, Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
 use mosaic::{ComponentSchema, FieldType};
 
@@ -57,88 +59,88 @@ impl<'de, K: Deserialize<'de>, V: Deserialize<'de>> Deserialize<'de> for Ordered
     }
 }
 
+/// The document with every value skipped: what reading a file checks and
+/// keeps (names, ids, prefabs' `extends`, schemas). Values are decoded
+/// when the scene is loaded, in one walk over the file (see `doc`).
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, bound(deserialize = "R: Deserialize<'de>"))]
-struct Doc<R> {
-    /// Each schema's body, read on its own (so errors can say where it is).
+#[serde(deny_unknown_fields)]
+struct Doc {
     #[serde(default)]
-    schemas: Ordered<String, R>,
+    schemas: Ordered<String, Ordered<String, String>>,
     #[serde(default)]
-    resources: Ordered<String, R>,
-    /// Each prefab's body, read on its own as a [`PrefabDoc`] (so errors
-    /// can say where the prefab is).
+    resources: Ordered<String, IgnoredAny>,
     #[serde(default)]
-    prefabs: Ordered<String, R>,
+    prefabs: Ordered<String, PrefabDoc>,
     #[serde(default)]
-    entities: Vec<EntityDoc<R>>,
+    entities: Vec<EntityDoc>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, bound(deserialize = "R: Deserialize<'de>"))]
-struct PrefabDoc<R> {
+#[serde(deny_unknown_fields)]
+struct PrefabDoc {
     #[serde(default)]
     extends: Option<String>,
     #[serde(default)]
-    components: Ordered<String, R>,
+    components: Ordered<String, IgnoredAny>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, bound(deserialize = "R: Deserialize<'de>"))]
-struct EntityDoc<R> {
-    id: R,
+#[serde(deny_unknown_fields)]
+struct EntityDoc {
+    id: Id,
     #[serde(default)]
     prefab: Option<String>,
     #[serde(default)]
-    components: Ordered<String, R>,
+    components: Ordered<String, IgnoredAny>,
 }
 
-/// The source text of one RON value, borrowed from the file.
-///
-/// This is what `ron::value::RawValue` captures, without RawValue's second
-/// pass that re-parses every value to validate it (the value was just
-/// parsed to find its end, and is decoded with its type later): that pass
-/// cost a third of loading a RON scene. It speaks ron's raw-value protocol
-/// (the newtype name below, answered with the value's borrowed text);
-/// `tests/scene.rs` loads RON scenes, so a ron release that changed the
-/// protocol would fail there, not silently.
-pub(crate) struct RonSpan<'a>(pub &'a str);
+/// An entity id: any `u64`, exactly.
+struct Id(u64);
 
-impl<'de> Deserialize<'de> for RonSpan<'de> {
+impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct SpanVisitor;
-        impl<'de> Visitor<'de> for SpanVisitor {
-            type Value = RonSpan<'de>;
+        struct IdVisitor;
+        impl Visitor<'_> for IdVisitor {
+            type Value = Id;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a RON value")
+                f.write_str("an entity id (a whole number from 0 to 2^64 - 1)")
             }
-            fn visit_borrowed_str<E: serde::de::Error>(
-                self,
-                v: &'de str,
-            ) -> Result<Self::Value, E> {
-                Ok(RonSpan(v))
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Id, E> {
+                Ok(Id(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Id, E> {
+                u64::try_from(v)
+                    .map(Id)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Id, E> {
+                u64::try_from(v)
+                    .map(Id)
+                    .map_err(|_| E::custom(format_args!("entity id {v} is larger than 2^64 - 1")))
+            }
+            fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Id, E> {
+                u64::try_from(v)
+                    .map(Id)
+                    .map_err(|_| E::custom(format_args!("entity id {v} is not from 0 to 2^64 - 1")))
             }
         }
-        d.deserialize_newtype_struct(RON_RAW_VALUE, SpanVisitor)
+        d.deserialize_any(IdVisitor)
     }
 }
 
-/// The newtype name by which ron recognises a raw-value request (ron 0.12,
-/// `ron::value::raw`).
-pub(crate) const RON_RAW_VALUE: &str = "$ron::private::RawValue";
-
 /// A schema from its name and `(field, type name)` pairs, as files write
-/// it; `at` is where it is, for errors.
+/// it; `at` says where it is, for errors.
 fn schema_of(
     name: String,
     fields: Vec<(String, String)>,
-    at: &Where,
+    at: impl Fn() -> Where,
 ) -> Result<ComponentSchema, SceneError> {
     let mut schema = ComponentSchema::new(name);
     for (field, ty) in fields {
         let ty: FieldType = ty.parse().map_err(|error| SceneError::Schema {
             component: schema.name().to_owned(),
             error,
-            at: at.clone(),
+            at: at(),
         })?;
         schema = schema.field(field, ty);
     }
@@ -150,71 +152,61 @@ pub(crate) fn ron_options() -> ron::Options {
     ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
 }
 
-/// How a format reads what the document left raw: each value (kept as its
-/// span), and the bodies of prefabs and schemas (parsed on their own).
-trait Bodies<R> {
-    fn value(&self, raw: &R) -> SceneValue;
-    fn prefab(&self, raw: &R) -> Result<PrefabDoc<R>, SceneError>;
-    fn schema(&self, raw: &R) -> Result<Ordered<String, String>, SceneError>;
-}
-
-/// Turns a parsed document into a scene.
-fn build<R>(
-    doc: Doc<R>,
-    bodies: &impl Bodies<R>,
-    format: &'static str,
-) -> Result<Scene, SceneError> {
-    let value = |raw: &R| bodies.value(raw);
-    let components = |list: Ordered<String, R>| -> Vec<SceneComponent> {
+/// Turns a checked document into a scene: each value is its place in
+/// `source`.
+fn build(doc: Doc, source: &Arc<Source>) -> Result<Scene, SceneError> {
+    let spot = |place| Spot::Text {
+        source: Arc::clone(source),
+        place,
+    };
+    let components = |list: Ordered<String, IgnoredAny>, place: &dyn Fn(usize) -> Place| {
         list.0
             .into_iter()
-            .map(|(name, raw)| SceneComponent {
+            .enumerate()
+            .map(|(j, (name, _))| SceneComponent {
                 name,
-                value: value(&raw),
+                value: SceneValue::Text {
+                    source: Arc::clone(source),
+                    place: place(j),
+                },
             })
-            .collect()
+            .collect::<Vec<_>>()
     };
-    let mut schemas = Vec::new();
-    for (name, raw) in doc.schemas.0 {
-        let at = value(&raw).at();
-        let fields = bodies.schema(&raw)?;
-        schemas.push((schema_of(name, fields.0, &at)?, at));
+    let mut schemas = Vec::with_capacity(doc.schemas.0.len());
+    for (i, (name, fields)) in doc.schemas.0.into_iter().enumerate() {
+        let at = spot(Place::SchemaBody(i));
+        schemas.push((schema_of(name, fields.0, || at.at())?, at));
     }
-    let mut prefabs = Vec::with_capacity(doc.prefabs.0.len());
-    for (name, raw) in doc.prefabs.0 {
-        let at = value(&raw).at();
-        let p = bodies.prefab(&raw)?;
-        prefabs.push(Prefab {
+    let prefabs = doc
+        .prefabs
+        .0
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, p))| Prefab {
             name,
             extends: p.extends,
-            components: components(p.components),
-            at,
-        });
-    }
-    let mut entities = Vec::with_capacity(doc.entities.len());
-    for e in doc.entities {
-        let id_value = value(&e.id);
-        let at = id_value.at();
-        let id: u64 = id_value
-            .decode(PhantomData::<u64>)
-            .map_err(|err| SceneError::Syntax {
-                format,
-                message: format!("entity id: {}", err.message),
-                at: err.at,
-            })?;
-        entities.push(SceneEntity {
-            id,
+            components: components(p.components, &|j| Place::PrefabValue(i, j)),
+            at: spot(Place::PrefabBody(i)),
+        })
+        .collect();
+    let entities = doc
+        .entities
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| SceneEntity {
+            id: e.id.0,
             prefab: e.prefab,
-            components: components(e.components),
-            at,
-        });
-    }
+            components: components(e.components, &|j| Place::EntityValue(i, j)),
+            at: spot(Place::EntityId(i)),
+        })
+        .collect();
     Ok(Scene {
         schemas,
-        resources: components(doc.resources),
+        resources: components(doc.resources, &Place::Resource),
         prefabs,
         entities,
         tables: Vec::new(),
+        text: Some(Arc::clone(source)),
         registry: None,
         skipped: Default::default(),
     })
@@ -228,98 +220,20 @@ fn without_bom(text: &str) -> &str {
 
 pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
     let text = without_bom(text);
-    // The common shape, read without parsing each value twice.
-    let plain = Source::new(text, Extensions::empty());
-    if let Some(scene) = super::ron_scan::scan(&plain) {
-        #[cfg(debug_assertions)]
-        check_scan(&scene, parse_ron_with_ron(text));
-        return Ok(scene);
-    }
-    parse_ron_with_ron(text)
-}
-
-/// Debug builds check that the scanner read what ron reads (every test
-/// that reads a RON scene checks it).
-#[cfg(debug_assertions)]
-fn check_scan(scanned: &Scene, parsed: Result<Scene, SceneError>) {
-    type Values = Vec<(String, Option<std::ops::Range<usize>>)>;
-    type Outline = (Vec<(u64, Where, Option<String>, Values)>, Values);
-    fn outline(scene: &Scene) -> Outline {
-        let values = |list: &[SceneComponent]| {
-            list.iter()
-                .map(|c| (c.name.clone(), c.value.span()))
-                .collect::<Vec<_>>()
-        };
-        (
-            scene
-                .entities
-                .iter()
-                .map(|e| (e.id, e.at.clone(), e.prefab.clone(), values(&e.components)))
-                .collect(),
-            values(&scene.resources),
-        )
-    }
-    // A value ron refuses is the loader's to report (with its location),
-    // as the scanner leaves values to it.
-    let Ok(parsed) = parsed else { return };
-    assert_eq!(
-        outline(scanned),
-        outline(&parsed),
-        "RON scanner and ron disagree"
-    );
-    assert!(parsed.schemas.is_empty() && parsed.prefabs.is_empty());
-}
-
-pub(super) fn parse_ron_with_ron(text: &str) -> Result<Scene, SceneError> {
     // The attributes at the top of the file (read when a deserializer is
-    // made; a bad one is reported by the full parse below).
+    // made; a bad one is reported by the parse below).
     let extensions = ron::Deserializer::from_str_with_options(text, &ron_options())
         .map_or(Extensions::empty(), |de| de.extensions())
         - ron_options().default_extensions;
-    let source = Source::new(text, extensions);
-    let doc: Doc<RonSpan<'_>> =
-        ron_options()
-            .from_str(&source.text)
-            .map_err(|e| SceneError::Syntax {
-                format: "RON",
-                message: e.code.to_string(),
-                at: Where::Text(source.ron_error_at(0, &source.text, e.span.start)),
-            })?;
-    build(doc, &RonBodies(&source), "RON")
-}
-
-/// [`Bodies`] of a RON file.
-struct RonBodies<'s>(&'s Arc<Source>);
-
-impl<'s> RonBodies<'s> {
-    /// Parses `raw` (a span of the file) as a `T`, with the file's options.
-    fn parse<'a, T: Deserialize<'a>>(&self, raw: &'a str) -> Result<T, SceneError> {
-        let source = self.0;
-        let options = ron_options().with_default_extension(source.ron_extensions);
-        options.from_str(raw).map_err(|e| SceneError::Syntax {
+    let source = Source::new(text, Format::Ron, extensions);
+    let doc: Doc = ron_options()
+        .from_str(&source.text)
+        .map_err(|e| SceneError::Syntax {
             format: "RON",
             message: e.code.to_string(),
-            at: Where::Text(source.ron_error_at(source.span_of(raw).start, raw, e.span.start)),
-        })
-    }
-}
-
-impl<'a> Bodies<RonSpan<'a>> for RonBodies<'_> {
-    fn value(&self, raw: &RonSpan<'a>) -> SceneValue {
-        SceneValue::Text {
-            format: Format::Ron,
-            source: Arc::clone(self.0),
-            span: self.0.span_of(raw.0),
-        }
-    }
-
-    fn prefab(&self, raw: &RonSpan<'a>) -> Result<PrefabDoc<RonSpan<'a>>, SceneError> {
-        self.parse(raw.0)
-    }
-
-    fn schema(&self, raw: &RonSpan<'a>) -> Result<Ordered<String, String>, SceneError> {
-        self.parse(raw.0)
-    }
+            at: Where::Text(source.ron_error_at(0, &source.text, e.span.start)),
+        })?;
+    build(doc, &source)
 }
 
 /// How deep a JSON scene may nest arrays and objects: serde_json's own
@@ -362,7 +276,7 @@ fn json_too_deep(text: &str) -> Option<usize> {
 
 pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
     let text = without_bom(text);
-    let source = Source::new(text, Extensions::empty());
+    let source = Source::new(text, Format::Json, Extensions::empty());
     if let Some(offset) = json_too_deep(&source.text) {
         return Err(SceneError::Syntax {
             format: "JSON",
@@ -370,54 +284,12 @@ pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
             at: Where::Text(source.location(offset)),
         });
     }
-    let doc: Doc<&serde_json::value::RawValue> =
-        serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
-            format: "JSON",
-            message: strip_position(&e),
-            at: Where::Text(source.location(json_offset(&source.text, e.line(), e.column()))),
-        })?;
-    build(doc, &JsonBodies(&source), "JSON")
-}
-
-/// [`Bodies`] of a JSON file.
-struct JsonBodies<'s>(&'s Arc<Source>);
-
-impl JsonBodies<'_> {
-    /// Parses `raw` (a span of the file) as a `T`.
-    fn parse<'a, T: Deserialize<'a>>(&self, raw: &'a str) -> Result<T, SceneError> {
-        let source = self.0;
-        serde_json::from_str(raw).map_err(|e| SceneError::Syntax {
-            format: "JSON",
-            message: strip_position(&e),
-            at: Where::Text(
-                source.location(source.span_of(raw).start + json_offset(raw, e.line(), e.column())),
-            ),
-        })
-    }
-}
-
-impl<'a> Bodies<&'a serde_json::value::RawValue> for JsonBodies<'_> {
-    fn value(&self, raw: &&'a serde_json::value::RawValue) -> SceneValue {
-        SceneValue::Text {
-            format: Format::Json,
-            source: Arc::clone(self.0),
-            span: self.0.span_of(raw.get()),
-        }
-    }
-
-    fn prefab(
-        &self,
-        raw: &&'a serde_json::value::RawValue,
-    ) -> Result<PrefabDoc<&'a serde_json::value::RawValue>, SceneError> {
-        self.parse(raw.get())
-    }
-
-    fn schema(
-        &self,
-        raw: &&'a serde_json::value::RawValue,
-    ) -> Result<Ordered<String, String>, SceneError> {
-        self.parse(raw.get())
-    }
+    let doc: Doc = serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
+        format: "JSON",
+        message: strip_position(&e),
+        at: Where::Text(source.location(json_offset(&source.text, e.line(), e.column()))),
+    })?;
+    build(doc, &source)
 }
 
 /// serde_json's message without its " at line L column C" suffix (errors
@@ -533,14 +405,14 @@ pub(crate) fn parse_binary(buffer: Vec<u8>) -> Result<Scene, SceneError> {
     let mut schemas = Vec::new();
     for (name, fields) in doc.schemas {
         let at = Where::Binary(format!("schema `{name}`"));
-        schemas.push((schema_of(name, fields, &at)?, at));
+        schemas.push((schema_of(name, fields, || at.clone())?, Spot::Known(at)));
     }
     let resources = components(doc.resources);
     let prefabs = doc
         .prefabs
         .into_iter()
         .map(|(name, extends, list)| Prefab {
-            at: Where::Binary(format!("prefab `{name}`")),
+            at: Spot::Known(Where::Binary(format!("prefab `{name}`"))),
             name,
             extends,
             components: components(list),
@@ -570,6 +442,7 @@ pub(crate) fn parse_binary(buffer: Vec<u8>) -> Result<Scene, SceneError> {
                     .collect(),
             })
             .collect(),
+        text: None,
         registry: None,
         skipped: Default::default(),
     })
@@ -890,7 +763,9 @@ fn encode_error(e: impl fmt::Display) -> SceneError {
 }
 
 impl Scene {
-    /// The scene as pretty RON.
+    /// The scene as pretty RON. A scene read from a RON file and not
+    /// [resolved](Scene::resolve) is written as the file was (its values
+    /// are decoded only when loaded).
     ///
     /// Fails if a value was read from another format and not
     /// [resolved](Scene::resolve), or a value cannot be written as RON.
@@ -903,22 +778,30 @@ impl Scene {
     /// assert_eq!(Scene::from_ron_str(&text).unwrap().ids().collect::<Vec<_>>(), [3]);
     /// ```
     pub fn to_ron_string(&self) -> Result<String, SceneError> {
+        if let Some(text) = self.as_read(Format::Ron) {
+            return Ok(text.to_owned());
+        }
         let doc = doc_out(self, Format::Ron)?;
-        // Values read from a RON file that enables extensions are written
-        // as they were, so the file written enables them too.
-        let extensions = self
+        let config = ron::ser::PrettyConfig::new().struct_names(false);
+        ron::ser::to_string_pretty(&doc, config).map_err(encode_error)
+    }
+
+    /// The text of the file the scene was read from, if it was read from
+    /// `format` and holds values not [resolved](Scene::resolve) (which
+    /// are decoded only when loaded: the file is what they are).
+    fn as_read(&self, format: Format) -> Option<&str> {
+        let source = self.text.as_ref()?;
+        let unresolved = self
             .resources
             .iter()
             .chain(self.prefabs.iter().flat_map(|p| &p.components))
             .chain(self.entities.iter().flat_map(|e| &e.components))
-            .fold(Extensions::empty(), |all, c| all | c.value.ron_extensions());
-        let config = ron::ser::PrettyConfig::new()
-            .struct_names(false)
-            .extensions(extensions);
-        ron::ser::to_string_pretty(&doc, config).map_err(encode_error)
+            .any(|c| matches!(c.value, SceneValue::Text { .. }));
+        (unresolved && source.format == format).then_some(source.text.as_str())
     }
 
-    /// The scene as pretty JSON.
+    /// The scene as pretty JSON (a scene read from a JSON file and not
+    /// [resolved](Scene::resolve): as the file was).
     ///
     /// Fails (with [`SceneError::Encode`] naming the component) on a NaN or
     /// infinite float, which JSON cannot hold; RON and binary scenes keep
@@ -932,6 +815,9 @@ impl Scene {
     /// assert_eq!(Scene::from_json_str(&text).unwrap().len(), 1);
     /// ```
     pub fn to_json_string(&self) -> Result<String, SceneError> {
+        if let Some(text) = self.as_read(Format::Json) {
+            return Ok(text.to_owned());
+        }
         let doc = doc_out(self, Format::Json)?;
         let written = serde_json::to_string_pretty(&doc);
         for table in &doc.entities.tables {
@@ -989,9 +875,6 @@ impl Scene {
                         })?
                     }
                     ValueWriter::Bytes(b) => bytes.extend_from_slice(b),
-                    ValueWriter::Ron(_) | ValueWriter::Json(_) => {
-                        unreachable!("checked by `writer`")
-                    }
                 }
             }
         }

@@ -1,9 +1,7 @@
 //! One component value of a scene, in whichever form it was read or saved,
 //! and the serde forms of [`Entity`] and [`DynamicComponent`].
 
-use std::cell::Cell;
 use std::fmt;
-use std::ops::Range;
 use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
@@ -11,6 +9,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_content::Value as Content;
 
+use super::doc::Place;
 use super::error::{Location, SceneError, Where};
 use mosaic::Entity;
 use mosaic::{ComponentSchema, DynamicComponent, FieldType, FieldValue};
@@ -18,6 +17,8 @@ use mosaic::{ComponentSchema, DynamicComponent, FieldType, FieldValue};
 /// Where a text scene's source lives, with its line table (for locations).
 pub(crate) struct Source {
     pub text: String,
+    /// RON or JSON.
+    pub format: Format,
     line_starts: Vec<usize>,
     /// The extensions a RON file enables with `#![enable(...)]` (beyond the
     /// scene defaults): each value is decoded on its own, with them.
@@ -33,12 +34,17 @@ impl fmt::Debug for Source {
 }
 
 impl Source {
-    pub fn new(text: &str, ron_extensions: ron::extensions::Extensions) -> Arc<Source> {
+    pub fn new(
+        text: &str,
+        format: Format,
+        ron_extensions: ron::extensions::Extensions,
+    ) -> Arc<Source> {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         Arc::new(Source {
             text: text.to_owned(),
+            format,
             line_starts,
             ron_extensions,
         })
@@ -65,16 +71,30 @@ impl Source {
         let offset = skip_blank(text, offset_of(text, p.line, p.col));
         self.location(base + offset)
     }
+}
 
-    /// The byte range of `slice`, which must point into this source.
-    pub fn span_of(&self, slice: &str) -> Range<usize> {
-        let start = (slice.as_ptr() as usize).wrapping_sub(self.text.as_ptr() as usize);
-        assert!(
-            start <= self.text.len() && start + slice.len() <= self.text.len(),
-            "slice is not part of the scene source"
-        );
-        start..start + slice.len()
+/// Where a part of a scene is, for errors: known, or a place in a text
+/// file (found when an error needs it).
+#[derive(Clone, Debug)]
+pub(crate) enum Spot {
+    Known(Where),
+    Text { source: Arc<Source>, place: Place },
+}
+
+impl Spot {
+    pub fn at(&self) -> Where {
+        match self {
+            Spot::Known(at) => at.clone(),
+            Spot::Text { source, place } => text_at(source, *place),
+        }
     }
+}
+
+/// Where `place` starts in `source` (walking the file to find it).
+pub(crate) fn text_at(source: &Source, place: Place) -> Where {
+    super::doc::locate(source, place).map_or(Where::Unknown, |offset| {
+        Where::Text(source.location(offset))
+    })
 }
 
 /// The formats a scene is read from and written to.
@@ -98,13 +118,10 @@ impl Format {
 /// One serialised value (a component's or a resource's).
 #[derive(Clone, Debug)]
 pub(crate) enum SceneValue {
-    /// Text of a RON or JSON file: decoded with its type when loaded, so
-    /// errors point into the file.
-    Text {
-        format: Format,
-        source: Arc<Source>,
-        span: Range<usize>,
-    },
+    /// A value of a RON or JSON file, by its place in the document: the
+    /// file is walked once when the scene is loaded, each value decoded
+    /// with its type as the walk meets it (see `doc`).
+    Text { source: Arc<Source>, place: Place },
     /// The postcard bytes of the value (binary scenes).
     Binary(Vec<u8>),
     /// The value in the serde data model (saved from a world, or resolved).
@@ -130,24 +147,11 @@ pub(crate) struct DecodeError {
     pub at: Where,
 }
 
-thread_local! {
-    /// Entity references decoded on this thread that do not count: those
-    /// of a decode attempt abandoned for another (see `decode`).
-    static DISCOUNTED: Cell<u64> = const { Cell::new(0) };
-}
-
 /// How many entity references this thread has decoded (to catch types
 /// that hold entities but were registered without `map_entities`): the
-/// core's count of entities deserialised, less abandoned attempts'.
+/// core's count of entities deserialised.
 pub(crate) fn entity_refs_decoded() -> u64 {
-    Entity::deserialized_on_this_thread().wrapping_sub(DISCOUNTED.with(Cell::get))
-}
-
-/// Stops counting the entity references decoded since the count was
-/// `refs` (an abandoned decode attempt's).
-fn discount_refs_since(refs: u64) {
-    let extra = entity_refs_decoded().wrapping_sub(refs);
-    DISCOUNTED.with(|d| d.set(d.get().wrapping_add(extra)));
+    Entity::deserialized_on_this_thread()
 }
 
 /// The entity a scene id stands for until it is mapped (see
@@ -162,30 +166,11 @@ pub(crate) fn scene_id(key: Entity) -> u64 {
 }
 
 impl SceneValue {
-    /// The `#![enable(...)]` extensions of the RON file the value is from.
-    pub fn ron_extensions(&self) -> ron::extensions::Extensions {
-        match self {
-            SceneValue::Text {
-                format: Format::Ron,
-                source,
-                ..
-            } => source.ron_extensions,
-            _ => ron::extensions::Extensions::empty(),
-        }
-    }
-
-    /// The value's span in its text file.
-    #[cfg(debug_assertions)]
-    pub fn span(&self) -> Option<Range<usize>> {
-        match self {
-            SceneValue::Text { span, .. } => Some(span.clone()),
-            _ => None,
-        }
-    }
-
+    /// Where the value starts in its file (found by walking the file:
+    /// for errors only).
     pub fn at(&self) -> Where {
         match self {
-            SceneValue::Text { source, span, .. } => Where::Text(source.location(span.start)),
+            SceneValue::Text { source, place } => text_at(source, *place),
             _ => Where::Unknown,
         }
     }
@@ -198,37 +183,20 @@ impl SceneValue {
         S: Clone + for<'de> DeserializeSeed<'de, Value = V>,
     {
         let fast = match self {
+            // A value on its own (reflection's JSON).
             SceneValue::Text {
-                format: Format::Ron,
                 source,
-                span,
+                place: Place::Whole,
             } => {
-                let text = &source.text[span.clone()];
-                if source.ron_extensions.is_empty() {
-                    // The plain subset first; what it refuses goes to ron,
-                    // counting only the entity references ron reads.
-                    let refs = entity_refs_decoded();
-                    if let Some(value) = super::ron_fast::decode(text, seed.clone()) {
-                        return Ok(value);
-                    }
-                    discount_refs_since(refs);
-                }
-                let options =
-                    super::text::ron_options().with_default_extension(source.ron_extensions);
-                ron::Deserializer::from_str_with_options(text, &options)
-                    .ok()
-                    .and_then(|mut de| {
-                        let v = seed.clone().deserialize(&mut de).ok()?;
-                        de.end().ok().map(|()| v)
-                    })
-            }
-            SceneValue::Text { source, span, .. } => {
-                let mut de = serde_json::Deserializer::from_str(&source.text[span.clone()]);
+                let mut de = serde_json::Deserializer::from_str(&source.text);
                 seed.clone()
                     .deserialize(&mut de)
                     .ok()
                     .filter(|_| de.end().is_ok())
             }
+            // Only a value of a scene that failed in the loader's walk is
+            // decoded on its own, to say where and why.
+            SceneValue::Text { .. } => None,
             SceneValue::Binary(bytes) => {
                 let mut de = super::depth::deserializer(bytes);
                 seed.clone()
@@ -254,54 +222,56 @@ impl SceneValue {
     {
         let mut track = serde_path_to_error::Track::new();
         match self {
-            SceneValue::Text {
-                format: Format::Ron,
-                source,
-                span,
-            } => {
-                let text = &source.text[span.clone()];
-                let spanned = |e: ron::error::SpannedError| {
-                    Where::Text(source.ron_error_at(span.start, text, e.span.start))
+            SceneValue::Text { source, place } => {
+                let Some(start) = super::doc::locate(source, *place) else {
+                    return Err(DecodeError {
+                        message: "the value is not in the file".to_owned(),
+                        path: String::new(),
+                        at: Where::Unknown,
+                    });
                 };
-                let options =
-                    super::text::ron_options().with_default_extension(source.ron_extensions);
-                let mut de =
-                    ron::Deserializer::from_str_with_options(text, &options).map_err(|e| {
-                        DecodeError {
-                            message: e.code.to_string(),
-                            path: String::new(),
-                            at: spanned(e),
-                        }
-                    })?;
-                let result =
-                    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
-                let result = result.and_then(|v| de.end().map(|()| v));
-                result.map_err(|e| {
-                    let e = de.span_error(e);
-                    DecodeError {
-                        message: e.code.to_string(),
+                // The value, and the rest of the file after it (not read).
+                let text = &source.text[start..];
+                if source.format == Format::Ron {
+                    let spanned = |e: ron::error::SpannedError| {
+                        Where::Text(source.ron_error_at(start, text, e.span.start))
+                    };
+                    let options =
+                        super::text::ron_options().with_default_extension(source.ron_extensions);
+                    let mut de =
+                        ron::Deserializer::from_str_with_options(text, &options).map_err(|e| {
+                            DecodeError {
+                                message: e.code.to_string(),
+                                path: String::new(),
+                                at: spanned(e),
+                            }
+                        })?;
+                    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
+                        .map_err(|e| {
+                            let e = de.span_error(e);
+                            DecodeError {
+                                message: e.code.to_string(),
+                                path: field_path(track),
+                                at: spanned(e),
+                            }
+                        })
+                } else {
+                    let mut de = serde_json::Deserializer::from_str(text);
+                    let result = seed
+                        .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+                    // A value on its own ends with the text.
+                    let result = result.and_then(|v| match place {
+                        Place::Whole => de.end().map(|()| v),
+                        _ => Ok(v),
+                    });
+                    result.map_err(|e| DecodeError {
+                        message: strip_json_position(&e),
                         path: field_path(track),
-                        at: spanned(e),
-                    }
-                })
-            }
-            SceneValue::Text {
-                format: _,
-                source,
-                span,
-            } => {
-                let text = &source.text[span.clone()];
-                let mut de = serde_json::Deserializer::from_str(text);
-                let result =
-                    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
-                let result = result.and_then(|v| de.end().map(|()| v));
-                result.map_err(|e| DecodeError {
-                    message: strip_json_position(&e),
-                    path: field_path(track),
-                    at: Where::Text(
-                        source.location(span.start + json_offset(text, e.line(), e.column())),
-                    ),
-                })
+                        at: Where::Text(
+                            source.location(start + json_offset(text, e.line(), e.column())),
+                        ),
+                    })
+                }
             }
             SceneValue::Binary(bytes) => {
                 let mut de = super::depth::deserializer(bytes);
@@ -342,7 +312,7 @@ impl SceneValue {
     /// `resolve` (identity for a value that already is one).
     pub fn format(&self) -> Option<Format> {
         match self {
-            SceneValue::Text { format, .. } => Some(*format),
+            SceneValue::Text { source, .. } => Some(source.format),
             SceneValue::Binary(_) => Some(Format::Binary),
             SceneValue::Content(_) => None,
         }
@@ -356,22 +326,6 @@ impl SceneValue {
     ) -> Result<ValueWriter<'a>, SceneError> {
         match (self, format) {
             (SceneValue::Content(c), _) => Ok(ValueWriter::Content(c)),
-            (
-                SceneValue::Text {
-                    format: Format::Ron,
-                    source,
-                    span,
-                },
-                Format::Ron,
-            ) => Ok(ValueWriter::Ron(&source.text[span.clone()])),
-            (
-                SceneValue::Text {
-                    format: Format::Json,
-                    source,
-                    span,
-                },
-                Format::Json,
-            ) => Ok(ValueWriter::Json(&source.text[span.clone()])),
             (SceneValue::Binary(bytes), Format::Binary) => Ok(ValueWriter::Bytes(bytes)),
             (value, to) => Err(SceneError::Unresolved {
                 component: component.to_owned(),
@@ -385,8 +339,6 @@ impl SceneValue {
 /// A value ready to write in one format.
 pub(crate) enum ValueWriter<'a> {
     Content(&'a Content<'static>),
-    Ron(&'a str),
-    Json(&'a str),
     Bytes(&'a [u8]),
 }
 
@@ -400,7 +352,6 @@ impl ValueWriter<'_> {
                 message: e.to_string(),
             }),
             ValueWriter::Bytes(b) => Ok(b.to_vec()),
-            ValueWriter::Ron(_) | ValueWriter::Json(_) => unreachable!("checked by `writer`"),
         }
     }
 }
@@ -409,12 +360,6 @@ impl Serialize for ValueWriter<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             ValueWriter::Content(c) => c.serialize(serializer),
-            ValueWriter::Ron(text) => ron::value::RawValue::from_ron(text)
-                .map_err(serde::ser::Error::custom)?
-                .serialize(serializer),
-            ValueWriter::Json(text) => serde_json::value::RawValue::from_string((*text).to_owned())
-                .map_err(serde::ser::Error::custom)?
-                .serialize(serializer),
             ValueWriter::Bytes(b) => serializer.serialize_bytes(b),
         }
     }
@@ -422,7 +367,7 @@ impl Serialize for ValueWriter<'_> {
 
 /// The byte offset in `text` of 1-based `line` and 1-based `column` (in
 /// characters), clamped to the text.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
+pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
     let line_start = match line {
         0 | 1 => 0,
         n => text
@@ -440,7 +385,7 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
 
 /// `offset` moved past whitespace and comments (`//` to the end of the
 /// line, `/* */`), to the next token of `text`.
-fn skip_blank(text: &str, mut offset: usize) -> usize {
+pub(crate) fn skip_blank(text: &str, mut offset: usize) -> usize {
     let b = text.as_bytes();
     loop {
         while b.get(offset).is_some_and(u8::is_ascii_whitespace) {
@@ -479,7 +424,7 @@ pub(crate) fn json_offset(text: &str, line: usize, column: usize) -> usize {
 
 /// serde_json's message without its own " at line L column C" suffix (the
 /// scene error gives the position in the whole file instead).
-fn strip_json_position(e: &serde_json::Error) -> String {
+pub(crate) fn strip_json_position(e: &serde_json::Error) -> String {
     let message = e.to_string();
     match message.rfind(" at line ") {
         Some(i) => message[..i].to_owned(),

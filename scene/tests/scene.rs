@@ -2820,29 +2820,28 @@ fn map_entities_derive_shapes() {
     assert!(matches!(orders[2], Order::Guard { who, .. } if who == b));
 }
 
-// ----- the fast paths keep the same answers -----------------------------------------------
+// ----- values read by the formats' own deserializers ---------------------------------------
 
-/// A plain RON scene is read without parsing its values; a value with a
-/// syntax error is then reported when loading, with its location, and the
-/// world is unchanged.
+/// Reading a RON scene checks the syntax of every value (the values are
+/// skipped, not decoded): a value with a syntax error is a syntax error of
+/// the file, with the location of the offending token.
 #[test]
-fn a_malformed_value_in_a_plain_scene_is_found_when_loading() {
+fn a_malformed_value_is_a_syntax_error_when_reading() {
     let text = "(entities: [\n  (id: 1, components: {\"Position\": (x: 1.0, y: 2.0)}),\n  (id: 2, components: {\"Position\": (x: 1.0 y: 2.0)}),\n])";
-    let err = ron_error(text);
-    let SceneError::WrongShape {
-        component,
+    let err = Scene::from_ron_str(text).unwrap_err();
+    let SceneError::Syntax {
+        format: "RON",
         at: Where::Text(at),
         ..
     } = &err
     else {
         panic!("{err:?}");
     };
-    assert_eq!(component, "Position");
-    assert_eq!(at.line, 3, "{err}");
+    assert_eq!(*at, find(text, "y: 2.0)}),\n]"), "{err}");
 }
 
-/// Values the plain decoder leaves to ron (escapes, comments, hex, explicit
-/// `Some`) load the same as plain ones.
+/// Values with escapes, comments, hex numbers and explicit `Some` load as
+/// plain ones do.
 #[test]
 fn values_outside_the_plain_subset_load_through_ron() {
     let registry = registry();
@@ -2967,4 +2966,48 @@ fn a_loaded_world_iterates_in_the_saved_order() {
         let again = Scene::from_world(&copy, &registry).unwrap();
         assert_eq!(write(&again, format), write(&scene, format), "{format:?}");
     }
+}
+
+/// A text scene keeps its file, not its values: written back in its own
+/// format before it is resolved, it is the file as it was (comments and
+/// all); another format needs `resolve`, which decodes every value with
+/// its type in one walk over the file.
+#[test]
+fn an_unresolved_text_scene_writes_back_as_its_file() {
+    let text = "// a village\n(entities: [(id: 1, components: {\"Health\": (3), \"Position\": (x: 1.0, y: 2.0)})])";
+    let scene = Scene::from_ron_str(text).unwrap();
+    assert_eq!(scene.to_ron_string().unwrap(), text);
+    assert!(matches!(
+        scene.to_json_string(),
+        Err(SceneError::Unresolved {
+            from: "RON",
+            to: "JSON",
+            ..
+        })
+    ));
+    let mut resolved = scene.clone();
+    resolved.resolve(&registry()).unwrap();
+    let json = resolved.to_json_string().unwrap();
+    let mut world = World::new();
+    let spawned = Scene::from_json_str(&json)
+        .unwrap()
+        .spawn_into(&mut world, &registry())
+        .unwrap();
+    assert_eq!(world.get::<Health>(spawned[1]), Ok(&Health(3)));
+    assert_eq!(
+        world.get::<Position>(spawned[1]),
+        Ok(&Position { x: 1.0, y: 2.0 })
+    );
+    // A value that does not fit its type fails `resolve` with its field
+    // and the position of the offending token.
+    let bad = "(entities: [(id: 1, components: {\"Position\": (x: 1.0, y: \"up\")})])";
+    let err = Scene::from_ron_str(bad)
+        .unwrap()
+        .resolve(&registry())
+        .unwrap_err();
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, path, at: Where::Text(at), .. }
+            if component == "Position" && path == "y" && *at == find(bad, "\"up\"")),
+        "{err:?}"
+    );
 }
