@@ -148,11 +148,39 @@ fn exercise(scene: Scene, registry: &TypeRegistry) {
     }
 }
 
+/// Reading `text` with the registry (`from_*_str_with`, one pass) accepts
+/// and refuses what reading it first and loading it after does, with the
+/// same errors, and loads the same number of entities.
+fn same_with_the_registry(text: &str, registry: &TypeRegistry) {
+    let pairs = [
+        (
+            Scene::from_ron_str(text),
+            Scene::from_ron_str_with(text, registry),
+        ),
+        (
+            Scene::from_json_str(text),
+            Scene::from_json_str_with(text, registry),
+        ),
+    ];
+    for (plain, with) in pairs {
+        let load = |scene: Result<Scene, _>| {
+            let scene = scene.map_err(|e: mosaic_scene::SceneError| format!("reading: {e}"))?;
+            let mut world = World::new();
+            let spawned = scene
+                .spawn_into(&mut world, registry)
+                .map_err(|e| format!("loading: {e}"))?;
+            Ok::<_, String>((spawned.len(), world.len()))
+        };
+        assert_eq!(load(with), load(plain), "read with the registry: {text}");
+    }
+}
+
 /// Feeds `data` to every reader: as RON and JSON text (if it is UTF-8) and
 /// as a binary scene.
 pub fn run_bytes(data: &[u8]) {
     let registry = registry();
     if let Ok(text) = std::str::from_utf8(data) {
+        same_with_the_registry(text, &registry);
         if let Ok(scene) = Scene::from_ron_str(text) {
             exercise(scene, &registry);
         }

@@ -6,7 +6,12 @@
 //! entities of one prefab (its transform and position) with a velocity of
 //! their own.
 //!
-//! `LOAD_ONE_PASS=ron|json|binary|ron_prefab` runs 100 loads of that format and exits,
+//! The `_with` variants read the file with the registry at hand
+//! (`Scene::from_ron_str_with`, `from_json_str_with`): one parse, the
+//! values decoded as the file is read.
+//!
+//! `LOAD_ONE_PASS=ron|ron_with|json|json_with|binary|ron_prefab|ron_prefab_with`
+//! runs 100 loads of that format and exits,
 //! for callgrind's instruction counts:
 //!
 //! ```text
@@ -109,10 +114,14 @@ fn files() -> Files {
 }
 
 fn load(files: &Files, format: &str) -> World {
+    let registry = &files.registry;
     let scene = match format {
         "ron" => Scene::from_ron_str(&files.ron),
+        "ron_with" => Scene::from_ron_str_with(&files.ron, registry),
         "json" => Scene::from_json_str(&files.json),
+        "json_with" => Scene::from_json_str_with(&files.json, registry),
         "ron_prefab" => Scene::from_ron_str(&files.ron_prefab),
+        "ron_prefab_with" => Scene::from_ron_str_with(&files.ron_prefab, registry),
         _ => Scene::from_binary(&files.binary),
     }
     .unwrap();
@@ -131,7 +140,16 @@ fn loading(c: &mut Criterion) {
         std::process::exit(0);
     }
     let mut group = c.benchmark_group("load");
-    for format in ["ron", "json", "binary", "ron_prefab"] {
+    let formats = [
+        "ron",
+        "ron_with",
+        "json",
+        "json_with",
+        "binary",
+        "ron_prefab",
+        "ron_prefab_with",
+    ];
+    for format in formats {
         group.bench_function(format, |b| b.iter(|| black_box(load(&files, format))));
     }
     group.finish();

@@ -1,6 +1,8 @@
 //! One pass over a text scene's document (RON or JSON), driven by a
-//! [`Walk`]: the loader's registry-driven decode, `Scene::resolve`, and
-//! finding where a part of the file is for an error.
+//! [`Walk`]: the loader's registry-driven decode, `Scene::resolve`,
+//! reading a file with the registry at hand (`read`, which also takes the
+//! document's structure from the walk: see [`Part`]), and finding where a
+//! part of the file is for an error.
 //!
 //! A text scene keeps its source, not the spans of its values: reading a
 //! file (`Scene::from_*`) checks the document's shape with every value
@@ -21,6 +23,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use super::text::Id;
 use super::value::{json_offset, offset_of, skip_blank, Format, Source};
 
 /// A part of a text scene, by index in document order.
@@ -51,6 +54,20 @@ pub(crate) enum Section {
     Entities,
 }
 
+/// A part of the document's structure (not a value), read and reported
+/// only to a walk that [reads parts](Walk::reads_parts).
+#[derive(Debug)]
+pub(crate) enum Part<'a> {
+    /// Prefab `i`'s name.
+    PrefabName(usize, &'a str),
+    /// Prefab `i`'s `extends`.
+    Extends(usize, Option<String>),
+    /// Entity `i`'s id.
+    EntityId(usize, u64),
+    /// Entity `i`'s `prefab`.
+    EntityPrefab(usize, Option<String>),
+}
+
 /// Stops a walk: the walk keeps why (or the format's own error does).
 #[derive(Debug)]
 pub(crate) struct Stop;
@@ -78,6 +95,32 @@ pub(crate) trait Walk {
     fn entity(&mut self, _i: usize, _end: bool) -> Result<(), Stop> {
         Ok(())
     }
+
+    /// Whether the walk reads the document's structure (names, ids,
+    /// prefabs), handed to [`Walk::part`]; other walks skip it unread.
+    fn reads_parts(&self) -> bool {
+        false
+    }
+
+    /// Reports a part of the structure (see [`Walk::reads_parts`]).
+    fn part(&mut self, _part: Part<'_>) -> Result<(), Stop> {
+        Ok(())
+    }
+}
+
+/// Fails on a field met twice, as a derived `Deserialize` does: `seen`
+/// holds one bit per field of `fields`.
+fn once<E: de::Error>(
+    seen: &mut u8,
+    field: usize,
+    fields: &'static [&'static str],
+) -> Result<(), E> {
+    let bit = 1 << field;
+    if *seen & bit != 0 {
+        return Err(E::duplicate_field(fields[field]));
+    }
+    *seen |= bit;
+    Ok(())
 }
 
 /// Where a walk stopped with an error: the format's message and the byte
@@ -225,7 +268,11 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-#[derive(Deserialize)]
+const DOC_FIELDS: &[&str] = &["schemas", "resources", "prefabs", "entities"];
+const PREFAB_FIELDS: &[&str] = &["extends", "components"];
+const ENTITY_FIELDS: &[&str] = &["id", "prefab", "components"];
+
+#[derive(Clone, Copy, Deserialize)]
 #[serde(field_identifier, rename_all = "lowercase")]
 enum DocField {
     Schemas,
@@ -234,14 +281,14 @@ enum DocField {
     Entities,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Copy, Deserialize)]
 #[serde(field_identifier, rename_all = "lowercase")]
 enum PrefabField {
     Extends,
     Components,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Copy, Deserialize)]
 #[serde(field_identifier, rename_all = "lowercase")]
 enum EntityField {
     Id,
@@ -256,8 +303,7 @@ struct DocSeed<'w, W> {
 impl<'de, W: Walk> DeserializeSeed<'de> for DocSeed<'_, W> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        const FIELDS: &[&str] = &["schemas", "resources", "prefabs", "entities"];
-        d.deserialize_struct("Doc", FIELDS, self)
+        d.deserialize_struct("Doc", DOC_FIELDS, self)
     }
 }
 
@@ -267,7 +313,9 @@ impl<'de, W: Walk> Visitor<'de> for DocSeed<'_, W> {
         f.write_str("a scene")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = 0;
         while let Some(field) = map.next_key::<DocField>()? {
+            once(&mut seen, field as usize, DOC_FIELDS)?;
             let section = match field {
                 DocField::Schemas => Section::Schemas,
                 DocField::Resources => Section::Resources,
@@ -389,8 +437,11 @@ impl<'de, W: Walk> Visitor<'de> for Prefabs<'_, W> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut i = 0;
-        while map.next_key::<IgnoredAny>()?.is_some() {
+        while let Some(name) = next_name(&mut map, self.walk.reads_parts())? {
             self.walk.before(Place::PrefabBody(i)).map_err(stop)?;
+            if let Some(Key(name)) = name {
+                self.walk.part(Part::PrefabName(i, &name)).map_err(stop)?;
+            }
             map.next_value_seed(PrefabSeed {
                 walk: &mut *self.walk,
                 i,
@@ -409,7 +460,7 @@ struct PrefabSeed<'w, W> {
 impl<'de, W: Walk> DeserializeSeed<'de> for PrefabSeed<'_, W> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_struct("PrefabDoc", &["extends", "components"], self)
+        d.deserialize_struct("PrefabDoc", PREFAB_FIELDS, self)
     }
 }
 
@@ -420,8 +471,14 @@ impl<'de, W: Walk> Visitor<'de> for PrefabSeed<'_, W> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let i = self.i;
+        let mut seen = 0;
         while let Some(field) = map.next_key::<PrefabField>()? {
+            once(&mut seen, field as usize, PREFAB_FIELDS)?;
             match field {
+                PrefabField::Extends if self.walk.reads_parts() => {
+                    let extends = map.next_value::<Option<String>>()?;
+                    self.walk.part(Part::Extends(i, extends)).map_err(stop)?;
+                }
                 PrefabField::Extends => drop(map.next_value::<IgnoredAny>()?),
                 PrefabField::Components => map.next_value_seed(Values {
                     walk: &mut *self.walk,
@@ -472,7 +529,7 @@ struct EntitySeed<'w, W> {
 impl<'de, W: Walk> DeserializeSeed<'de> for EntitySeed<'_, W> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_struct("EntityDoc", &["id", "prefab", "components"], self)
+        d.deserialize_struct("EntityDoc", ENTITY_FIELDS, self)
     }
 }
 
@@ -483,12 +540,26 @@ impl<'de, W: Walk> Visitor<'de> for EntitySeed<'_, W> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let i = self.i;
+        let parts = self.walk.reads_parts();
         self.walk.entity(i, false).map_err(stop)?;
+        let mut seen = 0;
         while let Some(field) = map.next_key::<EntityField>()? {
+            once(&mut seen, field as usize, ENTITY_FIELDS)?;
             match field {
                 EntityField::Id => {
                     self.walk.before(Place::EntityId(i)).map_err(stop)?;
-                    map.next_value::<IgnoredAny>()?;
+                    if parts {
+                        let Id(id) = map.next_value()?;
+                        self.walk.part(Part::EntityId(i, id)).map_err(stop)?;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                EntityField::Prefab if parts => {
+                    let prefab = map.next_value::<Option<String>>()?;
+                    self.walk
+                        .part(Part::EntityPrefab(i, prefab))
+                        .map_err(stop)?;
                 }
                 EntityField::Prefab => drop(map.next_value::<IgnoredAny>()?),
                 EntityField::Components => map.next_value_seed(Values {
@@ -497,6 +568,22 @@ impl<'de, W: Walk> Visitor<'de> for EntitySeed<'_, W> {
                 })?,
             }
         }
+        if seen & 1 == 0 {
+            return Err(de::Error::missing_field("id"));
+        }
         self.walk.entity(i, true).map_err(stop)
+    }
+}
+
+/// The next key of a map of named bodies: read (`Some(Some(name))`) if
+/// the walk reads parts, else skipped (`Some(None)`).
+fn next_name<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    read: bool,
+) -> Result<Option<Option<Key<'de>>>, A::Error> {
+    if read {
+        Ok(map.next_key::<Key<'de>>()?.map(Some))
+    } else {
+        Ok(map.next_key::<IgnoredAny>()?.map(|_| None))
     }
 }

@@ -60,6 +60,7 @@ mod depth;
 mod doc;
 mod error;
 mod load;
+mod read;
 mod reflect;
 mod registry;
 mod save;
@@ -246,6 +247,64 @@ impl Scene {
     /// ```
     pub fn from_json_str(text: &str) -> Result<Scene, SceneError> {
         text::parse_json(text)
+    }
+
+    /// Reads a RON scene whose types `registry` knows, decoding every
+    /// value as it reads: the file is parsed once on its way to the world
+    /// (with [`Scene::from_ron_str`], reading checks the document and
+    /// loading parses each value again). Use it when the registry is at
+    /// hand; loading the scene is then the cheaper half.
+    ///
+    /// It accepts the files [`Scene::from_ron_str`] accepts and fails on
+    /// the same ones with the same errors, at the same places: a file it
+    /// cannot read in one pass (runtime schemas, a name the registry does
+    /// not know, a value that does not decode) is read as `from_ron_str`
+    /// reads it, and its errors come from [`Scene::spawn_into`] as they
+    /// would. The scene writes back as the file was.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic_scene::{Scene, TypeRegistry};
+    ///
+    /// #[derive(Component, serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    /// struct Health(u32);
+    ///
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register::<Health>();
+    /// let text = r#"(entities: [(id: 1, components: {"Health": (3)})])"#;
+    /// let scene = Scene::from_ron_str_with(text, &registry).unwrap();
+    /// let mut world = World::new();
+    /// let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+    /// assert_eq!(world.get::<Health>(spawned[1]).unwrap(), &Health(3));
+    /// assert_eq!(scene.to_ron_string().unwrap(), text);
+    /// ```
+    pub fn from_ron_str_with(text: &str, registry: &TypeRegistry) -> Result<Scene, SceneError> {
+        read::read_with(text, value::Format::Ron, registry)
+    }
+
+    /// Reads a JSON scene whose types `registry` knows, decoding every
+    /// value as it reads: [`Scene::from_ron_str_with`] for JSON (the same
+    /// files as [`Scene::from_json_str`], and the same errors).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic_scene::{Scene, TypeRegistry};
+    ///
+    /// #[derive(Component, serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    /// struct Health(u32);
+    ///
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register::<Health>();
+    /// let text = r#"{"entities": [{"id": 1, "components": {"Health": 3}}]}"#;
+    /// let scene = Scene::from_json_str_with(text, &registry).unwrap();
+    /// let mut world = World::new();
+    /// let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+    /// assert_eq!(world.get::<Health>(spawned[1]).unwrap(), &Health(3));
+    /// ```
+    pub fn from_json_str_with(text: &str, registry: &TypeRegistry) -> Result<Scene, SceneError> {
+        read::read_with(text, value::Format::Json, registry)
     }
 
     /// Reads a binary scene (as written by [`Scene::to_binary`]). The

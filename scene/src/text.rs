@@ -95,7 +95,7 @@ struct EntityDoc {
 }
 
 /// An entity id: any `u64`, exactly.
-struct Id(u64);
+pub(crate) struct Id(pub u64);
 
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -218,14 +218,20 @@ fn without_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
-pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
+/// The source of a RON scene: its text (without a byte-order mark) and
+/// the extensions its attributes enable.
+pub(crate) fn ron_source(text: &str) -> Arc<Source> {
     let text = without_bom(text);
     // The attributes at the top of the file (read when a deserializer is
-    // made; a bad one is reported by the parse below).
+    // made; a bad one is reported by the parse that follows).
     let extensions = ron::Deserializer::from_str_with_options(text, &ron_options())
         .map_or(Extensions::empty(), |de| de.extensions())
         - ron_options().default_extensions;
-    let source = Source::new(text, Format::Ron, extensions);
+    Source::new(text, Format::Ron, extensions)
+}
+
+pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
+    let source = ron_source(text);
     let doc: Doc = ron_options()
         .from_str(&source.text)
         .map_err(|e| SceneError::Syntax {
@@ -274,9 +280,10 @@ fn json_too_deep(text: &str) -> Option<usize> {
     None
 }
 
-pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
-    let text = without_bom(text);
-    let source = Source::new(text, Format::Json, Extensions::empty());
+/// The source of a JSON scene: its text (without a byte-order mark),
+/// refused if nested too deep to read safely.
+pub(crate) fn json_source(text: &str) -> Result<Arc<Source>, SceneError> {
+    let source = Source::new(without_bom(text), Format::Json, Extensions::empty());
     if let Some(offset) = json_too_deep(&source.text) {
         return Err(SceneError::Syntax {
             format: "JSON",
@@ -284,6 +291,11 @@ pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
             at: Where::Text(source.location(offset)),
         });
     }
+    Ok(source)
+}
+
+pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
+    let source = json_source(text)?;
     let doc: Doc = serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
         format: "JSON",
         message: strip_position(&e),
@@ -787,16 +799,22 @@ impl Scene {
     }
 
     /// The text of the file the scene was read from, if it was read from
-    /// `format` and holds values not [resolved](Scene::resolve) (which
-    /// are decoded only when loaded: the file is what they are).
+    /// `format` and holds values not [resolved](Scene::resolve): values
+    /// still in the file (decoded only when loaded), or decoded from it as
+    /// it was read ([`Scene::from_ron_str_with`]). The file is what they
+    /// are.
     fn as_read(&self, format: Format) -> Option<&str> {
         let source = self.text.as_ref()?;
-        let unresolved = self
-            .resources
-            .iter()
-            .chain(self.prefabs.iter().flat_map(|p| &p.components))
-            .chain(self.entities.iter().flat_map(|e| &e.components))
-            .any(|c| matches!(c.value, SceneValue::Text { .. }));
+        let values = || {
+            self.resources
+                .iter()
+                .chain(self.prefabs.iter().flat_map(|p| &p.components))
+                .chain(self.entities.iter().flat_map(|e| &e.components))
+        };
+        let in_file = values().any(|c| matches!(c.value, SceneValue::Text { .. }));
+        let read_with = values().next().is_some()
+            && values().all(|c| matches!(c.value, SceneValue::Read { .. }));
+        let unresolved = in_file || read_with;
         (unresolved && source.format == format).then_some(source.text.as_str())
     }
 

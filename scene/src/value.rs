@@ -19,7 +19,9 @@ pub(crate) struct Source {
     pub text: String,
     /// RON or JSON.
     pub format: Format,
-    line_starts: Vec<usize>,
+    /// Where each line starts: found on the first error's location (a
+    /// file that loads never needs it).
+    line_starts: std::sync::OnceLock<Vec<usize>>,
     /// The extensions a RON file enables with `#![enable(...)]` (beyond the
     /// scene defaults): each value is decoded on its own, with them.
     pub ron_extensions: ron::extensions::Extensions,
@@ -39,21 +41,23 @@ impl Source {
         format: Format,
         ron_extensions: ron::extensions::Extensions,
     ) -> Arc<Source> {
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
         Arc::new(Source {
             text: text.to_owned(),
             format,
-            line_starts,
+            line_starts: std::sync::OnceLock::new(),
             ron_extensions,
         })
     }
 
     /// The 1-based line and column of byte `offset`.
     pub fn location(&self, offset: usize) -> Location {
-        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let start = self.line_starts[line];
+        let line_starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        let line = line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = line_starts[line];
         let column = self
             .text
             .get(start..offset)
@@ -124,6 +128,14 @@ pub(crate) enum SceneValue {
     Text { source: Arc<Source>, place: Place },
     /// The postcard bytes of the value (binary scenes).
     Binary(Vec<u8>),
+    /// A value of a RON or JSON file decoded as the file was read
+    /// (`Scene::from_ron_str_with`), kept as its postcard bytes, and its
+    /// place in the file (for errors, and writing the file back).
+    Read {
+        bytes: Vec<u8>,
+        source: Arc<Source>,
+        place: Place,
+    },
     /// The value in the serde data model (saved from a world, or resolved).
     Content(Content<'static>),
 }
@@ -170,7 +182,9 @@ impl SceneValue {
     /// for errors only).
     pub fn at(&self) -> Where {
         match self {
-            SceneValue::Text { source, place } => text_at(source, *place),
+            SceneValue::Text { source, place } | SceneValue::Read { source, place, .. } => {
+                text_at(source, *place)
+            }
             _ => Where::Unknown,
         }
     }
@@ -197,7 +211,7 @@ impl SceneValue {
             // Only a value of a scene that failed in the loader's walk is
             // decoded on its own, to say where and why.
             SceneValue::Text { .. } => None,
-            SceneValue::Binary(bytes) => {
+            SceneValue::Binary(bytes) | SceneValue::Read { bytes, .. } => {
                 let mut de = super::depth::deserializer(bytes);
                 seed.clone()
                     .deserialize(&mut de)
@@ -273,7 +287,7 @@ impl SceneValue {
                     })
                 }
             }
-            SceneValue::Binary(bytes) => {
+            SceneValue::Binary(bytes) | SceneValue::Read { bytes, .. } => {
                 let mut de = super::depth::deserializer(bytes);
                 let value = seed
                     .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
@@ -312,7 +326,9 @@ impl SceneValue {
     /// `resolve` (identity for a value that already is one).
     pub fn format(&self) -> Option<Format> {
         match self {
-            SceneValue::Text { source, .. } => Some(source.format),
+            SceneValue::Text { source, .. } | SceneValue::Read { source, .. } => {
+                Some(source.format)
+            }
             SceneValue::Binary(_) => Some(Format::Binary),
             SceneValue::Content(_) => None,
         }
@@ -326,7 +342,9 @@ impl SceneValue {
     ) -> Result<ValueWriter<'a>, SceneError> {
         match (self, format) {
             (SceneValue::Content(c), _) => Ok(ValueWriter::Content(c)),
-            (SceneValue::Binary(bytes), Format::Binary) => Ok(ValueWriter::Bytes(bytes)),
+            (SceneValue::Binary(bytes) | SceneValue::Read { bytes, .. }, Format::Binary) => {
+                Ok(ValueWriter::Bytes(bytes))
+            }
             (value, to) => Err(SceneError::Unresolved {
                 component: component.to_owned(),
                 from: value.format().map_or("memory", Format::name),

@@ -3011,3 +3011,162 @@ fn an_unresolved_text_scene_writes_back_as_its_file() {
         "{err:?}"
     );
 }
+
+// ----- reading with the registry at hand ----------------------------------------------------
+
+/// What loading `text` (RON if `ron`, else JSON) gives when it is read
+/// first and loaded after (`from_*_str`), and when it is read with the
+/// registry (`from_*_str_with`): the loaded world and the scene written
+/// back, or the error's message (which holds its location).
+fn both_ways(text: &str, ron: bool) -> [Result<(Snapshot, String), String>; 2] {
+    let registry = registry();
+    [false, true].map(|with| {
+        let scene = match (ron, with) {
+            (true, false) => Scene::from_ron_str(text),
+            (true, true) => Scene::from_ron_str_with(text, &registry),
+            (false, false) => Scene::from_json_str(text),
+            (false, true) => Scene::from_json_str_with(text, &registry),
+        }
+        .map_err(|e| format!("reading: {e}"))?;
+        let mut world = World::new();
+        scene
+            .spawn_into(&mut world, &registry)
+            .map_err(|e| format!("loading: {e}"))?;
+        let written = if ron {
+            scene.to_ron_string()
+        } else {
+            scene.to_json_string()
+        };
+        Ok((snapshot_all(&world), written.map_err(|e| e.to_string())?))
+    })
+}
+
+/// A world of every registered kind of value (references too) and no
+/// runtime-defined component: a file of it is read in one pass.
+fn typed_world() -> World {
+    let mut world = World::new();
+    let a = world.spawn((Position { x: 1.5, y: -2.25 }, Health(10), Mood::Angry(3)));
+    let b = world.spawn((
+        Label {
+            name: "b \"quoted\"".into(),
+        },
+        Frozen,
+    ));
+    let c = world.spawn(());
+    world.spawn((Health(7), Follow(Some(a)), Mood::Calm));
+    world
+        .insert(
+            b,
+            Links {
+                target: a,
+                parent: Some(c),
+                children: vec![a, c],
+                weight: 0.5,
+            },
+        )
+        .unwrap();
+    world.insert_resource(Gravity(-9.81));
+    world.insert_resource(Camera {
+        follows: Some(b),
+        zoom: 2.0,
+    });
+    world
+}
+
+/// Reading with the registry loads the world reading without it loads,
+/// and writes back the file it read, in both text formats; a file it
+/// cannot read in one pass (runtime-defined components) loads all the
+/// same.
+#[test]
+fn reading_with_the_registry_loads_the_same_world() {
+    let registry = registry();
+    let prefabs = r#"(
+        prefabs: {
+            "Base": (components: {"Health": (5), "Position": (x: 1.0, y: 2.0)}),
+            "Tree": (extends: "Base", components: {"Follow": (Some(2))}),
+        },
+        resources: {"Gravity": (1.5)},
+        entities: [
+            (id: 1, prefab: "Tree", components: {"Health": (9)}),
+            (id: 2, prefab: "Base"),
+            (id: 3, components: {"Links": (target: 1, parent: None, children: [2, 1], weight: 0.0)}),
+        ],
+    )"#;
+    let typed = Scene::from_world(&typed_world(), &registry).unwrap();
+    let sample = Scene::from_world(&sample_world(), &registry).unwrap();
+    let files = [
+        (prefabs.to_owned(), true),
+        (typed.to_ron_string().unwrap(), true),
+        (typed.to_json_string().unwrap(), false),
+        (sample.to_ron_string().unwrap(), true),
+        (sample.to_json_string().unwrap(), false),
+    ];
+    for (text, ron) in &files {
+        let [without, with] = both_ways(text, *ron);
+        let (world, written) = without.unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(with, Ok((world, written.clone())), "{text}");
+        assert_eq!(&written, text);
+    }
+    // The typed files were read in one pass: their values are decoded
+    // already, so the scene writes as binary too (a scene whose values
+    // are still in its file must be resolved first).
+    let ron = typed.to_ron_string().unwrap();
+    assert!(Scene::from_ron_str(&ron).unwrap().to_binary().is_err());
+    let bytes = Scene::from_ron_str_with(&ron, &registry)
+        .unwrap()
+        .to_binary()
+        .unwrap();
+    let mut world = World::new();
+    let spawned = Scene::from_binary(&bytes)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap();
+    assert_equal_world(&typed_world(), &world, &spawned);
+}
+
+/// Reading with the registry fails on the files reading without it
+/// fails on, with the same error at the same place.
+#[test]
+fn reading_with_the_registry_fails_as_reading_without_it() {
+    let ron = [
+        "(entities: [(id: 1,)",
+        "(entities: [(id: 1, id: 2)])",
+        "(entities: [(components: {})])",
+        "(entities: [(id: 1, colour: 3)])",
+        "(entities: [], entities: [])",
+        "(entities: [(id: 1, components: {}, components: {\"Health\": (1)})])",
+        "(entities: [(id: 1, components: {\"Healt\": (3)})])",
+        "(entities: [(id: 1, components: {\"Health\": \"x\"})])",
+        "(entities: [(id: 1, components: {\"Health\": (1), \"Health\": (2)})])",
+        "(entities: [(id: 1), (id: 1)])",
+        "(entities: [(id: 1, components: {\"Follow\": (Some(9))})])",
+        "(entities: [(id: 1, prefab: \"Nope\")])",
+        "(prefabs: {\"A\": (extends: \"B\"), \"B\": (extends: \"A\")}, entities: [(id: 1, prefab: \"A\")])",
+        "(prefabs: {\"A\": (), \"A\": ()})",
+        "(prefabs: {\"A\": (extends: \"A\", extends: \"A\")})",
+        "(resources: {\"Gravity\": \"down\"})",
+        "(resources: {\"Gravity\": (1.0)}, resources: {})",
+        "(entities: [(id: 18446744073709551615)])",
+        "(entities: [(id: -1)])",
+        "(schemas: {\"Mana\": {\"current\": \"Nope\"}})",
+    ];
+    let json = [
+        r#"{"entities": [{"id": 1}"#,
+        r#"{"entities": [{"id": 1, "id": 2}]}"#,
+        r#"{"entities": [{"components": {}}]}"#,
+        r#"{"entities": [{"id": 1, "components": {"Health": "x"}}]}"#,
+        r#"{"entities": [{"id": 1, "components": {"Follow": 9}}]}"#,
+        r#"{"resources": {"Gravity": []}}"#,
+    ];
+    let deep = format!("{{\"entities\": {}{}}}", "[".repeat(200), "]".repeat(200));
+    let files = ron
+        .iter()
+        .map(|t| (t.to_string(), true))
+        .chain(json.iter().map(|t| (t.to_string(), false)))
+        .chain([(deep, false)]);
+    for (text, is_ron) in files {
+        let [without, with] = both_ways(&text, is_ron);
+        assert!(without.is_err(), "{text} loads");
+        assert_eq!(with, without, "{text}");
+    }
+}

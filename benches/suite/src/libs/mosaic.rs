@@ -617,7 +617,9 @@ impl SerializeText {
             .and_then(|s| s.to_ron_string())
             .unwrap();
         let mut world = World::new();
-        let scene = Scene::from_ron_str(&text).unwrap();
+        // The registry is at hand: read and decode in one pass, as the
+        // README shows.
+        let scene = Scene::from_ron_str_with(&text, &self.1).unwrap();
         scene.spawn_into(&mut world, &self.1).unwrap();
         assert_eq!(world.len(), SERIALIZE_ENTITIES);
         black_box(world);
