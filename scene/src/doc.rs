@@ -23,6 +23,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use super::registry::Kind;
 use super::text::Id;
 use super::value::{json_offset, offset_of, skip_blank, Format, Source};
 
@@ -43,6 +44,16 @@ pub(crate) enum Place {
     EntityId(usize),
     /// The whole text: one value, not a scene (reflection's JSON values).
     Whole,
+}
+
+impl Place {
+    /// Whether the value at this place is a resource or a component.
+    pub fn kind(self) -> Kind {
+        match self {
+            Place::Resource(_) => Kind::Resource,
+            _ => Kind::Component,
+        }
+    }
 }
 
 /// The top-level sections of a scene document.

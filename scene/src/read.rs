@@ -18,7 +18,6 @@ use std::sync::Arc;
 
 use super::doc::{self, Part, Place, Section, Stop, Walk};
 use super::error::SceneError;
-use super::registry::Kind;
 use super::text::{json_source, ron_source};
 use super::value::{Format, SceneValue, Source, Spot};
 use super::{Prefab, Scene, SceneComponent, SceneEntity, TypeRegistry};
@@ -117,10 +116,7 @@ impl Walk for ReadWalk<'_> {
         name: &str,
         de: &mut dyn erased_serde::Deserializer<'de>,
     ) -> Result<(), Stop> {
-        let kind = match place {
-            Place::Resource(_) => Kind::Resource,
-            _ => Kind::Component,
-        };
+        let kind = place.kind();
         let entry = self.registry.get(name, kind).ok_or(Stop)?;
         let pending = (entry.decode_erased)(de).map_err(|_| Stop)?;
         let value = SceneValue::Read {

@@ -255,10 +255,7 @@ impl Walk for EarlyWalk<'_> {
         name: &str,
         de: &mut dyn erased_serde::Deserializer<'de>,
     ) -> Result<(), Stop> {
-        let kind = match place {
-            Place::Resource(_) => Kind::Resource,
-            _ => Kind::Component,
-        };
+        let kind = place.kind();
         let before = entity_refs_decoded();
         let slot = match place {
             Place::Resource(j) => self.values.resources.get_mut(j),
