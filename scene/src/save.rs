@@ -1,5 +1,28 @@
 //! Saving a world (or some of its entities) as a scene, and resolving a
 //! scene's values into the serde data model.
+//!
+//! Saving (`save`, behind [`Scene::from_world`] and
+//! [`Scene::from_entities`]) goes in phases:
+//!
+//! 1. **Checked** (`check_names_free`): no runtime-defined component takes
+//!    a registered type's name, before anything is encoded.
+//! 2. **Entities** (`save_entities`): grouped into runs of consecutive
+//!    entities with one archetype and the same sparse components; each
+//!    run, when it ends, becomes a table (`save_run`) of one byte string
+//!    per component, encoded straight from the world's column
+//!    (`typed_column`) or value by value for runtime-defined ones
+//!    (`dynamic_column`).
+//! 3. **Resources and schemas** (`save_resources`), in the data model.
+//!
+//! Why: a column is encoded in one call with no value decoded or boxed,
+//! which is what makes saving (and a binary file, which writes these bytes
+//! as they are) cheap; and the file is the same whatever the order of the
+//! world's component ids, as each table's columns are sorted by name.
+//!
+//! Resolving ([`Scene::resolve`]) decodes a text scene's values in one
+//! walk over its file (`walk_contents`), each other value on its own
+//! (`resolve_value`), and checks each table's columns decode
+//! (`check_column`), keeping them as bytes.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::DeserializeSeed;
@@ -11,7 +34,10 @@ use super::error::{suggest, SceneError, Where};
 use super::registry::{Kind, TypeRegistry};
 use super::value::{scene_id, to_content, DynamicSeed, SceneValue, SerDynamic, Spot};
 use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
-use mosaic::{ArchetypeId, ComponentId, ComponentSchema, Entity, SchemaError, StorageType, World};
+use mosaic::{
+    ArchetypeId, ComponentId, ComponentInfo, ComponentSchema, Entity, SchemaError, StorageType,
+    World,
+};
 
 /// Consecutive entities of one archetype with the same sparse components:
 /// saved as one [`SceneTable`].
@@ -32,16 +58,30 @@ fn encode_error(component: &str, message: String) -> SceneError {
 /// Saves `entities` (skipping stale handles, and repeats if `dedup`),
 /// straight from the world's columns: each run of consecutive entities with
 /// the same components becomes a table, each component one byte string.
+/// Then the resources the registry names and the world holds, and the
+/// schemas of runtime-defined components.
 fn save(
     world: &World,
     registry: &TypeRegistry,
     entities: impl IntoIterator<Item = Entity>,
     dedup: bool,
 ) -> Result<Scene, SceneError> {
+    check_names_free(world, registry)?;
     let mut scene = Scene::new();
-    // One name, one component in the file too: a runtime-defined component
-    // whose name the registry gives a Rust type would be written as two
-    // components with one name, which no load could tell apart.
+    save_entities(world, registry, &mut scene, entities, dedup)?;
+    save_resources(world, registry, &mut scene)?;
+    scene.schemas = world
+        .dynamic_schemas()
+        .map(|s| (s.clone(), Spot::Known(Where::Unknown)))
+        .collect();
+    scene.registry = Some(registry.clone());
+    Ok(scene)
+}
+
+/// Refuses a runtime-defined component whose name the registry gives a
+/// Rust type: one name, one component in the file too, or it would hold
+/// two components with one name, which no load could tell apart.
+fn check_names_free(world: &World, registry: &TypeRegistry) -> Result<(), SceneError> {
     for schema in world.dynamic_schemas() {
         if let Some(entry) = registry.get(schema.name(), Kind::Component) {
             return Err(SceneError::Schema {
@@ -54,13 +94,20 @@ fn save(
             });
         }
     }
-    // Sparse sets that hold anything: an entity's sparse components are the
-    // ones among these that contain it.
-    let sparse: Vec<ComponentId> = world
-        .component_infos()
-        .filter(|info| info.storage() == StorageType::SparseSet)
-        .map(|info| info.id())
-        .collect();
+    Ok(())
+}
+
+/// Groups `entities` into runs (same archetype, same sparse components)
+/// and saves each run as a table as soon as it ends, so only one run's
+/// rows are held at a time.
+fn save_entities(
+    world: &World,
+    registry: &TypeRegistry,
+    scene: &mut Scene,
+    entities: impl IntoIterator<Item = Entity>,
+    dedup: bool,
+) -> Result<(), SceneError> {
+    let sparse = sparse_sets(world);
     let mut seen = FxHashSet::default();
     let mut run: Option<Run> = None;
     for entity in entities {
@@ -82,7 +129,7 @@ fn save(
             }
             _ => {
                 if let Some(done) = run.take() {
-                    save_run(world, registry, &mut scene, done)?;
+                    save_run(world, registry, scene, done)?;
                 }
                 run = Some(Run {
                     archetype: loc.archetype,
@@ -93,9 +140,30 @@ fn save(
             }
         }
     }
-    if let Some(done) = run {
-        save_run(world, registry, &mut scene, done)?;
+    match run {
+        Some(done) => save_run(world, registry, scene, done),
+        None => Ok(()),
     }
+}
+
+/// The world's sparse-set components: an entity's sparse components are
+/// the ones among these that contain it (they are not in its archetype, so
+/// a run must match them too).
+fn sparse_sets(world: &World) -> Vec<ComponentId> {
+    world
+        .component_infos()
+        .filter(|info| info.storage() == StorageType::SparseSet)
+        .map(|info| info.id())
+        .collect()
+}
+
+/// The registered resources the world holds, each in the serde data model
+/// (few and small: kept decoded, written to any format as they are).
+fn save_resources(
+    world: &World,
+    registry: &TypeRegistry,
+    scene: &mut Scene,
+) -> Result<(), SceneError> {
     for entry in registry.entries(Kind::Resource) {
         if let Some(value) = entry.encode(world, None) {
             scene.resources.push(SceneComponent {
@@ -104,14 +172,12 @@ fn save(
             });
         }
     }
-    scene.schemas = world
-        .dynamic_schemas()
-        .map(|s| (s.clone(), Spot::Known(Where::Unknown)))
-        .collect();
-    scene.registry = Some(registry.clone());
-    Ok(scene)
+    Ok(())
 }
 
+/// Saves one run as a table: a column per component, by name. A relation's
+/// target side is left out (saved with its sources' edges); components of
+/// unregistered types are counted in [`Scene::skipped`].
 fn save_run(
     world: &World,
     registry: &TypeRegistry,
@@ -123,42 +189,18 @@ fn save_run(
         .map(|a| a.components().to_vec())
         .unwrap_or_default();
     let mut columns = Vec::with_capacity(ids.len() + run.sparse.len());
-    for id in ids.into_iter().chain(run.sparse) {
+    for &id in ids.iter().chain(&run.sparse) {
         let Some(info) = world.component_info(id) else {
             continue;
         };
-        let mut bytes = Vec::new();
         if info.schema().is_some() {
-            for &entity in &run.entities {
-                let value = world
-                    .get_dynamic(entity, info.name())
-                    .map_err(|e| encode_error(info.name(), e.to_string()))?;
-                write_postcard(&SerDynamic(value), &mut bytes)
-                    .map_err(|m| encode_error(info.name(), m))?;
-            }
-            columns.push(TableColumn {
-                name: info.name().to_owned(),
-                bytes: ColumnBytes::owned(bytes),
-            });
-            continue;
-        }
-        if info.type_id().is_some_and(|t| registry.is_derived(t)) {
+            columns.push(dynamic_column(world, &run, info)?);
+        } else if info.type_id().is_some_and(|t| registry.is_derived(t)) {
             // A relation's target side: saved with its sources' edges.
-            continue;
-        }
-        let entry = info
-            .type_id()
-            .and_then(|t| registry.by_type(t, Kind::Component));
-        match entry.and_then(|e| Some((e, e.column?))) {
-            Some((entry, fns)) => {
-                (fns.encode)(world, run.archetype, &run.rows, &run.entities, &mut bytes)
-                    .map_err(|m| encode_error(&entry.name, m))?;
-                columns.push(TableColumn {
-                    name: entry.name.clone(),
-                    bytes: ColumnBytes::owned(bytes),
-                });
-            }
-            None => *scene.skipped.entry(info.name().to_owned()).or_default() += run.entities.len(),
+        } else if let Some(column) = typed_column(world, registry, &run, info)? {
+            columns.push(column);
+        } else {
+            *scene.skipped.entry(info.name().to_owned()).or_default() += run.entities.len();
         }
     }
     // By name: the order of component ids differs between a world and its
@@ -170,6 +212,50 @@ fn save_run(
         columns,
     });
     Ok(())
+}
+
+/// A runtime-defined component's column: each entity's value read by name
+/// and written as postcard, one after another (no typed column to copy).
+fn dynamic_column(
+    world: &World,
+    run: &Run,
+    info: &ComponentInfo,
+) -> Result<TableColumn, SceneError> {
+    let mut bytes = Vec::new();
+    for &entity in &run.entities {
+        let value = world
+            .get_dynamic(entity, info.name())
+            .map_err(|e| encode_error(info.name(), e.to_string()))?;
+        write_postcard(&SerDynamic(value), &mut bytes).map_err(|m| encode_error(info.name(), m))?;
+    }
+    Ok(TableColumn {
+        name: info.name().to_owned(),
+        bytes: ColumnBytes::owned(bytes),
+    })
+}
+
+/// A registered type's column, encoded straight from the archetype's
+/// column by the type's own encoder; `None` if the type is not registered
+/// (or has no column encoder), for the caller to count as skipped.
+fn typed_column(
+    world: &World,
+    registry: &TypeRegistry,
+    run: &Run,
+    info: &ComponentInfo,
+) -> Result<Option<TableColumn>, SceneError> {
+    let entry = info
+        .type_id()
+        .and_then(|t| registry.by_type(t, Kind::Component));
+    let Some((entry, fns)) = entry.and_then(|e| Some((e, e.column?))) else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    (fns.encode)(world, run.archetype, &run.rows, &run.entities, &mut bytes)
+        .map_err(|m| encode_error(&entry.name, m))?;
+    Ok(Some(TableColumn {
+        name: entry.name.clone(),
+        bytes: ColumnBytes::owned(bytes),
+    }))
 }
 
 impl Scene {
@@ -293,34 +379,7 @@ impl Scene {
         }
         for table in &self.tables {
             for column in &table.columns {
-                let codec =
-                    Codec::find(&column.name, Some(registry), &schemas).ok_or_else(|| {
-                        SceneError::UnknownComponent {
-                            kind: "component",
-                            name: column.name.clone(),
-                            suggestion: suggest(
-                                &column.name,
-                                registry
-                                    .names_of(Kind::Component)
-                                    .chain(schemas.iter().map(|s| s.name())),
-                            ),
-                            at: Where::Unknown,
-                        }
-                    })?;
-                let mut bytes = column.bytes.as_slice();
-                for &id in &table.ids {
-                    codec.write(&mut bytes, &mut |_| {}).map_err(|message| {
-                        SceneError::WrongShape {
-                            component: column.name.clone(),
-                            path: String::new(),
-                            message,
-                            at: Where::Binary(format!("entity {id}")),
-                        }
-                    })?;
-                }
-                if !bytes.is_empty() {
-                    return Err(left_over(&column.name, bytes.len()));
-                }
+                check_column(table, column, registry, &schemas)?;
             }
         }
         self.registry = Some(registry.clone());
@@ -357,6 +416,46 @@ impl Scene {
             at: Where::Text(source.location(e.offset)),
         })
     }
+}
+
+/// Checks that every value of a table's column decodes with the codec its
+/// name resolves to, and that they fill its bytes exactly. Tables stay
+/// postcard bytes (every format can be written from them through the
+/// codec); this only proves they can be.
+fn check_column(
+    table: &SceneTable,
+    column: &TableColumn,
+    registry: &TypeRegistry,
+    schemas: &[ComponentSchema],
+) -> Result<(), SceneError> {
+    let codec = Codec::find(&column.name, Some(registry), schemas).ok_or_else(|| {
+        SceneError::UnknownComponent {
+            kind: "component",
+            name: column.name.clone(),
+            suggestion: suggest(
+                &column.name,
+                registry
+                    .names_of(Kind::Component)
+                    .chain(schemas.iter().map(|s| s.name())),
+            ),
+            at: Where::Unknown,
+        }
+    })?;
+    let mut bytes = column.bytes.as_slice();
+    for &id in &table.ids {
+        codec
+            .write(&mut bytes, &mut |_| {})
+            .map_err(|message| SceneError::WrongShape {
+                component: column.name.clone(),
+                path: String::new(),
+                message,
+                at: Where::Binary(format!("entity {id}")),
+            })?;
+    }
+    if !bytes.is_empty() {
+        return Err(left_over(&column.name, bytes.len()));
+    }
+    Ok(())
 }
 
 /// Decodes one value with its type (or schema) into the serde data model.

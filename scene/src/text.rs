@@ -4,6 +4,33 @@
 //! document's shape with every value skipped, and the scene keeps the file
 //! (loading walks it once, decoding each value with its type, see `doc`);
 //! the binary form keeps each value's own bytes.
+//!
+//! Reading a text file (`parse_ron`, `parse_json`) goes in three phases:
+//!
+//! 1. **Framed**: a byte-order mark dropped, RON's `#![enable(...)]`
+//!    attributes kept, a JSON file nested too deep refused
+//!    (`json_too_deep`) before serde_json could recurse into it.
+//! 2. **Shaped**: the document read as a [`Doc`], every value skipped
+//!    (`IgnoredAny`): names, ids, prefabs' `extends` and schemas checked.
+//! 3. **Built** (`build`): each value becomes its place in the file.
+//!
+//! Reading a binary file (`parse_binary`): the header (`bin_body`), the
+//! document borrowing from the input (`read_bin_doc`), each column's bytes
+//! as a range (`column_ranges`), then the scene, whose columns all share
+//! the input buffer (`shared_tables`).
+//!
+//! Why: a syntax error is found when the file is read, but a value's type
+//! is only known when it is loaded with a registry; decoding each value
+//! once, then, and never copying a binary column, keeps reading cheap.
+//!
+//! Writing text (`to_ron_string`, `to_json_string`) first builds a
+//! [`DocOut`] of writers over the scene's values (`doc_out`), so a value
+//! the format cannot take fails before any output, then lets the format's
+//! serializer walk it; a table's values are decoded one at a time from its
+//! columns as they are written. Writing binary (`to_binary`) gathers
+//! entities kept one by one into runs (`listed_runs`), borrows every
+//! table's bytes as they are (`bin_tables`), sizes the document exactly
+//! and writes it once into one allocation (`framed`).
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -153,30 +180,14 @@ pub(crate) fn ron_options() -> ron::Options {
 }
 
 /// Turns a checked document into a scene: each value is its place in
-/// `source`.
+/// `source` (decoded only when loaded, in one walk over the file), each
+/// part its place too (located only when an error needs it).
 fn build(doc: Doc, source: &Arc<Source>) -> Result<Scene, SceneError> {
     let spot = |place| Spot::Text {
         source: Arc::clone(source),
         place,
     };
-    let components = |list: Ordered<String, IgnoredAny>, place: &dyn Fn(usize) -> Place| {
-        list.0
-            .into_iter()
-            .enumerate()
-            .map(|(j, (name, _))| SceneComponent {
-                name,
-                value: SceneValue::Text {
-                    source: Arc::clone(source),
-                    place: place(j),
-                },
-            })
-            .collect::<Vec<_>>()
-    };
-    let mut schemas = Vec::with_capacity(doc.schemas.0.len());
-    for (i, (name, fields)) in doc.schemas.0.into_iter().enumerate() {
-        let at = spot(Place::SchemaBody(i));
-        schemas.push((schema_of(name, fields.0, || at.at())?, at));
-    }
+    let schemas = text_schemas(doc.schemas, spot)?;
     let prefabs = doc
         .prefabs
         .0
@@ -185,7 +196,7 @@ fn build(doc: Doc, source: &Arc<Source>) -> Result<Scene, SceneError> {
         .map(|(i, (name, p))| Prefab {
             name,
             extends: p.extends,
-            components: components(p.components, &|j| Place::PrefabValue(i, j)),
+            components: text_components(p.components, source, |j| Place::PrefabValue(i, j)),
             at: spot(Place::PrefabBody(i)),
         })
         .collect();
@@ -196,13 +207,13 @@ fn build(doc: Doc, source: &Arc<Source>) -> Result<Scene, SceneError> {
         .map(|(i, e)| SceneEntity {
             id: e.id.0,
             prefab: e.prefab,
-            components: components(e.components, &|j| Place::EntityValue(i, j)),
+            components: text_components(e.components, source, |j| Place::EntityValue(i, j)),
             at: spot(Place::EntityId(i)),
         })
         .collect();
     Ok(Scene {
         schemas,
-        resources: components(doc.resources, &Place::Resource),
+        resources: text_components(doc.resources, source, Place::Resource),
         prefabs,
         entities,
         tables: Vec::new(),
@@ -210,6 +221,39 @@ fn build(doc: Doc, source: &Arc<Source>) -> Result<Scene, SceneError> {
         registry: None,
         skipped: Default::default(),
     })
+}
+
+/// The schemas of a text document, each parsed (a bad field type is an
+/// error at the schema's place in the file).
+fn text_schemas(
+    schemas: Ordered<String, Ordered<String, String>>,
+    spot: impl Fn(Place) -> Spot,
+) -> Result<Vec<(ComponentSchema, Spot)>, SceneError> {
+    let mut out = Vec::with_capacity(schemas.0.len());
+    for (i, (name, fields)) in schemas.0.into_iter().enumerate() {
+        let at = spot(Place::SchemaBody(i));
+        out.push((schema_of(name, fields.0, || at.at())?, at));
+    }
+    Ok(out)
+}
+
+/// A map of values as components, the `j`th at `place(j)` in `source`.
+fn text_components(
+    list: Ordered<String, IgnoredAny>,
+    source: &Arc<Source>,
+    place: impl Fn(usize) -> Place,
+) -> Vec<SceneComponent> {
+    list.0
+        .into_iter()
+        .enumerate()
+        .map(|(j, (name, _))| SceneComponent {
+            name,
+            value: SceneValue::Text {
+                source: Arc::clone(source),
+                place: place(j),
+            },
+        })
+        .collect()
 }
 
 /// `text` without a leading byte-order mark (some editors write one; it is
@@ -362,43 +406,75 @@ struct BinDoc<'a> {
 /// its name and the range of its bytes in the input.
 type ReadTable = (Vec<u64>, Option<String>, Vec<(String, Range<usize>)>);
 
+/// Reads a binary scene in four steps: the header (name and version), the
+/// document (postcard, borrowing from `buffer`), the ranges of `buffer`
+/// each column's bytes fill, then the scene, whose columns all share
+/// `buffer` so that no value's bytes are copied.
 pub(crate) fn parse_binary(buffer: Vec<u8>) -> Result<Scene, SceneError> {
     let bytes = buffer.as_slice();
-    let syntax = |message: String| SceneError::Syntax {
+    let doc = read_bin_doc(bin_body(bytes)?)?;
+    let tables = column_ranges(doc.tables, bytes);
+    let schemas = bin_schemas_in(doc.schemas)?;
+    let resources = bin_components(doc.resources);
+    let prefabs = bin_prefabs(doc.prefabs);
+    // Nothing borrows `buffer` any more: the columns share it.
+    let buffer = Arc::new(buffer);
+    Ok(Scene {
+        schemas,
+        resources,
+        prefabs,
+        entities: Vec::new(),
+        tables: shared_tables(tables, &buffer),
+        text: None,
+        registry: None,
+        skipped: Default::default(),
+    })
+}
+
+/// A binary scene's syntax error (binary files have no line to point at).
+fn bin_syntax(message: String) -> SceneError {
+    SceneError::Syntax {
         format: "binary",
         message,
         at: Where::Unknown,
-    };
-    let body = bytes.strip_prefix(MAGIC).ok_or_else(|| {
+    }
+}
+
+/// The bytes after the header, or an error naming what the header is
+/// instead: another version of the format (said, so the user knows to
+/// upgrade) or not a scene at all.
+fn bin_body(bytes: &[u8]) -> Result<&[u8], SceneError> {
+    bytes.strip_prefix(MAGIC).ok_or_else(|| {
         let name = &MAGIC[..MAGIC.len() - 1];
         match bytes.strip_prefix(name).and_then(|rest| rest.first()) {
-            Some(version) => syntax(format!(
+            Some(version) => bin_syntax(format!(
                 "binary scene format version {version} (this version of mosaic reads version {})",
                 MAGIC[MAGIC.len() - 1]
             )),
-            None => syntax("not a mosaic binary scene (wrong header)".to_owned()),
+            None => bin_syntax("not a mosaic binary scene (wrong header)".to_owned()),
         }
-    })?;
+    })
+}
+
+/// The document of `body`, which it must fill exactly: bytes left over
+/// mean a damaged or concatenated file, refused rather than ignored.
+fn read_bin_doc(body: &[u8]) -> Result<BinDoc<'_>, SceneError> {
     let (doc, rest): (BinDoc<'_>, &[u8]) =
-        postcard::take_from_bytes(body).map_err(|e| syntax(e.to_string()))?;
+        postcard::take_from_bytes(body).map_err(|e| bin_syntax(e.to_string()))?;
     if !rest.is_empty() {
-        return Err(syntax(format!(
+        return Err(bin_syntax(format!(
             "{} bytes left over after the scene",
             rest.len()
         )));
     }
-    let components = |list: Vec<(String, Vec<u8>)>| -> Vec<SceneComponent> {
-        list.into_iter()
-            .map(|(name, bytes)| SceneComponent {
-                name,
-                value: SceneValue::Binary(bytes),
-            })
-            .collect()
-    };
-    // Each column's bytes are a range of `buffer`, found from where its
-    // slice starts (the slices borrow from `buffer`).
-    let tables: Vec<ReadTable> = doc
-        .tables
+    Ok(doc)
+}
+
+/// Each table with its columns' bytes as ranges of `bytes`, found from
+/// where each borrowed slice starts: ranges outlive the borrow, so the
+/// buffer can then be moved into the `Arc` the columns share.
+fn column_ranges(tables: Vec<BinTable<'_>>, bytes: &[u8]) -> Vec<ReadTable> {
+    tables
         .into_iter()
         .map(|t| {
             let columns = t
@@ -413,51 +489,67 @@ pub(crate) fn parse_binary(buffer: Vec<u8>) -> Result<Scene, SceneError> {
                 .collect();
             (t.ids.into_owned(), t.prefab, columns)
         })
-        .collect();
-    let mut schemas = Vec::new();
-    for (name, fields) in doc.schemas {
+        .collect()
+}
+
+/// The schemas of a binary scene, each parsed (a bad field type is an
+/// error naming the schema, as in a text file).
+fn bin_schemas_in(
+    schemas: Vec<(String, Vec<(String, String)>)>,
+) -> Result<Vec<(ComponentSchema, Spot)>, SceneError> {
+    let mut out = Vec::new();
+    for (name, fields) in schemas {
         let at = Where::Binary(format!("schema `{name}`"));
-        schemas.push((schema_of(name, fields, || at.clone())?, Spot::Known(at)));
+        out.push((schema_of(name, fields, || at.clone())?, Spot::Known(at)));
     }
-    let resources = components(doc.resources);
-    let prefabs = doc
-        .prefabs
+    Ok(out)
+}
+
+/// Values kept one by one (resources', prefabs'), each its own bytes:
+/// decoded only when loaded, with the type the name resolves to then.
+fn bin_components(list: BinValues) -> Vec<SceneComponent> {
+    list.into_iter()
+        .map(|(name, bytes)| SceneComponent {
+            name,
+            value: SceneValue::Binary(bytes),
+        })
+        .collect()
+}
+
+/// The prefabs of a binary scene, each named in errors by its name (a
+/// binary file has no position to give).
+fn bin_prefabs(prefabs: Vec<(String, Option<String>, BinValues)>) -> Vec<Prefab> {
+    prefabs
         .into_iter()
         .map(|(name, extends, list)| Prefab {
             at: Spot::Known(Where::Binary(format!("prefab `{name}`"))),
             name,
             extends,
-            components: components(list),
+            components: bin_components(list),
         })
-        .collect();
-    // Nothing borrows `buffer` any more: the columns share it.
-    let buffer = Arc::new(buffer);
-    Ok(Scene {
-        schemas,
-        resources,
-        prefabs,
-        entities: Vec::new(),
-        tables: tables
-            .into_iter()
-            .map(|(ids, prefab, columns)| SceneTable {
-                ids,
-                prefab,
-                columns: columns
-                    .into_iter()
-                    .map(|(name, range)| TableColumn {
-                        name,
-                        bytes: ColumnBytes {
-                            buffer: Arc::clone(&buffer),
-                            range,
-                        },
-                    })
-                    .collect(),
-            })
-            .collect(),
-        text: None,
-        registry: None,
-        skipped: Default::default(),
-    })
+        .collect()
+}
+
+/// The scene's tables, every column a range of the one shared `buffer`
+/// (reading a binary scene copies no value's bytes).
+fn shared_tables(tables: Vec<ReadTable>, buffer: &Arc<Vec<u8>>) -> Vec<SceneTable> {
+    tables
+        .into_iter()
+        .map(|(ids, prefab, columns)| SceneTable {
+            ids,
+            prefab,
+            columns: columns
+                .into_iter()
+                .map(|(name, range)| TableColumn {
+                    name,
+                    bytes: ColumnBytes {
+                        buffer: Arc::clone(buffer),
+                        range,
+                    },
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 // ----- writing ---------------------------------------------------------------
@@ -691,31 +783,24 @@ fn non_finite(f: f64) -> String {
     format!("{f} cannot be written as JSON (JSON has no NaN or infinity; RON and binary scenes keep them)")
 }
 
+/// The scene as a serialisable document for `format`, every value a
+/// writer over what the scene holds (nothing decoded or copied up front).
+/// Built before anything is written, so a value the format cannot take
+/// (unresolved, or a non-finite float in JSON) fails before any output.
 fn doc_out(scene: &Scene, format: Format) -> Result<DocOut<'_>, SceneError> {
     Ok(DocOut {
-        schemas: scene
-            .schemas
-            .iter()
-            .map(|(s, _)| {
-                (
-                    s.name(),
-                    s.fields()
-                        .iter()
-                        .map(|(n, t)| (n.as_str(), t.name()))
-                        .collect(),
-                )
-            })
-            .collect(),
+        schemas: schemas_out(&scene.schemas),
         resources: writers(&scene.resources, format)?,
         prefabs: scene
             .prefabs
             .iter()
             .map(|p| {
+                let components = writers(&p.components, format)?;
                 Ok((
                     p.name.as_str(),
                     PrefabOut {
                         extends: p.extends.as_deref(),
-                        components: writers(&p.components, format)?,
+                        components,
                     },
                 ))
             })
@@ -735,35 +820,51 @@ fn doc_out(scene: &Scene, format: Format) -> Result<DocOut<'_>, SceneError> {
             tables: scene
                 .tables
                 .iter()
-                .map(|t| {
-                    Ok(TableOut {
-                        json: format == Format::Json,
-                        refused: Default::default(),
-                        ids: &t.ids,
-                        prefab: t.prefab.as_deref(),
-                        columns: t
-                            .columns
-                            .iter()
-                            .map(|c| {
-                                let codec = Codec::find(
-                                    &c.name,
-                                    scene.registry.as_ref(),
-                                    scene.schemas.iter().map(|(s, _)| s),
-                                )
-                                .ok_or_else(|| {
-                                    SceneError::Unresolved {
-                                        component: c.name.clone(),
-                                        from: Format::Binary.name(),
-                                        to: format.name(),
-                                    }
-                                })?;
-                                Ok((c.name.as_str(), codec, Cell::new(c.bytes.as_slice())))
-                            })
-                            .collect::<Result<_, SceneError>>()?,
-                    })
-                })
+                .map(|t| table_out(scene, t, format))
                 .collect::<Result<_, SceneError>>()?,
         },
+    })
+}
+
+/// The schemas as `(name, [(field, type name)])`, as text files write them.
+fn schemas_out(schemas: &[(ComponentSchema, Spot)]) -> Vec<(&str, Vec<(&str, &'static str)>)> {
+    schemas
+        .iter()
+        .map(|(s, _)| {
+            let fields = s.fields().iter().map(|(n, t)| (n.as_str(), t.name()));
+            (s.name(), fields.collect())
+        })
+        .collect()
+}
+
+/// A table written entity by entity: each column gets the codec that
+/// decodes its bytes (its type's, or its schema's) and a cursor at its
+/// first value. A column whose name resolves to neither cannot be written
+/// as text, and is an error naming it.
+fn table_out<'a>(
+    scene: &'a Scene,
+    table: &'a SceneTable,
+    format: Format,
+) -> Result<TableOut<'a>, SceneError> {
+    let columns = table.columns.iter().map(|c| {
+        let codec = Codec::find(
+            &c.name,
+            scene.registry.as_ref(),
+            scene.schemas.iter().map(|(s, _)| s),
+        )
+        .ok_or_else(|| SceneError::Unresolved {
+            component: c.name.clone(),
+            from: Format::Binary.name(),
+            to: format.name(),
+        })?;
+        Ok((c.name.as_str(), codec, Cell::new(c.bytes.as_slice())))
+    });
+    Ok(TableOut {
+        json: format == Format::Json,
+        refused: Default::default(),
+        ids: &table.ids,
+        prefab: table.prefab.as_deref(),
+        columns: columns.collect::<Result<_, SceneError>>()?,
     })
 }
 
@@ -858,96 +959,142 @@ impl Scene {
     /// assert!(bytes.starts_with(b"mosaic-scene"));
     /// ```
     pub fn to_binary(&self) -> Result<Vec<u8>, SceneError> {
-        let bytes_of = |list: &[SceneComponent]| -> Result<Vec<(String, Vec<u8>)>, SceneError> {
-            list.iter()
-                .map(|c| {
-                    let w = c.value.writer(&c.name, Format::Binary)?;
-                    Ok((c.name.clone(), w.to_bytes(&c.name)?))
-                })
-                .collect()
-        };
         // Entities kept one by one (read from text, resolved) become tables
-        // too: one per run of entities with the same prefab and names.
-        let mut listed: Vec<ListedRun<'_>> = Vec::new();
-        for e in &self.entities {
-            let same = listed.last().is_some_and(|(_, prefab, columns)| {
-                *prefab == e.prefab.as_deref()
-                    && columns.len() == e.components.len()
-                    && columns
-                        .iter()
-                        .zip(&e.components)
-                        .all(|((n, _), c)| *n == c.name)
-            });
-            if !same {
-                let columns = e.components.iter().map(|c| (c.name.as_str(), Vec::new()));
-                listed.push((Vec::new(), e.prefab.as_deref(), columns.collect()));
-            }
-            let (ids, _, columns) = listed.last_mut().expect("pushed above");
-            ids.push(e.id);
-            for ((_, bytes), c) in columns.iter_mut().zip(&e.components) {
-                match c.value.writer(&c.name, Format::Binary)? {
-                    ValueWriter::Content(content) => {
-                        write_postcard(content, bytes).map_err(|message| SceneError::Encode {
-                            component: c.name.clone(),
-                            message,
-                        })?
-                    }
-                    ValueWriter::Bytes(b) => bytes.extend_from_slice(b),
-                }
-            }
-        }
-        let mut tables: Vec<BinTable<'_>> = listed
-            .iter()
-            .map(|(ids, prefab, columns)| BinTable {
-                ids: Cow::Borrowed(ids),
-                prefab: prefab.map(str::to_owned),
-                columns: columns
-                    .iter()
-                    .map(|(n, b)| ((*n).to_owned(), Bytes(b)))
-                    .collect(),
-            })
-            .collect();
-        tables.extend(self.tables.iter().map(|t| {
-            BinTable {
-                ids: Cow::Borrowed(&t.ids),
-                prefab: t.prefab.clone(),
-                columns: t
-                    .columns
-                    .iter()
-                    .map(|c| (c.name.clone(), Bytes(c.bytes.as_slice())))
-                    .collect(),
-            }
-        }));
+        // too, so a binary file has one shape for entities.
+        let listed = listed_runs(&self.entities)?;
         let doc = BinDoc {
-            schemas: self
-                .schemas
-                .iter()
-                .map(|(s, _)| {
-                    (
-                        s.name().to_owned(),
-                        s.fields()
-                            .iter()
-                            .map(|(n, t)| (n.clone(), t.name().to_owned()))
-                            .collect(),
-                    )
-                })
-                .collect(),
-            resources: bytes_of(&self.resources)?,
+            schemas: bin_schemas_out(&self.schemas),
+            resources: value_bytes(&self.resources)?,
             prefabs: self
                 .prefabs
                 .iter()
-                .map(|p| Ok((p.name.clone(), p.extends.clone(), bytes_of(&p.components)?)))
+                .map(|p| {
+                    Ok((
+                        p.name.clone(),
+                        p.extends.clone(),
+                        value_bytes(&p.components)?,
+                    ))
+                })
                 .collect::<Result<_, SceneError>>()?,
-            tables,
+            tables: bin_tables(&listed, &self.tables),
         };
-        // The exact size first (a pass that copies nothing), so the bytes
-        // are written once into one allocation of the right size: a
-        // guess that falls short doubles the largest buffer of a save.
-        let size = postcard::serialize_with_flavor(&doc, postcard::ser_flavors::Size::default())
-            .map_err(encode_error)?;
-        let mut out = Vec::with_capacity(MAGIC.len() + size);
-        out.extend_from_slice(MAGIC);
-        write_postcard(&doc, &mut out).map_err(encode_error)?;
-        Ok(out)
+        framed(&doc)
     }
+}
+
+/// Each value's postcard bytes, by name (resources' and prefabs', which
+/// are kept one by one in a binary file).
+fn value_bytes(list: &[SceneComponent]) -> Result<BinValues, SceneError> {
+    list.iter()
+        .map(|c| {
+            let w = c.value.writer(&c.name, Format::Binary)?;
+            Ok((c.name.clone(), w.to_bytes(&c.name)?))
+        })
+        .collect()
+}
+
+/// `entities` as runs of consecutive entities with the same prefab and
+/// component names, each component's values back to back: the table form
+/// a binary file stores, built in one pass with one buffer per column.
+fn listed_runs(entities: &[SceneEntity]) -> Result<Vec<ListedRun<'_>>, SceneError> {
+    let mut listed: Vec<ListedRun<'_>> = Vec::new();
+    for e in entities {
+        if !listed.last().is_some_and(|run| same_run(run, e)) {
+            let columns = e.components.iter().map(|c| (c.name.as_str(), Vec::new()));
+            listed.push((Vec::new(), e.prefab.as_deref(), columns.collect()));
+        }
+        let (ids, _, columns) = listed.last_mut().expect("pushed above");
+        ids.push(e.id);
+        for ((_, bytes), c) in columns.iter_mut().zip(&e.components) {
+            append_value(c, bytes)?;
+        }
+    }
+    Ok(listed)
+}
+
+/// Whether `e` continues `run`: same prefab, same component names in the
+/// same order (so its values append to the run's columns in step).
+fn same_run((_, prefab, columns): &ListedRun<'_>, e: &SceneEntity) -> bool {
+    *prefab == e.prefab.as_deref()
+        && columns.len() == e.components.len()
+        && columns
+            .iter()
+            .zip(&e.components)
+            .all(|((n, _), c)| *n == c.name)
+}
+
+/// Appends `c`'s postcard bytes to its column's `bytes` (encoded from the
+/// data model, or copied when the value already is postcard bytes).
+fn append_value(c: &SceneComponent, bytes: &mut Vec<u8>) -> Result<(), SceneError> {
+    match c.value.writer(&c.name, Format::Binary)? {
+        ValueWriter::Content(content) => {
+            write_postcard(content, bytes).map_err(|message| SceneError::Encode {
+                component: c.name.clone(),
+                message,
+            })
+        }
+        ValueWriter::Bytes(b) => {
+            bytes.extend_from_slice(b);
+            Ok(())
+        }
+    }
+}
+
+/// The tables to write: the runs of listed entities, then the scene's own
+/// tables, whose column bytes are written as they are (borrowed, not
+/// decoded or copied).
+fn bin_tables<'a>(listed: &'a [ListedRun<'a>], tables: &'a [SceneTable]) -> Vec<BinTable<'a>> {
+    let mut out: Vec<BinTable<'_>> = listed
+        .iter()
+        .map(|(ids, prefab, columns)| BinTable {
+            ids: Cow::Borrowed(ids),
+            prefab: prefab.map(str::to_owned),
+            columns: columns
+                .iter()
+                .map(|(n, b)| ((*n).to_owned(), Bytes(b)))
+                .collect(),
+        })
+        .collect();
+    out.extend(tables.iter().map(|t| {
+        BinTable {
+            ids: Cow::Borrowed(&t.ids),
+            prefab: t.prefab.clone(),
+            columns: t
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), Bytes(c.bytes.as_slice())))
+                .collect(),
+        }
+    }));
+    out
+}
+
+/// The schemas as `(name, [(field, type name)])`, as a binary file holds
+/// them.
+fn bin_schemas_out(schemas: &[(ComponentSchema, Spot)]) -> Vec<(String, Vec<(String, String)>)> {
+    schemas
+        .iter()
+        .map(|(s, _)| {
+            (
+                s.name().to_owned(),
+                s.fields()
+                    .iter()
+                    .map(|(n, t)| (n.clone(), t.name().to_owned()))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The header and `doc`'s bytes. The exact size first (a pass that copies
+/// nothing), so the bytes are written once into one allocation of the
+/// right size: a guess that falls short doubles the largest buffer of a
+/// save.
+fn framed(doc: &BinDoc<'_>) -> Result<Vec<u8>, SceneError> {
+    let size = postcard::serialize_with_flavor(doc, postcard::ser_flavors::Size::default())
+        .map_err(encode_error)?;
+    let mut out = Vec::with_capacity(MAGIC.len() + size);
+    out.extend_from_slice(MAGIC);
+    write_postcard(doc, &mut out).map_err(encode_error)?;
+    Ok(out)
 }

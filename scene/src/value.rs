@@ -1,5 +1,13 @@
 //! One component value of a scene, in whichever form it was read or saved,
 //! and the serde forms of [`Entity`] and [`DynamicComponent`].
+//!
+//! Decoding a value on its own ([`SceneValue::decode`]) has two phases:
+//! first the format's deserializer runs bare; only if that fails is the
+//! value decoded again with the field-path tracker (`decode_tracked`, one
+//! step per form: `tracked_ron`, `tracked_json`, `tracked_binary`), to
+//! say which field is wrong and where. Why: tracking costs about a third
+//! of a successful decode, and almost every value decodes; the error path
+//! can afford to read a value twice.
 
 use std::fmt;
 use std::sync::Arc;
@@ -140,6 +148,81 @@ pub(crate) enum SceneValue {
     Content(Content<'static>),
 }
 
+/// Decodes the RON value at byte `start` of `source` (the rest of the
+/// file after it is not read), with the file's extensions; an error is
+/// placed at the offending token, in the whole file.
+fn tracked_ron<S, V>(seed: S, source: &Source, start: usize) -> Result<V, DecodeError>
+where
+    S: for<'de> DeserializeSeed<'de, Value = V>,
+{
+    let mut track = serde_path_to_error::Track::new();
+    let text = &source.text[start..];
+    let spanned =
+        |e: ron::error::SpannedError| Where::Text(source.ron_error_at(start, text, e.span.start));
+    let options = super::text::ron_options().with_default_extension(source.ron_extensions);
+    let mut de =
+        ron::Deserializer::from_str_with_options(text, &options).map_err(|e| DecodeError {
+            message: e.code.to_string(),
+            path: String::new(),
+            at: spanned(e),
+        })?;
+    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
+        .map_err(|e| {
+            let e = de.span_error(e);
+            DecodeError {
+                message: e.code.to_string(),
+                path: field_path(track),
+                at: spanned(e),
+            }
+        })
+}
+
+/// Decodes the JSON value at byte `start` of `source`; a value `whole`
+/// (on its own, as reflection's JSON) must end with the text, one in a
+/// scene file is followed by the rest of the file.
+fn tracked_json<S, V>(seed: S, source: &Source, start: usize, whole: bool) -> Result<V, DecodeError>
+where
+    S: for<'de> DeserializeSeed<'de, Value = V>,
+{
+    let mut track = serde_path_to_error::Track::new();
+    let text = &source.text[start..];
+    let mut de = serde_json::Deserializer::from_str(text);
+    let result = seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
+    let result = result.and_then(|v| if whole { de.end().map(|()| v) } else { Ok(v) });
+    result.map_err(|e| DecodeError {
+        message: strip_json_position(&e),
+        path: field_path(track),
+        at: Where::Text(source.location(start + json_offset(text, e.line(), e.column()))),
+    })
+}
+
+/// Decodes a value's postcard bytes, which it must fill exactly (bytes
+/// left over mean the type read is not the type written).
+fn tracked_binary<S, V>(seed: S, bytes: &[u8]) -> Result<V, DecodeError>
+where
+    S: for<'de> DeserializeSeed<'de, Value = V>,
+{
+    let mut track = serde_path_to_error::Track::new();
+    let mut de = super::depth::deserializer(bytes);
+    let value = seed
+        .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
+        .map_err(|e| DecodeError {
+            message: super::depth::message(&e),
+            path: field_path(track),
+            at: Where::Unknown,
+        })?;
+    let message = match de.finalize() {
+        Ok([]) => return Ok(value),
+        Ok(rest) => format!("{} bytes left over after the value", rest.len()),
+        Err(e) => e.to_string(),
+    };
+    Err(DecodeError {
+        message,
+        path: String::new(),
+        at: Where::Unknown,
+    })
+}
+
 /// The field path `track` recorded: `"x"`, `"inner.y"`, or empty for the
 /// value as a whole (which serde_path_to_error writes as `"."`).
 fn field_path(track: serde_path_to_error::Track) -> String {
@@ -229,12 +312,13 @@ impl SceneValue {
         }
     }
 
-    /// Decodes the value with `seed`, tracking the field path for errors.
+    /// Decodes the value with `seed`, tracking the field path for errors:
+    /// each form has its own step, as each has its own deserializer and its
+    /// own way to say where an error is.
     fn decode_tracked<S, V>(&self, seed: S) -> Result<V, DecodeError>
     where
         S: for<'de> DeserializeSeed<'de, Value = V>,
     {
-        let mut track = serde_path_to_error::Track::new();
         match self {
             SceneValue::Text { source, place } => {
                 let Some(start) = super::doc::locate(source, *place) else {
@@ -244,73 +328,17 @@ impl SceneValue {
                         at: Where::Unknown,
                     });
                 };
-                // The value, and the rest of the file after it (not read).
-                let text = &source.text[start..];
                 if source.format == Format::Ron {
-                    let spanned = |e: ron::error::SpannedError| {
-                        Where::Text(source.ron_error_at(start, text, e.span.start))
-                    };
-                    let options =
-                        super::text::ron_options().with_default_extension(source.ron_extensions);
-                    let mut de =
-                        ron::Deserializer::from_str_with_options(text, &options).map_err(|e| {
-                            DecodeError {
-                                message: e.code.to_string(),
-                                path: String::new(),
-                                at: spanned(e),
-                            }
-                        })?;
-                    seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
-                        .map_err(|e| {
-                            let e = de.span_error(e);
-                            DecodeError {
-                                message: e.code.to_string(),
-                                path: field_path(track),
-                                at: spanned(e),
-                            }
-                        })
+                    tracked_ron(seed, source, start)
                 } else {
-                    let mut de = serde_json::Deserializer::from_str(text);
-                    let result = seed
-                        .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
-                    // A value on its own ends with the text.
-                    let result = result.and_then(|v| match place {
-                        Place::Whole => de.end().map(|()| v),
-                        _ => Ok(v),
-                    });
-                    result.map_err(|e| DecodeError {
-                        message: strip_json_position(&e),
-                        path: field_path(track),
-                        at: Where::Text(
-                            source.location(start + json_offset(text, e.line(), e.column())),
-                        ),
-                    })
+                    tracked_json(seed, source, start, *place == Place::Whole)
                 }
             }
             SceneValue::Binary(bytes) | SceneValue::Read { bytes, .. } => {
-                let mut de = super::depth::deserializer(bytes);
-                let value = seed
-                    .deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
-                    .map_err(|e| DecodeError {
-                        message: super::depth::message(&e),
-                        path: field_path(track),
-                        at: Where::Unknown,
-                    })?;
-                match de.finalize() {
-                    Ok([]) => Ok(value),
-                    Ok(rest) => Err(DecodeError {
-                        message: format!("{} bytes left over after the value", rest.len()),
-                        path: String::new(),
-                        at: Where::Unknown,
-                    }),
-                    Err(e) => Err(DecodeError {
-                        message: e.to_string(),
-                        path: String::new(),
-                        at: Where::Unknown,
-                    }),
-                }
+                tracked_binary(seed, bytes)
             }
             SceneValue::Content(content) => {
+                let mut track = serde_path_to_error::Track::new();
                 let de = serde_content::Deserializer::new(content.clone());
                 seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track))
                     .map_err(|e| DecodeError {
@@ -322,8 +350,8 @@ impl SceneValue {
         }
     }
 
-    /// The value in the serde data model, decoded through its type with
-    /// `resolve` (identity for a value that already is one).
+    /// The format the value was read from (`None` for a value in the serde
+    /// data model: saved from a world, or resolved).
     pub fn format(&self) -> Option<Format> {
         match self {
             SceneValue::Text { source, .. } | SceneValue::Read { source, .. } => {
