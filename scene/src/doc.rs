@@ -190,43 +190,6 @@ pub(crate) fn locate(source: &Source, place: Place) -> Option<usize> {
     if place == Place::Whole {
         return Some(skip_blank(&source.text, 0));
     }
-    struct Locate {
-        target: Place,
-        found: bool,
-    }
-    impl Locate {
-        fn at(&mut self, place: Place) -> Result<(), Stop> {
-            if place == self.target {
-                self.found = true;
-                return Err(Stop);
-            }
-            Ok(())
-        }
-    }
-    impl Walk for Locate {
-        fn wants(&self, section: Section) -> bool {
-            section
-                == match self.target {
-                    Place::Resource(_) => Section::Resources,
-                    Place::PrefabValue(..) | Place::PrefabBody(_) => Section::Prefabs,
-                    Place::EntityValue(..) | Place::EntityId(_) => Section::Entities,
-                    Place::SchemaBody(_) => Section::Schemas,
-                    Place::Whole => return false,
-                }
-        }
-        fn before(&mut self, place: Place) -> Result<(), Stop> {
-            self.at(place)
-        }
-        fn value<'de>(
-            &mut self,
-            place: Place,
-            _: &str,
-            de: &mut dyn erased_serde::Deserializer<'de>,
-        ) -> Result<(), Stop> {
-            self.at(place)?;
-            IgnoredAny::deserialize(de).map(drop).map_err(|_| Stop)
-        }
-    }
     let mut walk = Locate {
         target: place,
         found: false,
@@ -243,6 +206,48 @@ pub(crate) fn locate(source: &Source, place: Place) -> Option<usize> {
             Some(offset)
         }
         _ => None,
+    }
+}
+
+/// The walk of [`locate`]: stops where its target place starts, skipping
+/// every value before it unread.
+struct Locate {
+    target: Place,
+    found: bool,
+}
+
+impl Locate {
+    fn at(&mut self, place: Place) -> Result<(), Stop> {
+        if place == self.target {
+            self.found = true;
+            return Err(Stop);
+        }
+        Ok(())
+    }
+}
+
+impl Walk for Locate {
+    fn wants(&self, section: Section) -> bool {
+        section
+            == match self.target {
+                Place::Resource(_) => Section::Resources,
+                Place::PrefabValue(..) | Place::PrefabBody(_) => Section::Prefabs,
+                Place::EntityValue(..) | Place::EntityId(_) => Section::Entities,
+                Place::SchemaBody(_) => Section::Schemas,
+                Place::Whole => return false,
+            }
+    }
+    fn before(&mut self, place: Place) -> Result<(), Stop> {
+        self.at(place)
+    }
+    fn value<'de>(
+        &mut self,
+        place: Place,
+        _: &str,
+        de: &mut dyn erased_serde::Deserializer<'de>,
+    ) -> Result<(), Stop> {
+        self.at(place)?;
+        IgnoredAny::deserialize(de).map(drop).map_err(|_| Stop)
     }
 }
 

@@ -4,7 +4,10 @@
 //!
 //! 1. **Parsed** (before `spawn_into`, by `Scene::from_*`): the document's
 //!    shape, names and ids, every value's syntax (skipped, not decoded);
-//!    a text scene keeps its file, a binary one each column's bytes.
+//!    a text scene keeps its file, a binary one each column's bytes. A
+//!    text scene read with its registry (`Scene::from_ron_str_with`, see
+//!    `read`) has its values decoded here already, as postcard bytes:
+//!    step 3 then decodes those, and parses no text.
 //! 2. **Checked**: schemas valid and consistent with the world and the
 //!    registry (`check_schemas`); prefab names unique, every `extends`
 //!    known, no cycle (`PrefabPlan::check`); entity ids unique and not
@@ -1196,18 +1199,7 @@ impl Scene {
         }
         .run(world);
         if !self.prefabs.is_empty() {
-            let source = PrefabSource {
-                prefabs: self
-                    .prefabs
-                    .iter()
-                    .zip(prefabs.resolved)
-                    .map(|(p, list)| (p.name.clone(), list))
-                    .collect(),
-                schemas: decoder.schemas.values().map(|&s| s.clone()).collect(),
-                registry: registry.clone(),
-                ids: map,
-            };
-            keep_prefabs(world, source);
+            keep_prefabs(world, self.prefab_source(prefabs.resolved, &decoder, map));
         }
         if let Some(payload) = caught {
             resume_unwind(payload);
@@ -1216,6 +1208,28 @@ impl Scene {
             order: order.iter().map(|&(id, _)| id).zip(spawned).collect(),
             by_id: OnceLock::new(),
         })
+    }
+
+    /// The scene's prefabs as `resolved`, kept for `spawn_prefab` with
+    /// what decoding them needs: the schemas and registry they were
+    /// decoded with, and `ids`, the scene's keys → the entities spawned.
+    fn prefab_source(
+        &self,
+        resolved: Vec<Vec<SceneComponent>>,
+        decoder: &Decoder<'_>,
+        ids: FxHashMap<Entity, Entity>,
+    ) -> PrefabSource {
+        PrefabSource {
+            prefabs: self
+                .prefabs
+                .iter()
+                .zip(resolved)
+                .map(|(p, list)| (p.name.clone(), list))
+                .collect(),
+            schemas: decoder.schemas.values().map(|&s| s.clone()).collect(),
+            registry: decoder.registry.clone(),
+            ids,
+        }
     }
 
     /// Checked: the scene's schemas are valid, unique, and consistent with

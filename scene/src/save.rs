@@ -528,10 +528,7 @@ impl Walk for ContentWalk<'_> {
         name: &str,
         de: &mut dyn erased_serde::Deserializer<'de>,
     ) -> Result<(), Stop> {
-        let kind = match place {
-            Place::Resource(_) => Kind::Resource,
-            _ => Kind::Component,
-        };
+        let kind = place.kind();
         let content = if let Some(entry) = self.registry.get(name, kind) {
             (entry.transcode_erased)(de).ok()
         } else if let Some(schema) = self
