@@ -59,9 +59,10 @@ pub fn scene_registry() -> TypeRegistry {
 /// assert_eq!(world.len(), 1);
 /// ```
 pub fn load_scene_text(world: &mut World, text: &str) -> Result<usize, String> {
-    let scene = Scene::from_ron_str(text).map_err(|e| e.to_string())?;
+    let registry = scene_registry();
+    let scene = Scene::from_ron_str_with(text, &registry).map_err(|e| e.to_string())?;
     let spawned = scene
-        .spawn_into(world, &scene_registry())
+        .spawn_into(world, &registry)
         .map_err(|e| e.to_string())?;
     Ok(spawned.len())
 }

@@ -155,8 +155,9 @@ fn main() -> Result<(), SceneError> {
     }
 
     for (format, reloaded) in [
-        ("RON", Scene::from_ron_str(&ron)?),
-        ("JSON", Scene::from_json_str(&json)?),
+        // The registry is at hand: each text is parsed once.
+        ("RON", Scene::from_ron_str_with(&ron, &registry)?),
+        ("JSON", Scene::from_json_str_with(&json, &registry)?),
         ("binary", Scene::from_binary(&binary)?),
     ] {
         let mut copy = World::new();
