@@ -3094,13 +3094,16 @@ fn reading_with_the_registry_loads_the_same_world() {
     )"#;
     let typed = Scene::from_world(&typed_world(), &registry).unwrap();
     let sample = Scene::from_world(&sample_world(), &registry).unwrap();
-    let files = [
+    let mut files = vec![
         (prefabs.to_owned(), true),
         (typed.to_ron_string().unwrap(), true),
         (typed.to_json_string().unwrap(), false),
         (sample.to_ron_string().unwrap(), true),
-        (sample.to_json_string().unwrap(), false),
     ];
+    // (Miri: the RON file of the sample world covers the same path.)
+    if !cfg!(miri) {
+        files.push((sample.to_json_string().unwrap(), false));
+    }
     for (text, ron) in &files {
         let [without, with] = both_ways(text, *ron);
         let (world, written) = without.unwrap_or_else(|e| panic!("{e}\n{text}"));
