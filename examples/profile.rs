@@ -35,6 +35,11 @@
 //! `simple-mosaic`, `frag-mosaic`) with a suffix `-disabled-none` run in a
 //! world where [`Disabled`] is registered and was used, but no entity is
 //! disabled now; with `-disabled-1pct`, every 100th entity is disabled.
+//! `despawn-mosaic` is the suite's despawn row: `N` rounds of despawning
+//! 10,000 `(Position, Velocity)` entities one by one with
+//! `World::despawn`; each round's `spawn_batch` into the same kept world
+//! (so ids are recycled, as in the suite) is outside the count;
+//! `despawn-hecs` is the same with hecs.
 
 use std::hint::black_box;
 
@@ -364,6 +369,21 @@ fn measured_random_get_mosaic(world: &mut World, order: &[Entity], n: usize) {
     }
 }
 
+/// despawn: `World::despawn` of each entity, in spawn order.
+#[inline(never)]
+fn measured_despawn_mosaic(world: &mut World, entities: &[Entity]) {
+    for &e in entities {
+        black_box(&mut *world).despawn(e).unwrap();
+    }
+}
+
+#[inline(never)]
+fn measured_despawn_hecs(world: &mut hecs::World, entities: &[hecs::Entity]) {
+    for &e in entities {
+        black_box(&mut *world).despawn(e).unwrap();
+    }
+}
+
 /// Prepares `world` for a `-disabled-*` workload: `Disabled` registered
 /// and used, then either every 100th entity disabled (`one_percent`) or
 /// none.
@@ -543,6 +563,26 @@ fn run(workload: &str, n: usize) {
                 measured_addrem_mosaic(&mut world, &entities, SparseB(0.0), n);
             } else {
                 measured_addrem_mosaic(&mut world, &entities, TableB(0.0), n);
+            }
+        }
+        "despawn-mosaic" => {
+            let mut world = World::new();
+            for _ in 0..n {
+                let entities = world.spawn_batch(
+                    (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+                );
+                measured_despawn_mosaic(&mut world, &entities);
+            }
+        }
+        "despawn-hecs" => {
+            let mut world = hecs::World::new();
+            for _ in 0..n {
+                let entities: Vec<_> = world
+                    .spawn_batch(
+                        (0..10_000).map(|_| (Position(1.0, 0.0, 0.0), Velocity(1.0, 0.0, 0.0))),
+                    )
+                    .collect();
+                measured_despawn_hecs(&mut world, &entities);
             }
         }
         "addrem-hecs" => {

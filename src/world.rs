@@ -430,7 +430,14 @@ impl World {
         if self.relations.active() {
             return self.despawn_relating(entity);
         }
-        self.despawn_now(entity)
+        if self.components.lifecycle_active() {
+            return self.despawn_now(entity);
+        }
+        // No relation and no lifecycle anywhere: nothing to announce, check
+        // or detach, so the entity's storage is all there is to undo, here
+        // rather than through `despawn_now`'s extra call.
+        self.despawn_deferred(entity)?.resume();
+        Ok(())
     }
 
     /// [`World::despawn`] in a world with relations: refuses a target its

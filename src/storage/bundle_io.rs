@@ -961,6 +961,7 @@ pub(crate) fn take_bundle<B: Bundle>(
 }
 
 /// Drops `row` of `table`. Returns the entity that took its place.
+#[inline]
 pub(crate) fn drop_row(
     table: &mut Table,
     row: usize,
