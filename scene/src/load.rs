@@ -242,6 +242,18 @@ impl Decoder<'_> {
         Err(self.unknown(c, kind))
     }
 
+    /// Checked: every component of `list` is of a registered type or a
+    /// known schema.
+    fn check_known(&self, list: &[SceneComponent]) -> Result<(), SceneError> {
+        match list.iter().find(|c| {
+            self.registry.get(&c.name, Kind::Component).is_none()
+                && !self.schemas.contains_key(c.name.as_str())
+        }) {
+            Some(c) => Err(self.unknown(c, Kind::Component)),
+            None => Ok(()),
+        }
+    }
+
     /// The error for `c`, whose name is neither registered as `kind` nor
     /// (a component) the name of a schema.
     fn unknown(&self, c: &SceneComponent, kind: Kind) -> SceneError {
@@ -455,16 +467,25 @@ struct Batch<'k, 's> {
 }
 
 impl<'s> Batch<'_, 's> {
-    /// Decodes the components `list` of the entity at `position`.
+    /// Decodes the components of the entity at `position`: `own`, and
+    /// those of `base` (its prefab's) it does not override. In the order
+    /// the walk over a file takes (the inherited ones, then its own in file
+    /// order), so a scene fails at the same value whichever way it was read.
     fn add_entity(
         &mut self,
-        list: Vec<&'s SceneComponent>,
+        base: &'s [SceneComponent],
+        own: &'s [SceneComponent],
         position: usize,
         decoder: &Decoder<'_>,
     ) -> Result<(), SceneError> {
+        let list = merge(base, own);
         let names: Vec<&str> = list.iter().map(|c| c.name.as_str()).collect();
         let group = self.group(&names, decoder.registry);
-        for c in list {
+        let mine = own.as_ptr_range();
+        let inherited = list
+            .into_iter()
+            .filter(|&c| !mine.contains(&std::ptr::from_ref(c)));
+        for c in inherited.chain(own) {
             self.push_value(group, c, position, &|| c.value.at(), decoder)?;
         }
         self.groups[group].rows.push(position);
@@ -1331,10 +1352,18 @@ impl Scene {
                 position = self.entities.len();
             }
             None => {
+                // Every entity checked before any is decoded, as the walk
+                // over a file plans them (`plan_entities`): a scene read
+                // with its registry fails with the error reading it
+                // without gives.
+                let mut bases = Vec::with_capacity(self.entities.len());
                 for e in &self.entities {
                     check_unique(&e.components, "component")?;
-                    let base = prefabs.base(&e.prefab, || e.at.at())?;
-                    batch.add_entity(merge(base, &e.components), position, decoder)?;
+                    bases.push(prefabs.base(&e.prefab, || e.at.at())?);
+                    decoder.check_known(&e.components)?;
+                }
+                for (e, base) in self.entities.iter().zip(bases) {
+                    batch.add_entity(base, &e.components, position, decoder)?;
                     position += 1;
                 }
             }

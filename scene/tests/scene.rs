@@ -3152,6 +3152,9 @@ fn reading_with_the_registry_fails_as_reading_without_it() {
         "(entities: [(id: 18446744073709551615)])",
         "(entities: [(id: -1)])",
         "(schemas: {\"Mana\": {\"current\": \"Nope\"}})",
+        // Two mistakes: the first one met is reported, whichever way.
+        "(entities: [(id: 1, components: {\"Follow\": (Some(9))}), (id: 2, components: {\"Health\": (1), \"Health\": (2)})])",
+        "(prefabs: {\"P\": (components: {\"Follow\": (None)})}, entities: [(id: 1, prefab: \"P\", components: {\"Links\": (target: 8, parent: None, children: [], weight: 0.0), \"Follow\": (Some(9))})])",
     ];
     let json = [
         r#"{"entities": [{"id": 1}"#,

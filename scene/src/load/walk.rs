@@ -192,15 +192,11 @@ impl Scene {
                 batch.group(&names, decoder.registry)
             };
             let own_start = plan.actions.len();
+            decoder.check_known(&e.components)?;
             for c in &e.components {
                 plan.actions.push(match batch.column_of(group, &c.name) {
                     Some(k) => Action::Column(k),
-                    None if decoder.registry.get(&c.name, Kind::Component).is_some()
-                        || decoder.schemas.contains_key(c.name.as_str()) =>
-                    {
-                        Action::Other
-                    }
-                    None => return Err(decoder.unknown(c, Kind::Component)),
+                    None => Action::Other,
                 });
             }
             plan.entities.push(PlannedEntity {
