@@ -221,6 +221,15 @@ impl Scene {
         Scene::default()
     }
 
+    /// Every named value of the scene: resources, prefabs' components,
+    /// entities' own components (not the columns of `tables`).
+    fn values(&self) -> impl Iterator<Item = &SceneComponent> {
+        self.resources
+            .iter()
+            .chain(self.prefabs.iter().flat_map(|p| &p.components))
+            .chain(self.entities.iter().flat_map(|e| &e.components))
+    }
+
     /// Reads a RON scene. Only the document's shape is checked here; names
     /// and values are checked against a registry when it is loaded.
     ///

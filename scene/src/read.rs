@@ -65,9 +65,9 @@ impl ReadWalk<'_> {
         }
     }
 
-    /// The list value `place` goes into, if `place` is its next one (a
-    /// section or field met twice restarts its count: the document's own
-    /// check reports it, on the ordinary read).
+    /// The list value `place` goes into, if `place` is its next one (the
+    /// walk refuses a section or field met twice, so it always is: a guard
+    /// against a value landing in the wrong place).
     fn list_of(&mut self, place: Place) -> Option<&mut Vec<SceneComponent>> {
         let (list, j) = match place {
             Place::Resource(j) => (&mut self.scene.resources, j),

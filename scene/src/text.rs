@@ -906,16 +906,9 @@ impl Scene {
     /// are.
     fn as_read(&self, format: Format) -> Option<&str> {
         let source = self.text.as_ref()?;
-        let values = || {
-            self.resources
-                .iter()
-                .chain(self.prefabs.iter().flat_map(|p| &p.components))
-                .chain(self.entities.iter().flat_map(|e| &e.components))
-        };
-        let in_file = values().any(|c| matches!(c.value, SceneValue::Text { .. }));
-        let read_with = values().next().is_some()
-            && values().all(|c| matches!(c.value, SceneValue::Read { .. }));
-        let unresolved = in_file || read_with;
+        let unresolved = self
+            .values()
+            .any(|c| matches!(c.value, SceneValue::Text { .. } | SceneValue::Read { .. }));
         (unresolved && source.format == format).then_some(source.text.as_str())
     }
 

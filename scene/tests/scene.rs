@@ -3125,6 +3125,15 @@ fn reading_with_the_registry_loads_the_same_world() {
         .spawn_into(&mut world, &registry)
         .unwrap();
     assert_equal_world(&typed_world(), &world, &spawned);
+
+    // A resolve that fails part way (a registry without `Mood`) leaves
+    // some values resolved: the scene still writes back as its file.
+    let mut partial = TypeRegistry::new();
+    partial.register::<Position>();
+    partial.register::<Health>();
+    let mut scene = Scene::from_ron_str_with(&ron, &registry).unwrap();
+    assert!(scene.resolve(&partial).is_err());
+    assert_eq!(scene.to_ron_string().unwrap(), ron);
 }
 
 /// Reading with the registry fails on the files reading without it

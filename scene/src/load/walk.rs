@@ -69,10 +69,7 @@ impl Scene {
     pub(crate) fn walked(&self) -> Option<&Source> {
         let source = self.text.as_deref()?;
         let in_file = self
-            .resources
-            .iter()
-            .chain(self.prefabs.iter().flat_map(|p| &p.components))
-            .chain(self.entities.iter().flat_map(|e| &e.components))
+            .values()
             .any(|c| matches!(c.value, crate::value::SceneValue::Text { .. }));
         in_file.then_some(source)
     }
