@@ -1089,6 +1089,7 @@ impl World {
     /// let e = world.spawn(Health(7));
     /// assert_eq!(world.get::<Health>(e).unwrap().0, 7);
     /// ```
+    #[inline]
     pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
         let loc = self
             .entities
@@ -1168,6 +1169,7 @@ impl World {
     /// world.get_mut::<Health>(e).unwrap().0 -= 2;
     /// assert_eq!(world.get::<Health>(e).unwrap().0, 5);
     /// ```
+    #[inline]
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
         let loc = self
             .entities
@@ -1698,6 +1700,8 @@ fn location(archetype: ArchetypeId, row: usize) -> EntityLocation {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn missing<T>(entity: Entity) -> ComponentError {
     ComponentError::MissingComponent {
         entity,
