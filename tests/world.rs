@@ -1683,3 +1683,68 @@ fn contains_id_sees_table_sparse_and_runtime_defined_components() {
         .unwrap();
     assert_eq!((mana_info.id(), mana_info.type_name()), (mana_id, None));
 }
+
+/// One of 400 component types (`Many<P, Q>` for P, Q in 0..20): more types
+/// than the world's cache of type lookups has slots, so some must share a
+/// slot and be found through the map behind it.
+#[derive(Debug, PartialEq)]
+struct Many<const P: usize, const Q: usize>(usize);
+
+impl<const P: usize, const Q: usize> Component for Many<P, Q> {}
+
+macro_rules! each_b {
+    ($f:ident, $a:literal; $($b:literal)*) => { $( $f!($a, $b); )* };
+}
+macro_rules! each_ab {
+    ($f:ident; $($a:literal)*) => {
+        $( each_b!($f, $a; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19); )*
+    };
+}
+
+#[test]
+fn get_finds_each_of_hundreds_of_component_types() {
+    let mut world = World::new();
+    let mut spawned = Vec::new();
+    macro_rules! spawn {
+        ($a:literal, $b:literal) => {
+            spawned.push(world.spawn(Many::<{ $a }, { $b }>($a * 20 + $b)));
+        };
+    }
+    each_ab!(spawn; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
+    // Every type answers for its own entity (spawned `a * 20 + b`th), and
+    // only there.
+    macro_rules! check {
+        ($a:literal, $b:literal) => {
+            let i = $a * 20 + $b;
+            let e = spawned[i];
+            assert_eq!(
+                world.get::<Many<{ $a }, { $b }>>(e).unwrap(),
+                &Many($a * 20 + $b)
+            );
+            world.get_mut::<Many<{ $a }, { $b }>>(e).unwrap().0 += 1000;
+            let other = spawned[(i + 1) % spawned.len()];
+            assert!(matches!(
+                world.get::<Many<{ $a }, { $b }>>(other),
+                Err(ComponentError::MissingComponent { .. })
+            ));
+        };
+    }
+    each_ab!(check; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
+    macro_rules! check_written {
+        ($a:literal, $b:literal) => {
+            let i = $a * 20 + $b;
+            assert_eq!(
+                world.get::<Many<{ $a }, { $b }>>(spawned[i]).unwrap().0,
+                i + 1000
+            );
+        };
+    }
+    each_ab!(check_written; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
+    // A second world that knows only the last type: its cache and map are
+    // its own (`Many<0, 0>` is not registered there at all).
+    let mut other = World::new();
+    let e = other.spawn(Many::<19, 19>(7));
+    assert_eq!(other.get::<Many<19, 19>>(e).unwrap().0, 7);
+    assert!(other.get::<Many<0, 0>>(e).is_err());
+    assert_eq!(world.get::<Many<19, 19>>(spawned[399]).unwrap().0, 1399);
+}
