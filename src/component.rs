@@ -525,7 +525,7 @@ const TYPE_CACHE_SLOTS: usize = 256;
 /// with it: callgrind, `examples/profile.rs random-get-mosaic`). A type
 /// whose slot another type holds is found in the map as before: the cache
 /// only ever answers with the id registered for exactly that `TypeId`.
-struct TypeCache(Box<[Option<(TypeId, ComponentId)>]>);
+struct TypeCache(Box<[Option<(TypeId, ComponentId)>; TYPE_CACHE_SLOTS]>);
 
 impl TypeCache {
     #[inline(always)]
@@ -556,7 +556,7 @@ impl TypeCache {
 
 impl Default for TypeCache {
     fn default() -> Self {
-        TypeCache(vec![None; TYPE_CACHE_SLOTS].into_boxed_slice())
+        TypeCache(Box::new([None; TYPE_CACHE_SLOTS]))
     }
 }
 
