@@ -221,9 +221,15 @@ fn entity_values_are_read_and_edited_through_the_registry() {
         r["entity"].as_u64().unwrap()
     });
     let spawned = Entity::from_bits(spawned).unwrap();
-    assert_eq!(
-        g.world.get::<Position>(spawned).unwrap(),
-        &Position { x: 5.0, y: 6.0 }
+    // The game keeps running frames until the client returns, and "drift"
+    // moves every entity without `Secret` one unit a frame: on a loaded
+    // machine some frames fall between the spawn and the reply.
+    let at = *g.world.get::<Position>(spawned).unwrap();
+    assert_eq!(at.x, 5.0);
+    let drifted = at.y - 6.0;
+    assert!(
+        drifted >= 0.0 && drifted.fract() == 0.0,
+        "spawned at y = 6 and only drifted whole frames since, got {at:?}"
     );
     g.drive(move |addr| {
         ok(
