@@ -1189,8 +1189,11 @@ impl World {
     /// let e = world.spawn(Ghost);
     /// assert!(world.has::<Ghost>(e));
     /// ```
+    #[inline]
     pub fn has<T: Component>(&self, entity: Entity) -> bool {
-        self.get::<T>(entity).is_ok()
+        // Not `get(..).is_ok()`: a miss would build (and allocate) the
+        // error's type name only to drop it.
+        self.get_opt::<T>(entity).is_some()
     }
 
     /// True if `entity` is alive and has component `id` (a table or sparse
