@@ -2,13 +2,16 @@
 //! the `world_ops` fuzz target (`fuzz/src/world_ops.rs`, replayed by
 //! `tests/fuzz_regress.rs`) and the proptest model test (`tests/model.rs`).
 //! Each includes this file with `#[path]` and keeps its own parts: how
-//! operations are generated (`arbitrary` there, proptest strategies here),
-//! how often the world is checked, and the fuzz target's injected panics.
+//! operations are generated (`arbitrary` in the fuzz target, proptest
+//! strategies in the model test), how often the world is checked, and the
+//! fuzz target's injected panics.
 //!
 //! Here: the component types the model knows (`Tab` table, heap payload;
 //! `Spa` sparse, heap payload; `ZTab` zero-sized, table; `ZSpa` zero-sized,
 //! sparse; `Big` `align(64)`, table, heap payload with a check word;
-//! `BigSpa` `align(64)`, sparse) and the bundle kinds built from them; the
+//! `BigSpa` `align(64)`, sparse; `Pod` `align(64)` and `ZPod` zero-sized,
+//! both table, both without drop glue) and the bundle kinds built from
+//! them; the
 //! model itself (a map from entity to one optional value per component type,
 //! plus the ids reserved but not yet flushed, the commands recorded but not
 //! yet applied, a log of add/change events for `Added`/`Changed` filters and
@@ -36,10 +39,10 @@ use mosaic::prelude::*;
 
 // ----- components ------------------------------------------------------------------------
 
-pub const N: usize = 6;
-pub const NAMES: [&str; N] = ["Tab", "Spa", "ZTab", "ZSpa", "Big", "BigSpa"];
+pub const N: usize = 8;
+pub const NAMES: [&str; N] = ["Tab", "Spa", "ZTab", "ZSpa", "Big", "BigSpa", "Pod", "ZPod"];
 /// Which component types count their constructions and drops.
-pub const COUNTED: [bool; N] = [true, true, true, false, true, false];
+pub const COUNTED: [bool; N] = [true, true, true, false, true, false, false, false];
 
 #[derive(Clone, Copy, Default)]
 pub struct Counts {
@@ -116,6 +119,16 @@ pub struct Big {
 #[repr(align(64))]
 #[component(storage = "sparse")]
 pub struct BigSpa(u64);
+
+/// `align(64)`, table, and no drop glue: its column takes the paths of a
+/// type with nothing to drop (no drop function), as `Big` takes the others.
+#[derive(Component)]
+#[repr(align(64))]
+pub struct Pod(u64);
+
+/// Zero-sized, table, no drop glue (`ZTab`, counted, has a `Drop`).
+#[derive(Component)]
+pub struct ZPod;
 
 impl Drop for Tab {
     fn drop(&mut self) {
@@ -275,6 +288,42 @@ impl Comp for BigSpa {
     }
 }
 
+impl Comp for Pod {
+    const IDX: usize = 6;
+    fn make(v: u32) -> Self {
+        Pod(u64::from(v) * 5 + 2)
+    }
+    fn expected(v: u32) -> u64 {
+        u64::from(v) * 5 + 2
+    }
+    fn value(&self) -> u64 {
+        self.0
+    }
+    fn mutate(&mut self) {
+        self.0 = self.0.wrapping_add(11);
+    }
+    fn mutated(old: u64) -> u64 {
+        old.wrapping_add(11)
+    }
+}
+
+impl Comp for ZPod {
+    const IDX: usize = 7;
+    fn make(_: u32) -> Self {
+        ZPod
+    }
+    fn expected(_: u32) -> u64 {
+        0
+    }
+    fn value(&self) -> u64 {
+        0
+    }
+    fn mutate(&mut self) {}
+    fn mutated(old: u64) -> u64 {
+        old
+    }
+}
+
 /// Runs `visit::<C>()` for component slot `comp`.
 pub trait CompVisitor {
     type Out;
@@ -288,7 +337,9 @@ pub fn with_comp<V: CompVisitor>(comp: u8, v: V) -> V::Out {
         2 => v.visit::<ZTab>(),
         3 => v.visit::<ZSpa>(),
         4 => v.visit::<Big>(),
-        _ => v.visit::<BigSpa>(),
+        5 => v.visit::<BigSpa>(),
+        6 => v.visit::<Pod>(),
+        _ => v.visit::<ZPod>(),
     }
 }
 
@@ -353,7 +404,7 @@ macro_rules! component_bundle {
         }
     )*};
 }
-component_bundle!(Tab, Spa, ZTab, ZSpa, Big, BigSpa);
+component_bundle!(Tab, Spa, ZTab, ZSpa, Big, BigSpa, Pod, ZPod);
 
 macro_rules! tuple_bundle {
     ($(($b:ident, $x:ident)),*) => {
@@ -382,6 +433,8 @@ tuple_bundle!();
 tuple_bundle!((A, a));
 tuple_bundle!((A, a), (B, b));
 tuple_bundle!((A, a), (B, b), (C, c));
+tuple_bundle!((A, a), (B, b), (C, c), (D, d));
+tuple_bundle!((A, a), (B, b), (C, c), (D, d), (E, e));
 tuple_bundle!((A, a), (B, b), (C, c), (D, d), (E, e), (F, f));
 
 /// Runs `visit::<B>()` for bundle kind `kind`.
@@ -390,7 +443,11 @@ pub trait KindVisitor {
     fn visit<B: ModelBundle>(self) -> Self::Out;
 }
 
-pub const KINDS: usize = 15;
+/// Bundle kinds. The fuzz target decodes `kind % FUZZ_KINDS`, the first
+/// 15, so its committed corpus keeps the meaning it was found with; the
+/// rest are the model test's (the shapes it had with types that have no
+/// drop glue).
+pub const KINDS: usize = 22;
 
 pub fn with_kind<V: KindVisitor>(kind: u8, v: V) -> V::Out {
     match usize::from(kind) % KINDS {
@@ -409,6 +466,13 @@ pub fn with_kind<V: KindVisitor>(kind: u8, v: V) -> V::Out {
         12 => v.visit::<(ZTab, (Spa, Big))>(),
         13 => v.visit::<(BigSpa, (ZTab,))>(),
         14 => v.visit::<(Spa,)>(),
+        15 => v.visit::<(Spa, ZSpa)>(),
+        16 => v.visit::<Pod>(),
+        17 => v.visit::<ZPod>(),
+        18 => v.visit::<(Tab, ZPod, Pod)>(),
+        19 => v.visit::<(Pod, ZSpa, Tab)>(),
+        20 => v.visit::<(Tab, Spa, ZPod, ZSpa, Pod)>(),
+        21 => v.visit::<(ZPod, (Spa, Pod))>(),
         _ => unreachable!(),
     }
 }
@@ -759,6 +823,8 @@ pub type DataItem = (
     Has<ZSpa>,
     Option<&'static Big>,
     Option<&'static BigSpa>,
+    Option<&'static Pod>,
+    Has<ZPod>,
 );
 pub type RequiredItem = (Entity, &'static Spa, &'static Big);
 pub type MutSpaItem = (Entity, &'static mut Spa, Option<&'static mut Big>);
@@ -847,18 +913,29 @@ pub fn check_aligned<T>(r: &T) {
     );
 }
 
-pub fn slots_of(
-    tab: Option<&Tab>,
-    spa: Option<&Spa>,
-    ztab: bool,
-    zspa: bool,
-    big: Option<&Big>,
-    big_spa: Option<&BigSpa>,
-) -> Slots {
+/// An item of the data query ([`DataItem`]) as it is handed out.
+pub type DataRef<'a> = (
+    Entity,
+    Option<&'a Tab>,
+    Option<&'a Spa>,
+    bool,
+    bool,
+    Option<&'a Big>,
+    Option<&'a BigSpa>,
+    Option<&'a Pod>,
+    bool,
+);
+
+/// The model slots of a data query item (references checked aligned).
+pub fn slots_of(item: DataRef) -> Slots {
+    let (_, tab, spa, ztab, zspa, big, big_spa, pod, zpod) = item;
     if let Some(b) = big {
         check_aligned(b);
     }
     if let Some(b) = big_spa {
+        check_aligned(b);
+    }
+    if let Some(b) = pod {
         check_aligned(b);
     }
     [
@@ -868,6 +945,8 @@ pub fn slots_of(
         zspa.then_some(0),
         big.map(Comp::value),
         big_spa.map(Comp::value),
+        pod.map(Comp::value),
+        zpod.then_some(0),
     ]
 }
 
@@ -894,8 +973,9 @@ pub fn run_query(q: usize, world: &mut World, st: &mut States, m: &mut Model) {
         }
         4 => {
             let mut got = BTreeMap::new();
-            for (e, tab, spa, ztab, zspa, big, big_spa) in st.data.iter(world) {
-                let slots = slots_of(tab, spa, ztab, zspa, big, big_spa);
+            for item in st.data.iter(world) {
+                let e = item.0;
+                let slots = slots_of(item);
                 assert!(got.insert(e, slots).is_none(), "data query: {e:?} twice");
             }
             assert_eq!(got, m.live, "data query items");
@@ -1128,6 +1208,8 @@ pub fn check_entity(world: &World, m: &Model, e: Entity) {
     check_get::<ZSpa>(world, e, slots);
     check_get::<Big>(world, e, slots);
     check_get::<BigSpa>(world, e, slots);
+    check_get::<Pod>(world, e, slots);
+    check_get::<ZPod>(world, e, slots);
 }
 
 /// The full check: the world's invariants and every handle ever seen.
@@ -1557,14 +1639,10 @@ pub fn do_get_mut<X>(c: &mut Case<X>, e: Entity, comp: u8) {
 }
 
 pub fn do_query_get<X>(c: &mut Case<X>, e: Entity) {
-    let got = c
-        .states
-        .data
-        .get(&c.world, e)
-        .map(|(x, tab, spa, ztab, zspa, big, big_spa)| {
-            assert_eq!(x, e);
-            slots_of(tab, spa, ztab, zspa, big, big_spa)
-        });
+    let got = c.states.data.get(&c.world, e).map(|item| {
+        assert_eq!(item.0, e);
+        slots_of(item)
+    });
     match c.model.live.get(&e) {
         None => assert_eq!(got, Err(QueryEntityError::NoSuchEntity(e))),
         Some(slots) => assert_eq!(got, Ok(*slots), "QueryState::get({e:?})"),
@@ -1663,6 +1741,7 @@ pub fn do_buffer_apply<X>(c: &mut Case<X>) {
     let got: Vec<(usize, CommandError)> = match result {
         Ok(()) => Vec::new(),
         Err(errors) => {
+            let errors: mosaic::CommandErrors = errors;
             assert_eq!(errors.len(), errors.iter().count());
             errors.iter().cloned().collect()
         }

@@ -46,10 +46,17 @@ const MAX_SYS_COMMANDS: usize = 16;
 const MAX_BATCH: u8 = 9;
 /// Largest single `advance_change_tick` step.
 const MAX_ADVANCE: u32 = 1 << 31;
+/// Bundle kinds decoded: the model's first 15 (`kind % FUZZ_KINDS`), the
+/// ones the committed corpus was found with, so its inputs keep their
+/// meaning. (The others are the model test's.)
+const FUZZ_KINDS: u8 = 15;
+/// Component slots decoded (`comp % FUZZ_COMPS`): the model's first six,
+/// for the same reason.
+const FUZZ_COMPS: u8 = 6;
 
 // ----- injected panics -------------------------------------------------------------------
 //
-// Three more component types, outside the six-slot model: `Hk` (table, its
+// Three more component types, outside the model's slots: `Hk` (table, its
 // hooks and an `OnAdd` observer may panic, requires `Df`), `Df` (its
 // `Default`, used for the requirement, may panic) and `Bm` (sparse, its
 // `Drop` may panic). `Op::Arm` picks one site and a countdown; the site's
@@ -341,6 +348,7 @@ pub enum Op {
     /// `World::despawn_recursive` through `ChildOf`.
     DespawnRecursive(Who),
 }
+
 /// Decodes `data` into operations (at most [`MAX_OPS`]).
 pub fn decode(data: &[u8]) -> Vec<Op> {
     let mut u = Unstructured::new(data);
@@ -439,13 +447,13 @@ impl Extras {
 
 fn step(c: &mut Case<Extras>, op: &Op) {
     match *op {
-        Op::Spawn { kind, v } => do_spawn(c, kind, v),
+        Op::Spawn { kind, v } => do_spawn(c, kind % FUZZ_KINDS, v),
         Op::SpawnBatch { kind, v, n } => {
             // `n`'s high bit picks `World::extend` over `spawn_batch`; the
             // rest (mod `MAX_BATCH`) is the count.
             let extend = n & 0x80 != 0;
             let n = (n & 0x7f) % MAX_BATCH;
-            do_spawn_batch(c, kind, v, usize::from(n), extend);
+            do_spawn_batch(c, kind % FUZZ_KINDS, v, usize::from(n), extend);
         }
         Op::Despawn(who) => {
             let e = c.model.pick(who);
@@ -453,7 +461,7 @@ fn step(c: &mut Case<Extras>, op: &Op) {
         }
         Op::Insert { who, kind, v } => {
             let e = c.model.pick(who);
-            do_insert(c, e, kind, v, false);
+            do_insert(c, e, kind % FUZZ_KINDS, v, false);
         }
         Op::Relate { src, dst } => {
             let (s, t) = (c.model.pick(src), c.model.pick(dst));
@@ -473,23 +481,23 @@ fn step(c: &mut Case<Extras>, op: &Op) {
         }
         Op::InsertOne { who, comp, v } => {
             let e = c.model.pick(who);
-            do_insert_one(c, e, comp, v);
+            do_insert_one(c, e, comp % FUZZ_COMPS, v);
         }
         Op::Remove { who, kind } => {
             let e = c.model.pick(who);
-            do_remove(c, e, kind, false);
+            do_remove(c, e, kind % FUZZ_KINDS, false);
         }
         Op::RemoveOne { who, comp } => {
             let e = c.model.pick(who);
-            do_remove_one(c, e, comp);
+            do_remove_one(c, e, comp % FUZZ_COMPS);
         }
         Op::Get { who, comp } | Op::Has { who, comp } => {
             let e = c.model.pick(who);
-            do_get(c, e, comp);
+            do_get(c, e, comp % FUZZ_COMPS);
         }
         Op::GetMut { who, comp } => {
             let e = c.model.pick(who);
-            do_get_mut(c, e, comp);
+            do_get_mut(c, e, comp % FUZZ_COMPS);
         }
         Op::Contains(who) => {
             let e = c.model.pick(who);
@@ -510,9 +518,16 @@ fn step(c: &mut Case<Extras>, op: &Op) {
         Op::AdvanceTicks(ticks) => do_advance(c, ticks % MAX_ADVANCE),
         Op::Clear => do_clear(c),
         Op::Reserve => do_reserve(c),
-        Op::Buf(op) => do_buffer_record(c, op),
+        Op::Buf(op) => do_buffer_record(c, fuzz_cmd(op)),
         Op::BufApply => do_buffer_apply(c),
-        Op::Sys(ref ops) => do_system_commands(c, &ops[..ops.len().min(MAX_SYS_COMMANDS)]),
+        Op::Sys(ref ops) => {
+            let ops: Vec<CmdOp> = ops
+                .iter()
+                .take(MAX_SYS_COMMANDS)
+                .map(|&op| fuzz_cmd(op))
+                .collect();
+            do_system_commands(c, &ops);
+        }
         Op::Arm { site, countdown } => ARMED.with(|a| a.set(Some((site, countdown % 4)))),
         Op::SpawnHooked { v, boom } => {
             c.model.flush();
@@ -563,6 +578,26 @@ fn step(c: &mut Case<Extras>, op: &Op) {
             let result = c.world.remove::<Bm>(e).map(drop);
             assert_eq!(result.is_ok(), had, "remove::<Bm>({e:?}): {result:?}");
         }
+    }
+}
+
+/// `op` with its bundle kind taken mod [`FUZZ_KINDS`].
+fn fuzz_cmd(op: CmdOp) -> CmdOp {
+    let k = |kind: u8| kind % FUZZ_KINDS;
+    match op {
+        CmdOp::Spawn { kind, v } => CmdOp::Spawn { kind: k(kind), v },
+        CmdOp::Insert { who, kind, v } => CmdOp::Insert {
+            who,
+            kind: k(kind),
+            v,
+        },
+        CmdOp::InsertSpawned { back, kind, v } => CmdOp::InsertSpawned {
+            back,
+            kind: k(kind),
+            v,
+        },
+        CmdOp::Remove { who, kind } => CmdOp::Remove { who, kind: k(kind) },
+        CmdOp::Despawn(who) => CmdOp::Despawn(who),
     }
 }
 
@@ -617,8 +652,8 @@ fn resync(c: &mut Case<Extras>, fired: Site) {
     c.model.fresh(probe);
     c.model.reserved.clear();
     let mut live = BTreeMap::new();
-    for (e, tab, spa, ztab, zspa, big, big_spa) in c.states.data.iter(&c.world) {
-        live.insert(e, slots_of(tab, spa, ztab, zspa, big, big_spa));
+    for item in c.states.data.iter(&c.world) {
+        live.insert(item.0, slots_of(item));
     }
     for &e in live.keys() {
         c.model.learn(e);
