@@ -32,13 +32,13 @@ pub mod systems;
 
 use std::time::Duration;
 
-use mosaic::prelude::*;
 use mosaic::SystemTimings;
+use mosaic::prelude::*;
 
 pub use components::*;
 pub use resources::*;
 pub use scene::{
-    load_scene_text, scene_registry, spawn_default_scene, spawn_particles, DEFAULT_SCENE,
+    DEFAULT_SCENE, load_scene_text, scene_registry, spawn_default_scene, spawn_particles,
 };
 pub use systems::{CastSpell, Phase};
 

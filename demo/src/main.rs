@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mosaic_demo::render::{write_png, Canvas, GifRecorder, Hud, Renderer};
-use mosaic_demo::{archetype_table, Census, Settings, Sim, Stats, FPS, FRAME, VIEW};
+use mosaic_demo::render::{Canvas, GifRecorder, Hud, Renderer, write_png};
+use mosaic_demo::{Census, FPS, FRAME, Settings, Sim, Stats, VIEW, archetype_table};
 
 /// Most particles `--entities` accepts (about 1.3 GB of world).
 const MAX_PARTICLES: u64 = 20_000_000;

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use mosaic::prelude::*;
 use mosaic_demo::*;
 use ron::value::RawValue;
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 #[derive(Deserialize)]
 struct SceneFile {

@@ -136,11 +136,12 @@ fn spell_destroys_exactly_health_and_ai() {
         "story: {:?}",
         sim.story().lines
     );
-    assert!(sim
-        .story()
-        .lines
-        .iter()
-        .any(|l| l.text == "the spell is cast: 7 monsters destroyed"));
+    assert!(
+        sim.story()
+            .lines
+            .iter()
+            .any(|l| l.text == "the spell is cast: 7 monsters destroyed")
+    );
     // The spell ran once: the next frame has no CastSpell event.
     sim.step();
     assert_eq!(

@@ -70,9 +70,9 @@ mod server;
 
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, TryRecvError};
-use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -97,7 +97,9 @@ pub enum InspectError {
     Address(String, String),
     /// A non-loopback address was given without
     /// [`InspectorBuilder::allow_remote`].
-    #[error("refusing to listen on non-loopback address {0}: call allow_remote(token) to expose the world to the network")]
+    #[error(
+        "refusing to listen on non-loopback address {0}: call allow_remote(token) to expose the world to the network"
+    )]
     RemoteNotAllowed(SocketAddr),
     /// `allow_remote` was given an empty token.
     #[error("the token for a non-loopback inspector must not be empty")]

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use mosaic::scene::{TypeRegistry, ValueError};
 use mosaic::{ComponentId, ComponentInfo, Entity, FixedUpdate, Schedule, StorageType, World};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
-use crate::rpc::{codes, Call, RpcError};
 use crate::State;
+use crate::rpc::{Call, RpcError, codes};
 
 type Answer = Result<Value, RpcError>;
 

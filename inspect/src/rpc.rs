@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 messages: the request decoder (run on the network threads,
 //! before anything reaches the game thread) and the error codes.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 /// JSON-RPC and Bevy Remote Protocol error codes.
 pub mod codes {

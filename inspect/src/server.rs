@@ -4,15 +4,15 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::rpc::{self, codes, Body, Call, RpcError};
+use crate::rpc::{self, Body, Call, RpcError, codes};
 
 /// The page, embedded in the binary.
 const PAGE: &str = include_str!("page.html");

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::{call, drive, err, http, ok, post_raw};
 use mosaic::prelude::*;
 use mosaic::scene::TypeRegistry;
-use mosaic_inspect::{codes, InspectError, Inspector};
+use mosaic_inspect::{InspectError, Inspector, codes};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -447,9 +447,11 @@ fn the_fixed_step_schedule_is_listed_and_toggled_too() {
         systems[0]["timing"]["runs"].as_u64().unwrap() > 0,
         "{graph}"
     );
-    assert!(systems
-        .iter()
-        .any(|s| s["name"] == "tick" && s["schedule"] == "frame"));
+    assert!(
+        systems
+            .iter()
+            .any(|s| s["name"] == "tick" && s["schedule"] == "frame")
+    );
     let fixed = g.world.get_schedule(FixedUpdate).unwrap();
     assert!(!fixed.is_enabled("fall"));
     assert!(g.schedule.is_enabled("tick"));

@@ -16,7 +16,7 @@ use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
 use syn::spanned::Spanned;
-use syn::{parse_macro_input, Data, DeriveInput, Fields, LitStr};
+use syn::{Data, DeriveInput, Fields, LitStr, parse_macro_input};
 
 mod query;
 
@@ -108,7 +108,7 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 format!(
                     "unknown clone behavior `{other}`; expected \"clone\", \"default\" or \"skip\""
                 ),
-            ))
+            ));
         }
         // A generic type cannot be probed (whether it is `Clone` depends
         // on its parameters): it is skipped unless it says otherwise.
@@ -377,7 +377,7 @@ fn map_entities_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             return Err(syn::Error::new(
                 input.span(),
                 "MapEntities cannot be derived for unions",
-            ))
+            ));
         }
     };
     Ok(quote! {
@@ -429,7 +429,7 @@ fn system_param_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                     return Err(syn::Error::new(
                         l.span(),
                         "a SystemParam's lifetimes must be named `'w` and `'s`",
-                    ))
+                    ));
                 }
             },
             syn::GenericParam::Type(t) => {

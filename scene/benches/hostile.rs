@@ -20,7 +20,7 @@
 // `criterion_group!` makes an undocumented public function.
 #![allow(missing_docs)]
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mosaic::prelude::*;
 use mosaic_scene::{Scene, SceneError, TypeRegistry};
 use serde::{Deserialize, Serialize};

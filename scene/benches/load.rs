@@ -22,7 +22,7 @@
 // `criterion_group!` makes an undocumented public function.
 #![allow(missing_docs)]
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 use mosaic::prelude::*;
 use mosaic_scene::{Scene, TypeRegistry};
 use serde::{Deserialize, Serialize};

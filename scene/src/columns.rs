@@ -7,12 +7,12 @@
 
 use std::marker::PhantomData;
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::error::{SceneError, Where};
 use super::registry::{Kind, MapFn, TypeRegistry};
-use super::value::{take_postcard, DecodeError, DynamicSeed, SceneValue, SerDynamic};
+use super::value::{DecodeError, DynamicSeed, SceneValue, SerDynamic, take_postcard};
 use mosaic::ArchetypeId;
 use mosaic::BatchColumn;
 use mosaic::ComponentSchema;

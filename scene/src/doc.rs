@@ -25,7 +25,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::registry::Kind;
 use super::text::Id;
-use super::value::{json_offset, offset_of, skip_blank, Format, Source};
+use super::value::{Format, Source, json_offset, offset_of, skip_blank};
 
 /// A part of a text scene, by index in document order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

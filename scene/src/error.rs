@@ -173,7 +173,9 @@ pub enum SceneError {
     /// reference, as the same handle as its low 32 bits; no save writes one.
     /// (A component value that refers to such an id fails to decode, as
     /// [`SceneError::WrongShape`].)
-    #[error("scene id {id}{at} is reserved (scene ids must be below 18446744069414584320, 0xFFFF_FFFF_0000_0000)")]
+    #[error(
+        "scene id {id}{at} is reserved (scene ids must be below 18446744069414584320, 0xFFFF_FFFF_0000_0000)"
+    )]
     ReservedId {
         /// The id.
         id: u64,
@@ -203,7 +205,9 @@ pub enum SceneError {
     /// remap: registered without
     /// [`Registration::map_entities`](super::Registration::map_entities), or
     /// an entity field left without `#[entities]`.
-    #[error("component `{component}`{at} holds entity references, but its registration does not map them (call `.map_entities()` when registering it)")]
+    #[error(
+        "component `{component}`{at} holds entity references, but its registration does not map them (call `.map_entities()` when registering it)"
+    )]
     UnmappedEntities {
         /// The component name.
         component: String,
@@ -257,7 +261,9 @@ pub enum SceneError {
     },
     /// A value read from one format cannot be written to another without
     /// its type: call [`Scene::resolve`](super::Scene::resolve) first.
-    #[error("component `{component}` was read from {from}; call `scene.resolve(&registry)` before writing it as {to}")]
+    #[error(
+        "component `{component}` was read from {from}; call `scene.resolve(&registry)` before writing it as {to}"
+    )]
     Unresolved {
         /// The component name.
         component: String,

@@ -42,18 +42,18 @@
 mod walk;
 
 use std::cell::OnceCell;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
-use super::columns::{left_over, PendingColumn};
-use super::error::{suggest, SceneError, Where};
+use super::columns::{PendingColumn, left_over};
+use super::error::{SceneError, Where, suggest};
 use super::registry::{Kind, Pending, TakeFn, TypeRegistry};
 use super::value::Spot;
 use super::value::{
-    entity_refs_decoded, scene_id, scene_key, take_postcard, to_content, DecodeError, DynamicSeed,
-    SceneValue, SerDynamic,
+    DecodeError, DynamicSeed, SceneValue, SerDynamic, entity_refs_decoded, scene_id, scene_key,
+    take_postcard, to_content,
 };
 use super::{Prefab, Scene, SceneComponent, SceneTable, TableColumn};
 use mosaic::Bundle;
@@ -767,7 +767,7 @@ fn check_cycles(
                         return Err(SceneError::RelationCycle {
                             relation: (*relation).to_owned(),
                             id: scene_id(target),
-                        })
+                        });
                     }
                     Some(_) => {}
                     None => {
@@ -1423,7 +1423,7 @@ fn check_schema(
         Some(_) => {
             return Err(fail(SchemaError::Conflict {
                 name: name.to_owned(),
-            }))
+            }));
         }
         None => {}
     }

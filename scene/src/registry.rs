@@ -4,21 +4,21 @@
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_content::Value as Content;
 
 use super::columns::{
-    encode_rows, new_column, write_postcard, write_value, EncodeRowsFn, PendingColumn, WriteFn,
+    EncodeRowsFn, PendingColumn, WriteFn, encode_rows, new_column, write_postcard, write_value,
 };
-use super::value::{take_postcard, to_content, DecodeError, SceneValue};
+use super::value::{DecodeError, SceneValue, take_postcard, to_content};
 use mosaic::Entity;
 use mosaic::World;
-use mosaic::{short_type_name, Component};
+use mosaic::{Component, short_type_name};
 use mosaic::{EntityMapper, MapEntities};
 use mosaic::{Relation, Relationship};
 

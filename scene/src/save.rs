@@ -28,11 +28,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::DeserializeSeed;
 use serde_content::Value as Content;
 
-use super::columns::{left_over, write_postcard, Codec};
+use super::columns::{Codec, left_over, write_postcard};
 use super::doc::{self, Place, Section, Stop, Walk};
-use super::error::{suggest, SceneError, Where};
+use super::error::{SceneError, Where, suggest};
 use super::registry::{Kind, TypeRegistry};
-use super::value::{scene_id, to_content, DynamicSeed, SceneValue, SerDynamic, Spot};
+use super::value::{DynamicSeed, SceneValue, SerDynamic, Spot, scene_id, to_content};
 use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
 use mosaic::{
     ArchetypeId, ComponentId, ComponentInfo, ComponentSchema, Entity, SchemaError, StorageType,

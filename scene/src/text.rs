@@ -44,10 +44,10 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::columns::{write_postcard, Codec};
+use super::columns::{Codec, write_postcard};
 use super::doc::Place;
 use super::error::{SceneError, Where};
-use super::value::{json_offset, Format, SceneValue, Source, Spot, ValueWriter};
+use super::value::{Format, SceneValue, Source, Spot, ValueWriter, json_offset};
 use super::{ColumnBytes, Prefab, Scene, SceneComponent, SceneEntity, SceneTable, TableColumn};
 use mosaic::{ComponentSchema, FieldType};
 
@@ -780,7 +780,9 @@ fn finite_content(value: &serde_content::Value<'_>) -> Result<(), String> {
 }
 
 fn non_finite(f: f64) -> String {
-    format!("{f} cannot be written as JSON (JSON has no NaN or infinity; RON and binary scenes keep them)")
+    format!(
+        "{f} cannot be written as JSON (JSON has no NaN or infinity; RON and binary scenes keep them)"
+    )
 }
 
 /// The scene as a serialisable document for `format`, every value a

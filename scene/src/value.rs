@@ -227,11 +227,7 @@ where
 /// value as a whole (which serde_path_to_error writes as `"."`).
 fn field_path(track: serde_path_to_error::Track) -> String {
     let path = track.path().to_string();
-    if path == "." {
-        String::new()
-    } else {
-        path
-    }
+    if path == "." { String::new() } else { path }
 }
 
 /// A value failed to decode: the serde message, the field path and the

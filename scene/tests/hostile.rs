@@ -2,7 +2,7 @@
 //! fail with a clear error, never abort or panic. How long they take is
 //! measured in `benches/hostile.rs`.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use mosaic::prelude::*;
 use mosaic_scene::{Location, Scene, SceneError, SpawnPrefab, TypeRegistry, Where};

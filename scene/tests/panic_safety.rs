@@ -6,11 +6,11 @@
 //! from the core's tests/panic_safety.rs and tests/required.rs with the
 //! scene code.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use mosaic::prelude::*;
 use mosaic::DeferredWorld;
+use mosaic::prelude::*;
 use mosaic_scene::{Scene, TypeRegistry};
 use serde::{Deserialize, Serialize};
 

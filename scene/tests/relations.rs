@@ -336,7 +336,7 @@ fn observer_panic_is_held_until_every_edge_is_in() {
 }
 
 fn held_panic(observe: fn(&mut World)) {
-    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::panic::{AssertUnwindSafe, catch_unwind};
     let registry = registry();
     let mut world = World::new();
     build(&mut world);
@@ -385,9 +385,11 @@ fn reflection_reads_and_removes_edges_but_does_not_set_them() {
         .unwrap();
     assert!(!world.has::<Relation<Damage>>(e[1]));
     assert!(world.sources::<Damage>(e[4]).is_empty());
-    assert!(registry
-        .remove_component(&mut world, e[1], "Damage")
-        .is_err());
+    assert!(
+        registry
+            .remove_component(&mut world, e[1], "Damage")
+            .is_err()
+    );
 }
 
 #[test]

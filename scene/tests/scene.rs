@@ -16,7 +16,7 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use mosaic::prelude::*;
 use mosaic::{ComponentSchema, DynamicComponent, EntityMapper, FieldType, FieldValue, SchemaError};
@@ -504,10 +504,12 @@ fn save_load_save_gives_identical_ron() {
 
     // Any world: identical from the second save on.
     let world = sample_world();
-    let mut texts = vec![Scene::from_world(&world, &registry)
-        .unwrap()
-        .to_ron_string()
-        .unwrap()];
+    let mut texts = vec![
+        Scene::from_world(&world, &registry)
+            .unwrap()
+            .to_ron_string()
+            .unwrap(),
+    ];
     for _ in 0..2 {
         let mut copy = World::new();
         Scene::from_ron_str(texts.last().unwrap())

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mosaic::{Schedule, World};
 use mosaic_inspect::Inspector;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// One HTTP request; returns (status, headers, body).
 pub fn http(

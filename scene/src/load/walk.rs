@@ -12,12 +12,12 @@ use std::ops::Range;
 use serde::de::DeserializeSeed;
 
 use super::{
-    check_refs, check_unique, map_pending, merge, Batch, Decoded, Decoder, PendingDynamic, Prefabs,
+    Batch, Decoded, Decoder, PendingDynamic, Prefabs, check_refs, check_unique, map_pending, merge,
 };
 use crate::doc::{self, FormatError, Place, Section, Stop, Walk};
 use crate::error::{SceneError, Where};
 use crate::registry::{Kind, Pending};
-use crate::value::{entity_refs_decoded, DynamicSeed, Source};
+use crate::value::{DynamicSeed, Source, entity_refs_decoded};
 use crate::{Scene, SceneComponent};
 
 /// A value decoded in a walk, and the entity references decoding read.
