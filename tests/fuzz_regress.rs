@@ -2,7 +2,9 @@
 //!
 //! The interpreter (operations decoded from bytes with `arbitrary`, run on a
 //! world and on a plain model, compared after every step, drops counted) is
-//! the fuzz target's own file, `fuzz/src/world_ops.rs`, included here. This
+//! the fuzz target's own file, `fuzz/src/world_ops.rs`, included here (with
+//! the model it runs on, `fuzz/src/world_model.rs`, which `tests/model.rs`
+//! shares). This
 //! test replays every input committed in `fuzz/corpus/world_ops/` (seeds and
 //! any crash once minimised: a regression stays a test), then a fixed number
 //! of pseudo-random inputs from a fixed-seed generator, so every run is the
