@@ -173,7 +173,10 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     where
         Q: ReadOnlyQueryData,
     {
-        self.get(entity).is_ok()
+        // SAFETY: read-only; prepared when the param was made. The item is
+        // dropped at once. (Not `get`: a miss would build the error's
+        // query name only to drop it.)
+        unsafe { self.state.fetch_prepared(self.world, entity, self.ticks) }.is_ok()
     }
 
     /// The only matching item (read-only queries). Panics, naming the query,
@@ -398,7 +401,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
         let mut probe = |entity: Entity| {
             // SAFETY: a probe under this system's access; the item (if any)
             // is dropped at once, before any other is made.
-            if unsafe { self.state.get_prepared(self.world, entity, self.ticks) }.is_ok() {
+            if unsafe { self.state.fetch_prepared(self.world, entity, self.ticks) }.is_ok() {
                 out.push(entity);
             }
         };

@@ -12,6 +12,16 @@ use crate::entity::Entity;
 use crate::error::QueryEntityError;
 use crate::world::{World, WorldId};
 
+/// Why [`QueryState::fetch_prepared`] found no item: a
+/// [`QueryEntityError`] without its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Miss {
+    /// The handle is stale or was never spawned.
+    NoSuchEntity,
+    /// The entity lives but the query does not match it.
+    NoMatch,
+}
+
 /// A cached query: which archetypes match `Q` and `F`, updated incrementally
 /// as the world grows, and when it last ran (for [`Added`](crate::Added) and
 /// [`Changed`](crate::Changed)). Build it once with
@@ -349,15 +359,31 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         entity: Entity,
         ticks: TickRange,
     ) -> Result<Q::Item<'w>, QueryEntityError> {
-        let loc = world
-            .location(entity)
-            .ok_or(QueryEntityError::NoSuchEntity(entity))?;
-        let no_match = || QueryEntityError::QueryDoesNotMatch {
-            entity,
-            query: short_type_name::<Q>(),
-        };
+        // SAFETY: forwarded contract.
+        unsafe { self.fetch_prepared(world, entity, ticks) }.map_err(|miss| match miss {
+            Miss::NoSuchEntity => QueryEntityError::NoSuchEntity(entity),
+            Miss::NoMatch => QueryEntityError::QueryDoesNotMatch {
+                entity,
+                query: short_type_name::<Q>(),
+            },
+        })
+    }
+
+    /// [`QueryState::get_prepared`] without building the error (whose
+    /// query name is an allocated string): for callers that only ask
+    /// whether there is an item (`Query::contains`).
+    ///
+    /// # Safety
+    /// - as [`QueryState::get_prepared`].
+    pub(crate) unsafe fn fetch_prepared<'w>(
+        &self,
+        world: &'w World,
+        entity: Entity,
+        ticks: TickRange,
+    ) -> Result<Q::Item<'w>, Miss> {
+        let loc = world.location(entity).ok_or(Miss::NoSuchEntity)?;
         let Some(matched) = self.matched_entry(loc.archetype) else {
-            return Err(no_match());
+            return Err(Miss::NoMatch);
         };
         let archetype = world.archetype(loc.archetype);
         let row = loc.row as usize;
@@ -365,7 +391,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             && self.skips_disabled(world)
             && archetype.table.disabled().contains(row)
         {
-            return Err(no_match());
+            return Err(Miss::NoMatch);
         }
         // SAFETY: the state belongs to `world` (prepared); the archetype
         // matched, with the archetype states cached for it; `row` holds
@@ -376,9 +402,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             Q::set_archetype(&mut data, &self.data_state, matched.data, archetype);
             F::set_archetype(&mut filter, &self.filter_state, matched.filter, archetype);
             if !F::filter(&mut filter, entity, row) {
-                return Err(no_match());
+                return Err(Miss::NoMatch);
             }
-            Q::fetch(&mut data, entity, row).ok_or_else(no_match)
+            Q::fetch(&mut data, entity, row).ok_or(Miss::NoMatch)
         }
     }
 
