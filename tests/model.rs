@@ -19,7 +19,8 @@
 //! (`fuzz/src/world_ops.rs`, replayed by `tests/fuzz_regress.rs`); this file
 //! holds what is its own: the operations as proptest generates and shrinks
 //! them, and the check after *every* operation (the fuzz target, for speed,
-//! checks what each step touched and samples the rest).
+//! checks what each step touched and samples the rest; under Miri this
+//! file checks after every 4th step and the last, see [`run`]).
 //!
 //! After every operation the world must agree with the model: `len`,
 //! `is_empty`, `contains`, and `get`/`has` of every component of every
