@@ -173,8 +173,10 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     where
         Q: ReadOnlyQueryData,
     {
-        // SAFETY: read-only; prepared when the param was made. The item is
-        // dropped at once. (Not `get`: a miss would build the error's
+        // SAFETY: `Q` is read-only, so no write access is needed; the state
+        // was prepared for `self.world` when this param was made, and the
+        // world cannot change structurally while it is borrowed. The item
+        // is dropped at once. (Not `get`: a miss would build the error's
         // query name only to drop it.)
         unsafe { self.state.fetch_prepared(self.world, entity, self.ticks) }.is_ok()
     }
@@ -399,8 +401,10 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     fn entities(&self) -> Vec<Entity> {
         let mut out = Vec::new();
         let mut probe = |entity: Entity| {
-            // SAFETY: a probe under this system's access; the item (if any)
-            // is dropped at once, before any other is made.
+            // SAFETY: `fetch_prepared`'s contract: the state was prepared
+            // for `self.world` when this param was made, and the probe runs
+            // under this system's access; the item (if any) is dropped at
+            // once, before any other is made.
             if unsafe { self.state.fetch_prepared(self.world, entity, self.ticks) }.is_ok() {
                 out.push(entity);
             }

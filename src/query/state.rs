@@ -359,7 +359,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         entity: Entity,
         ticks: TickRange,
     ) -> Result<Q::Item<'w>, QueryEntityError> {
-        // SAFETY: forwarded contract.
+        // SAFETY: `fetch_prepared` has this function's contract, which the
+        // caller upholds: `self` prepared for `world` since its last
+        // structural change, and access to what `Q` writes for `'w`.
         unsafe { self.fetch_prepared(world, entity, ticks) }.map_err(|miss| match miss {
             Miss::NoSuchEntity => QueryEntityError::NoSuchEntity(entity),
             Miss::NoMatch => QueryEntityError::QueryDoesNotMatch {
