@@ -601,8 +601,8 @@ fn scene_world() -> (World, ::mosaic::scene::TypeRegistry) {
     (world, registry)
 }
 
-/// Save 1000 entities as a RON scene (pretty, as `to_ron_string` writes
-/// it) and load it into a new world.
+/// Save 1000 entities as a RON scene (as `to_ron_string` writes it, one
+/// entity a line) and load it into a new world.
 pub struct SerializeText(World, ::mosaic::scene::TypeRegistry);
 
 impl SerializeText {
