@@ -464,6 +464,12 @@ struct Batch<'k, 's> {
     rank: FxHashMap<&'s str, usize>,
     /// Runtime-defined component values, by entity position.
     dynamics: Vec<(usize, Box<dyn Pending>)>,
+    /// The names [`Batch::group`] was last asked about, as given, and the
+    /// group it answered: consecutive entities usually have the same
+    /// components, and then finding their group costs one comparison.
+    last: Option<(Vec<&'s str>, usize)>,
+    /// A buffer for [`Batch::group_of`].
+    names: Vec<&'s str>,
 }
 
 impl<'s> Batch<'_, 's> {
@@ -478,9 +484,17 @@ impl<'s> Batch<'_, 's> {
         position: usize,
         decoder: &Decoder<'_>,
     ) -> Result<(), SceneError> {
+        if base.is_empty() {
+            // No prefab: the entity's own components, in file order.
+            let group = self.group_of(own.iter(), decoder.registry);
+            for c in own {
+                self.push_value(group, c, position, &|| c.value.at(), decoder)?;
+            }
+            self.groups[group].rows.push(position);
+            return Ok(());
+        }
         let list = merge(base, own);
-        let names: Vec<&str> = list.iter().map(|c| c.name.as_str()).collect();
-        let group = self.group(&names, decoder.registry);
+        let group = self.group_of(list.iter().copied(), decoder.registry);
         let mine = own.as_ptr_range();
         let inherited = list
             .into_iter()
@@ -562,9 +576,43 @@ impl<'s> Batch<'_, 's> {
         }
     }
 
+    /// [`Batch::group`] of the names of `list`, gathered in a buffer kept
+    /// from one entity to the next.
+    fn group_of(
+        &mut self,
+        list: impl Iterator<Item = &'s SceneComponent>,
+        registry: &TypeRegistry,
+    ) -> usize {
+        let mut names = std::mem::take(&mut self.names);
+        names.clear();
+        names.extend(list.map(|c| c.name.as_str()));
+        let group = self.group(&names, registry);
+        self.names = names;
+        group
+    }
+
     /// The group of entities whose components are `names` (those of them
     /// that are registered types make the group).
     fn group(&mut self, names: &[&'s str], registry: &TypeRegistry) -> usize {
+        if let Some((last, g)) = &self.last {
+            if last.as_slice() == names {
+                return *g;
+            }
+        }
+        let g = self.find_group(names, registry);
+        match &mut self.last {
+            Some((last, at)) => {
+                last.clear();
+                last.extend_from_slice(names);
+                *at = g;
+            }
+            None => self.last = Some((names.to_vec(), g)),
+        }
+        g
+    }
+
+    /// [`Batch::group`] without the memo of the last answer.
+    fn find_group(&mut self, names: &[&'s str], registry: &TypeRegistry) -> usize {
         let mut typed: Vec<&'s str> = names
             .iter()
             .copied()
@@ -781,16 +829,31 @@ fn check_cycles(
     Ok(())
 }
 
-/// Refuses a list that names one component twice (linear time).
+/// Lists at most this long are searched by comparing names pairwise (no
+/// allocation); longer ones through a hash map, so a list of 50,000
+/// components still takes linear time.
+const SHORT_LIST: usize = 16;
+
+/// Refuses a list that names one component twice (linear time), at its
+/// second occurrence.
 fn check_unique(list: &[SceneComponent], what: &'static str) -> Result<(), SceneError> {
+    let duplicate = |c: &SceneComponent| SceneError::Duplicate {
+        what,
+        name: c.name.clone(),
+        at: c.value.at(),
+    };
+    if list.len() <= SHORT_LIST {
+        for (i, c) in list.iter().enumerate() {
+            if list[..i].iter().any(|earlier| earlier.name == c.name) {
+                return Err(duplicate(c));
+            }
+        }
+        return Ok(());
+    }
     let mut seen = rustc_hash::FxHashSet::default();
     for c in list {
         if !seen.insert(c.name.as_str()) {
-            return Err(SceneError::Duplicate {
-                what,
-                name: c.name.clone(),
-                at: c.value.at(),
-            });
+            return Err(duplicate(c));
         }
     }
     Ok(())
@@ -961,6 +1024,15 @@ fn merge<'c>(
     overrides: &'c [SceneComponent],
 ) -> Vec<&'c SceneComponent> {
     let mut list: Vec<&SceneComponent> = Vec::with_capacity(base.len() + overrides.len());
+    if base.len() + overrides.len() <= SHORT_LIST {
+        for c in base.iter().chain(overrides) {
+            match list.iter().position(|l| l.name == c.name) {
+                Some(slot) => list[slot] = c,
+                None => list.push(c),
+            }
+        }
+        return list;
+    }
     let mut index: FxHashMap<&str, usize> = FxHashMap::default();
     for c in base.iter().chain(overrides) {
         match index.get(c.name.as_str()) {
@@ -1344,6 +1416,8 @@ impl Scene {
             by_names: FxHashMap::default(),
             rank: FxHashMap::default(),
             dynamics: Vec::new(),
+            last: None,
+            names: Vec::new(),
         };
         let mut position = 0;
         match self.walked() {

@@ -176,17 +176,16 @@ impl Scene {
             let base = prefabs.base(&e.prefab, || e.at.at())?;
             let inherited_start = plan.inherited.len();
             let group = if base.is_empty() {
-                let names: Vec<&str> = e.components.iter().map(|c| c.name.as_str()).collect();
-                batch.group(&names, decoder.registry)
+                batch.group_of(e.components.iter(), decoder.registry)
             } else {
                 let list = merge(base, &e.components);
-                let names: Vec<&str> = list.iter().map(|c| c.name.as_str()).collect();
+                let group = batch.group_of(list.iter().copied(), decoder.registry);
                 let own = e.components.as_ptr_range();
                 plan.inherited.extend(
                     list.into_iter()
                         .filter(|&c| !own.contains(&std::ptr::from_ref(c))),
                 );
-                batch.group(&names, decoder.registry)
+                group
             };
             let own_start = plan.actions.len();
             decoder.check_known(&e.components)?;
