@@ -173,6 +173,13 @@ impl ColumnBytes {
     }
 }
 
+/// Short: the bytes are not worth printing.
+impl std::fmt::Debug for ColumnBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.range.len())
+    }
+}
+
 /// Short: the bytes of a column are not worth printing.
 impl std::fmt::Debug for TableColumn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -20,7 +20,7 @@ use super::doc::{self, Part, Place, Section, Stop, Walk};
 use super::error::SceneError;
 use super::text::{json_source, ron_source};
 use super::value::{Format, SceneValue, Source, Spot};
-use super::{Prefab, Scene, SceneComponent, SceneEntity, TypeRegistry};
+use super::{ColumnBytes, Prefab, Scene, SceneComponent, SceneEntity, TypeRegistry};
 
 /// Reads `text` (RON or JSON) with `registry`: in one walk if it can, else
 /// the ordinary way.
@@ -37,9 +37,13 @@ pub(crate) fn read_with(
         registry,
         source: &source,
         scene: Scene::default(),
+        bytes: Vec::new(),
+        unfilled: Arc::default(),
+        width: 0,
     };
     if doc::run(&source, &mut walk).is_ok() {
         let mut scene = walk.scene;
+        fill(&mut scene, walk.bytes);
         scene.text = Some(source);
         return Ok(scene);
     }
@@ -49,12 +53,34 @@ pub(crate) fn read_with(
     }
 }
 
+/// Gives every value read the buffer of all their bytes, `bytes`: while
+/// the walk went on, each held its range of it and an empty stand-in.
+fn fill(scene: &mut Scene, bytes: Vec<u8>) {
+    let buffer = Arc::new(bytes);
+    let lists = std::iter::once(&mut scene.resources)
+        .chain(scene.prefabs.iter_mut().map(|p| &mut p.components))
+        .chain(scene.entities.iter_mut().map(|e| &mut e.components));
+    for c in lists.flatten() {
+        if let SceneValue::Read { bytes, .. } = &mut c.value {
+            bytes.buffer = Arc::clone(&buffer);
+        }
+    }
+}
+
 /// Builds the scene as the document is walked; stops on anything it does
 /// not read alone (see the module docs).
 struct ReadWalk<'a> {
     registry: &'a TypeRegistry,
     source: &'a Arc<Source>,
     scene: Scene,
+    /// The postcard bytes of every value read, back to back (one buffer
+    /// rather than one allocation a value).
+    bytes: Vec<u8>,
+    /// The stand-in buffer of each value until the walk ends (see `fill`).
+    unfilled: Arc<Vec<u8>>,
+    /// How many components the last entity had: the next one's list is
+    /// made that long at once (entities of a file tend to come alike).
+    width: usize,
 }
 
 impl ReadWalk<'_> {
@@ -118,15 +144,18 @@ impl Walk for ReadWalk<'_> {
     ) -> Result<(), Stop> {
         let kind = place.kind();
         let entry = self.registry.get(name, kind).ok_or(Stop)?;
-        let pending = (entry.decode_erased)(de).map_err(|_| Stop)?;
+        let start = self.bytes.len();
+        if !(entry.read)(de, &mut self.bytes) {
+            return Err(Stop);
+        }
         let value = SceneValue::Read {
-            bytes: entry.to_postcard(pending.as_ref()).ok_or(Stop)?,
+            bytes: ColumnBytes {
+                buffer: Arc::clone(&self.unfilled),
+                range: start..self.bytes.len(),
+            },
             source: Arc::clone(self.source),
             place,
         };
-        // Postcard is not self-describing: a type that reads itself with
-        // `deserialize_any` writes bytes it cannot read back.
-        entry.decode(&value).map_err(|_| Stop)?;
         let list = self.list_of(place).ok_or(Stop)?;
         list.push(SceneComponent {
             name: name.to_owned(),
@@ -138,6 +167,9 @@ impl Walk for ReadWalk<'_> {
     fn entity(&mut self, i: usize, end: bool) -> Result<(), Stop> {
         // (An entity without an id fails the walk: see `doc`.)
         if end {
+            if let Some(e) = self.scene.entities.last() {
+                self.width = e.components.len();
+            }
             return Ok(());
         }
         if i != self.scene.entities.len() {
@@ -147,7 +179,7 @@ impl Walk for ReadWalk<'_> {
         self.scene.entities.push(SceneEntity {
             id: 0,
             prefab: None,
-            components: Vec::new(),
+            components: Vec::with_capacity(self.width),
             at,
         });
         Ok(())

@@ -129,6 +129,44 @@ fn erased_as<T: Send + Sync + 'static + DeserializeOwned>(
     Ok(Box::new(PendingValue { value, map, put }))
 }
 
+/// A [`ReadFn`]: decodes a `W`, refused if `valid` says so.
+fn read_checked<W: Serialize + DeserializeOwned>(
+    de: &mut dyn erased_serde::Deserializer<'_>,
+    out: &mut Vec<u8>,
+    valid: fn(&W) -> bool,
+) -> bool {
+    let start = out.len();
+    let read = erased_serde::deserialize::<W>(de)
+        .is_ok_and(|value| valid(&value) && write_postcard(&value, out).is_ok())
+        // Postcard is not self-describing: a type that reads itself with
+        // `deserialize_any` writes bytes it cannot read back.
+        && reads_back::<W>(&out[start..]);
+    if !read {
+        out.truncate(start);
+    }
+    read
+}
+
+/// Whether `bytes` are exactly one `W`'s postcard bytes.
+fn reads_back<W: DeserializeOwned>(bytes: &[u8]) -> bool {
+    let mut de = super::depth::deserializer(bytes);
+    W::deserialize(&mut de).is_ok() && matches!(de.finalize(), Ok([]))
+}
+
+fn read_as<T: Serialize + DeserializeOwned>(
+    de: &mut dyn erased_serde::Deserializer<'_>,
+    out: &mut Vec<u8>,
+) -> bool {
+    read_checked::<T>(de, out, |_| true)
+}
+
+fn read_edges<R: Relationship + Serialize + DeserializeOwned>(
+    de: &mut dyn erased_serde::Deserializer<'_>,
+    out: &mut Vec<u8>,
+) -> bool {
+    read_checked::<EdgeList<R>>(de, out, |edges| check_edges(edges).is_ok())
+}
+
 fn decode_as<T: Send + Sync + 'static + DeserializeOwned>(
     value: &SceneValue,
     map: Option<MapFn<T>>,
@@ -302,6 +340,10 @@ pub(crate) type ErasedDecodeFn =
     fn(&mut dyn erased_serde::Deserializer<'_>) -> Result<Box<dyn Pending>, erased_serde::Error>;
 type ErasedContentFn =
     fn(&mut dyn erased_serde::Deserializer<'_>) -> Result<Content<'static>, erased_serde::Error>;
+/// Decodes one value from a type-erased deserializer and appends its
+/// postcard bytes to a buffer (see `read`); false, with the buffer as it
+/// was, if the value does not decode or its bytes do not read back.
+pub(crate) type ReadFn = fn(&mut dyn erased_serde::Deserializer<'_>, &mut Vec<u8>) -> bool;
 /// Decodes one value from the front of postcard bytes; returns the rest.
 pub(crate) type TakeFn = for<'b> fn(&'b [u8]) -> Result<(Box<dyn Pending>, &'b [u8]), DecodeError>;
 type TranscodeFn = fn(&SceneValue) -> Result<Content<'static>, DecodeError>;
@@ -336,6 +378,9 @@ pub(crate) struct Entry {
     decode: DecodeFn,
     /// `decode`, from the deserializer of a walk over a text scene.
     pub decode_erased: ErasedDecodeFn,
+    /// `decode_erased` straight to postcard bytes, as a text scene is read
+    /// with its registry at hand.
+    pub read: ReadFn,
     transcode: TranscodeFn,
     /// `transcode`, from the deserializer of a walk over a text scene.
     pub transcode_erased: ErasedContentFn,
@@ -582,6 +627,7 @@ impl TypeRegistry {
             maps_entities: false,
             decode: |value| decode_as::<T>(value, None, put_component::<T>),
             decode_erased: |de| erased_as::<T>(de, None, put_component::<T>),
+            read: read_as::<T>,
             transcode: transcode::<T>,
             transcode_erased: transcode_erased::<T>,
             postcard: postcard_of::<T>,
@@ -645,6 +691,7 @@ impl TypeRegistry {
             maps_entities: false,
             decode: |value| decode_as::<R>(value, None, put_resource::<R>),
             decode_erased: |de| erased_as::<R>(de, None, put_resource::<R>),
+            read: read_as::<R>,
             transcode: transcode::<R>,
             transcode_erased: transcode_erased::<R>,
             postcard: postcard_of::<R>,
@@ -734,6 +781,7 @@ impl TypeRegistry {
             maps_entities: true,
             decode: decode_edges::<R>,
             decode_erased: erased_edges::<R>,
+            read: read_edges::<R>,
             transcode: transcode::<EdgeList<R>>,
             transcode_erased: transcode_erased::<EdgeList<R>>,
             postcard: edges_postcard::<R>,

@@ -17,6 +17,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_content::Value as Content;
 
+use super::ColumnBytes;
 use super::doc::Place;
 use super::error::{Location, SceneError, Where};
 use mosaic::Entity;
@@ -140,7 +141,8 @@ pub(crate) enum SceneValue {
     /// (`Scene::from_ron_str_with`), kept as its postcard bytes, and its
     /// place in the file (for errors, and writing the file back).
     Read {
-        bytes: Vec<u8>,
+        /// Its range of the buffer that holds every value of the file.
+        bytes: ColumnBytes,
         source: Arc<Source>,
         place: Place,
     },
@@ -290,8 +292,8 @@ impl SceneValue {
             // Only a value of a scene that failed in the loader's walk is
             // decoded on its own, to say where and why.
             SceneValue::Text { .. } => None,
-            SceneValue::Binary(bytes) | SceneValue::Read { bytes, .. } => {
-                let mut de = super::depth::deserializer(bytes);
+            SceneValue::Binary(_) | SceneValue::Read { .. } => {
+                let mut de = super::depth::deserializer(self.postcard().unwrap_or_default());
                 seed.clone()
                     .deserialize(&mut de)
                     .ok()
@@ -330,8 +332,8 @@ impl SceneValue {
                     tracked_json(seed, source, start, *place == Place::Whole)
                 }
             }
-            SceneValue::Binary(bytes) | SceneValue::Read { bytes, .. } => {
-                tracked_binary(seed, bytes)
+            SceneValue::Binary(_) | SceneValue::Read { .. } => {
+                tracked_binary(seed, self.postcard().unwrap_or_default())
             }
             SceneValue::Content(content) => {
                 let mut track = serde_path_to_error::Track::new();
@@ -358,6 +360,15 @@ impl SceneValue {
         }
     }
 
+    /// The value's postcard bytes, if it is kept as them.
+    fn postcard(&self) -> Option<&[u8]> {
+        match self {
+            SceneValue::Binary(bytes) => Some(bytes),
+            SceneValue::Read { bytes, .. } => Some(bytes.as_slice()),
+            _ => None,
+        }
+    }
+
     /// A serialisable view of the value for writing it as `format`.
     pub fn writer<'a>(
         &'a self,
@@ -366,8 +377,8 @@ impl SceneValue {
     ) -> Result<ValueWriter<'a>, SceneError> {
         match (self, format) {
             (SceneValue::Content(c), _) => Ok(ValueWriter::Content(c)),
-            (SceneValue::Binary(bytes) | SceneValue::Read { bytes, .. }, Format::Binary) => {
-                Ok(ValueWriter::Bytes(bytes))
+            (SceneValue::Binary(_) | SceneValue::Read { .. }, Format::Binary) => {
+                Ok(ValueWriter::Bytes(self.postcard().unwrap_or_default()))
             }
             (value, to) => Err(SceneError::Unresolved {
                 component: component.to_owned(),

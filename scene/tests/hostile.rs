@@ -420,6 +420,29 @@ fn a_prefab_value_postcard_cannot_hold_still_loads_from_text() {
     assert_eq!(world.get::<Loose>(more), Ok(&Loose::Text("seven".into())));
 }
 
+#[test]
+fn a_value_postcard_cannot_hold_loads_when_read_with_the_registry() {
+    let mut registry = registry();
+    registry.register::<Loose>();
+    let json = r#"{"entities": [{"id": 1, "components": {"Health": 3, "Loose": "seven"}},
+                                 {"id": 2, "components": {"Health": 4, "Loose": 7}}]}"#;
+    let ron = r#"(entities: [(id: 1, components: {"Health": (3), "Loose": "seven"}),
+                             (id: 2, components: {"Health": (4), "Loose": 7})])"#;
+    for scene in [
+        Scene::from_json_str_with(json, &registry),
+        Scene::from_ron_str_with(ron, &registry),
+    ] {
+        let mut world = World::new();
+        let spawned = scene.unwrap().spawn_into(&mut world, &registry).unwrap();
+        assert_eq!(
+            world.get::<Loose>(spawned[1]),
+            Ok(&Loose::Text("seven".into()))
+        );
+        assert_eq!(world.get::<Loose>(spawned[2]), Ok(&Loose::Number(7)));
+        assert_eq!(world.get::<Health>(spawned[2]), Ok(&Health(4)));
+    }
+}
+
 /// A RON scene of one entity whose components are `component(i)`, `i < n`.
 fn wide_entity(n: usize, component: impl Fn(usize) -> String) -> String {
     let mut text = String::from("(entities: [(id: 1, components: {\n");
