@@ -443,10 +443,10 @@ pub trait KindVisitor {
     fn visit<B: ModelBundle>(self) -> Self::Out;
 }
 
-/// Bundle kinds. The fuzz target decodes `kind % FUZZ_KINDS`, the first
-/// 15, so its committed corpus keeps the meaning it was found with; the
-/// rest are the model test's (the shapes it had with types that have no
-/// drop glue).
+/// Bundle kinds. The fuzz target decodes most bytes as one of the first
+/// 15, so its committed corpus keeps the meaning it was found with, and a
+/// few reserved bytes as the rest (the shapes with types that have no drop
+/// glue; see `fuzz_kind` in `world_ops.rs`).
 pub const KINDS: usize = 22;
 
 pub fn with_kind<V: KindVisitor>(kind: u8, v: V) -> V::Out {
