@@ -692,6 +692,19 @@ fn resync(c: &mut Case<Extras>, fired: Site) {
         .keys()
         .filter_map(|&e| c.world.parent(e).map(|p| (e, p)))
         .collect();
+    // A component the interrupted step added is in the world but not in
+    // the model's event log: log it as added, so a tick-filtered state
+    // made later, which reports every component added since the world
+    // began, is checked against it. (The states already made consume the
+    // step's changes unchecked below.)
+    for (&e, slots) in &live {
+        let before = c.model.live.get(&e).copied().unwrap_or([None; N]);
+        for i in 0..N {
+            if slots[i].is_some() && before[i].is_none() {
+                c.model.events.push((e, i, Event::Added));
+            }
+        }
+    }
     c.model.live = live;
     // Tick-filtered states: consume what they would report, unchecked.
     let st = &mut c.states;
