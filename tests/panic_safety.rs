@@ -22,7 +22,7 @@
 //! - with a single panic, nothing leaks: once the world is dropped, every
 //!   value built was dropped exactly once.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -1347,4 +1347,79 @@ fn dropped_observer_spawn_whose_entity_came_to_life_in_the_flush_is_despawned() 
     world.spawn(());
     assert_eq!(world.len(), 3);
     finish(world, &t);
+}
+
+// ----- panics inside a recursive despawn -------------------------------------------
+
+/// A tree `root -> (a -> (a1, a2), b)` of `Plain`s, with `boom_at` holding
+/// a `Boom` whose drop panics.
+fn boom_tree(world: &mut World, t: &Arc<Tracker>, boom_at: &str) -> BTreeMap<&'static str, Entity> {
+    let mut at = BTreeMap::new();
+    for (name, parent) in [
+        ("root", None),
+        ("a", Some("root")),
+        ("a1", Some("a")),
+        ("a2", Some("a")),
+        ("b", Some("root")),
+    ] {
+        let e = world.spawn(plain(t, 0));
+        if name == boom_at {
+            world.insert_one(e, boom(t, true)).unwrap();
+        }
+        if let Some(p) = parent {
+            world.add_child(at[p], e).unwrap();
+        }
+        at.insert(name, e);
+    }
+    at
+}
+
+#[test]
+fn despawn_recursive_finishes_when_a_drop_panics() {
+    for boom_at in ["a1", "a", "b", "root"] {
+        let t = Tracker::new();
+        let mut world = World::new();
+        let keep = world.spawn(plain(&t, 9));
+        let at = boom_tree(&mut world, &t, boom_at);
+        world.add_child(keep, at["root"]).unwrap();
+        let msg = expect_panic(|| world.despawn_recursive(at["root"]));
+        assert_eq!(msg, BOOM, "{boom_at}");
+        // The whole subtree went, as a drop's panic never stops a despawn;
+        // no edge names a dead entity (check_invariants looks).
+        check(&world, &t);
+        for (name, &e) in &at {
+            assert!(!world.contains(e), "{name} despawned ({boom_at} panicked)");
+        }
+        assert!(world.children(keep).is_empty(), "{boom_at}");
+        assert_eq!(world.len(), 1);
+        still_works(&mut world, &t);
+        finish(world, &t);
+    }
+}
+
+#[test]
+fn despawn_recursive_keeps_an_entity_whose_remove_hook_panics_as_a_root() {
+    #[derive(Component)]
+    #[component(on_remove = refuse_removal)]
+    struct Stubborn;
+    fn refuse_removal(_: DeferredWorld, _: Entity) {
+        panic!("on_remove refused");
+    }
+    let t = Tracker::new();
+    let mut world = World::new();
+    let at = boom_tree(&mut world, &t, "none");
+    world.insert_one(at["a"], Stubborn).unwrap();
+    let msg = expect_panic(|| world.despawn_recursive(at["root"]));
+    assert_eq!(msg, "on_remove refused");
+    check(&world, &t);
+    // The hook's panic stopped `a`'s own despawn before it changed
+    // anything, as it does for `World::despawn`; the rest went, and `a`,
+    // whose parent and children are gone, is left a root with no children.
+    assert!(world.contains(at["a"]));
+    assert_eq!(world.parent(at["a"]), None);
+    assert!(world.children(at["a"]).is_empty());
+    for name in ["root", "a1", "a2", "b"] {
+        assert!(!world.contains(at[name]), "{name} despawned");
+    }
+    assert_eq!(world.len(), 1);
 }

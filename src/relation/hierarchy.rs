@@ -197,6 +197,13 @@ impl World {
     /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
     /// ([`EntityError::DespawnRefused`]).
     ///
+    /// A panic in user code (a value's `Drop`, a hook, an observer) does
+    /// not stop the rest of the subtree going: the first panic is raised
+    /// once every entity was despawned. An entity whose own despawn a hook
+    /// or observer stopped (as it would stop [`World::despawn`]) stays,
+    /// without the [`ChildOf`] edges to the entities that went: no edge
+    /// ever names a dead entity.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
@@ -248,22 +255,56 @@ impl World {
                 .expect("the edge was just read");
         }
         let skip = self.relations_mut().skip_during::<ChildOf>();
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            for &e in order.iter().rev() {
-                // Observers may have despawned some already. Refusals were
-                // checked above, and the sources other relations' policies
-                // doom are despawned once, after the subtree.
-                let _ = self.despawn_now(e);
+        let mut caught = None;
+        for &e in order.iter().rev() {
+            // Observers may have despawned some already. Refusals were
+            // checked above, and the sources other relations' policies
+            // doom are despawned once, after the subtree. A panic is kept
+            // for the end: the skipped cleanup is only right once every
+            // entity of the subtree is gone.
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_now(e))) {
+                caught.get_or_insert(payload);
             }
-        }));
+        }
         self.relations_mut().end_skip(skip);
         // The skipped cleanup bumped no version: the hierarchy changed.
         self.relations_mut().bump::<ChildOf>();
-        if let Err(payload) = result {
+        if let Some(payload) = caught {
+            self.unlink_from_despawned(&order);
+            // The sources other relations doom still go; a panic among
+            // them is dropped for the first one.
+            let _ = catch_unwind(AssertUnwindSafe(|| self.drain_doomed_sources()));
             resume_unwind(payload);
         }
         self.drain_doomed_sources();
         Ok(())
+    }
+
+    /// After a recursive despawn over `order` that a panic left part way:
+    /// the [`ChildOf`] edges between an entity that stayed and one that
+    /// went, whose cleanup the despawn skipped, are removed (silently, as
+    /// the skipped cleanup would have been).
+    fn unlink_from_despawned(&mut self, order: &[Entity]) {
+        for &e in order {
+            if !self.contains(e) {
+                continue;
+            }
+            let parent = self.get_opt::<Relation<ChildOf>>(e).map(|r| r.targets()[0]);
+            if parent.is_some_and(|p| !self.contains(p)) {
+                self.remove_one::<Relation<ChildOf>>(e)
+                    .expect("read just above");
+            }
+            // Last first: the entry a removal swaps into place is then one
+            // already looked at, a live one.
+            let mut j = self.get_opt::<Children>(e).map_or(0, |c| c.len());
+            while j > 0 {
+                j -= 1;
+                let child = self.get_opt::<Children>(e).map(|c| c.as_slice()[j]);
+                if child.is_some_and(|c| !self.contains(c)) {
+                    self.remove_source_entry::<ChildOf>(e, j);
+                }
+            }
+        }
     }
 
     /// Every entity with an `R` edge, each after all its targets (for
