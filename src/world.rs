@@ -454,20 +454,24 @@ impl World {
     }
 
     /// Despawns the sources queued by relation policies, unless an outer
-    /// despawn is doing so already.
+    /// despawn is doing so already. A panic in one's despawn (a value's
+    /// drop, a hook, an observer) does not stop the others: the first is
+    /// raised once the queue is empty, so no doomed source waits for some
+    /// later despawn to finish the job.
     pub(crate) fn drain_doomed_sources(&mut self) {
         if !self.relations.start_drain() {
             return;
         }
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            while let Some(source) = self.relations.pop_pending() {
-                if self.contains(source) && self.relations.refusing(self, source).is_none() {
-                    let _ = self.despawn_now(source);
+        let mut caught = None;
+        while let Some(source) = self.relations.pop_pending() {
+            if self.contains(source) && self.relations.refusing(self, source).is_none() {
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_now(source))) {
+                    caught.get_or_insert(payload);
                 }
             }
-        }));
+        }
         self.relations.end_drain();
-        if let Err(payload) = result {
+        if let Some(payload) = caught {
             resume_unwind(payload);
         }
     }

@@ -1423,3 +1423,37 @@ fn despawn_recursive_keeps_an_entity_whose_remove_hook_panics_as_a_root() {
     }
     assert_eq!(world.len(), 1);
 }
+
+/// Each rider despawns with the horse it rides.
+#[derive(Relation)]
+#[relation(one, on_target_despawn = "despawn")]
+struct Rides;
+
+#[test]
+fn sources_a_despawn_dooms_all_go_when_one_of_their_drops_panics() {
+    for boom_at in 0..3 {
+        let t = Tracker::new();
+        let mut world = World::new();
+        let horse = world.spawn(plain(&t, 0));
+        let riders: Vec<Entity> = (0..3)
+            .map(|i| {
+                let rider = world.spawn(plain(&t, i));
+                if i == boom_at {
+                    world.insert_one(rider, boom(&t, true)).unwrap();
+                }
+                world.relate(rider, horse, Rides).unwrap();
+                rider
+            })
+            .collect();
+        assert_eq!(expect_panic(|| world.despawn(horse)), BOOM);
+        check(&world, &t);
+        // Every rider went with the horse, the panicking one's too: none
+        // is left waiting for some later despawn to finish the job.
+        for (i, &r) in riders.iter().enumerate() {
+            assert!(!world.contains(r), "rider {i} (boom at {boom_at})");
+        }
+        assert!(world.is_empty());
+        still_works(&mut world, &t);
+        finish(world, &t);
+    }
+}
