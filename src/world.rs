@@ -448,9 +448,18 @@ impl World {
         if let Some(relation) = self.relations.refusing(self, entity) {
             return Err(EntityError::DespawnRefused { entity, relation });
         }
-        let result = self.despawn_now(entity);
-        self.drain_doomed_sources();
-        result
+        // The sources go even if the despawn panicked (a value's drop: the
+        // entity is gone all the same), then the panic goes on.
+        match catch_unwind(AssertUnwindSafe(|| self.despawn_now(entity))) {
+            Ok(result) => {
+                self.drain_doomed_sources();
+                result
+            }
+            Err(payload) => {
+                let _ = catch_unwind(AssertUnwindSafe(|| self.drain_doomed_sources()));
+                resume_unwind(payload)
+            }
+        }
     }
 
     /// Despawns the sources queued by relation policies, unless an outer

@@ -1431,10 +1431,14 @@ struct Rides;
 
 #[test]
 fn sources_a_despawn_dooms_all_go_when_one_of_their_drops_panics() {
-    for boom_at in 0..3 {
+    // 0..3: a rider's value panics; 3: the horse's own.
+    for boom_at in 0..4 {
         let t = Tracker::new();
         let mut world = World::new();
         let horse = world.spawn(plain(&t, 0));
+        if boom_at == 3 {
+            world.insert_one(horse, boom(&t, true)).unwrap();
+        }
         let riders: Vec<Entity> = (0..3)
             .map(|i| {
                 let rider = world.spawn(plain(&t, i));
