@@ -3,8 +3,8 @@
 //! despawn, recursive despawn, parent-first order, queries and filters over
 //! relations, commands, observers, and a property test on random forests.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use mosaic::prelude::*;
 use mosaic::{ChildSpawner, EntityError, OnRelate, OnUnrelate, RelationError};
@@ -829,4 +829,33 @@ fn long_lists_stay_indexed_through_edits() {
     assert!(!world.has_relation::<Likes>(hub, sink));
     assert_eq!(world.sources::<Likes>(sink).len(), sources.len() - 1);
     world.check_invariants();
+}
+
+#[test]
+fn a_child_an_observer_adds_during_a_recursive_despawn_is_left_a_root() {
+    #[derive(Component)]
+    struct Replaced;
+    let mut world = World::new();
+    let root = world.spawn(());
+    let kid = world.spawn(Replaced);
+    world.add_child(root, kid).unwrap();
+    let newcomers = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&newcomers);
+    // While the subtree goes, an observer gives the dying root a new child.
+    world.observe(
+        move |_: Trigger<OnRemove<Replaced>>, mut w: DeferredWorld| {
+            let newcomer = w.commands().spawn(());
+            w.commands().add_child(root, newcomer);
+            seen.lock().unwrap().push(newcomer);
+        },
+    );
+    world.despawn_recursive(root).unwrap();
+    // No edge names the dead root; the newcomer, which was not in the
+    // subtree when the despawn began, stays, a root.
+    world.check_invariants();
+    let newcomer = newcomers.lock().unwrap()[0];
+    assert!(!world.contains(root) && !world.contains(kid));
+    assert!(world.contains(newcomer));
+    assert_eq!(world.parent(newcomer), None);
+    assert_eq!(world.len(), 1);
 }

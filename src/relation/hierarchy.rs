@@ -199,10 +199,11 @@ impl World {
     ///
     /// A panic in user code (a value's `Drop`, a hook, an observer) does
     /// not stop the rest of the subtree going: the first panic is raised
-    /// once every entity was despawned. An entity whose own despawn a hook
-    /// or observer stopped (as it would stop [`World::despawn`]) stays,
-    /// without the [`ChildOf`] edges to the entities that went: no edge
-    /// ever names a dead entity.
+    /// once every entity was despawned. An entity that stays (its own
+    /// despawn stopped by a hook or observer, as it would stop
+    /// [`World::despawn`], or made a child of the subtree by an observer
+    /// while it went) loses its [`ChildOf`] edges to the entities that
+    /// went: no edge ever names a dead entity.
     ///
     /// # Example
     /// ```
@@ -254,6 +255,7 @@ impl World {
             self.unrelate::<ChildOf>(root, parent)
                 .expect("the edge was just read");
         }
+        let version = self.relations().version::<ChildOf>();
         let skip = self.relations_mut().skip_during::<ChildOf>();
         let mut caught = None;
         for &e in order.iter().rev() {
@@ -266,11 +268,18 @@ impl World {
                 caught.get_or_insert(payload);
             }
         }
+        // The skip was right if every entity of the subtree went and no
+        // hook or observer related or unrelated `ChildOf` meanwhile (which
+        // bumps its version); otherwise some edges may join a survivor to
+        // an entity that went.
+        let disturbed = caught.is_some() || self.relations().version::<ChildOf>() != version;
         self.relations_mut().end_skip(skip);
+        if disturbed {
+            self.unlink_dead_relatives();
+        }
         // The skipped cleanup bumped no version: the hierarchy changed.
         self.relations_mut().bump::<ChildOf>();
         if let Some(payload) = caught {
-            self.unlink_from_despawned(&order);
             // The sources other relations doom still go; a panic among
             // them is dropped for the first one.
             let _ = catch_unwind(AssertUnwindSafe(|| self.drain_doomed_sources()));
@@ -280,28 +289,39 @@ impl World {
         Ok(())
     }
 
-    /// After a recursive despawn over `order` that a panic left part way:
-    /// the [`ChildOf`] edges between an entity that stayed and one that
-    /// went, whose cleanup the despawn skipped, are removed (silently, as
-    /// the skipped cleanup would have been).
-    fn unlink_from_despawned(&mut self, order: &[Entity]) {
-        for &e in order {
-            if !self.contains(e) {
-                continue;
-            }
-            let parent = self.get_opt::<Relation<ChildOf>>(e).map(|r| r.targets()[0]);
+    /// Removes every [`ChildOf`] edge with a dead end, silently (as the
+    /// cleanup a recursive despawn skipped would have): a survivor's edge
+    /// to a dead parent, a survivor's entries for dead children. Linear in
+    /// the world's `ChildOf` edges; only run when a recursive despawn was
+    /// disturbed (see there).
+    fn unlink_dead_relatives(&mut self) {
+        let Some((relation, children)) = self.relations().ids::<ChildOf>() else {
+            return;
+        };
+        let holders = |world: &World, id| {
+            world
+                .sparse_sets()
+                .get(id)
+                .map_or_else(Vec::new, |set| set.entities().to_vec())
+        };
+        for child in holders(self, relation) {
+            let parent = self
+                .get_opt::<Relation<ChildOf>>(child)
+                .map(|r| r.targets()[0]);
             if parent.is_some_and(|p| !self.contains(p)) {
-                self.remove_one::<Relation<ChildOf>>(e)
+                self.remove_one::<Relation<ChildOf>>(child)
                     .expect("read just above");
             }
+        }
+        for parent in holders(self, children) {
             // Last first: the entry a removal swaps into place is then one
             // already looked at, a live one.
-            let mut j = self.get_opt::<Children>(e).map_or(0, |c| c.len());
+            let mut j = self.get_opt::<Children>(parent).map_or(0, |c| c.len());
             while j > 0 {
                 j -= 1;
-                let child = self.get_opt::<Children>(e).map(|c| c.as_slice()[j]);
+                let child = self.get_opt::<Children>(parent).map(|c| c.as_slice()[j]);
                 if child.is_some_and(|c| !self.contains(c)) {
-                    self.remove_source_entry::<ChildOf>(e, j);
+                    self.remove_source_entry::<ChildOf>(parent, j);
                 }
             }
         }
