@@ -450,12 +450,24 @@ impl World {
         }
         // The sources go even if the despawn panicked (a value's drop: the
         // entity is gone all the same), then the panic goes on.
-        match catch_unwind(AssertUnwindSafe(|| self.despawn_now(entity))) {
-            Ok(result) => {
-                self.drain_doomed_sources();
-                result
-            }
-            Err(payload) => {
+        let (result, caught) = match catch_unwind(AssertUnwindSafe(|| self.despawn_now(entity))) {
+            Ok(result) => (result, None),
+            Err(payload) => (Ok(()), Some(payload)),
+        };
+        self.drain_doomed_then_resume(caught);
+        result
+    }
+
+    /// Despawns the sources queued by relation policies, then raises
+    /// `caught`, the panic of the despawn that queued them, if any (a panic
+    /// of the drain itself is then dropped for it).
+    pub(crate) fn drain_doomed_then_resume(
+        &mut self,
+        caught: Option<Box<dyn std::any::Any + Send>>,
+    ) {
+        match caught {
+            None => self.drain_doomed_sources(),
+            Some(payload) => {
                 let _ = catch_unwind(AssertUnwindSafe(|| self.drain_doomed_sources()));
                 resume_unwind(payload)
             }

@@ -2,7 +2,7 @@
 //! parent, building, reparenting, recursive despawn, and parent-first order.
 
 use std::marker::PhantomData;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use rustc_hash::FxHashMap;
 
@@ -279,13 +279,8 @@ impl World {
         }
         // The skipped cleanup bumped no version: the hierarchy changed.
         self.relations_mut().bump::<ChildOf>();
-        if let Some(payload) = caught {
-            // The sources other relations doom still go; a panic among
-            // them is dropped for the first one.
-            let _ = catch_unwind(AssertUnwindSafe(|| self.drain_doomed_sources()));
-            resume_unwind(payload);
-        }
-        self.drain_doomed_sources();
+        // The sources other relations doom go, then the first panic.
+        self.drain_doomed_then_resume(caught);
         Ok(())
     }
 
