@@ -279,12 +279,14 @@ row_list! {
     "serialize_text", "hecs" => libs::hecs::SerializeText;
     "serialize_text", "legion" => libs::legion::SerializeText;
     "serialize_text", "specs" => libs::specs::SerializeText;
+    "serialize_text", "plain_vec" => libs::plain::SerializeText;
 
     #[cfg(feature = "mosaic")]
     "serialize_binary", "mosaic" => libs::mosaic::SerializeBinary;
     "serialize_binary", "hecs" => libs::hecs::SerializeBinary;
     "serialize_binary", "legion" => libs::legion::SerializeBinary;
     "serialize_binary", "specs" => libs::specs::SerializeBinary;
+    "serialize_binary", "plain_vec" => libs::plain::SerializeBinary;
 }
 
 scaled_row_list! {

@@ -6,7 +6,9 @@
 //! zipped) and fragmented_iter (26 separate 20-element columns, one per
 //! archetype, so the per-chunk loop overhead is included), join_filter (the
 //! 5k unfrozen rows' three columns, as an archetype table holds them) and
-//! random_get (two columns indexed in the shuffled order).
+//! random_get (two columns indexed in the shuffled order); for
+//! serialize_text and serialize_binary, the four columns written and read
+//! back typed, with no entities (what the format crate alone costs).
 
 use std::hint::black_box;
 
@@ -140,5 +142,64 @@ impl RandomGet {
         for &i in black_box(&self.order) {
             positions[i] += velocities[i];
         }
+    }
+}
+
+/// serialize_text's and serialize_binary's data with no ECS: the four
+/// components' columns, 1,000 values each.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Columns {
+    transforms: Vec<ser::Transform>,
+    positions: Vec<ser::Position>,
+    rotations: Vec<ser::Rotation>,
+    velocities: Vec<ser::Velocity>,
+}
+
+impl Columns {
+    fn new() -> Self {
+        Self {
+            transforms: vec![ser::Transform::default(); SERIALIZE_ENTITIES],
+            positions: vec![ser::Position::default(); SERIALIZE_ENTITIES],
+            rotations: vec![ser::Rotation::default(); SERIALIZE_ENTITIES],
+            velocities: vec![ser::Velocity::default(); SERIALIZE_ENTITIES],
+        }
+    }
+}
+
+/// serialize_text's floor: the four columns as one RON document, every
+/// type known at compile time, no entity ids and no component names (the
+/// least RON text that holds the values). What the `ron` crate itself
+/// costs to write and read these 25,000 floats and 9,000 field names.
+pub struct SerializeText(Columns);
+
+impl SerializeText {
+    pub fn new() -> Self {
+        Self(Columns::new())
+    }
+
+    pub fn run(&mut self) {
+        let text = ron::to_string(&self.0).unwrap();
+        let back: Columns = ron::from_str(&text).unwrap();
+        assert_eq!(back.positions.len(), SERIALIZE_ENTITIES);
+        black_box(back);
+    }
+}
+
+/// serialize_binary's floor: the four columns in bincode, with the options
+/// every serialize_binary row uses.
+pub struct SerializeBinary(Columns);
+
+impl SerializeBinary {
+    pub fn new() -> Self {
+        Self(Columns::new())
+    }
+
+    pub fn run(&mut self) {
+        use bincode::Options;
+        let options = ser::bincode_options();
+        let bytes = options.serialize(&self.0).unwrap();
+        let back: Columns = options.deserialize(&bytes).unwrap();
+        assert_eq!(back.positions.len(), SERIALIZE_ENTITIES);
+        black_box(back);
     }
 }
