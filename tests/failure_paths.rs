@@ -1,0 +1,382 @@
+//! Failure paths a new user's suite would hit, and the combinations the
+//! other suites leave out: a relation's edge data whose `Drop` panics, an
+//! observer of a relation's own components that panics, observers of
+//! relation events that panic mid-despawn, and the like. Every case
+//! catches the panic, then checks `check_invariants`, the exact world state
+//! and that a second identical operation behaves as documented.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use mosaic::prelude::*;
+use mosaic::{EntityError, OnRelate, OnUnrelate, RelationError};
+
+/// Runs `f`, which must panic; returns the panic's message.
+fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
+    let payload = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic"),
+        Err(payload) => payload,
+    };
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<non-string panic>".to_owned()
+    }
+}
+
+// ----- edge data whose drop panics ---------------------------------------------------
+
+/// Edge data that panics when dropped if `armed`, counting its drops.
+#[derive(Relation)]
+struct Grudge {
+    armed: bool,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Drop for Grudge {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+        if self.armed && !std::thread::panicking() {
+            panic!("grudge drop");
+        }
+    }
+}
+
+/// A `one` relation with the same data.
+#[derive(Relation)]
+#[relation(one)]
+struct Sworn {
+    armed: bool,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Drop for Sworn {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+        if self.armed && !std::thread::panicking() {
+            panic!("sworn drop");
+        }
+    }
+}
+
+fn grudge(armed: bool, drops: &Arc<AtomicUsize>) -> Grudge {
+    Grudge {
+        armed,
+        drops: drops.clone(),
+    }
+}
+
+fn sworn(armed: bool, drops: &Arc<AtomicUsize>) -> Sworn {
+    Sworn {
+        armed,
+        drops: drops.clone(),
+    }
+}
+
+#[test]
+fn despawning_a_target_whose_incoming_edge_data_panics_on_drop_finishes() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let target = world.spawn(());
+    let sources: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    for (i, &s) in sources.iter().enumerate() {
+        world.relate(s, target, grudge(i == 1, &drops)).unwrap();
+    }
+    // The second source also targets another entity, which must keep it.
+    let other = world.spawn(());
+    world
+        .relate(sources[1], other, grudge(false, &drops))
+        .unwrap();
+
+    assert_eq!(expect_panic(|| world.despawn(target)), "grudge drop");
+    world.check_invariants();
+    // The despawn finished: the target is gone, no edge names it, each
+    // edge's data was dropped once, and the unrelated edge is kept.
+    assert!(!world.contains(target));
+    assert_eq!(world.len(), 4);
+    for &s in &sources {
+        assert!(!world.has_relation::<Grudge>(s, target));
+    }
+    assert_eq!(world.targets::<Grudge>(sources[1]), [other]);
+    assert_eq!(world.sources::<Grudge>(other), [sources[1]]);
+    assert!(!world.has::<Relation<Grudge>>(sources[0]));
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    // A second despawn of the same handle is refused cleanly.
+    assert_eq!(
+        world.despawn(target),
+        Err(EntityError::NoSuchEntity(target))
+    );
+    drop(world);
+    assert_eq!(drops.load(Ordering::SeqCst), 4);
+}
+
+#[test]
+fn despawning_a_source_whose_outgoing_edge_data_panics_on_drop_finishes() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let source = world.spawn(());
+    let targets: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    for (i, &t) in targets.iter().enumerate() {
+        world.relate(source, t, grudge(i == 0, &drops)).unwrap();
+    }
+    assert_eq!(expect_panic(|| world.despawn(source)), "grudge drop");
+    world.check_invariants();
+    assert!(!world.contains(source));
+    for &t in &targets {
+        assert!(world.sources::<Grudge>(t).is_empty());
+        assert!(!world.has::<Sources<Grudge>>(t));
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn despawning_the_target_of_a_one_relation_whose_data_panics_on_drop_finishes() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let target = world.spawn(());
+    let sources: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    for (i, &s) in sources.iter().enumerate() {
+        world.relate(s, target, sworn(i == 0, &drops)).unwrap();
+    }
+    assert_eq!(expect_panic(|| world.despawn(target)), "sworn drop");
+    world.check_invariants();
+    assert!(!world.contains(target));
+    for &s in &sources {
+        assert!(world.contains(s));
+        assert!(world.targets::<Sworn>(s).is_empty());
+        assert!(!world.has::<Relation<Sworn>>(s));
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn reparenting_a_one_relation_whose_old_data_panics_on_drop_still_reparents() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let (s, old, new) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    world.relate(s, old, sworn(true, &drops)).unwrap();
+    let msg = expect_panic(|| world.relate(s, new, sworn(false, &drops)));
+    assert_eq!(msg, "sworn drop");
+    world.check_invariants();
+    // "Relating again replaces the edge": the replacement is whole, the
+    // old edge's drop panicking or not.
+    assert_eq!(world.targets::<Sworn>(s), [new]);
+    assert_eq!(world.sources::<Sworn>(new), [s]);
+    assert!(world.sources::<Sworn>(old).is_empty());
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    // The same call again replaces nothing new: the edge exists.
+    world.relate(s, new, sworn(false, &drops)).unwrap();
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
+    assert_eq!(world.targets::<Sworn>(s), [new]);
+}
+
+#[test]
+fn relating_again_with_data_whose_old_value_panics_on_drop_keeps_the_new_data() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let (s, t) = (world.spawn(()), world.spawn(()));
+    world.relate(s, t, grudge(true, &drops)).unwrap();
+    let version = world.relation_version::<Grudge>();
+    let msg = expect_panic(|| world.relate(s, t, grudge(false, &drops)));
+    assert_eq!(msg, "grudge drop");
+    world.check_invariants();
+    assert!(!world.relation::<Grudge>(s, t).unwrap().armed);
+    assert_eq!(world.targets::<Grudge>(s), [t]);
+    assert_ne!(world.relation_version::<Grudge>(), version, "data replaced");
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn unrelate_all_with_data_that_panics_on_drop_outside_the_world() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let s = world.spawn(());
+    let targets: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    for (i, &t) in targets.iter().enumerate() {
+        world.relate(s, t, grudge(i == 1, &drops)).unwrap();
+    }
+    let msg = expect_panic(|| world.unrelate_all::<Grudge>(s));
+    assert_eq!(msg, "grudge drop");
+    world.check_invariants();
+    // Every edge went, each data dropped once: one panicking drop does
+    // not leave the rest for a second call.
+    assert!(world.targets::<Grudge>(s).is_empty());
+    for &t in &targets {
+        assert!(world.sources::<Grudge>(t).is_empty());
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    assert_eq!(world.unrelate_all::<Grudge>(s), 0);
+}
+
+#[test]
+fn clearing_and_dropping_a_world_with_panicking_edge_data() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let (a, b, c) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    world.relate(a, b, grudge(true, &drops)).unwrap();
+    world.relate(c, b, grudge(false, &drops)).unwrap();
+    assert_eq!(expect_panic(|| world.clear()), "grudge drop");
+    world.check_invariants();
+    assert!(world.is_empty());
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    world.relate(a, b, grudge(true, &drops)).unwrap();
+    assert_eq!(world.sources::<Grudge>(b), [a]);
+    assert_eq!(expect_panic(move || drop(world)), "grudge drop");
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+}
+
+// ----- observers of relation events and of relation components -----------------------
+
+#[derive(Relation, Debug, PartialEq)]
+struct Likes;
+
+#[derive(Relation, Debug, PartialEq)]
+#[relation(one)]
+struct Follows;
+
+#[test]
+fn an_unrelate_observer_panicking_mid_despawn_leaves_no_dangling_edge() {
+    let mut world = World::new();
+    let target = world.spawn(());
+    let sources: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    for &s in &sources {
+        world.relate(s, target, Likes).unwrap();
+    }
+    let boom_on = sources[1];
+    world.observe(move |t: Trigger<OnUnrelate<Likes>>, _: DeferredWorld| {
+        if t.entity() == Some(boom_on) {
+            panic!("unrelate observer");
+        }
+    });
+    let msg = expect_panic(|| world.despawn(target));
+    assert_eq!(msg, "unrelate observer");
+    world.check_invariants();
+    // The edges' cleanup is part of the despawn, which completes (as it
+    // does when a value's drop panics): never an edge naming a dead entity
+    // or a half-emptied list.
+    assert!(!world.contains(target));
+    assert_eq!(world.len(), 3);
+    for &s in &sources {
+        assert!(world.targets::<Likes>(s).is_empty());
+        assert!(!world.has::<Relation<Likes>>(s));
+    }
+}
+
+#[test]
+fn an_add_observer_of_a_relation_component_that_panics_leaves_both_sides_agreeing() {
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    world.observe(|_: Trigger<OnAdd<Relation<Likes>>>, _: DeferredWorld| {
+        panic!("relation add observer");
+    });
+    let msg = expect_panic(|| world.relate(a, b, Likes));
+    assert_eq!(msg, "relation add observer");
+    world.check_invariants();
+    assert_eq!(world.targets::<Likes>(a), [b]);
+    assert_eq!(world.sources::<Likes>(b), [a]);
+}
+
+#[test]
+fn an_add_observer_of_a_sources_component_that_panics_leaves_both_sides_agreeing() {
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    world.observe(|_: Trigger<OnAdd<Sources<Likes>>>, _: DeferredWorld| {
+        panic!("sources add observer");
+    });
+    let msg = expect_panic(|| world.relate(a, b, Likes));
+    assert_eq!(msg, "sources add observer");
+    world.check_invariants();
+    // The edge is made whole before the observer's panic goes on.
+    assert_eq!(world.targets::<Likes>(a), [b]);
+    assert_eq!(world.sources::<Likes>(b), [a]);
+}
+
+#[test]
+fn a_remove_observer_of_a_relation_component_that_panics_leaves_both_sides_agreeing() {
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    world.relate(a, b, Likes).unwrap();
+    world.observe(|_: Trigger<OnRemove<Relation<Likes>>>, _: DeferredWorld| {
+        panic!("relation remove observer");
+    });
+    let msg = expect_panic(|| world.unrelate::<Likes>(a, b));
+    assert_eq!(msg, "relation remove observer");
+    world.check_invariants();
+    // The edge is gone from both sides; a second unrelate finds nothing.
+    assert!(world.targets::<Likes>(a).is_empty());
+    assert!(world.sources::<Likes>(b).is_empty());
+    assert!(!world.has::<Relation<Likes>>(a) && !world.has::<Sources<Likes>>(b));
+    assert_eq!(
+        world.unrelate::<Likes>(a, b),
+        Err(RelationError::NotRelated {
+            entity: a,
+            target: b,
+            relation: "Likes"
+        })
+    );
+}
+
+#[test]
+fn a_remove_observer_of_a_sources_component_that_panics_leaves_both_sides_agreeing() {
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    world.relate(a, b, Follows).unwrap();
+    world.observe(|_: Trigger<OnRemove<Sources<Follows>>>, _: DeferredWorld| {
+        panic!("sources remove observer");
+    });
+    let c = world.spawn(());
+    let msg = expect_panic(|| world.relate(a, c, Follows));
+    assert_eq!(msg, "sources remove observer");
+    world.check_invariants();
+    // The reparenting is whole: `a` follows `c`, and `b` lost its list.
+    assert_eq!(world.targets::<Follows>(a), [c]);
+    assert_eq!(world.sources::<Follows>(c), [a]);
+    assert!(!world.has::<Sources<Follows>>(b));
+}
+
+#[test]
+fn a_relate_observer_that_panics_leaves_the_edge_whole() {
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    world.observe(|_: Trigger<OnRelate<Likes>>, _: DeferredWorld| panic!("relate observer"));
+    assert_eq!(
+        expect_panic(|| world.relate(a, b, Likes)),
+        "relate observer"
+    );
+    world.check_invariants();
+    assert_eq!(world.targets::<Likes>(a), [b]);
+    assert_eq!(world.sources::<Likes>(b), [a]);
+    // The same call again finds the edge and replaces its data: no event.
+    assert_eq!(world.relate(a, b, Likes), Ok(()));
+    assert_eq!(world.sources::<Likes>(b), [a]);
+}
+
+#[test]
+fn self_edges_survive_despawn_and_policies() {
+    let mut world = World::new();
+    let a = world.spawn(());
+    let b = world.spawn(());
+    world.relate(a, a, Likes).unwrap();
+    world.relate(a, b, Likes).unwrap();
+    world.relate(b, a, Likes).unwrap();
+    world.relate(b, b, Follows).unwrap();
+    world.check_invariants();
+    world.relate(b, a, Follows).unwrap();
+    world.check_invariants();
+    world.despawn(a).unwrap();
+    world.check_invariants();
+    assert_eq!(world.targets::<Likes>(b), [] as [Entity; 0]);
+    assert!(world.targets::<Follows>(b).is_empty());
+    world.relate(b, b, Follows).unwrap();
+    world.despawn(b).unwrap();
+    world.check_invariants();
+    assert!(world.is_empty());
+    assert_eq!(
+        world.relate(a, b, Likes),
+        Err(RelationError::NoSuchEntity(a))
+    );
+}
