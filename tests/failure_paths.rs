@@ -380,3 +380,107 @@ fn self_edges_survive_despawn_and_policies() {
         Err(RelationError::NoSuchEntity(a))
     );
 }
+
+// ----- a relation's own components are not values to move by hand -------------------
+
+/// Removing `Relation<R>` or `Sources<R>` by hand (the generic component
+/// API sees them as components) would leave the other end of each edge
+/// naming an entity with no edge. The rule (`is_edge_component`: only
+/// relate/unrelate and despawn change them) is enforced with a panic that
+/// names the right method, before anything changes.
+#[test]
+fn removing_a_relation_component_by_hand_is_refused_and_changes_nothing() {
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    world.relate(a, b, Likes).unwrap();
+    world.relate(a, b, Follows).unwrap();
+    let unchanged = |world: &World| {
+        world.check_invariants();
+        assert_eq!(world.targets::<Likes>(a), [b]);
+        assert_eq!(world.sources::<Likes>(b), [a]);
+        assert_eq!(world.targets::<Follows>(a), [b]);
+    };
+    let msg = expect_panic(|| world.remove_one::<Relation<Likes>>(a));
+    assert!(msg.contains("unrelate"), "{msg}");
+    unchanged(&world);
+    let msg = expect_panic(|| world.remove_one::<Sources<Likes>>(b));
+    assert!(msg.contains("unrelate"), "{msg}");
+    unchanged(&world);
+    let msg = expect_panic(|| world.remove::<(Relation<Follows>, Sources<Likes>)>(a));
+    assert!(msg.contains("unrelate"), "{msg}");
+    unchanged(&world);
+    #[derive(Component)]
+    struct Marker;
+    world.insert_one(a, Marker).unwrap();
+    let msg = expect_panic(|| world.remove::<(Marker, Relation<Likes>)>(a));
+    assert!(msg.contains("unrelate"), "{msg}");
+    assert!(world.has::<Marker>(a));
+    unchanged(&world);
+    let msg = expect_panic(|| world.exchange::<Relation<Likes>, _>(a, Marker));
+    assert!(msg.contains("unrelate"), "{msg}");
+    unchanged(&world);
+    let refused = |e: &dyn std::fmt::Display| e.to_string().contains("unrelate");
+    assert!(
+        world
+            .sparse_mut::<Relation<Likes>>()
+            .is_err_and(|e| refused(&e))
+    );
+    assert!(
+        world
+            .sparse_mut::<Sources<Follows>>()
+            .is_err_and(|e| refused(&e))
+    );
+    unchanged(&world);
+    // The managed way still works, and a despawn after all of the above
+    // finds both ends agreeing.
+    assert_eq!(world.unrelate::<Likes>(a, b), Ok(Likes));
+    world.despawn(b).unwrap();
+    world.check_invariants();
+    assert!(world.targets::<Follows>(a).is_empty());
+}
+
+// ----- observers' commands during an edge change -------------------------------------
+
+#[test]
+fn an_observer_command_despawning_the_source_mid_relate_runs_after_the_edge_is_whole() {
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    world.observe(|t: Trigger<OnAdd<Sources<Likes>>>, mut w: DeferredWorld| {
+        let target = t.entity().unwrap();
+        let source = w.world().sources::<Likes>(target).first().copied();
+        if let Some(source) = source {
+            w.commands().despawn(source);
+        }
+    });
+    assert_eq!(world.relate(a, b, Likes), Ok(()));
+    world.check_invariants();
+    // The edge was made, then the command despawned its source.
+    assert!(!world.contains(a));
+    assert!(world.sources::<Likes>(b).is_empty());
+    assert!(!world.has::<Sources<Likes>>(b));
+    assert_eq!(world.len(), 1);
+}
+
+#[test]
+fn an_unrelate_observer_relating_the_dying_target_again_leaves_no_edge_to_it() {
+    let mut world = World::new();
+    let target = world.spawn(());
+    let sources: Vec<Entity> = (0..2).map(|_| world.spawn(())).collect();
+    for &s in &sources {
+        world.relate(s, target, Likes).unwrap();
+    }
+    world.observe(|t: Trigger<OnUnrelate<Likes>>, mut w: DeferredWorld| {
+        let ev = t.event();
+        w.commands().relate(ev.source, ev.target, Likes);
+    });
+    world.despawn(target).unwrap();
+    world.check_invariants();
+    assert!(!world.contains(target));
+    for &s in &sources {
+        assert!(
+            world.targets::<Likes>(s).is_empty(),
+            "no edge to a dead entity"
+        );
+    }
+    assert_eq!(world.len(), 2);
+}
