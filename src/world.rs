@@ -950,6 +950,9 @@ impl World {
             .ok_or(ComponentError::NoSuchEntity(entity))?;
         let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         let info = self.bundles.get(bundle_id);
+        if self.relations.active() {
+            self.refuse_edge_components(info.component_ids());
+        }
         if info.table_ids.is_empty() {
             return self.remove_sparse::<B>(entity, bundle_id);
         }
@@ -1024,6 +1027,24 @@ impl World {
             panics.run(|| self.announce_remove(entity, false, &[id]));
         }
         self.sparse.get_mut(id)?.remove_checked::<C>(entity)
+    }
+
+    /// Panics if `ids` names one end of a relation's edges (`Relation<R>`,
+    /// `Sources<R>`): only relate/unrelate and despawn change those, since
+    /// taken out by hand, the other end of each edge would name an entity
+    /// with no edge. Called before anything changes.
+    #[cold]
+    #[inline(never)]
+    fn refuse_edge_components(&self, ids: impl IntoIterator<Item = ComponentId>) {
+        for id in ids {
+            if self.relations.is_edge_component(id) {
+                panic!(
+                    "`{}` is one end of a relation's edges, which the world keeps: \
+                     use `unrelate`/`unrelate_all` or despawn, which fix the other end too",
+                    self.components.name(id)
+                );
+            }
+        }
     }
 
     #[cold]
@@ -1110,6 +1131,10 @@ impl World {
         self.flush();
         if self.entities.get(entity).is_none() {
             return Err(ComponentError::NoSuchEntity(entity));
+        }
+        if self.relations.active() {
+            let id = self.components.register::<C>();
+            self.refuse_edge_components([id]);
         }
         if !self.sparse.remembers::<C>() {
             let id = self.components.register::<C>();
