@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mosaic::prelude::*;
-use mosaic::{EntityError, OnRelate, OnUnrelate, RelationError};
+use mosaic::{ComponentError, EntityError, OnRelate, OnUnrelate, QueryEntityError, RelationError};
 
 /// Runs `f`, which must panic; returns the panic's message.
 fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
@@ -480,4 +480,210 @@ fn an_unrelate_observer_relating_the_dying_target_again_leaves_no_edge_to_it() {
         );
     }
     assert_eq!(world.len(), 2);
+}
+
+// ----- stale handles through the APIs the entity suites leave out --------------------
+
+#[derive(Component, Debug, PartialEq, Clone)]
+struct Hp(u32);
+
+#[derive(Component, Debug, PartialEq, Clone)]
+#[component(storage = "sparse")]
+struct Mark(u8);
+
+#[test]
+fn a_stale_handle_is_refused_by_relation_hierarchy_take_clone_and_handle_apis() {
+    let mut world = World::new();
+    let live = world.spawn((Hp(1), Mark(1)));
+    let child = world.spawn_child(live, Hp(2)).unwrap();
+    world.relate(live, child, Likes).unwrap();
+    let stale = world.spawn(Hp(9));
+    world.despawn(stale).unwrap();
+    let snapshot = |world: &World| {
+        (
+            world.len(),
+            world.children(live).to_vec(),
+            world.targets::<Likes>(live).to_vec(),
+            world.get::<Hp>(live).cloned(),
+            world.get::<Mark>(live).cloned(),
+        )
+    };
+    let before = snapshot(&world);
+
+    assert_eq!(
+        world.entity(stale).err(),
+        Some(EntityError::NoSuchEntity(stale))
+    );
+    assert_eq!(
+        world.entity_mut(stale).err(),
+        Some(EntityError::NoSuchEntity(stale))
+    );
+    assert_eq!(
+        world.take(stale).err(),
+        Some(EntityError::NoSuchEntity(stale))
+    );
+    assert_eq!(
+        world.clone_entity(stale),
+        Err(EntityError::NoSuchEntity(stale))
+    );
+    let mut other = World::new();
+    assert_eq!(
+        world.clone_entity_to(stale, &mut other),
+        Err(EntityError::NoSuchEntity(stale))
+    );
+    assert!(other.is_empty());
+    assert_eq!(
+        world.exchange::<Hp, _>(stale, Mark(3)),
+        Err(ComponentError::NoSuchEntity(stale))
+    );
+    assert_eq!(
+        world.despawn_recursive(stale),
+        Err(EntityError::NoSuchEntity(stale))
+    );
+    assert_eq!(
+        world.add_child(live, stale),
+        Err(RelationError::NoSuchEntity(stale))
+    );
+    assert_eq!(
+        world.add_child(stale, live),
+        Err(RelationError::NoSuchEntity(stale))
+    );
+    assert_eq!(
+        world.set_parent(child, stale),
+        Err(RelationError::NoSuchEntity(stale))
+    );
+    assert!(world.remove_parent(stale).is_err());
+    assert!(world.spawn_child(stale, Hp(5)).is_err());
+    assert!(matches!(
+        world.unrelate::<Likes>(stale, live),
+        Err(RelationError::NotRelated { .. })
+    ));
+    assert_eq!(world.unrelate_all::<Likes>(stale), 0);
+    assert!(world.relation_mut::<Likes>(stale, child).is_none());
+    assert!(!world.has_relation::<Likes>(stale, child));
+    assert!(world.parent(stale).is_none());
+    assert!(world.children(stale).is_empty());
+    assert_eq!(
+        world.get_many_mut::<Hp, 2>([live, stale]).err(),
+        Some(QueryEntityError::NoSuchEntity(stale))
+    );
+    let mut q = world.query::<&Hp>();
+    assert_eq!(
+        q.get_many(&world, [stale, live]).err(),
+        Some(QueryEntityError::NoSuchEntity(stale))
+    );
+    let mut qm = world.query::<&mut Hp>();
+    assert_eq!(
+        qm.get_many_mut(&mut world, [live, stale]).err(),
+        Some(QueryEntityError::NoSuchEntity(stale))
+    );
+    // Nothing changed, and no spawn was left half-made on the way.
+    assert_eq!(snapshot(&world), before);
+    world.check_invariants();
+
+    // Commands on the stale handle each report their error; the rest apply.
+    let mut commands = CommandBuffer::new(&world);
+    commands.insert(stale, Hp(3));
+    commands.relate(stale, live, Likes);
+    commands.add_child(live, stale);
+    commands.despawn_recursive(stale);
+    commands.insert(live, Hp(7));
+    let errors = commands.apply(&mut world).unwrap_err();
+    let positions: Vec<usize> = errors.iter().map(|(i, _)| *i).collect();
+    assert_eq!(positions, [0, 1, 2, 3]);
+    assert_eq!(world.get::<Hp>(live), Ok(&Hp(7)));
+    assert_eq!(world.len(), before.0);
+    world.check_invariants();
+}
+
+// ----- spawn_at onto an occupant that refuses to go ----------------------------------
+
+#[derive(Relation)]
+#[relation(on_target_despawn = "refuse")]
+struct Anchors;
+
+#[test]
+fn spawn_at_an_index_whose_occupant_refuses_despawn_does_not_hang() {
+    let mut world = World::new();
+    let occupant = world.spawn(Hp(1));
+    let holder = world.spawn(());
+    world.relate(holder, occupant, Anchors).unwrap();
+    // The same index, a newer generation (as a saved game would hold).
+    let wanted = Entity::from_bits(
+        (u64::from(occupant.generation() + 1) << 32) | u64::from(occupant.index()),
+    )
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let outcome = catch_unwind(AssertUnwindSafe(|| world.spawn_at(wanted, Hp(2))));
+        let _ = tx.send(());
+        (world, outcome.is_ok())
+    });
+    assert!(
+        rx.recv_timeout(std::time::Duration::from_secs(10)).is_ok(),
+        "spawn_at never returned"
+    );
+    let (mut world, returned) = worker.join().unwrap();
+    world.check_invariants();
+    // spawn_at returns nothing, so it refuses with a panic (documented),
+    // changing nothing; never a loop.
+    assert!(!returned);
+    assert!(world.contains(occupant) && !world.contains(wanted));
+    assert_eq!(world.get::<Hp>(occupant), Ok(&Hp(1)));
+    assert_eq!(world.sources::<Anchors>(occupant), [holder]);
+    assert_eq!(world.len(), 2);
+    // Once unrelated, the same call replaces the occupant.
+    world.unrelate::<Anchors>(holder, occupant).unwrap();
+    world.spawn_at(wanted, Hp(2));
+    assert_eq!(world.get::<Hp>(wanted), Ok(&Hp(2)));
+    assert!(!world.contains(occupant));
+    world.check_invariants();
+}
+
+// ----- clone_entity whose edge data's clone panics -----------------------------------
+
+#[derive(Relation)]
+struct Pact(u32);
+
+impl Clone for Pact {
+    fn clone(&self) -> Self {
+        if self.0 == 13 {
+            panic!("pact clone");
+        }
+        Pact(self.0)
+    }
+}
+
+#[test]
+fn clone_entity_whose_edge_data_clone_panics_leaves_no_copy() {
+    let mut world = World::new();
+    let (a, b, c) = (world.spawn(Hp(1)), world.spawn(()), world.spawn(()));
+    world.relate(a, b, Pact(1)).unwrap();
+    world.relate(a, c, Pact(13)).unwrap();
+    let before = world.len();
+    assert_eq!(expect_panic(|| world.clone_entity(a)), "pact clone");
+    world.check_invariants();
+    // Nothing spawned: no half-copied entity the caller never got a
+    // handle to (as a panicking component clone leaves none).
+    assert_eq!(world.len(), before);
+    assert_eq!(world.sources::<Pact>(b), [a]);
+    let mut hp = world.query::<&Hp>();
+    assert_eq!(hp.iter(&world).count(), 1);
+}
+
+#[test]
+fn clone_entity_whose_component_clone_panics_leaves_no_copy() {
+    #[derive(Component)]
+    struct Fragile;
+    impl Clone for Fragile {
+        fn clone(&self) -> Self {
+            panic!("fragile clone")
+        }
+    }
+    let mut world = World::new();
+    world.set_clone_behavior::<Fragile>(mosaic::CloneBehavior::Clone(|f: &Fragile| f.clone()));
+    let a = world.spawn((Hp(1), Fragile));
+    assert_eq!(expect_panic(|| world.clone_entity(a)), "fragile clone");
+    world.check_invariants();
+    assert_eq!(world.len(), 1);
 }
