@@ -765,7 +765,7 @@ struct Kind {
     /// Panics if this relation's two sides disagree (see [`check`]).
     check: fn(&World),
     /// Copies an entity's outgoing edges to its clone (see [`clone_edges`]).
-    clone_edges: fn(&mut World, Entity, Entity),
+    clone_edges: fn(&World, Entity) -> Option<EdgeCopies>,
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
@@ -1266,13 +1266,25 @@ impl World {
         Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
     }
 
-    /// Copies `original`'s outgoing edges to `copy` (just spawned by
+    /// Copies `original`'s outgoing edges for a copy of it (made by
     /// [`World::clone_entity`]), relation by relation, as each relation's
-    /// [`Relationship::clone_behavior`] says.
-    pub(crate) fn clone_relations(&mut self, original: Entity, copy: Entity) {
-        for k in 0..self.relations().len() {
-            let clone = self.relations().kinds[k].clone_edges;
-            clone(self, original, copy);
+    /// [`Relationship::clone_behavior`] says. This copies the edges' data
+    /// (user code that may panic) before the copy is spawned, so a panic
+    /// there leaves no half-copied entity; [`World::relate_copies`] then
+    /// gives them to the copy.
+    pub(crate) fn copy_relations(&self, original: Entity) -> Vec<EdgeCopies> {
+        self.relations()
+            .kinds
+            .iter()
+            .filter_map(|kind| (kind.clone_edges)(self, original))
+            .collect()
+    }
+
+    /// The second step of [`World::copy_relations`]: relates `copy` (just
+    /// spawned) to each target with the copied data.
+    pub(crate) fn relate_copies(&mut self, copies: Vec<EdgeCopies>, copy: Entity) {
+        for relate in copies {
+            relate(self, copy);
         }
     }
 
@@ -1527,16 +1539,19 @@ fn detach<R: Relationship>(
     }
 }
 
-/// Gives `copy` an `R` edge to each target of `original`, with the data
-/// [`Relationship::clone_behavior`] makes (none if it says `Skip`).
-fn clone_edges<R: Relationship>(world: &mut World, original: Entity, copy: Entity) {
+/// The `R` edges of one entity's copy, data copied, waiting for the copy
+/// to be spawned (see [`World::copy_relations`]).
+pub(crate) type EdgeCopies = Box<dyn FnOnce(&mut World, Entity)>;
+
+/// Copies of `original`'s `R` edges (its targets, and the data
+/// [`Relationship::clone_behavior`] makes; none if it says `Skip`), to
+/// give a copy of `original` once it is spawned.
+fn clone_edges<R: Relationship>(world: &World, original: Entity) -> Option<EdgeCopies> {
     let behavior = R::clone_behavior();
     if matches!(behavior, CloneBehavior::Skip) {
-        return;
+        return None;
     }
-    let Some(rel) = world.get_opt::<Relation<R>>(original) else {
-        return;
-    };
+    let rel = world.get_opt::<Relation<R>>(original)?;
     let edges: Vec<(Entity, R)> = rel
         .iter()
         .map(|(t, d)| {
@@ -1548,12 +1563,15 @@ fn clone_edges<R: Relationship>(world: &mut World, original: Entity, copy: Entit
             (t, data)
         })
         .collect();
-    for (t, data) in edges {
-        // Every target is alive (no edge names a dead entity) and the copy
-        // has no incoming edge, so no cycle; an observer of the spawn or of
-        // an earlier edge may have despawned either end: then no edge.
-        let _ = world.relate(copy, t, data);
-    }
+    Some(Box::new(move |world: &mut World, copy: Entity| {
+        for (t, data) in edges {
+            // Every target is alive (no edge names a dead entity) and the
+            // copy has no incoming edge, so no cycle; an observer of the
+            // spawn or of an earlier edge may have despawned either end:
+            // then no edge.
+            let _ = world.relate(copy, t, data);
+        }
+    }))
 }
 
 /// Panics unless both sides of every `R` edge agree: each edge of a source
