@@ -514,6 +514,10 @@ pub(crate) struct Observers {
     queue: Option<Mutex<CommandBuffer>>,
     /// A flush is under way (commands it applies queue into the next round).
     flushing: bool,
+    /// An operation of several announced steps is under way (a relation's
+    /// edge change): commands wait for its end, so none runs on a half-made
+    /// change. See [`World::hold_observer_commands`].
+    held: bool,
 }
 
 impl fmt::Debug for Observers {
@@ -840,7 +844,8 @@ impl World {
     /// Applies the commands observers and hooks issued, in rounds, until
     /// none are left (see the module docs for the round limit).
     pub(crate) fn flush_observer_commands(&mut self) {
-        if self.observers_mut().flushing || !self.observers_mut().has_queued() {
+        let observers = self.observers_mut();
+        if observers.flushing || observers.held || !observers.has_queued() {
             return;
         }
         self.observers_mut().flushing = true;
@@ -866,6 +871,23 @@ impl World {
             self.discard_observer_commands();
             resume_unwind(payload);
         }
+    }
+
+    /// Keeps [`World::flush_observer_commands`] from applying anything until
+    /// [`World::release_observer_commands`]: for an operation whose steps
+    /// each announce (a relation's edge change touches both ends), so no
+    /// observer's command runs on a half-made change. Returns the previous
+    /// state, for the release. (A panicking announcement still drops the
+    /// commands queued so far, as everywhere.)
+    pub(crate) fn hold_observer_commands(&mut self) -> bool {
+        std::mem::replace(&mut self.observers_mut().held, true)
+    }
+
+    /// Ends a hold begun by [`World::hold_observer_commands`] (`previous`
+    /// is what it returned). Applies nothing: the operation flushes when it
+    /// is whole.
+    pub(crate) fn release_observer_commands(&mut self, previous: bool) {
+        self.observers_mut().held = previous;
     }
 
     /// Drops every queued command, unapplied (after a panic). The ids their

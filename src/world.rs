@@ -497,9 +497,12 @@ impl World {
         }
     }
 
-    /// Removes every relation edge of `entity` (about to be despawned).
+    /// Removes every relation edge of `entity` (about to be despawned). A
+    /// panic of user code on the way (edge data's drop, an `OnUnrelate`
+    /// observer, a hook or observer of a relation's components) is kept in
+    /// `panics`: every edge goes all the same.
     #[inline(never)]
-    fn detach_relations(&mut self, entity: Entity) {
+    fn detach_relations(&mut self, entity: Entity, panics: &mut DeferredPanic) {
         for k in 0..self.relations.len() {
             let Some((detach, relation, sources)) = self.relations.detacher(k) else {
                 continue;
@@ -507,7 +510,7 @@ impl World {
             let has = |id| self.sparse.get(id).is_some_and(|s| s.contains(entity));
             if has(relation) || has(sources) {
                 let mut pending = self.relations.take_pending();
-                detach(self, entity, &mut pending);
+                detach(self, entity, &mut pending, panics);
                 self.relations.restore_pending(pending);
             }
         }
@@ -515,16 +518,15 @@ impl World {
 
     /// [`World::despawn`] without the relation policies.
     pub(crate) fn despawn_now(&mut self, entity: Entity) -> Result<(), EntityError> {
-        let mut announce = false;
         if self.components.lifecycle_active() {
             let loc = self
                 .entities
                 .get(entity)
                 .ok_or(EntityError::NoSuchEntity(entity))?;
             let ids = self.components_of(entity, loc);
-            announce = self.components.despawn_announced()
-                || self.components.announces_any(ids.iter().copied());
-            if announce {
+            if self.components.despawn_announced()
+                || self.components.announces_any(ids.iter().copied())
+            {
                 self.announce_remove(entity, true, &ids);
             }
         }
@@ -532,9 +534,9 @@ impl World {
         // commands its observers queued run with it, then the panic goes on
         // (as for an insert), rather than waiting for some later operation.
         let panics = self.despawn_deferred(entity)?;
-        if announce {
-            self.flush_observer_commands();
-        }
+        // Also when the entity announced nothing itself: the edges it had
+        // may have announced (`OnUnrelate`, a relation component's removal).
+        self.flush_observer_commands();
         panics.resume();
         Ok(())
     }
@@ -552,14 +554,18 @@ impl World {
     /// [`World::despawn_quietly`], returning the panics of the values'
     /// drops for the caller to raise once it is done.
     fn despawn_deferred(&mut self, entity: Entity) -> Result<DeferredPanic, EntityError> {
+        let mut panics = DeferredPanic::new();
         if self.relations.active() && self.contains(entity) {
-            self.detach_relations(entity);
+            // No observer's command runs until the entity is gone: one
+            // applied mid-detach could relate it again, or despawn it.
+            let held = self.hold_observer_commands();
+            self.detach_relations(entity, &mut panics);
+            self.release_observer_commands(held);
         }
         let loc = self
             .entities
             .free(entity)
             .ok_or(EntityError::NoSuchEntity(entity))?;
-        let mut panics = DeferredPanic::new();
         for (_, set) in self.sparse.iter_mut() {
             set.remove_drop(entity, &mut panics);
         }
@@ -944,6 +950,9 @@ impl World {
             .ok_or(ComponentError::NoSuchEntity(entity))?;
         let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         let info = self.bundles.get(bundle_id);
+        if self.relations.active() {
+            self.refuse_edge_components(info.component_ids());
+        }
         if info.table_ids.is_empty() {
             return self.remove_sparse::<B>(entity, bundle_id);
         }
@@ -998,6 +1007,44 @@ impl World {
             self.flush_observer_commands();
         }
         Ok(bundle)
+    }
+
+    /// Removes `entity`'s `C`, one of a relation's own components, as a
+    /// step of an edge change that must complete: its `on_remove` hook and
+    /// `OnRemove` observers run first, as for [`World::remove_one`], but
+    /// their panic is kept in `panics` rather than stopping the removal (the
+    /// other end of the edge has changed already). `C` is sparse.
+    pub(crate) fn remove_edge_part<C: Component>(
+        &mut self,
+        entity: Entity,
+        panics: &mut DeferredPanic,
+    ) -> Option<C> {
+        let id = self.components.id_of::<C>()?;
+        if !self.sparse.get(id).is_some_and(|s| s.contains(entity)) {
+            return None;
+        }
+        if self.components.lifecycle_active() && self.components.announces(id) {
+            panics.run(|| self.announce_remove(entity, false, &[id]));
+        }
+        self.sparse.get_mut(id)?.remove_checked::<C>(entity)
+    }
+
+    /// Panics if `ids` names one end of a relation's edges (`Relation<R>`,
+    /// `Sources<R>`): only relate/unrelate and despawn change those, since
+    /// taken out by hand, the other end of each edge would name an entity
+    /// with no edge. Called before anything changes.
+    #[cold]
+    #[inline(never)]
+    fn refuse_edge_components(&self, ids: impl IntoIterator<Item = ComponentId>) {
+        for id in ids {
+            if self.relations.is_edge_component(id) {
+                panic!(
+                    "`{}` is one end of a relation's edges, which the world keeps: \
+                     use `unrelate`/`unrelate_all` or despawn, which fix the other end too",
+                    self.components.name(id)
+                );
+            }
+        }
     }
 
     #[cold]
@@ -1084,6 +1131,10 @@ impl World {
         self.flush();
         if self.entities.get(entity).is_none() {
             return Err(ComponentError::NoSuchEntity(entity));
+        }
+        if self.relations.active() {
+            let id = self.components.register::<C>();
+            self.refuse_edge_components([id]);
         }
         if !self.sparse.remembers::<C>() {
             let id = self.components.register::<C>();

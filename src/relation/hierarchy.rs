@@ -11,6 +11,7 @@ use crate::bundle::Bundle;
 use crate::component::CloneBehavior;
 use crate::entity::Entity;
 use crate::error::EntityError;
+use crate::storage::DeferredPanic;
 use crate::world::{EntityWorldMut, World};
 
 /// The hierarchy relation: `child --ChildOf--> parent`. A `one` relation
@@ -275,7 +276,7 @@ impl World {
         let disturbed = caught.is_some() || self.relations().version::<ChildOf>() != version;
         self.relations_mut().end_skip(skip);
         if disturbed {
-            self.unlink_dead_relatives();
+            self.edge_change(|world, panics| world.unlink_dead_relatives(panics));
         }
         // The skipped cleanup bumped no version: the hierarchy changed.
         self.relations_mut().bump::<ChildOf>();
@@ -288,8 +289,9 @@ impl World {
     /// cleanup a recursive despawn skipped would have): a survivor's edge
     /// to a dead parent, a survivor's entries for dead children. Linear in
     /// the world's `ChildOf` edges; only run when a recursive despawn was
-    /// disturbed (see there).
-    fn unlink_dead_relatives(&mut self) {
+    /// disturbed (see there). Panics of user code (hooks and observers of
+    /// the relation's components) go to `panics`.
+    fn unlink_dead_relatives(&mut self, panics: &mut DeferredPanic) {
         let Some((relation, children)) = self.relations().ids::<ChildOf>() else {
             return;
         };
@@ -304,7 +306,7 @@ impl World {
                 .get_opt::<Relation<ChildOf>>(child)
                 .map(|r| r.targets()[0]);
             if parent.is_some_and(|p| !self.contains(p)) {
-                self.remove_one::<Relation<ChildOf>>(child)
+                self.remove_edge_part::<Relation<ChildOf>>(child, panics)
                     .expect("read just above");
             }
         }
@@ -316,7 +318,7 @@ impl World {
                 j -= 1;
                 let child = self.get_opt::<Children>(parent).map(|c| c.as_slice()[j]);
                 if child.is_some_and(|c| !self.contains(c)) {
-                    self.remove_source_entry::<ChildOf>(parent, j);
+                    self.remove_source_entry::<ChildOf>(parent, j, panics);
                 }
             }
         }

@@ -58,6 +58,7 @@
 use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use hashbrown::HashTable;
 use rustc_hash::FxHashMap;
@@ -65,6 +66,7 @@ use thiserror::Error;
 
 use crate::component::{CloneBehavior, Component, ComponentId, StorageType, short_type_name};
 use crate::entity::Entity;
+use crate::storage::DeferredPanic;
 use crate::world::{EntityWorldMut, World, WorldId};
 
 mod hierarchy;
@@ -748,7 +750,7 @@ impl<R: Relationship> Sources<R> {
 // ----- the world's registry --------------------------------------------------------------
 
 /// A relation type's cleanup of a dying entity's edges (see [`detach`]).
-pub(crate) type Detach = fn(&mut World, Entity, &mut Vec<Entity>);
+pub(crate) type Detach = fn(&mut World, Entity, &mut Vec<Entity>, &mut DeferredPanic);
 
 /// What the world knows about one relation type.
 struct Kind {
@@ -763,7 +765,7 @@ struct Kind {
     /// Panics if this relation's two sides disagree (see [`check`]).
     check: fn(&World),
     /// Copies an entity's outgoing edges to its clone (see [`clone_edges`]).
-    clone_edges: fn(&mut World, Entity, Entity),
+    clone_edges: fn(&World, Entity) -> Option<EdgeCopies>,
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
@@ -1026,21 +1028,44 @@ impl World {
             });
         }
         if let Some(i) = self.edge_index::<R>(source, target) {
-            self.relation_mut_of::<R>(source).data_mut()[i] = data;
+            let old = std::mem::replace(&mut self.relation_mut_of::<R>(source).data_mut()[i], data);
             self.relations_mut().bump::<R>();
+            // Dropped once the new data is in (its drop may panic).
+            drop(old);
             return Ok(());
         }
+        self.edge_change(|world, panics| world.add_edge::<R>(source, target, data, panics));
+        Ok(())
+    }
+
+    /// The new edge of [`World::relate`] (checked: both ends alive, no edge
+    /// yet, no cycle), made whole whatever user code panics on the way (see
+    /// [`World::edge_change`]). A `one` relation's old edge goes first; its
+    /// data is dropped once the new edge is in.
+    fn add_edge<R: Relationship>(
+        &mut self,
+        source: Entity,
+        target: Entity,
+        data: R,
+        panics: &mut DeferredPanic,
+    ) {
         let source_len = self.get_opt::<Relation<R>>(source).map_or(0, Relation::len);
-        if R::ONE && source_len > 0 {
-            self.remove_edge::<R>(source, 0);
-        }
+        let replaced = if R::ONE && source_len > 0 {
+            Some(self.remove_edge::<R>(source, 0, panics))
+        } else {
+            None
+        };
         let pos_in_source = if R::ONE { 0 } else { source_len as u32 };
         let pos_in_target = match self.get_mut_opt::<Sources<R>>(target) {
             Some(s) => s.push(source, pos_in_source),
             None => {
                 let fresh = Sources::<R>::single(source, pos_in_source);
-                self.insert_one(target, fresh)
-                    .expect("target checked alive");
+                // The insert is whole before its announcements run, so one
+                // that panics leaves a consistent list to build on.
+                panics.run(|| {
+                    self.insert_one(target, fresh)
+                        .expect("target checked alive");
+                });
                 0
             }
         };
@@ -1052,13 +1077,43 @@ impl World {
             }
             None => {
                 let fresh = Relation::single(target, pos_in_target, data);
-                self.insert_one(source, fresh)
-                    .expect("source checked alive");
+                panics.run(|| {
+                    self.insert_one(source, fresh)
+                        .expect("source checked alive");
+                });
             }
         }
         self.relations_mut().bump::<R>();
-        self.announce_relation::<R>(source, target, true);
-        Ok(())
+        panics.run(|| self.announce_relation::<R>(source, target, true));
+        panics.run(move || drop(replaced));
+    }
+
+    /// Runs `change`, an edge change of several steps (both ends of each
+    /// edge, their components' lifecycle, `OnRelate`/`OnUnrelate`), to the
+    /// end: `change` keeps the panics of user code (a drop, a hook, an
+    /// observer) in its [`DeferredPanic`] and goes on, and no observer's
+    /// command runs until the change is whole. Then the commands apply and
+    /// the first panic goes on (dropping `change`'s result first, so a
+    /// panicking drop of it is not a second panic).
+    pub(crate) fn edge_change<T>(
+        &mut self,
+        change: impl FnOnce(&mut World, &mut DeferredPanic) -> T,
+    ) -> T {
+        let held = self.hold_observer_commands();
+        let mut panics = DeferredPanic::new();
+        let done = catch_unwind(AssertUnwindSafe(|| change(self, &mut panics)));
+        self.release_observer_commands(held);
+        let value = match done {
+            Ok(value) => value,
+            Err(payload) => resume_unwind(payload),
+        };
+        if panics.is_set() {
+            panics.run(move || drop(value));
+            panics.resume();
+            unreachable!("a panic was kept");
+        }
+        self.flush_observer_commands();
+        value
     }
 
     /// Removes the edge `source --R--> target` and returns its data: a
@@ -1092,7 +1147,7 @@ impl World {
                 relation: name_of::<R>(),
             });
         };
-        Ok(self.remove_edge::<R>(source, i))
+        Ok(self.edge_change(|world, panics| world.remove_edge::<R>(source, i, panics)))
     }
 
     /// Removes every `R` edge from `source`; returns how many there were.
@@ -1110,13 +1165,16 @@ impl World {
     /// ```
     pub fn unrelate_all<R: Relationship>(&mut self, source: Entity) -> usize {
         self.flush();
-        let mut n = 0;
-        while let Some(r) = self.get_opt::<Relation<R>>(source) {
-            let last = r.len() - 1;
-            self.remove_edge::<R>(source, last);
-            n += 1;
-        }
-        n
+        self.edge_change(|world, panics| {
+            let mut n = 0;
+            while let Some(r) = world.get_opt::<Relation<R>>(source) {
+                let last = r.len() - 1;
+                let data = world.remove_edge::<R>(source, last, panics);
+                panics.run(move || drop(data));
+                n += 1;
+            }
+            n
+        })
     }
 
     /// The targets of `source` under `R` (empty if none, or if `source` is
@@ -1208,13 +1266,25 @@ impl World {
         Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
     }
 
-    /// Copies `original`'s outgoing edges to `copy` (just spawned by
+    /// Copies `original`'s outgoing edges for a copy of it (made by
     /// [`World::clone_entity`]), relation by relation, as each relation's
-    /// [`Relationship::clone_behavior`] says.
-    pub(crate) fn clone_relations(&mut self, original: Entity, copy: Entity) {
-        for k in 0..self.relations().len() {
-            let clone = self.relations().kinds[k].clone_edges;
-            clone(self, original, copy);
+    /// [`Relationship::clone_behavior`] says. This copies the edges' data
+    /// (user code that may panic) before the copy is spawned, so a panic
+    /// there leaves no half-copied entity; [`World::relate_copies`] then
+    /// gives them to the copy.
+    pub(crate) fn copy_relations(&self, original: Entity) -> Vec<EdgeCopies> {
+        self.relations()
+            .kinds
+            .iter()
+            .filter_map(|kind| (kind.clone_edges)(self, original))
+            .collect()
+    }
+
+    /// The second step of [`World::copy_relations`]: relates `copy` (just
+    /// spawned) to each target with the copied data.
+    pub(crate) fn relate_copies(&mut self, copies: Vec<EdgeCopies>, copy: Entity) {
+        for relate in copies {
+            relate(self, copy);
         }
     }
 
@@ -1309,11 +1379,17 @@ impl World {
     }
 
     /// Removes edge `i` of `source`'s `R` list from both sides; drops the
-    /// components that become empty. Returns the edge data.
-    fn remove_edge<R: Relationship>(&mut self, source: Entity, i: usize) -> R {
+    /// components that become empty. Returns the edge data. Panics of user
+    /// code go to `panics` (see [`World::edge_change`]).
+    fn remove_edge<R: Relationship>(
+        &mut self,
+        source: Entity,
+        i: usize,
+        panics: &mut DeferredPanic,
+    ) -> R {
         let (target, j, data) = if R::ONE {
             let rel = self
-                .remove_one::<Relation<R>>(source)
+                .remove_edge_part::<Relation<R>>(source, panics)
                 .expect("relation invariant: the source of an edge has its Relation");
             match rel.edges {
                 Edges::One(t, j, d) => (t, j, d),
@@ -1332,15 +1408,15 @@ impl World {
                     .set_back_of(source, i as u32);
             }
             if empty {
-                self.remove_one::<Relation<R>>(source)
+                self.remove_edge_part::<Relation<R>>(source, panics)
                     .expect("present just above");
             }
             let j = self.source_position::<R>(target, source);
             (target, j as u32, data)
         };
-        self.remove_source_entry::<R>(target, j as usize);
+        self.remove_source_entry::<R>(target, j as usize, panics);
         self.relations_mut().bump::<R>();
-        self.announce_relation::<R>(source, target, false);
+        panics.run(|| self.announce_relation::<R>(source, target, false));
         data
     }
 
@@ -1359,10 +1435,15 @@ impl World {
     /// Removes entry `j` of `target`'s `R` sources, fixing the back index
     /// of the entry the swap moved (a `one` relation's source keeps one);
     /// drops the component if it empties.
-    fn remove_source_entry<R: Relationship>(&mut self, target: Entity, j: usize) {
+    fn remove_source_entry<R: Relationship>(
+        &mut self,
+        target: Entity,
+        j: usize,
+        panics: &mut DeferredPanic,
+    ) {
         let src = self.sources_mut_of::<R>(target);
         if !src.swap_remove(j) {
-            self.remove_one::<Sources<R>>(target)
+            self.remove_edge_part::<Sources<R>>(target, panics)
                 .expect("present just above");
             return;
         }
@@ -1389,8 +1470,15 @@ impl World {
 /// Removes every `R` edge of `entity` (about to be despawned): its own
 /// lists are emptied (the despawn drops the components), the other side of
 /// each edge is fixed, and the sources of `entity` as a target are handled
-/// by `R`'s policy (those to despawn go into `pending`).
-fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<Entity>) {
+/// by `R`'s policy (those to despawn go into `pending`). Panics of user
+/// code (edge data's drop, hooks, observers) go to `panics`: every edge
+/// goes all the same.
+fn detach<R: Relationship>(
+    world: &mut World,
+    entity: Entity,
+    pending: &mut Vec<Entity>,
+    panics: &mut DeferredPanic,
+) {
     let mut touched = false;
     if let Some(rel) = world.get_mut_opt::<Relation<R>>(entity) {
         // Emptied here (the despawn drops the component), so that fixing
@@ -1398,15 +1486,15 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
         match &mut rel.edges {
             Edges::One(t, j, _) => {
                 let (t, j) = (*t, *j);
-                world.remove_source_entry::<R>(t, j as usize);
-                world.announce_relation::<R>(entity, t, false);
+                world.remove_source_entry::<R>(t, j as usize, panics);
+                panics.run(|| world.announce_relation::<R>(entity, t, false));
             }
             Edges::Many(m) => {
                 let targets = std::mem::take(&mut m.targets);
                 for &t in &targets {
                     let j = world.source_position::<R>(t, entity);
-                    world.remove_source_entry::<R>(t, j);
-                    world.announce_relation::<R>(entity, t, false);
+                    world.remove_source_entry::<R>(t, j, panics);
+                    panics.run(|| world.announce_relation::<R>(entity, t, false));
                 }
             }
         }
@@ -1416,14 +1504,15 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
         let (sources, back) = src.take();
         for (&s, &i) in sources.iter().zip(&back) {
             if R::ONE {
-                world
-                    .remove_one::<Relation<R>>(s)
+                let rel = world
+                    .remove_edge_part::<Relation<R>>(s, panics)
                     .expect("relation invariant: a source has its Relation");
+                panics.run(move || drop(rel));
             } else {
                 let i = i as usize;
                 let m = world.relation_mut_of::<R>(s).many();
                 m.targets.swap_remove(i);
-                drop(m.data.swap_remove(i));
+                let data = m.data.swap_remove(i);
                 let moved = m.targets.get(i).copied();
                 let empty = m.targets.is_empty();
                 if let Some(moved_target) = moved {
@@ -1433,11 +1522,12 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
                 }
                 if empty {
                     world
-                        .remove_one::<Relation<R>>(s)
+                        .remove_edge_part::<Relation<R>>(s, panics)
                         .expect("present just above");
                 }
+                panics.run(move || drop(data));
             }
-            world.announce_relation::<R>(s, entity, false);
+            panics.run(|| world.announce_relation::<R>(s, entity, false));
             if R::ON_TARGET_DESPAWN == OnTargetDespawn::Despawn {
                 pending.push(s);
             }
@@ -1449,16 +1539,19 @@ fn detach<R: Relationship>(world: &mut World, entity: Entity, pending: &mut Vec<
     }
 }
 
-/// Gives `copy` an `R` edge to each target of `original`, with the data
-/// [`Relationship::clone_behavior`] makes (none if it says `Skip`).
-fn clone_edges<R: Relationship>(world: &mut World, original: Entity, copy: Entity) {
+/// The `R` edges of one entity's copy, data copied, waiting for the copy
+/// to be spawned (see [`World::copy_relations`]).
+pub(crate) type EdgeCopies = Box<dyn FnOnce(&mut World, Entity)>;
+
+/// Copies of `original`'s `R` edges (its targets, and the data
+/// [`Relationship::clone_behavior`] makes; none if it says `Skip`), to
+/// give a copy of `original` once it is spawned.
+fn clone_edges<R: Relationship>(world: &World, original: Entity) -> Option<EdgeCopies> {
     let behavior = R::clone_behavior();
     if matches!(behavior, CloneBehavior::Skip) {
-        return;
+        return None;
     }
-    let Some(rel) = world.get_opt::<Relation<R>>(original) else {
-        return;
-    };
+    let rel = world.get_opt::<Relation<R>>(original)?;
     let edges: Vec<(Entity, R)> = rel
         .iter()
         .map(|(t, d)| {
@@ -1470,12 +1563,15 @@ fn clone_edges<R: Relationship>(world: &mut World, original: Entity, copy: Entit
             (t, data)
         })
         .collect();
-    for (t, data) in edges {
-        // Every target is alive (no edge names a dead entity) and the copy
-        // has no incoming edge, so no cycle; an observer of the spawn or of
-        // an earlier edge may have despawned either end: then no edge.
-        let _ = world.relate(copy, t, data);
-    }
+    Some(Box::new(move |world: &mut World, copy: Entity| {
+        for (t, data) in edges {
+            // Every target is alive (no edge names a dead entity) and the
+            // copy has no incoming edge, so no cycle; an observer of the
+            // spawn or of an earlier edge may have despawned either end:
+            // then no edge.
+            let _ = world.relate(copy, t, data);
+        }
+    }))
 }
 
 /// Panics unless both sides of every `R` edge agree: each edge of a source

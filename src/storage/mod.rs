@@ -58,6 +58,12 @@ impl DeferredPanic {
         }
     }
 
+    /// True if a panic was caught.
+    #[inline]
+    pub fn is_set(&self) -> bool {
+        self.payload.is_some()
+    }
+
     /// Re-raises the first panic caught, if any.
     #[inline]
     pub fn resume(self) {

@@ -43,6 +43,12 @@ pub enum SparseMutError {
         "component `{0}` hides entities from queries; use `World::insert_one` and `World::remove_one`"
     )]
     Disabling(String),
+    /// The component is one end of a relation's edges (`Relation<R>` or
+    /// `Sources<R>`), which only the relation methods may change.
+    #[error(
+        "component `{0}` is one end of a relation's edges; use `World::relate`, `World::unrelate` and `World::unrelate_all`"
+    )]
+    Edges(String),
 }
 
 /// One sparse component's set, borrowed from the world for many inserts
@@ -118,6 +124,9 @@ impl World {
         }
         if self.components.disabled_id() == Some(id) {
             return Err(SparseMutError::Disabling(short_type_name::<C>()));
+        }
+        if self.relations.is_edge_component(id) {
+            return Err(SparseMutError::Edges(short_type_name::<C>()));
         }
         self.sparse.remember::<C>(id, &self.components, true);
         let tick = self.change_tick();

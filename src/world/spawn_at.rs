@@ -6,6 +6,7 @@ use thiserror::Error;
 use super::{DynamicBundle, World, location};
 use crate::archetype::ArchetypeId;
 use crate::entity::Entity;
+use crate::error::EntityError;
 
 /// The state of a world's entity allocator: every slot's generation and
 /// whether it holds a live entity, and the order of the free list (which
@@ -130,6 +131,11 @@ impl World {
     /// living at that index already, of any generation, is despawned
     /// first. Indices skipped on the way become free.
     ///
+    /// # Panics
+    /// If that occupant refuses despawn (the target of a relation with
+    /// `on_target_despawn = "refuse"` that has sources), naming it, before
+    /// anything changes: unrelate its sources first.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
@@ -149,7 +155,12 @@ impl World {
         self.flush();
         while let Err(occupant) = self.entities.claim(entity) {
             // Its despawn may run observers, which may spawn: claim again.
-            let _ = self.despawn(occupant);
+            if let Err(EntityError::DespawnRefused { relation, .. }) = self.despawn(occupant) {
+                panic!(
+                    "spawn_at({entity:?}): the entity living at that index, {occupant:?}, \
+                     refuses despawn while it is a `{relation}` target; unrelate its sources first"
+                );
+            }
             self.flush();
         }
         let row = self

@@ -739,8 +739,11 @@ impl World {
     pub fn clone_entity(&mut self, entity: Entity) -> Result<Entity, EntityError> {
         self.flush();
         let parts = self.clone_parts(entity)?;
+        // Every value is copied before the copy is spawned: a panicking
+        // clone leaves no half-copied entity behind.
+        let edges = self.copy_relations(entity);
         let copy = parts.spawn_in(self);
-        self.clone_relations(entity, copy);
+        self.relate_copies(edges, copy);
         Ok(copy)
     }
 
