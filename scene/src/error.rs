@@ -291,9 +291,19 @@ pub enum SceneError {
 }
 
 /// The name in `known` closest to `name`, if it is close enough to be a typo.
+///
+/// Names whose lengths differ by more than a typo's distance are not
+/// compared: the distance is at least the difference in length, and
+/// comparing costs the product of the lengths (a megabyte-long name in a
+/// hostile file must not cost seconds and a matrix of megabytes).
 pub(crate) fn suggest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let len = name.chars().count();
     known
         .into_iter()
+        .filter(|k| {
+            let k_len = k.chars().count();
+            len.abs_diff(k_len) <= 2.max(k_len / 3)
+        })
         .map(|k| (strsim::damerau_levenshtein(name, k), k))
         .filter(|&(d, k)| d > 0 && d <= 2.max(k.len() / 3))
         .min()

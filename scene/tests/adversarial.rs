@@ -1118,7 +1118,6 @@ fn json_arrays_are_not_documents_entities_or_prefabs() {
 // ----- long strings -------------------------------------------------------------------------
 
 #[test]
-#[ignore = "did-you-mean compares a megabyte name: fixed in the next commit"]
 fn very_long_names_and_strings() {
     // A 4 MB string value loads exactly.
     let long = "é".repeat(2 << 20);
