@@ -232,10 +232,12 @@ pub enum SceneError {
         at: Where,
     },
     /// Prefabs that extend each other in a circle.
-    #[error("prefab cycle: {}", chain.join(" -> "))]
+    #[error("prefab cycle: {}{at}", chain.join(" -> "))]
     PrefabCycle {
         /// The prefabs in the cycle, the first repeated at the end.
         chain: Vec<String>,
+        /// Where the first prefab of `chain` is.
+        at: Where,
     },
     /// A name given twice where names must be unique (a component within
     /// one entity, a prefab, a resource, a schema).

@@ -1013,7 +1013,10 @@ fn prefab_cycle(prefabs: &[Prefab], walk: &[usize], repeated: usize) -> SceneErr
         .map(|&i| prefabs[i].name.clone())
         .collect();
     chain.push(prefabs[repeated].name.clone());
-    SceneError::PrefabCycle { chain }
+    SceneError::PrefabCycle {
+        chain,
+        at: prefabs[repeated].at.at(),
+    }
 }
 
 /// `base` with `overrides` applied: a component of `overrides` replaces

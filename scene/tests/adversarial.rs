@@ -834,7 +834,6 @@ fn hostile_values_inside_prefabs_are_found_in_both_readers() {
 }
 
 #[test]
-#[ignore = "PrefabCycle has no location: fixed in the next commit"]
 fn prefab_cycles_name_the_prefab_and_say_where() {
     let text = "(prefabs: {\n  \"A\": (extends: \"B\"),\n  \"B\": (extends: \"A\"),\n})";
     for (text, format) in [
