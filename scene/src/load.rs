@@ -457,6 +457,12 @@ struct Batch<'k, 's> {
     keys: &'k Keys<'k>,
     groups: Vec<Group<'s>>,
     by_names: FxHashMap<Vec<&'s str>, usize>,
+    /// For each set of table-stored components, the group that took the
+    /// last entity with them: groups that share a table (they differ only
+    /// in sparse components) fill it one after the other, so a group is
+    /// taken up again only if no other group of its table came between,
+    /// and the table's rows keep the scene's order.
+    table_tail: FxHashMap<Vec<&'s str>, usize>,
     /// Each registered component's rank in order of first appearance in
     /// the scene: components are registered with the world in that order,
     /// as inserting them one by one did (component ids, and so archetype
@@ -633,9 +639,22 @@ impl<'s> Batch<'_, 's> {
                 return self.groups.len() - 1;
             }
         }
+        let table: Vec<&'s str> = typed
+            .iter()
+            .copied()
+            .filter(|n| {
+                registry
+                    .get(n, Kind::Component)
+                    .and_then(|e| e.column)
+                    .is_some_and(|c| !c.sparse)
+            })
+            .collect();
         if let Some(&g) = self.by_names.get(&typed) {
-            return g;
+            if self.table_tail.get(&table) == Some(&g) {
+                return g;
+            }
         }
+        self.table_tail.insert(table, self.groups.len());
         let columns = typed
             .iter()
             .map(|n| {
@@ -1417,6 +1436,7 @@ impl Scene {
             keys,
             groups: Vec::new(),
             by_names: FxHashMap::default(),
+            table_tail: FxHashMap::default(),
             rank: FxHashMap::default(),
             dynamics: Vec::new(),
             last: None,

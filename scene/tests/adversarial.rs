@@ -1553,7 +1553,6 @@ fn rich_world() -> World {
 }
 
 #[test]
-#[ignore = "sparse-only archetype groups reorder a shared table: fixed in the next commit"]
 fn save_load_save_is_byte_identical_in_every_format_with_the_same_handles() {
     let registry = registry();
     let world = rich_world();
