@@ -1094,7 +1094,6 @@ fn a_schema_with_50_000_fields_loads_quickly() {
 }
 
 #[test]
-#[ignore = "JSON arrays read as structs: fixed in the next commit"]
 fn json_arrays_are_not_documents_entities_or_prefabs() {
     // serde reads a struct from a sequence of its fields in order; a
     // scene's JSON shape is objects only, as the RON shape is structs.
