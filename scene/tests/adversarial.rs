@@ -1076,14 +1076,15 @@ fn hostile_runtime_schemas_and_values() {
 }
 
 #[test]
-fn a_schema_with_50_000_fields_loads_quickly() {
-    // 50,000 fields: a linear lookup per field would be 10^9 comparisons.
+fn a_schema_with_20_000_fields_loads_quickly() {
+    // 20,000 fields: a scan of the fields per field took 15 s here (95 s
+    // for 50,000); by hash, well under a second.
     let mut text = String::from("(schemas: {\"Wide\": {");
-    for i in 0..50_000 {
+    for i in 0..20_000 {
         text += &format!("\"f{i}\": \"int\",");
     }
     text += "}}, entities: [(id: 1, components: {\"Wide\": {";
-    for i in 0..50_000 {
+    for i in 0..20_000 {
         text += &format!("\"f{i}\": {i},");
     }
     text += "}})])";
