@@ -934,7 +934,8 @@ fn map_pending(
 /// chain), as a world keeps them for [`SpawnPrefab::spawn_prefab`].
 #[derive(Debug)]
 struct PrefabSource {
-    prefabs: Vec<(String, Vec<SceneComponent>)>,
+    names: Vec<String>,
+    prefabs: Resolved,
     schemas: Vec<ComponentSchema>,
     registry: TypeRegistry,
     /// Scene keys of the scene that defined them → the entities it spawned.
@@ -948,10 +949,9 @@ pub(crate) struct PrefabLibrary {
 }
 
 /// The shape of a scene's prefabs, checked: each one's base (the prefab
-/// it extends) and an order in which every prefab comes after its base.
+/// it extends), with no cycle.
 struct PrefabPlan {
     base: Vec<Option<usize>>,
-    order: Vec<usize>,
 }
 
 impl PrefabPlan {
@@ -988,7 +988,6 @@ impl PrefabPlan {
         }
         // 0: not placed; 1: on the walk being placed; 2: placed.
         let mut state = vec![0u8; prefabs.len()];
-        let mut order = Vec::with_capacity(prefabs.len());
         let mut walk = Vec::new();
         for start in 0..prefabs.len() {
             walk.clear();
@@ -1005,21 +1004,86 @@ impl PrefabPlan {
             }
             for &i in walk.iter().rev() {
                 state[i] = 2;
-                order.push(i);
             }
         }
-        Ok(PrefabPlan { base, order })
+        Ok(PrefabPlan { base })
+    }
+}
+
+/// Each prefab's components with its `extends` chain applied (base first,
+/// overrides after), made when asked for ([`Resolved::list`]) and kept.
+///
+/// Making every prefab's whole list would cost the sum of their lengths:
+/// quadratic for a chain whose prefabs each add a component (2,000 of
+/// them, 2,000,000 copies). A list is instead made from the nearest list
+/// made above it, applying the own components of the prefabs between in
+/// one pass; on the way, the list so far is kept at a prefab whenever the
+/// walk since the last kept list has cost more than that list is long. So
+/// asking for a list costs about its length, the lists kept along a chain
+/// grow geometrically, and a scene's prefabs cost time and memory linear
+/// in the file plus what its entities use.
+#[derive(Debug)]
+struct Resolved {
+    /// Each prefab's own components.
+    own: Vec<Vec<SceneComponent>>,
+    /// The prefab each extends.
+    base: Vec<Option<usize>>,
+    /// The lists made so far.
+    lists: Vec<OnceLock<Vec<SceneComponent>>>,
+}
+
+impl Resolved {
+    fn new(own: Vec<Vec<SceneComponent>>, plan: &PrefabPlan) -> Resolved {
+        Resolved {
+            lists: own.iter().map(|_| OnceLock::new()).collect(),
+            own,
+            base: plan.base.clone(),
+        }
     }
 
-    /// Each prefab's components, its `extends` chain applied (base first,
-    /// overrides after), given each prefab's own components (`own`).
-    fn apply(&self, own: &[Vec<SceneComponent>]) -> Vec<Vec<SceneComponent>> {
-        let mut out: Vec<Vec<SceneComponent>> = vec![Vec::new(); own.len()];
-        for &i in &self.order {
-            let inherited = self.base[i].map_or(&[][..], |b| &out[b][..]);
-            out[i] = merge(inherited, &own[i]).into_iter().cloned().collect();
+    /// Prefab `i`'s components, its chain applied.
+    fn list(&self, i: usize) -> &[SceneComponent] {
+        self.lists[i].get_or_init(|| self.make(i))
+    }
+
+    /// Prefab `i`'s list, from the nearest list made above it and the own
+    /// components of the prefabs between (see [`Resolved`]).
+    fn make(&self, i: usize) -> Vec<SceneComponent> {
+        let mut levels = vec![i];
+        let mut at = self.base[i];
+        let start: &[SceneComponent] = loop {
+            let Some(k) = at else { break &[] };
+            if let Some(list) = self.lists[k].get() {
+                break list;
+            }
+            levels.push(k);
+            at = self.base[k];
+        };
+        let mut list: Vec<SceneComponent> = start.to_vec();
+        let mut index: FxHashMap<&str, usize> = start
+            .iter()
+            .enumerate()
+            .map(|(slot, c)| (c.name.as_str(), slot))
+            .collect();
+        let (mut walked, mut kept) = (0, list.len());
+        for &k in levels.iter().rev() {
+            for c in &self.own[k] {
+                match index.get(c.name.as_str()) {
+                    Some(&slot) => list[slot] = c.clone(),
+                    None => {
+                        index.insert(&c.name, list.len());
+                        list.push(c.clone());
+                    }
+                }
+            }
+            walked += 1 + self.own[k].len();
+            if k != i && walked > kept {
+                // (Set at most once: nothing below `start` was made.)
+                let _ = self.lists[k].set(list.clone());
+                (walked, kept) = (0, list.len());
+            }
         }
-        out
+        list
     }
 }
 
@@ -1183,7 +1247,7 @@ impl Apply<'_, '_> {
 fn keep_prefabs(world: &mut World, source: PrefabSource) {
     let source = Arc::new(source);
     let library = world.resource_or_default::<PrefabLibrary>();
-    for (i, (name, _)) in source.prefabs.iter().enumerate() {
+    for (i, name) in source.names.iter().enumerate() {
         library
             .by_name
             .insert(name.clone(), (Arc::clone(&source), i));
@@ -1330,17 +1394,13 @@ impl Scene {
     /// decoded with, and `ids`, the scene's keys → the entities spawned.
     fn prefab_source(
         &self,
-        resolved: Vec<Vec<SceneComponent>>,
+        resolved: Resolved,
         decoder: &Decoder<'_>,
         ids: FxHashMap<Entity, Entity>,
     ) -> PrefabSource {
         PrefabSource {
-            prefabs: self
-                .prefabs
-                .iter()
-                .zip(resolved)
-                .map(|(p, list)| (p.name.clone(), list))
-                .collect(),
+            names: self.prefabs.iter().map(|p| p.name.clone()).collect(),
+            prefabs: resolved,
             schemas: decoder.schemas.values().map(|&s| s.clone()).collect(),
             registry: decoder.registry.clone(),
             ids,
@@ -1548,7 +1608,7 @@ fn check_schema(
 /// A scene's prefabs, resolved (each with its `extends` chain applied),
 /// by name.
 struct Prefabs<'s> {
-    resolved: Vec<Vec<SceneComponent>>,
+    resolved: Resolved,
     index: FxHashMap<&'s str, usize>,
 }
 
@@ -1580,7 +1640,7 @@ impl<'s> Prefabs<'s> {
             own.push(list);
         }
         Ok(Prefabs {
-            resolved: plan.apply(&own),
+            resolved: Resolved::new(own, plan),
             index: prefabs
                 .iter()
                 .enumerate()
@@ -1598,7 +1658,7 @@ impl<'s> Prefabs<'s> {
     ) -> Result<&[SceneComponent], SceneError> {
         let Some(name) = prefab else { return Ok(&[]) };
         match self.index.get(name.as_str()) {
-            Some(&i) => Ok(&self.resolved[i]),
+            Some(&i) => Ok(self.resolved.list(i)),
             None => Err(SceneError::UnknownPrefab {
                 name: name.clone(),
                 in_prefab: None,
@@ -1666,7 +1726,7 @@ impl SpawnPrefab for World {
             registry: &source.registry,
             schemas: source.schemas.iter().map(|s| (s.name(), s)).collect(),
         };
-        let mut pending = decoder.decode_all(&source.prefabs[index].1)?;
+        let mut pending = decoder.decode_all(source.prefabs.list(index))?;
         map_pending(&mut pending, &source.ids)?;
         for schema in &source.schemas {
             if self

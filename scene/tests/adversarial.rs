@@ -855,7 +855,6 @@ fn prefab_cycles_name_the_prefab_and_say_where() {
 }
 
 #[test]
-#[ignore = "quadratic: every prefab of a chain holds its whole resolved list (fix pending)"]
 fn a_long_prefab_chain_of_distinct_components_loads_in_linear_time() {
     // Each prefab of a 2,000-deep chain adds a component of its own: the
     // last has 2,000. Copying each prefab's whole list down the chain
@@ -883,6 +882,78 @@ fn a_long_prefab_chain_of_distinct_components_loads_in_linear_time() {
     assert_eq!(v.get("v").unwrap().as_int(), Some(1999));
     let v = world.get_dynamic(spawned[1], "C0").unwrap();
     assert_eq!(v.get("v").unwrap().as_int(), Some(0));
+}
+
+/// Every prefab of a chain, asked for in reverse order and at run time:
+/// each gets its whole chain, overrides applied, however its list was
+/// made (from the root or from a list kept part way down).
+#[test]
+fn every_prefab_of_a_chain_gets_its_whole_chain_in_any_order() {
+    let n = 300;
+    // Prefab i adds C{i} = i, and (every third) overrides C{i / 2}.
+    let expected = |k: usize| -> Vec<i64> {
+        let mut v: Vec<i64> = (0..=k as i64).collect();
+        for m in (0..=k).filter(|m| m % 3 == 0 && *m > 0) {
+            v[m / 2] = 1000 + m as i64;
+        }
+        v
+    };
+    let mut text = String::from("(schemas: {");
+    for i in 0..n {
+        text += &format!("\"C{i}\": {{\"v\": \"int\"}},");
+    }
+    text += "}, prefabs: {\n";
+    for i in 0..n {
+        let extends = if i == 0 {
+            String::new()
+        } else {
+            format!("extends: \"P{}\", ", i - 1)
+        };
+        let mut components = format!("\"C{i}\": {{\"v\": {i}}}");
+        if i % 3 == 0 && i > 0 {
+            components += &format!(", \"C{}\": {{\"v\": {}}}", i / 2, 1000 + i);
+        }
+        text += &format!("\"P{i}\": ({extends}components: {{{components}}}),\n");
+    }
+    text += "}, entities: [";
+    for e in 0..n {
+        text += &format!("(id: {e}, prefab: \"P{}\"),", n - 1 - e);
+    }
+    text += "])";
+    let registry = registry();
+    let values = |world: &World, e: Entity, k: usize| -> Vec<i64> {
+        (0..=k)
+            .map(|j| {
+                world
+                    .get_dynamic(e, &format!("C{j}"))
+                    .unwrap()
+                    .get("v")
+                    .unwrap()
+                    .as_int()
+                    .unwrap()
+            })
+            .collect()
+    };
+    for scene in [
+        Scene::from_ron_str(&text).unwrap(),
+        Scene::from_ron_str_with(&text, &registry).unwrap(),
+    ] {
+        let mut world = World::new();
+        let spawned = scene.spawn_into(&mut world, &registry).unwrap();
+        for e in 0..n {
+            let k = n - 1 - e;
+            assert_eq!(values(&world, spawned[e as u64], k), expected(k), "P{k}");
+            assert!(
+                world
+                    .get_dynamic(spawned[e as u64], &format!("C{}", k + 1))
+                    .is_err()
+            );
+        }
+        for k in [150, 7, 0, n - 1] {
+            let e = world.spawn_prefab(&format!("P{k}"), ()).unwrap();
+            assert_eq!(values(&world, e, k), expected(k), "spawn_prefab P{k}");
+        }
+    }
 }
 
 #[test]
