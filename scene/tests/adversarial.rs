@@ -1705,3 +1705,144 @@ fn a_panicking_hook_leaves_the_world_as_before() {
     assert!(world.is_empty());
     assert_eq!(world.get_resource::<Score>(), None);
 }
+
+// ----- escapes, raw strings, comments ----------------------------------------------------------
+
+#[test]
+fn escaped_and_raw_names_read_the_same_in_both_readers() {
+    let registry = registry();
+    let ron = [
+        "(entities: [(id: 1, components: {\"Heal\\u{74}h\": (3)})])",
+        "(entities: [(id: 1, components: {r\"Health\": (3)})])",
+        "(entities: [(id: 1, components: {r#\"Health\"#: (3)})])",
+        "(prefabs: {\"P\\u{30}\": (components: {\"Health\": (3)})}, entities: [(id: 1, prefab: \"P0\")])",
+        "(prefabs: {r\"P0\": (components: {\"Health\": (3)})}, entities: [(id: 1, prefab: \"P\\u{30}\")])",
+        "(resources: {\"Sc\\u{6f}re\": (3)}, entities: [(id: 1, components: {\"Health\": (3)})])",
+    ];
+    for text in ron {
+        assert_eq!(load_both(text, Fmt::Ron), Ok(1), "{text}");
+        let mut world = World::new();
+        let spawned = Scene::from_ron_str_with(text, &registry)
+            .unwrap()
+            .spawn_into(&mut world, &registry)
+            .unwrap();
+        assert_eq!(world.get::<Health>(spawned[1]), Ok(&Health(3)), "{text}");
+    }
+    let json = [
+        "{\"entities\": [{\"id\": 1, \"components\": {\"Heal\\u0074h\": 3}}]}",
+        "{\"prefabs\": {\"P\\u0030\": {\"components\": {\"Health\": 3}}}, \"entities\": [{\"id\": 1, \"prefab\": \"P0\"}]}",
+        "{\"entities\": [{\"i\\u0064\": 1, \"components\": {\"Health\": 3}}]}",
+        "{\"entities\": [{\"id\": 1, \"comp\\u006fnents\": {\"Health\": 3}}]}",
+    ];
+    for text in json {
+        assert_eq!(load_both(text, Fmt::Json), Ok(1), "{text}");
+    }
+    // The same name written two ways is the same name twice.
+    let err = load_both(
+        "(entities: [(id: 1, components: {\"Health\": (1), \"Heal\\u{74}h\": (2)})])",
+        Fmt::Ron,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, SceneError::Duplicate { name, .. } if name == "Health"),
+        "{err:?}"
+    );
+    let err = load_both(
+        "{\"entities\": [{\"id\": 1, \"components\": {\"Health\": 1, \"Heal\\u0074h\": 2}}]}",
+        Fmt::Json,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, SceneError::Duplicate { name, .. } if name == "Health"),
+        "{err:?}"
+    );
+    // A lone surrogate is not a name.
+    let err = load_both(
+        "{\"entities\": [{\"id\": 1, \"components\": {\"\\ud800\": 1}}]}",
+        Fmt::Json,
+    )
+    .unwrap_err();
+    assert!(matches!(&err, SceneError::Syntax { .. }), "{err:?}");
+}
+
+#[test]
+fn comments_commas_and_signs() {
+    let ok_ron = [
+        "/* a /* nested */ comment */ (entities: [(id: 1 /* here */, components: {// line\n\"Health\": /* value */ (3),},),],)",
+        "(entities: [(id: +1)])",
+        "(entities: [(id: 0x10), (id: 0b11), (id: 0o7)])",
+        "(entities: [(id: 1_000)])",
+    ];
+    for text in ok_ron {
+        assert!(load_both(text, Fmt::Ron).is_ok(), "{text}");
+    }
+    let bad_ron = [
+        "(entities: [(id: 1)]) /* unterminated",
+        "(entities: [(id: 1)]) trailing",
+        "(entities: [(id: 1)]))",
+        "(entities: [(id: 1,,)])",
+    ];
+    for text in bad_ron {
+        let err = load_both(text, Fmt::Ron).unwrap_err();
+        assert!(matches!(&err, SceneError::Syntax { .. }), "{text}: {err:?}");
+    }
+    let bad_json = [
+        "{\"entities\": [{\"id\": 1,}]}",
+        "{\"entities\": [{\"id\": 1}],}",
+        "{\"entities\": [{\"id\": 1}]} trailing",
+        "{\"entities\": [{\"id\": 01}]}",
+        "{\"entities\": [{\"id\": +1}]}",
+        "// comment\n{}",
+        "{\"entities\": [{\"id\": 1, \"components\": {\"Health\": NaN}}]}",
+    ];
+    for text in bad_json {
+        let err = load_both(text, Fmt::Json).unwrap_err();
+        assert!(matches!(&err, SceneError::Syntax { .. }), "{text}: {err:?}");
+    }
+    // serde_json reads -0 as a float: not an id.
+    let err = load_both("{\"entities\": [{\"id\": -0}]}", Fmt::Json).unwrap_err();
+    assert!(
+        matches!(&err, SceneError::Syntax { message, .. } if message.contains("entity id")),
+        "{err:?}"
+    );
+}
+
+// ----- prefabs spawned after the world changed --------------------------------------------------
+
+#[test]
+fn spawning_a_prefab_whose_referent_is_gone() {
+    let registry = registry();
+    let text = "(prefabs: {\"Kid\": (components: {\"ChildOf\": [(1, ())], \"Target\": (1), \"Health\": (1)})},
+        entities: [(id: 1), (id: 2, prefab: \"Kid\")])";
+    let mut world = World::new();
+    let spawned = Scene::from_ron_str(text)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap();
+    let parent = spawned[1];
+    assert_eq!(world.children(parent), [spawned[2]]);
+    let kid = world.spawn_prefab("Kid", ()).unwrap();
+    assert_eq!(world.children(parent), [spawned[2], kid]);
+    // The parent goes (its children with it, as a hierarchy does); then
+    // the prefab is spawned again: an error or an entity without the
+    // edge, never a panic or an edge to a dead entity.
+    world.despawn(parent).unwrap();
+    let len = world.len();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn_prefab("Kid", ())
+    }));
+    let result = result.expect("spawn_prefab panicked");
+    world.check_invariants();
+    match result {
+        Ok(e) => {
+            assert_eq!(world.len(), len + 1);
+            assert!(
+                world
+                    .targets::<ChildOf>(e)
+                    .iter()
+                    .all(|&t| world.contains(t))
+            );
+        }
+        Err(err) => assert_eq!(world.len(), len, "{err}"),
+    }
+}
