@@ -69,6 +69,12 @@ fn registry() -> TypeRegistry {
 
 // ----- helpers -----------------------------------------------------------------------
 
+/// What a case expects of its error.
+type Check = dyn Fn(&SceneError) -> bool;
+
+/// Reads a scene anew.
+type Reader<'a> = Box<dyn Fn() -> Scene + 'a>;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Fmt {
     Ron,
@@ -621,7 +627,7 @@ fn an_entity_referring_to_itself() {
 
 #[test]
 fn hostile_relation_edge_lists() {
-    let cases: [(&str, &dyn Fn(&SceneError) -> bool); 9] = [
+    let cases: [(&str, &Check); 9] = [
         (
             "(entities: [(id: 1), (id: 2, components: {\"ChildOf\": 5})])",
             &|e| matches!(e, SceneError::WrongShape { component, .. } if component == "ChildOf"),
@@ -1068,7 +1074,7 @@ fn many_and_hostile_resources() {
 
 #[test]
 fn hostile_runtime_schemas_and_values() {
-    let cases: [(&str, &dyn Fn(&SceneError) -> bool); 8] = [
+    let cases: [(&str, &Check); 8] = [
         // A field of the wrong type, on its own line.
         (
             "(schemas: {\"Mana\": {\"max\": \"int\"}},\n entities: [(id: 1, components: {\"Mana\": {\"max\":\n \"many\"}})])",
@@ -1631,7 +1637,7 @@ fn save_load_save_is_byte_identical_in_every_format_with_the_same_handles() {
     let json = saved.to_json_string().unwrap();
     let bin = saved.to_binary().unwrap();
     let original: Vec<Entity> = world.iter().map(|e| e.id()).collect();
-    let readers: [(&str, Box<dyn Fn() -> Scene>); 5] = [
+    let readers: [(&str, Reader); 5] = [
         ("ron", Box::new(|| Scene::from_ron_str(&ron).unwrap())),
         (
             "ron with",
@@ -1851,7 +1857,7 @@ fn spawning_a_prefab_whose_referent_is_gone() {
 
 #[test]
 fn empty_names_are_errors_that_say_what() {
-    let cases: [(&str, &dyn Fn(&SceneError) -> bool); 5] = [
+    let cases: [(&str, &Check); 5] = [
         (
             "(entities: [(id: 1, components: {\"\": ()})])",
             &|e| matches!(e, SceneError::UnknownComponent { name, suggestion: None, .. } if name.is_empty()),
