@@ -2033,3 +2033,112 @@ fn after_a_load_undone_by_a_panic_the_next_load_works() {
     }
     copy.check_invariants();
 }
+
+// ----- wide relations, deep documents -----------------------------------------------------------
+
+#[test]
+fn an_entity_with_20_000_edges_and_a_parent_with_20_000_children_load_quickly() {
+    // (20,000: linear here in well under a second; a scan per edge would
+    // be 4 * 10^8 steps.)
+    let n = 20_000u64;
+    let registry = registry();
+    // One source, 20,000 targets with data.
+    let mut text = String::from("(entities: [(id: 0, components: {\"Damage\": [");
+    for i in 1..=n {
+        text += &format!("({i}, (amount: {})),", i % 7);
+    }
+    text += "]}),\n";
+    for i in 1..=n {
+        text += &format!("(id: {i}),");
+    }
+    text += "])";
+    let mut world = World::new();
+    let spawned = timed(QUICK, "20,000 edges", || {
+        Scene::from_ron_str(&text)
+            .unwrap()
+            .spawn_into(&mut world, &registry)
+            .unwrap()
+    });
+    assert_eq!(world.targets::<Damage>(spawned[0]).len(), n as usize);
+    assert_eq!(
+        world.relation::<Damage>(spawned[0], spawned[n]),
+        Some(&Damage {
+            amount: (n % 7) as u32
+        })
+    );
+    // One parent, 20,000 children.
+    let mut text = String::from("(entities: [(id: 0),\n");
+    for i in 1..=n {
+        text += &format!("(id: {i}, components: {{\"ChildOf\": [(0, ())]}}),");
+    }
+    text += "])";
+    let mut world = World::new();
+    let spawned = timed(QUICK, "20,000 children", || {
+        Scene::from_ron_str(&text)
+            .unwrap()
+            .spawn_into(&mut world, &registry)
+            .unwrap()
+    });
+    assert_eq!(world.children(spawned[0]).len(), n as usize);
+    // The same target twice at the end of a long list: refused, quickly.
+    let mut text = String::from("(entities: [(id: 0, components: {\"Damage\": [");
+    for i in 1..=n {
+        text += &format!("({i}, (amount: 1)),");
+    }
+    text += "(1, (amount: 2))]}),\n";
+    for i in 1..=n {
+        text += &format!("(id: {i}),");
+    }
+    text += "])";
+    let mut world = World::new();
+    let err = timed(QUICK, "a target twice", || {
+        Scene::from_ron_str(&text)
+            .unwrap()
+            .spawn_into(&mut world, &registry)
+    })
+    .unwrap_err();
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, .. } if component == "Damage"),
+        "{err:?}"
+    );
+    assert!(world.is_empty());
+}
+
+#[test]
+fn deep_nesting_outside_values_is_refused_in_both_readers() {
+    let d = 100_000;
+    let open = "[".repeat(d);
+    let close = "]".repeat(d);
+    let ron = [
+        format!("(entities: [(id: {open}1{close})])"),
+        format!("(entities: [(id: 1, prefab: {open}\"P\"{close})])"),
+        format!("(prefabs: {{\"P\": (extends: {open}\"Q\"{close})}})"),
+        format!("(schemas: {{\"A\": {{\"v\": {open}\"int\"{close}}}}})"),
+        format!("(bogus: {open}{close})"),
+        format!("(entities: {open}{close})"),
+        format!("{}{}", "(".repeat(d), ")".repeat(d)),
+    ];
+    for text in &ron {
+        let err = load_both(text, Fmt::Ron).unwrap_err();
+        assert!(
+            matches!(&err, SceneError::Syntax { .. }),
+            "{}: {err:?}",
+            shorten(text)
+        );
+    }
+    let json = [
+        format!("{{\"entities\": [{{\"id\": {open}1{close}}}]}}"),
+        format!("{{\"prefabs\": {{\"P\": {{\"extends\": {open}\"Q\"{close}}}}}}}"),
+        format!("{{\"schemas\": {{\"A\": {{\"v\": {open}\"int\"{close}}}}}}}"),
+        format!("{{\"bogus\": {open}{close}}}"),
+        format!("{}{}", "{\"a\": ".repeat(d), "}".repeat(d)),
+    ];
+    for text in &json {
+        let err = load_both(text, Fmt::Json).unwrap_err();
+        assert!(
+            matches!(&err, SceneError::Syntax { .. }),
+            "{}: {err:?}",
+            shorten(text)
+        );
+    }
+}
