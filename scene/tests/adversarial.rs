@@ -2142,3 +2142,78 @@ fn deep_nesting_outside_values_is_refused_in_both_readers() {
         );
     }
 }
+
+// ----- binary: invalid UTF-8, leftovers, where ----------------------------------------------------
+
+#[test]
+fn binary_invalid_utf8_and_leftovers() {
+    let registry = registry();
+    // A component name that is not UTF-8.
+    let mut b = header();
+    b.extend_from_slice(&[0, 0, 0, 1, 1, 1, 0, 1, 2, 0xff, 0xfe, 0]);
+    let err = Scene::from_binary(&b).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SceneError::Syntax {
+                format: "binary",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // A string value that is not UTF-8: the component's shape error.
+    let mut b = header();
+    b.extend_from_slice(&[0, 0, 0, 1, 1, 7, 0, 1]);
+    varint(5, &mut b);
+    b.extend_from_slice(b"Label");
+    b.extend_from_slice(&[3, 2, 0xc3, 0x28]);
+    let mut world = World::new();
+    let err = Scene::from_binary(&b)
+        .unwrap()
+        .spawn_into(&mut world, &registry)
+        .unwrap_err();
+    assert!(
+        matches!(&err, SceneError::WrongShape { component, at: Where::Binary(at), .. }
+            if component == "Label" && at.contains('7')),
+        "{err:?}"
+    );
+    assert!(world.is_empty());
+    // Bytes after the document.
+    let mut b = Scene::new().to_binary().unwrap();
+    b.push(0);
+    let err = Scene::from_binary_vec(b).unwrap_err();
+    assert!(
+        matches!(&err, SceneError::Syntax { format: "binary", message, .. } if message.contains("left over")),
+        "{err:?}"
+    );
+    // An unknown resource and a bad schema say where, by name.
+    let mut b = header();
+    b.extend_from_slice(&[0, 1]);
+    varint(5, &mut b);
+    b.extend_from_slice(b"Scroe");
+    b.extend_from_slice(&[1, 3, 0, 0]);
+    let err = Scene::from_binary(&b)
+        .unwrap()
+        .spawn_into(&mut World::new(), &registry)
+        .unwrap_err();
+    assert!(
+        matches!(&err, SceneError::UnknownComponent { kind: "resource", name, suggestion: Some(s), .. }
+            if name == "Scroe" && s == "Score"),
+        "{err:?}"
+    );
+    let mut b = header();
+    b.extend_from_slice(&[1, 4]);
+    b.extend_from_slice(b"Mana");
+    b.extend_from_slice(&[1, 3]);
+    b.extend_from_slice(b"max");
+    b.extend_from_slice(&[3]);
+    b.extend_from_slice(b"big");
+    b.extend_from_slice(&[0, 0, 0]);
+    let err = Scene::from_binary(&b).unwrap_err();
+    assert!(
+        matches!(&err, SceneError::Schema { component, at: Where::Binary(at), .. }
+            if component == "Mana" && at.contains("Mana")),
+        "{err:?}"
+    );
+}
