@@ -2217,3 +2217,121 @@ fn binary_invalid_utf8_and_leftovers() {
         "{err:?}"
     );
 }
+
+// ----- every located error on a line of its own ---------------------------------------------------
+
+/// Each error's location is the line of its offending token, when that
+/// token is on a line of its own (not the line of the key before it).
+#[test]
+#[ignore = "unknown prefabs are placed at the entity id or prefab body, JSON keys at their closing quote: fixed in the next commit"]
+fn located_errors_are_on_the_offending_tokens_line() {
+    let ron = [
+        // A duplicate id.
+        ("(entities: [(id: 1),\n  (id:\n    1)])", 3),
+        // An unknown prefab of an entity.
+        ("(entities: [(id: 1,\n  prefab:\n    \"Nope\")])", 3),
+        // An unknown prefab in an extends.
+        ("(prefabs: {\"A\": (\n  extends:\n    \"Nope\")})", 3),
+        // An unknown component's value.
+        (
+            "(entities: [(id: 1, components: {\n  \"Nope\":\n    (1)})])",
+            3,
+        ),
+        // A duplicate component.
+        (
+            "(entities: [(id: 1, components: {\"Health\": (1),\n  \"Health\":\n    (2)})])",
+            3,
+        ),
+        // A dangling reference.
+        (
+            "(entities: [(id: 1, components: {\n  \"Target\":\n    (9)})])",
+            3,
+        ),
+        // A dangling edge.
+        (
+            "(entities: [(id: 1, components: {\n  \"ChildOf\":\n    [(9, ())]})])",
+            3,
+        ),
+        // A resource of the wrong shape.
+        ("(resources: {\n  \"Camera\":\n    (follows: \"x\")})", 3),
+    ];
+    let mut wrong = Vec::new();
+    for (text, line) in ron {
+        let err = load_both(text, Fmt::Ron).unwrap_err();
+        if line_of(&err) != Some(line) {
+            wrong.push(format!("{text}: {err:?}"));
+        }
+    }
+    let json = [
+        ("{\"entities\": [{\"id\": 1},\n  {\"id\":\n    1}]}", 3),
+        (
+            "{\"entities\": [{\"id\": 1,\n  \"prefab\":\n    \"Nope\"}]}",
+            3,
+        ),
+        (
+            "{\"entities\": [{\"id\": 1, \"components\": {\n  \"Nope\":\n    1}}]}",
+            3,
+        ),
+        (
+            "{\"entities\": [{\"id\": 1, \"components\": {\"Health\": 1,\n  \"Health\":\n    2}}]}",
+            3,
+        ),
+        (
+            "{\"entities\": [{\"id\": 1, \"components\": {\n  \"Target\":\n    9}}]}",
+            3,
+        ),
+        (
+            "{\"entities\": [{\"id\": 1, \"components\": {\n  \"ChildOf\":\n    [[9, null]]}}]}",
+            3,
+        ),
+        (
+            "{\"resources\": {\n  \"Camera\":\n    {\"follows\": \"x\"}}}",
+            3,
+        ),
+        (
+            "{\"prefabs\": {\"A\": {\n  \"extends\":\n    \"Nope\"}}}",
+            3,
+        ),
+    ];
+    for (text, line) in json {
+        let err = load_both(text, Fmt::Json).unwrap_err();
+        if line_of(&err) != Some(line) {
+            wrong.push(format!("{text}: {err:?}"));
+        }
+    }
+    // Exactly at the token, with or without blanks around the colon.
+    for (text, token, format) in [
+        ("{\"entities\":[{\"id\":1},{\"id\":1}]}", "1}]", Fmt::Json),
+        (
+            "{\"entities\":[{\"id\":1,\"prefab\":\"Nope\"}]}",
+            "\"Nope",
+            Fmt::Json,
+        ),
+        (
+            "{\"entities\":[{\"id\":1,\"components\":{\"Nope\":7}}]}",
+            "7}",
+            Fmt::Json,
+        ),
+        (
+            "{\"prefabs\":{\"A\":{\"extends\" :  \"Nope\"}}}",
+            "\"Nope",
+            Fmt::Json,
+        ),
+        ("(entities:[(id:1),(id:1)])", "1)]", Fmt::Ron),
+        ("(entities:[(id:1,prefab:\"Nope\")])", "\"Nope", Fmt::Ron),
+        ("(prefabs:{\"A\":(extends : \"Nope\")})", "\"Nope", Fmt::Ron),
+    ] {
+        let err = load_both(text, format).unwrap_err();
+        let expected = at(text, token);
+        let found = match &err {
+            SceneError::DuplicateId { at, .. }
+            | SceneError::UnknownPrefab { at, .. }
+            | SceneError::UnknownComponent { at, .. } => at.clone(),
+            other => panic!("{other:?}"),
+        };
+        if found != expected {
+            wrong.push(format!("{text}: {err:?}, expected {expected:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
