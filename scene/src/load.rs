@@ -48,6 +48,7 @@ use std::sync::{Arc, OnceLock};
 use rustc_hash::FxHashMap;
 
 use super::columns::{PendingColumn, left_over};
+use super::doc::Place;
 use super::error::{SceneError, Where, suggest};
 use super::registry::{Kind, Pending, TakeFn, TypeRegistry};
 use super::value::Spot;
@@ -973,7 +974,7 @@ impl PrefabPlan {
             check_unique(&p.components, "component")?;
         }
         let mut base: Vec<Option<usize>> = Vec::with_capacity(prefabs.len());
-        for p in prefabs {
+        for (i, p) in prefabs.iter().enumerate() {
             base.push(match p.extends.as_deref() {
                 None => None,
                 Some(name) => {
@@ -981,7 +982,7 @@ impl PrefabPlan {
                         name: name.to_owned(),
                         in_prefab: Some(p.name.clone()),
                         suggestion: suggest(name, by_name.keys().copied()),
-                        at: p.at.at(),
+                        at: p.at.at_part(Place::Extends(i)),
                     })?)
                 }
             });
@@ -1514,9 +1515,10 @@ impl Scene {
                 // with its registry fails with the error reading it
                 // without gives.
                 let mut bases = Vec::with_capacity(self.entities.len());
-                for e in &self.entities {
+                for (i, e) in self.entities.iter().enumerate() {
                     check_unique(&e.components, "component")?;
-                    bases.push(prefabs.base(&e.prefab, || e.at.at())?);
+                    let at = || e.at.at_part(Place::EntityPrefab(i));
+                    bases.push(prefabs.base(&e.prefab, at)?);
                     decoder.check_known(&e.components)?;
                 }
                 for (e, base) in self.entities.iter().zip(bases) {

@@ -101,6 +101,15 @@ impl Spot {
             Spot::Text { source, place } => text_at(source, *place),
         }
     }
+
+    /// Where `place`, another part of the same body, is (a text file), or
+    /// where this spot is (a binary one: it names the entity or prefab).
+    pub fn at_part(&self, place: Place) -> Where {
+        match self {
+            Spot::Known(at) => at.clone(),
+            Spot::Text { source, .. } => text_at(source, place),
+        }
+    }
 }
 
 /// Where `place` starts in `source` (walking the file to find it).

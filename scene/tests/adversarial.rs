@@ -2223,7 +2223,6 @@ fn binary_invalid_utf8_and_leftovers() {
 /// Each error's location is the line of its offending token, when that
 /// token is on a line of its own (not the line of the key before it).
 #[test]
-#[ignore = "unknown prefabs are placed at the entity id or prefab body, JSON keys at their closing quote: fixed in the next commit"]
 fn located_errors_are_on_the_offending_tokens_line() {
     let ron = [
         // A duplicate id.

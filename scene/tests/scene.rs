@@ -1719,8 +1719,8 @@ fn unknown_prefab() {
             "{err:?}"
         );
     }
-    // Located at the entity (its id).
-    let at = find(text, "2, prefab");
+    // Located at the offending token: the prefab's name.
+    let at = find(text, "\"Tre\"");
     assert_eq!(
         errors[0].to_string(),
         format!(
@@ -1745,7 +1745,7 @@ fn unknown_prefab() {
         errors[0].to_string(),
         format!(
             "unknown prefab `Bas` (in the `extends` of prefab `Tree`) at line 1, column {}; did you mean `Base`?",
-            find(text, "(extends").column
+            find(text, "\"Bas\"").column
         )
     );
     assert_eq!(
