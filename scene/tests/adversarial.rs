@@ -2334,3 +2334,70 @@ fn located_errors_are_on_the_offending_tokens_line() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+// ----- both readers on mutated files ---------------------------------------------------------------
+
+/// A small text scene of every kind of part: schemas, resources, a prefab
+/// chain, references, edges, sparse and runtime-defined components.
+const MIXED_RON: &str = r#"(
+    schemas: {"Mana": {"max": "int", "who": "entity"}},
+    resources: {"Score": (7), "Camera": (follows: Some(2))},
+    prefabs: {
+        "Base": (components: {"Health": (5), "Position": (x: 1.0, y: 2.0)}),
+        "Kid": (extends: "Base", components: {"ChildOf": [(1, ())], "Label": ("kid")}),
+    },
+    entities: [
+        (id: 1, components: {"Body": (pos: (x: 0.5, y: -1.0), mass: 2.0), "Mana": {"max": 3, "who": 2}}),
+        (id: 2, prefab: "Kid", components: {"Target": (1), "Damage": [(1, (amount: 4)), (2, (amount: 1))]}),
+        (id: 3, prefab: "Base", components: {"Speed": (1.5), "Health": (9)}),
+    ],
+)"#;
+
+const MIXED_JSON: &str = r#"{
+    "schemas": {"Mana": {"max": "int", "who": "entity"}},
+    "resources": {"Score": 7, "Camera": {"follows": 2}},
+    "prefabs": {
+        "Base": {"components": {"Health": 5, "Position": {"x": 1.0, "y": 2.0}}},
+        "Kid": {"extends": "Base", "components": {"ChildOf": [[1, null]], "Label": "kid"}}
+    },
+    "entities": [
+        {"id": 1, "components": {"Body": {"pos": {"x": 0.5, "y": -1.0}, "mass": 2.0}, "Mana": {"max": 3, "who": 2}}},
+        {"id": 2, "prefab": "Kid", "components": {"Target": 1, "Damage": [[1, {"amount": 4}], [2, {"amount": 1}]]}},
+        {"id": 3, "prefab": "Base", "components": {"Speed": 1.5, "Health": 9}}
+    ]
+}"#;
+
+/// Every truncation, every one-character deletion, and insertions of
+/// structural characters at every position: the two readers accept and
+/// refuse the same files with the same errors (`load_both` checks it).
+#[test]
+fn both_readers_agree_on_every_small_mutation() {
+    assert_eq!(load_both(MIXED_RON, Fmt::Ron), Ok(3));
+    assert_eq!(load_both(MIXED_JSON, Fmt::Json), Ok(3));
+    for (text, format) in [(MIXED_RON, Fmt::Ron), (MIXED_JSON, Fmt::Json)] {
+        let cuts: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        let mut variants: Vec<String> = Vec::new();
+        for &i in &cuts {
+            if i < text.len() {
+                // Every truncated file is refused, as a syntax error.
+                let err = load_both(&text[..i], format).unwrap_err();
+                assert!(matches!(err, SceneError::Syntax { .. }), "{i}: {err:?}");
+                let next = cuts.iter().find(|&&j| j > i).copied().unwrap_or(text.len());
+                variants.push(format!("{}{}", &text[..i], &text[next..]));
+            }
+        }
+        for &i in cuts.iter().step_by(3) {
+            for c in ["[", "]", "\"", ",", "9", "-", "(", "}"] {
+                variants.push(format!("{}{c}{}", &text[..i], &text[i..]));
+            }
+        }
+        // The rest load or fail, the same way in both readers.
+        let loaded = variants
+            .iter()
+            .filter(|v| load_both(v, format).is_ok())
+            .count();
+        assert!(loaded < variants.len(), "{loaded} of {}", variants.len());
+    }
+}
