@@ -194,12 +194,14 @@ pub enum SceneError {
     },
     /// The scene's edges of an [acyclic](mosaic::Relationship::ACYCLIC)
     /// relation (as `ChildOf`) form a cycle, which the world would refuse.
-    #[error("the `{relation}` edges of the scene form a cycle through entity {id}")]
+    #[error("the `{relation}` edges of the scene form a cycle through entity {id}{at}")]
     RelationCycle {
         /// The relation's type name.
         relation: String,
         /// The scene id of an entity on the cycle.
         id: u64,
+        /// Where that entity is (its id, for text files).
+        at: Where,
     },
     /// A component or resource holds entity references its type does not
     /// remap: registered without

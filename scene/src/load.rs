@@ -835,6 +835,7 @@ fn check_cycles(
                         return Err(SceneError::RelationCycle {
                             relation: (*relation).to_owned(),
                             id: scene_id(target),
+                            at: Where::Unknown,
                         });
                     }
                     Some(_) => {}
@@ -1362,7 +1363,7 @@ impl Scene {
         let mut early = self.early_values(&decoder)?;
         let prefabs = Prefabs::resolve(&self.prefabs, &plan, &decoder, &keys, &mut early)?;
         let batch = self.decode_entities(&keys, &prefabs, &decoder)?;
-        check_cycles(&batch.dynamics, &order)?;
+        check_cycles(&batch.dynamics, &order).map_err(|e| self.place_cycle(e))?;
         let resources = self.decode_resources(&keys, &decoder, &mut early)?;
 
         // Everything checked and decoded: now change the world.
@@ -1388,6 +1389,19 @@ impl Scene {
             order: order.iter().map(|&(id, _)| id).zip(spawned).collect(),
             by_id: OnceLock::new(),
         })
+    }
+
+    /// `error` (a relation cycle) placed at the entity it names: its id in
+    /// a text file, its entity in a binary one.
+    fn place_cycle(&self, mut error: SceneError) -> SceneError {
+        if let SceneError::RelationCycle { id, at, .. } = &mut error {
+            *at = match self.entities.iter().find(|e| e.id == *id) {
+                Some(e) => e.at.at(),
+                None if self.tables.iter().any(|t| t.ids.contains(id)) => binary_entity(*id),
+                None => Where::Unknown,
+            };
+        }
+        error
     }
 
     /// The scene's prefabs as `resolved`, kept for `spawn_prefab` with

@@ -2404,7 +2404,6 @@ fn both_readers_agree_on_every_small_mutation() {
 
 /// A relation cycle says where: at the entity it names.
 #[test]
-#[ignore = "RelationCycle has no location: fixed in the next commit"]
 fn relation_cycles_say_where() {
     let ron = "(entities: [\n  (id: 1, components: {\"ChildOf\": [(2, ())]}),\n  (id: 2, components: {\"ChildOf\": [(1, ())]}),\n])";
     let err = load_both(ron, Fmt::Ron).unwrap_err();
