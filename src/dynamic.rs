@@ -330,8 +330,11 @@ impl ComponentSchema {
         if self.name.trim().is_empty() {
             return Err(SchemaError::EmptyName);
         }
-        for (i, (name, _)) in self.fields.iter().enumerate() {
-            if self.fields[..i].iter().any(|(n, _)| n == name) {
+        // A set, not a scan of the fields before each: a schema read from
+        // a file may have tens of thousands of fields.
+        let mut seen = rustc_hash::FxHashSet::default();
+        for (name, _) in &self.fields {
+            if !seen.insert(name.as_str()) {
                 return Err(SchemaError::DuplicateField {
                     component: self.name.clone(),
                     field: name.clone(),
@@ -361,13 +364,25 @@ impl ComponentSchema {
         values: impl IntoIterator<Item = (&'a str, FieldValue)>,
     ) -> Result<DynamicComponent, SchemaError> {
         let mut slots: Vec<Option<FieldValue>> = vec![None; self.fields.len()];
+        // Many fields (a schema read from a file): found by hash, not by a
+        // scan per field given.
+        let index: Option<rustc_hash::FxHashMap<&str, usize>> =
+            (self.fields.len() > 16).then(|| {
+                let mut index = rustc_hash::FxHashMap::default();
+                for (i, (n, _)) in self.fields.iter().enumerate() {
+                    index.entry(n.as_str()).or_insert(i);
+                }
+                index
+            });
         for (name, value) in values {
-            let i = self
-                .position(name)
-                .ok_or_else(|| SchemaError::UnknownField {
-                    component: self.name.clone(),
-                    field: name.to_owned(),
-                })?;
+            let found = match &index {
+                Some(index) => index.get(name).copied(),
+                None => self.position(name),
+            };
+            let i = found.ok_or_else(|| SchemaError::UnknownField {
+                component: self.name.clone(),
+                field: name.to_owned(),
+            })?;
             if slots[i].is_some() {
                 return Err(SchemaError::DuplicateField {
                     component: self.name.clone(),

@@ -42,6 +42,10 @@ pub(crate) enum Place {
     SchemaBody(usize),
     /// Entity `i`'s id.
     EntityId(usize),
+    /// Entity `i`'s `prefab`.
+    EntityPrefab(usize),
+    /// Prefab `i`'s `extends`.
+    Extends(usize),
     /// The whole text: one value, not a scene (reflection's JSON values).
     Whole,
 }
@@ -164,11 +168,16 @@ pub(crate) fn run<W: Walk>(source: &Source, walk: &mut W) -> Result<(), FormatEr
                 .deserialize(&mut de)
                 .and_then(|()| de.end());
             result.map_err(|e| {
+                // serde_json's position is its last character read.
                 let offset = json_offset(text, e.line(), e.column());
+                let end = text[offset..]
+                    .chars()
+                    .next()
+                    .map_or(offset, |c| offset + c.len_utf8());
                 FormatError {
                     message: super::value::strip_json_position(&e),
                     offset,
-                    end: offset,
+                    end,
                 }
             })
         }
@@ -231,8 +240,12 @@ impl Walk for Locate {
         section
             == match self.target {
                 Place::Resource(_) => Section::Resources,
-                Place::PrefabValue(..) | Place::PrefabBody(_) => Section::Prefabs,
-                Place::EntityValue(..) | Place::EntityId(_) => Section::Entities,
+                Place::PrefabValue(..) | Place::PrefabBody(_) | Place::Extends(_) => {
+                    Section::Prefabs
+                }
+                Place::EntityValue(..) | Place::EntityId(_) | Place::EntityPrefab(_) => {
+                    Section::Entities
+                }
                 Place::SchemaBody(_) => Section::Schemas,
                 Place::Whole => return false,
             }
@@ -490,6 +503,9 @@ impl<'de, W: Walk> Visitor<'de> for PrefabSeed<'_, W> {
         let mut seen = 0;
         while let Some(field) = map.next_key::<PrefabField>()? {
             once(&mut seen, field as usize, PREFAB_FIELDS)?;
+            if let PrefabField::Extends = field {
+                self.walk.before(Place::Extends(i)).map_err(stop)?;
+            }
             match field {
                 PrefabField::Extends if self.walk.reads_parts() => {
                     let extends = map.next_value::<Option<String>>()?;
@@ -572,12 +588,16 @@ impl<'de, W: Walk> Visitor<'de> for EntitySeed<'_, W> {
                     }
                 }
                 EntityField::Prefab if parts => {
+                    self.walk.before(Place::EntityPrefab(i)).map_err(stop)?;
                     let prefab = map.next_value::<Option<String>>()?;
                     self.walk
                         .part(Part::EntityPrefab(i, prefab))
                         .map_err(stop)?;
                 }
-                EntityField::Prefab => drop(map.next_value::<IgnoredAny>()?),
+                EntityField::Prefab => {
+                    self.walk.before(Place::EntityPrefab(i)).map_err(stop)?;
+                    map.next_value::<IgnoredAny>()?;
+                }
                 EntityField::Components => map.next_value_seed(Values {
                     walk: &mut *self.walk,
                     place: move |j| Place::EntityValue(i, j),

@@ -194,12 +194,14 @@ pub enum SceneError {
     },
     /// The scene's edges of an [acyclic](mosaic::Relationship::ACYCLIC)
     /// relation (as `ChildOf`) form a cycle, which the world would refuse.
-    #[error("the `{relation}` edges of the scene form a cycle through entity {id}")]
+    #[error("the `{relation}` edges of the scene form a cycle through entity {id}{at}")]
     RelationCycle {
         /// The relation's type name.
         relation: String,
         /// The scene id of an entity on the cycle.
         id: u64,
+        /// Where that entity is (its id, for text files).
+        at: Where,
     },
     /// A component or resource holds entity references its type does not
     /// remap: registered without
@@ -232,10 +234,12 @@ pub enum SceneError {
         at: Where,
     },
     /// Prefabs that extend each other in a circle.
-    #[error("prefab cycle: {}", chain.join(" -> "))]
+    #[error("prefab cycle: {}{at}", chain.join(" -> "))]
     PrefabCycle {
         /// The prefabs in the cycle, the first repeated at the end.
         chain: Vec<String>,
+        /// Where the first prefab of `chain` is.
+        at: Where,
     },
     /// A name given twice where names must be unique (a component within
     /// one entity, a prefab, a resource, a schema).
@@ -291,9 +295,19 @@ pub enum SceneError {
 }
 
 /// The name in `known` closest to `name`, if it is close enough to be a typo.
+///
+/// Names whose lengths differ by more than a typo's distance are not
+/// compared: the distance is at least the difference in length, and
+/// comparing costs the product of the lengths (a megabyte-long name in a
+/// hostile file must not cost seconds and a matrix of megabytes).
 pub(crate) fn suggest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let len = name.chars().count();
     known
         .into_iter()
+        .filter(|k| {
+            let k_len = k.chars().count();
+            len.abs_diff(k_len) <= 2.max(k_len / 3)
+        })
         .map(|k| (strsim::damerau_levenshtein(name, k), k))
         .filter(|&(d, k)| d > 0 && d <= 2.max(k.len() / 3))
         .min()

@@ -48,6 +48,7 @@ use std::sync::{Arc, OnceLock};
 use rustc_hash::FxHashMap;
 
 use super::columns::{PendingColumn, left_over};
+use super::doc::Place;
 use super::error::{SceneError, Where, suggest};
 use super::registry::{Kind, Pending, TakeFn, TypeRegistry};
 use super::value::Spot;
@@ -457,6 +458,12 @@ struct Batch<'k, 's> {
     keys: &'k Keys<'k>,
     groups: Vec<Group<'s>>,
     by_names: FxHashMap<Vec<&'s str>, usize>,
+    /// For each set of table-stored components, the group that took the
+    /// last entity with them: groups that share a table (they differ only
+    /// in sparse components) fill it one after the other, so a group is
+    /// taken up again only if no other group of its table came between,
+    /// and the table's rows keep the scene's order.
+    table_tail: FxHashMap<Vec<&'s str>, usize>,
     /// Each registered component's rank in order of first appearance in
     /// the scene: components are registered with the world in that order,
     /// as inserting them one by one did (component ids, and so archetype
@@ -633,9 +640,22 @@ impl<'s> Batch<'_, 's> {
                 return self.groups.len() - 1;
             }
         }
+        let table: Vec<&'s str> = typed
+            .iter()
+            .copied()
+            .filter(|n| {
+                registry
+                    .get(n, Kind::Component)
+                    .and_then(|e| e.column)
+                    .is_some_and(|c| !c.sparse)
+            })
+            .collect();
         if let Some(&g) = self.by_names.get(&typed) {
-            return g;
+            if self.table_tail.get(&table) == Some(&g) {
+                return g;
+            }
         }
+        self.table_tail.insert(table, self.groups.len());
         let columns = typed
             .iter()
             .map(|n| {
@@ -815,6 +835,7 @@ fn check_cycles(
                         return Err(SceneError::RelationCycle {
                             relation: (*relation).to_owned(),
                             id: scene_id(target),
+                            at: Where::Unknown,
                         });
                     }
                     Some(_) => {}
@@ -915,7 +936,8 @@ fn map_pending(
 /// chain), as a world keeps them for [`SpawnPrefab::spawn_prefab`].
 #[derive(Debug)]
 struct PrefabSource {
-    prefabs: Vec<(String, Vec<SceneComponent>)>,
+    names: Vec<String>,
+    prefabs: Resolved,
     schemas: Vec<ComponentSchema>,
     registry: TypeRegistry,
     /// Scene keys of the scene that defined them → the entities it spawned.
@@ -929,10 +951,9 @@ pub(crate) struct PrefabLibrary {
 }
 
 /// The shape of a scene's prefabs, checked: each one's base (the prefab
-/// it extends) and an order in which every prefab comes after its base.
+/// it extends), with no cycle.
 struct PrefabPlan {
     base: Vec<Option<usize>>,
-    order: Vec<usize>,
 }
 
 impl PrefabPlan {
@@ -954,7 +975,7 @@ impl PrefabPlan {
             check_unique(&p.components, "component")?;
         }
         let mut base: Vec<Option<usize>> = Vec::with_capacity(prefabs.len());
-        for p in prefabs {
+        for (i, p) in prefabs.iter().enumerate() {
             base.push(match p.extends.as_deref() {
                 None => None,
                 Some(name) => {
@@ -962,14 +983,13 @@ impl PrefabPlan {
                         name: name.to_owned(),
                         in_prefab: Some(p.name.clone()),
                         suggestion: suggest(name, by_name.keys().copied()),
-                        at: p.at.at(),
+                        at: p.at.at_part(Place::Extends(i)),
                     })?)
                 }
             });
         }
         // 0: not placed; 1: on the walk being placed; 2: placed.
         let mut state = vec![0u8; prefabs.len()];
-        let mut order = Vec::with_capacity(prefabs.len());
         let mut walk = Vec::new();
         for start in 0..prefabs.len() {
             walk.clear();
@@ -986,21 +1006,86 @@ impl PrefabPlan {
             }
             for &i in walk.iter().rev() {
                 state[i] = 2;
-                order.push(i);
             }
         }
-        Ok(PrefabPlan { base, order })
+        Ok(PrefabPlan { base })
+    }
+}
+
+/// Each prefab's components with its `extends` chain applied (base first,
+/// overrides after), made when asked for ([`Resolved::list`]) and kept.
+///
+/// Making every prefab's whole list would cost the sum of their lengths:
+/// quadratic for a chain whose prefabs each add a component (2,000 of
+/// them, 2,000,000 copies). A list is instead made from the nearest list
+/// made above it, applying the own components of the prefabs between in
+/// one pass; on the way, the list so far is kept at a prefab whenever the
+/// walk since the last kept list has cost more than that list is long. So
+/// asking for a list costs about its length, the lists kept along a chain
+/// grow geometrically, and a scene's prefabs cost time and memory linear
+/// in the file plus what its entities use.
+#[derive(Debug)]
+struct Resolved {
+    /// Each prefab's own components.
+    own: Vec<Vec<SceneComponent>>,
+    /// The prefab each extends.
+    base: Vec<Option<usize>>,
+    /// The lists made so far.
+    lists: Vec<OnceLock<Vec<SceneComponent>>>,
+}
+
+impl Resolved {
+    fn new(own: Vec<Vec<SceneComponent>>, plan: &PrefabPlan) -> Resolved {
+        Resolved {
+            lists: own.iter().map(|_| OnceLock::new()).collect(),
+            own,
+            base: plan.base.clone(),
+        }
     }
 
-    /// Each prefab's components, its `extends` chain applied (base first,
-    /// overrides after), given each prefab's own components (`own`).
-    fn apply(&self, own: &[Vec<SceneComponent>]) -> Vec<Vec<SceneComponent>> {
-        let mut out: Vec<Vec<SceneComponent>> = vec![Vec::new(); own.len()];
-        for &i in &self.order {
-            let inherited = self.base[i].map_or(&[][..], |b| &out[b][..]);
-            out[i] = merge(inherited, &own[i]).into_iter().cloned().collect();
+    /// Prefab `i`'s components, its chain applied.
+    fn list(&self, i: usize) -> &[SceneComponent] {
+        self.lists[i].get_or_init(|| self.make(i))
+    }
+
+    /// Prefab `i`'s list, from the nearest list made above it and the own
+    /// components of the prefabs between (see [`Resolved`]).
+    fn make(&self, i: usize) -> Vec<SceneComponent> {
+        let mut levels = vec![i];
+        let mut at = self.base[i];
+        let start: &[SceneComponent] = loop {
+            let Some(k) = at else { break &[] };
+            if let Some(list) = self.lists[k].get() {
+                break list;
+            }
+            levels.push(k);
+            at = self.base[k];
+        };
+        let mut list: Vec<SceneComponent> = start.to_vec();
+        let mut index: FxHashMap<&str, usize> = start
+            .iter()
+            .enumerate()
+            .map(|(slot, c)| (c.name.as_str(), slot))
+            .collect();
+        let (mut walked, mut kept) = (0, list.len());
+        for &k in levels.iter().rev() {
+            for c in &self.own[k] {
+                match index.get(c.name.as_str()) {
+                    Some(&slot) => list[slot] = c.clone(),
+                    None => {
+                        index.insert(&c.name, list.len());
+                        list.push(c.clone());
+                    }
+                }
+            }
+            walked += 1 + self.own[k].len();
+            if k != i && walked > kept {
+                // (Set at most once: nothing below `start` was made.)
+                let _ = self.lists[k].set(list.clone());
+                (walked, kept) = (0, list.len());
+            }
         }
-        out
+        list
     }
 }
 
@@ -1013,7 +1098,10 @@ fn prefab_cycle(prefabs: &[Prefab], walk: &[usize], repeated: usize) -> SceneErr
         .map(|&i| prefabs[i].name.clone())
         .collect();
     chain.push(prefabs[repeated].name.clone());
-    SceneError::PrefabCycle { chain }
+    SceneError::PrefabCycle {
+        chain,
+        at: prefabs[repeated].at.at(),
+    }
 }
 
 /// `base` with `overrides` applied: a component of `overrides` replaces
@@ -1161,7 +1249,7 @@ impl Apply<'_, '_> {
 fn keep_prefabs(world: &mut World, source: PrefabSource) {
     let source = Arc::new(source);
     let library = world.resource_or_default::<PrefabLibrary>();
-    for (i, (name, _)) in source.prefabs.iter().enumerate() {
+    for (i, name) in source.names.iter().enumerate() {
         library
             .by_name
             .insert(name.clone(), (Arc::clone(&source), i));
@@ -1275,7 +1363,7 @@ impl Scene {
         let mut early = self.early_values(&decoder)?;
         let prefabs = Prefabs::resolve(&self.prefabs, &plan, &decoder, &keys, &mut early)?;
         let batch = self.decode_entities(&keys, &prefabs, &decoder)?;
-        check_cycles(&batch.dynamics, &order)?;
+        check_cycles(&batch.dynamics, &order).map_err(|e| self.place_cycle(e))?;
         let resources = self.decode_resources(&keys, &decoder, &mut early)?;
 
         // Everything checked and decoded: now change the world.
@@ -1303,22 +1391,31 @@ impl Scene {
         })
     }
 
+    /// `error` (a relation cycle) placed at the entity it names: its id in
+    /// a text file, its entity in a binary one.
+    fn place_cycle(&self, mut error: SceneError) -> SceneError {
+        if let SceneError::RelationCycle { id, at, .. } = &mut error {
+            *at = match self.entities.iter().find(|e| e.id == *id) {
+                Some(e) => e.at.at(),
+                None if self.tables.iter().any(|t| t.ids.contains(id)) => binary_entity(*id),
+                None => Where::Unknown,
+            };
+        }
+        error
+    }
+
     /// The scene's prefabs as `resolved`, kept for `spawn_prefab` with
     /// what decoding them needs: the schemas and registry they were
     /// decoded with, and `ids`, the scene's keys → the entities spawned.
     fn prefab_source(
         &self,
-        resolved: Vec<Vec<SceneComponent>>,
+        resolved: Resolved,
         decoder: &Decoder<'_>,
         ids: FxHashMap<Entity, Entity>,
     ) -> PrefabSource {
         PrefabSource {
-            prefabs: self
-                .prefabs
-                .iter()
-                .zip(resolved)
-                .map(|(p, list)| (p.name.clone(), list))
-                .collect(),
+            names: self.prefabs.iter().map(|p| p.name.clone()).collect(),
+            prefabs: resolved,
             schemas: decoder.schemas.values().map(|&s| s.clone()).collect(),
             registry: decoder.registry.clone(),
             ids,
@@ -1414,6 +1511,7 @@ impl Scene {
             keys,
             groups: Vec::new(),
             by_names: FxHashMap::default(),
+            table_tail: FxHashMap::default(),
             rank: FxHashMap::default(),
             dynamics: Vec::new(),
             last: None,
@@ -1431,9 +1529,10 @@ impl Scene {
                 // with its registry fails with the error reading it
                 // without gives.
                 let mut bases = Vec::with_capacity(self.entities.len());
-                for e in &self.entities {
+                for (i, e) in self.entities.iter().enumerate() {
                     check_unique(&e.components, "component")?;
-                    bases.push(prefabs.base(&e.prefab, || e.at.at())?);
+                    let at = || e.at.at_part(Place::EntityPrefab(i));
+                    bases.push(prefabs.base(&e.prefab, at)?);
                     decoder.check_known(&e.components)?;
                 }
                 for (e, base) in self.entities.iter().zip(bases) {
@@ -1525,7 +1624,7 @@ fn check_schema(
 /// A scene's prefabs, resolved (each with its `extends` chain applied),
 /// by name.
 struct Prefabs<'s> {
-    resolved: Vec<Vec<SceneComponent>>,
+    resolved: Resolved,
     index: FxHashMap<&'s str, usize>,
 }
 
@@ -1557,7 +1656,7 @@ impl<'s> Prefabs<'s> {
             own.push(list);
         }
         Ok(Prefabs {
-            resolved: plan.apply(&own),
+            resolved: Resolved::new(own, plan),
             index: prefabs
                 .iter()
                 .enumerate()
@@ -1575,7 +1674,7 @@ impl<'s> Prefabs<'s> {
     ) -> Result<&[SceneComponent], SceneError> {
         let Some(name) = prefab else { return Ok(&[]) };
         match self.index.get(name.as_str()) {
-            Some(&i) => Ok(&self.resolved[i]),
+            Some(&i) => Ok(self.resolved.list(i)),
             None => Err(SceneError::UnknownPrefab {
                 name: name.clone(),
                 in_prefab: None,
@@ -1643,7 +1742,7 @@ impl SpawnPrefab for World {
             registry: &source.registry,
             schemas: source.schemas.iter().map(|s| (s.name(), s)).collect(),
         };
-        let mut pending = decoder.decode_all(&source.prefabs[index].1)?;
+        let mut pending = decoder.decode_all(source.prefabs.list(index))?;
         map_pending(&mut pending, &source.ids)?;
         for schema in &source.schemas {
             if self

@@ -364,6 +364,9 @@ pub(crate) struct ColumnFns {
     pub encode: EncodeRowsFn,
     /// Decodes one value from postcard bytes and hands it to a serializer.
     pub write: WriteFn,
+    /// Stored in a sparse set: not part of its entity's table (entities
+    /// that differ only in sparse components share one table).
+    pub sparse: bool,
 }
 
 /// What the registry knows about one type.
@@ -638,6 +641,7 @@ impl TypeRegistry {
                 new: Some(|| new_column::<T>(None)),
                 encode: encode_rows::<T>,
                 write: write_value::<T>,
+                sparse: T::STORAGE == mosaic::StorageType::SparseSet,
             }),
             take: None,
         })
@@ -792,6 +796,7 @@ impl TypeRegistry {
                 new: None,
                 encode: encode_edge_rows::<R>,
                 write: write_value::<EdgeList<R>>,
+                sparse: false,
             }),
             take: Some(take_edges::<R>),
         });

@@ -97,9 +97,9 @@ struct Doc {
     #[serde(default)]
     resources: Ordered<String, IgnoredAny>,
     #[serde(default)]
-    prefabs: Ordered<String, PrefabDoc>,
+    prefabs: Ordered<String, MapOnly<PrefabDoc>>,
     #[serde(default)]
-    entities: Vec<EntityDoc>,
+    entities: Vec<MapOnly<EntityDoc>>,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +119,49 @@ struct EntityDoc {
     prefab: Option<String>,
     #[serde(default)]
     components: Ordered<String, IgnoredAny>,
+}
+
+/// A struct of the document ([`Doc`], [`PrefabDoc`], [`EntityDoc`]) read
+/// only as a map (JSON) or struct (RON): serde's derive also reads a
+/// struct from a sequence of its fields, which would take the JSON `[]`
+/// for a scene, or `[1]` for an entity, unlike the walk that loads it.
+pub(crate) struct MapOnly<T>(pub T);
+
+/// The name and fields serde's derive gives a struct of the document.
+trait DocStruct {
+    const NAME: &'static str;
+    const FIELDS: &'static [&'static str];
+}
+
+impl DocStruct for Doc {
+    const NAME: &'static str = "Doc";
+    const FIELDS: &'static [&'static str] = &["schemas", "resources", "prefabs", "entities"];
+}
+
+impl DocStruct for PrefabDoc {
+    const NAME: &'static str = "PrefabDoc";
+    const FIELDS: &'static [&'static str] = &["extends", "components"];
+}
+
+impl DocStruct for EntityDoc {
+    const NAME: &'static str = "EntityDoc";
+    const FIELDS: &'static [&'static str] = &["id", "prefab", "components"];
+}
+
+impl<'de, T: Deserialize<'de> + DocStruct> Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MapVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de> + DocStruct> Visitor<'de> for MapVisitor<T> {
+            type Value = MapOnly<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "struct {}", T::NAME)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(MapOnly)
+            }
+        }
+        d.deserialize_struct(T::NAME, T::FIELDS, MapVisitor(PhantomData))
+    }
 }
 
 /// An entity id: any `u64`, exactly.
@@ -193,7 +236,7 @@ fn build(doc: Doc, source: &Arc<Source>) -> Result<Scene, SceneError> {
         .0
         .into_iter()
         .enumerate()
-        .map(|(i, (name, p))| Prefab {
+        .map(|(i, (name, MapOnly(p)))| Prefab {
             name,
             extends: p.extends,
             components: text_components(p.components, source, |j| Place::PrefabValue(i, j)),
@@ -204,7 +247,7 @@ fn build(doc: Doc, source: &Arc<Source>) -> Result<Scene, SceneError> {
         .entities
         .into_iter()
         .enumerate()
-        .map(|(i, e)| SceneEntity {
+        .map(|(i, MapOnly(e))| SceneEntity {
             id: e.id.0,
             prefab: e.prefab,
             components: text_components(e.components, source, |j| Place::EntityValue(i, j)),
@@ -276,13 +319,14 @@ pub(crate) fn ron_source(text: &str) -> Arc<Source> {
 
 pub(crate) fn parse_ron(text: &str) -> Result<Scene, SceneError> {
     let source = ron_source(text);
-    let doc: Doc = ron_options()
-        .from_str(&source.text)
-        .map_err(|e| SceneError::Syntax {
-            format: "RON",
-            message: e.code.to_string(),
-            at: Where::Text(source.ron_error_at(0, &source.text, e.span.start)),
-        })?;
+    let MapOnly(doc): MapOnly<Doc> =
+        ron_options()
+            .from_str(&source.text)
+            .map_err(|e| SceneError::Syntax {
+                format: "RON",
+                message: e.code.to_string(),
+                at: Where::Text(source.ron_error_at(0, &source.text, e.span.start)),
+            })?;
     build(doc, &source)
 }
 
@@ -340,11 +384,12 @@ pub(crate) fn json_source(text: &str) -> Result<Arc<Source>, SceneError> {
 
 pub(crate) fn parse_json(text: &str) -> Result<Scene, SceneError> {
     let source = json_source(text)?;
-    let doc: Doc = serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
-        format: "JSON",
-        message: strip_position(&e),
-        at: Where::Text(source.location(json_offset(&source.text, e.line(), e.column()))),
-    })?;
+    let MapOnly(doc): MapOnly<Doc> =
+        serde_json::from_str(&source.text).map_err(|e| SceneError::Syntax {
+            format: "JSON",
+            message: strip_position(&e),
+            at: Where::Text(source.location(json_offset(&source.text, e.line(), e.column()))),
+        })?;
     build(doc, &source)
 }
 

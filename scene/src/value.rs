@@ -101,6 +101,15 @@ impl Spot {
             Spot::Text { source, place } => text_at(source, *place),
         }
     }
+
+    /// Where `place`, another part of the same body, is (a text file), or
+    /// where this spot is (a binary one: it names the entity or prefab).
+    pub fn at_part(&self, place: Place) -> Where {
+        match self {
+            Spot::Known(at) => at.clone(),
+            Spot::Text { source, .. } => text_at(source, place),
+        }
+    }
 }
 
 /// Where `place` starts in `source` (walking the file to find it).
@@ -546,8 +555,22 @@ impl<'de> Visitor<'de> for DynamicSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<DynamicComponent, A::Error> {
         let schema = self.0;
         let mut values: Vec<(String, FieldValue)> = Vec::new();
+        // Many fields (a hostile schema may have tens of thousands): each
+        // key found by hash rather than by a scan of the fields.
+        let index: Option<rustc_hash::FxHashMap<&str, FieldType>> = (schema.fields().len() > 16)
+            .then(|| {
+                let mut index = rustc_hash::FxHashMap::default();
+                for (n, ty) in schema.fields() {
+                    index.entry(n.as_str()).or_insert(*ty);
+                }
+                index
+            });
         while let Some(name) = map.next_key::<String>()? {
-            let Some(ty) = schema.field_type(&name) else {
+            let ty = match &index {
+                Some(index) => index.get(name.as_str()).copied(),
+                None => schema.field_type(&name),
+            };
+            let Some(ty) = ty else {
                 let expected: Vec<&str> = schema.fields().iter().map(|(n, _)| n.as_str()).collect();
                 return Err(de::Error::custom(format_args!(
                     "unknown field `{name}`, expected one of: {}",

@@ -1679,20 +1679,33 @@ fn prefab_cycle() {
     )"#;
     let errors = errors_in_every_format(text);
     for err in &errors {
-        assert_eq!(
-            err,
-            &SceneError::PrefabCycle {
-                chain: vec!["A".into(), "B".into(), "A".into()]
-            }
+        assert!(
+            matches!(err, SceneError::PrefabCycle { chain, .. } if chain == &["A", "B", "A"]),
+            "{err:?}"
         );
     }
-    assert_eq!(errors[0].to_string(), "prefab cycle: A -> B -> A");
+    // Where the cycle's first prefab is: its body in a text file, its name
+    // in a binary one.
+    let at = |err: &SceneError| match err {
+        SceneError::PrefabCycle { at, .. } => at.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(at(&errors[0]), Where::Text(find(text, "(extends: \"B\"")));
+    assert_eq!(at(&errors[1]).location().map(|l| l.line), Some(3));
+    assert_eq!(at(&errors[2]), Where::Binary("prefab `A`".into()));
+    assert_eq!(
+        errors[0].to_string(),
+        "prefab cycle: A -> B -> A at line 3, column 18"
+    );
     // A prefab that extends itself; a cycle reached through a chain.
     let err = ron_error(r#"(prefabs: {"S": (extends: "S")})"#);
-    assert_eq!(err.to_string(), "prefab cycle: S -> S");
+    assert_eq!(err.to_string(), "prefab cycle: S -> S at line 1, column 17");
     let err =
         ron_error(r#"(prefabs: {"X": (extends: "Y"), "Y": (extends: "Z"), "Z": (extends: "Y")})"#);
-    assert_eq!(err.to_string(), "prefab cycle: Y -> Z -> Y");
+    assert_eq!(
+        err.to_string(),
+        "prefab cycle: Y -> Z -> Y at line 1, column 38"
+    );
 }
 
 #[test]
@@ -1706,8 +1719,8 @@ fn unknown_prefab() {
             "{err:?}"
         );
     }
-    // Located at the entity (its id).
-    let at = find(text, "2, prefab");
+    // Located at the offending token: the prefab's name.
+    let at = find(text, "\"Tre\"");
     assert_eq!(
         errors[0].to_string(),
         format!(
@@ -1732,7 +1745,7 @@ fn unknown_prefab() {
         errors[0].to_string(),
         format!(
             "unknown prefab `Bas` (in the `extends` of prefab `Tree`) at line 1, column {}; did you mean `Base`?",
-            find(text, "(extends").column
+            find(text, "\"Bas\"").column
         )
     );
     assert_eq!(

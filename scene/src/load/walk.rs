@@ -171,9 +171,9 @@ impl Scene {
         decoder: &Decoder<'_>,
     ) -> Result<EntityPlan<'s>, SceneError> {
         let mut plan = EntityPlan::default();
-        for e in &self.entities {
+        for (i, e) in self.entities.iter().enumerate() {
             check_unique(&e.components, "component")?;
-            let base = prefabs.base(&e.prefab, || e.at.at())?;
+            let base = prefabs.base(&e.prefab, || e.at.at_part(Place::EntityPrefab(i)))?;
             let inherited_start = plan.inherited.len();
             let group = if base.is_empty() {
                 batch.group_of(e.components.iter(), decoder.registry)
