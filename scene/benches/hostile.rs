@@ -8,6 +8,15 @@
 //!   read and refused (`UnknownComponent`), N = 25,000 and 50,000.
 //! - `wide_entity/duplicate/N`: one entity naming the same component N
 //!   times, read and refused (`Duplicate`).
+//! - `distinct_chain/N`: a chain of N prefabs each adding a runtime-defined
+//!   component of its own (the last has N), one entity of the last, loaded
+//!   (N = 1,000 and 2,000; copying each prefab's list down the chain was
+//!   quadratic).
+//! - `wide_schema/N`: a runtime schema of N fields and one value of it,
+//!   loaded (N = 10,000 and 20,000; a field lookup by scan was quadratic).
+//! - `long_name/N`: an unknown component name of N bytes, refused
+//!   (`UnknownComponent`; N = 500,000 and 1,000,000: the "did you mean"
+//!   search once compared it with every registered name in full).
 //!
 //! The tests in `tests/hostile.rs` check the results; speed is proved here.
 //! `HOSTILE_ONE_PASS=chain` loads the 2,000-deep chain 10 times and exits,
@@ -58,6 +67,83 @@ fn wide_entity(n: usize, component: impl Fn(usize) -> String) -> String {
     }
     text += "})])";
     text
+}
+
+/// A RON scene: `n` runtime-defined components `C{i}`, a chain of `n`
+/// prefabs where prefab `i` extends `i - 1` and adds `C{i}`, and one entity
+/// of the last.
+fn distinct_chain(n: usize) -> String {
+    let mut text = String::from("(schemas: {");
+    for i in 0..n {
+        text += &format!("\"C{i}\": {{\"v\": \"int\"}},");
+    }
+    text += "}, prefabs: {\"P0\": (components: {\"C0\": {\"v\": 0}}),\n";
+    for i in 1..n {
+        text += &format!(
+            "\"P{i}\": (extends: \"P{}\", components: {{\"C{i}\": {{\"v\": {i}}}}}),\n",
+            i - 1
+        );
+    }
+    text += &format!("}}, entities: [(id: 1, prefab: \"P{}\")])", n - 1);
+    text
+}
+
+/// A RON scene: a runtime schema `Wide` of `n` int fields, and one entity
+/// with a value of it.
+fn wide_schema(n: usize) -> String {
+    let mut text = String::from("(schemas: {\"Wide\": {");
+    for i in 0..n {
+        text += &format!("\"f{i}\": \"int\",");
+    }
+    text += "}}, entities: [(id: 1, components: {\"Wide\": {";
+    for i in 0..n {
+        text += &format!("\"f{i}\": {i},");
+    }
+    text += "}})])";
+    text
+}
+
+/// Loads `text` into a new world: the spawned map, or the error.
+fn load(text: &str, registry: &TypeRegistry) -> Result<mosaic_scene::SceneSpawn, SceneError> {
+    let mut world = World::new();
+    Scene::from_ron_str(text).and_then(|s| s.spawn_into(&mut world, registry))
+}
+
+/// The shapes found by the adversarial tests (`tests/adversarial.rs`).
+fn found_later(c: &mut Criterion, registry: &TypeRegistry) {
+    let mut group = c.benchmark_group("distinct_chain");
+    group.sample_size(10);
+    for n in [1_000, 2_000] {
+        let text = distinct_chain(n);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &text, |b, text| {
+            b.iter(|| black_box(load(text, registry).unwrap()))
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("wide_schema");
+    group.sample_size(10);
+    for n in [10_000, 20_000] {
+        let text = wide_schema(n);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &text, |b, text| {
+            b.iter(|| black_box(load(text, registry).unwrap()))
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("long_name");
+    group.sample_size(10);
+    for n in [500_000, 1_000_000] {
+        let text = wide_entity(1, |_| format!("\"{}\": (),\n", "x".repeat(n)));
+        group.bench_with_input(BenchmarkId::from_parameter(n), &text, |b, text| {
+            b.iter(|| {
+                let err = load(text, registry).unwrap_err();
+                assert!(matches!(err, SceneError::UnknownComponent { .. }));
+                black_box(err)
+            })
+        });
+    }
+    group.finish();
 }
 
 fn hostile(c: &mut Criterion) {
@@ -115,6 +201,7 @@ fn hostile(c: &mut Criterion) {
         });
     }
     group.finish();
+    found_later(c, &registry);
 }
 
 criterion_group!(benches, hostile);
