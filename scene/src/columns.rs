@@ -67,7 +67,7 @@ pub(crate) type WriteFn =
 /// Appends the postcard bytes of one component of some entities of one
 /// archetype (see [`encode_rows`]).
 pub(crate) type EncodeRowsFn =
-    fn(&World, ArchetypeId, &[usize], &[Entity], &mut Vec<u8>) -> Result<(), String>;
+    fn(&World, ArchetypeId, Option<&[usize]>, &[Entity], &mut Vec<u8>) -> Result<(), String>;
 
 /// One component's values, decoded for a batch of new entities.
 pub(crate) trait PendingColumn: Send {
@@ -186,25 +186,35 @@ pub(crate) fn new_column<T: Component + DeserializeOwned>(
 }
 
 /// Appends the postcard bytes of component `T` of each of `entities`
-/// (which sit at `rows` of `archetype`'s table) to `out`, in order.
+/// (which sit at `rows` of `archetype`'s table, or are the whole table in
+/// row order if `rows` is `None`) to `out`, in order.
 pub(crate) fn encode_rows<T: Component + Serialize>(
     world: &World,
     archetype: ArchetypeId,
-    rows: &[usize],
+    rows: Option<&[usize]>,
     entities: &[Entity],
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     let fail = |e: postcard::Error| e.to_string();
     // A guess (postcard is rarely larger than the value in memory) that
     // saves regrowing the buffer for plain-data components.
-    out.reserve(rows.len() * std::mem::size_of::<T>());
+    out.reserve(entities.len() * std::mem::size_of::<T>());
     let mut serializer = postcard::Serializer {
         output: VecSink(out),
     };
     if T::STORAGE == StorageType::Table {
         if let Some(values) = world.get_archetype(archetype).and_then(|a| a.column::<T>()) {
-            for &row in rows {
-                values[row].serialize(&mut serializer).map_err(fail)?;
+            match rows {
+                Some(rows) => {
+                    for &row in rows {
+                        values[row].serialize(&mut serializer).map_err(fail)?;
+                    }
+                }
+                None => {
+                    for value in values {
+                        value.serialize(&mut serializer).map_err(fail)?;
+                    }
+                }
             }
             return Ok(());
         }

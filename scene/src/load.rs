@@ -1208,9 +1208,13 @@ impl Apply<'_, '_> {
             // Saved handles come back as they were, when the world can
             // give them (it never had an entity; every id is a handle's
             // bits, not a hand-written small id).
-            let ids: Option<Vec<Entity>> =
-                order.iter().map(|&(id, _)| Entity::from_bits(id)).collect();
-            if let Some(ids) = ids {
+            // (Into a buffer of the right size: collecting into an
+            // `Option<Vec>` grows it from empty.)
+            let mut ids = Vec::with_capacity(order.len());
+            let all = order
+                .iter()
+                .all(|&(id, _)| Entity::from_bits(id).map(|e| ids.push(e)).is_some());
+            if all {
                 world.prepare_spawn_ids(&ids);
             }
         }
@@ -1460,10 +1464,13 @@ impl Scene {
     /// Checked: every entity id is unique, and none is reserved. Returns
     /// each entity's id and the key its references decode to, in order.
     fn check_ids(&self) -> Result<Vec<(u64, Entity)>, SceneError> {
+        // Slice by slice: a chain of them would be extended an element at a
+        // time, each checked for room.
         let mut order: Vec<(u64, Entity)> = Vec::with_capacity(self.len());
-        let listed = self.entities.iter().map(|e| e.id);
-        let tabled = self.tables.iter().flat_map(|t| t.ids.iter().copied());
-        order.extend(listed.chain(tabled).map(|id| (id, scene_key(id))));
+        order.extend(self.entities.iter().map(|e| (e.id, scene_key(e.id))));
+        for table in &self.tables {
+            order.extend(table.ids.iter().map(|&id| (id, scene_key(id))));
+        }
         let at_position = |i: usize, id: u64| {
             self.entities
                 .get(i)

@@ -314,7 +314,7 @@ fn encode_edges<R: Relationship + Serialize>(
 fn encode_edge_rows<R: Relationship + Serialize>(
     world: &World,
     _: mosaic::ArchetypeId,
-    _: &[usize],
+    _: Option<&[usize]>,
     entities: &[Entity],
     out: &mut Vec<u8>,
 ) -> Result<(), String> {

@@ -11,7 +11,9 @@
 //!    run, when it ends, becomes a table (`save_run`) of one byte string
 //!    per component, encoded straight from the world's column
 //!    (`typed_column`) or value by value for runtime-defined ones
-//!    (`dynamic_column`).
+//!    (`dynamic_column`). A whole world with no sparse-set component
+//!    (`save_world`) is one run per archetype, its whole table, with no
+//!    entity looked up.
 //! 3. **Resources and schemas** (`save_resources`), in the data model.
 //!
 //! Why: a column is encoded in one call with no value decoded or boxed,
@@ -23,6 +25,8 @@
 //! walk over its file (`walk_contents`), each other value on its own
 //! (`resolve_value`), and checks each table's columns decode
 //! (`check_column`), keeping them as bytes.
+
+use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::de::DeserializeSeed;
@@ -41,11 +45,13 @@ use mosaic::{
 
 /// Consecutive entities of one archetype with the same sparse components:
 /// saved as one [`SceneTable`].
-struct Run {
+struct Run<'w> {
     archetype: ArchetypeId,
     sparse: Vec<ComponentId>,
-    rows: Vec<usize>,
-    entities: Vec<Entity>,
+    /// The entities' rows in the archetype's table; `None` for the whole
+    /// table in row order (then `entities` are the table's own).
+    rows: Option<Vec<usize>>,
+    entities: Cow<'w, [Entity]>,
 }
 
 fn encode_error(component: &str, message: String) -> SceneError {
@@ -63,12 +69,11 @@ fn encode_error(component: &str, message: String) -> SceneError {
 fn save(
     world: &World,
     registry: &TypeRegistry,
-    entities: impl IntoIterator<Item = Entity>,
-    dedup: bool,
+    save_entities: impl FnOnce(&mut Scene) -> Result<(), SceneError>,
 ) -> Result<Scene, SceneError> {
     check_names_free(world, registry)?;
     let mut scene = Scene::new();
-    save_entities(world, registry, &mut scene, entities, dedup)?;
+    save_entities(&mut scene)?;
     save_resources(world, registry, &mut scene)?;
     scene.schemas = world
         .dynamic_schemas()
@@ -123,9 +128,14 @@ fn save_entities(
             .filter(|&id| world.contains_id(entity, id))
             .collect();
         match &mut run {
-            Some(r) if r.archetype == loc.archetype && r.sparse == has => {
-                r.rows.push(loc.row as usize);
-                r.entities.push(entity);
+            Some(Run {
+                archetype,
+                sparse,
+                rows: Some(rows),
+                entities: Cow::Owned(entities),
+            }) if *archetype == loc.archetype && *sparse == has => {
+                rows.push(loc.row as usize);
+                entities.push(entity);
             }
             _ => {
                 if let Some(done) = run.take() {
@@ -134,8 +144,8 @@ fn save_entities(
                 run = Some(Run {
                     archetype: loc.archetype,
                     sparse: has,
-                    rows: vec![loc.row as usize],
-                    entities: vec![entity],
+                    rows: Some(vec![loc.row as usize]),
+                    entities: Cow::Owned(vec![entity]),
                 });
             }
         }
@@ -144,6 +154,29 @@ fn save_entities(
         Some(done) => save_run(world, registry, scene, done),
         None => Ok(()),
     }
+}
+
+/// Saves every entity of `world`, archetype by archetype in row order.
+/// With no sparse-set component in the world, each archetype's entities
+/// are one run, its whole table: saved with no entity looked up and each
+/// column encoded as it lies (the common case, and the bulk of a save).
+fn save_world(world: &World, registry: &TypeRegistry, scene: &mut Scene) -> Result<(), SceneError> {
+    if !sparse_sets(world).is_empty() {
+        let entities = world
+            .archetypes()
+            .flat_map(|a| a.entities().iter().copied());
+        return save_entities(world, registry, scene, entities, false);
+    }
+    for archetype in world.archetypes().filter(|a| !a.is_empty()) {
+        let run = Run {
+            archetype: archetype.id(),
+            sparse: Vec::new(),
+            rows: None,
+            entities: Cow::Borrowed(archetype.entities()),
+        };
+        save_run(world, registry, scene, run)?;
+    }
+    Ok(())
 }
 
 /// The world's sparse-set components: an entity's sparse components are
@@ -182,7 +215,7 @@ fn save_run(
     world: &World,
     registry: &TypeRegistry,
     scene: &mut Scene,
-    run: Run,
+    run: Run<'_>,
 ) -> Result<(), SceneError> {
     let ids = world
         .get_archetype(run.archetype)
@@ -218,11 +251,11 @@ fn save_run(
 /// and written as postcard, one after another (no typed column to copy).
 fn dynamic_column(
     world: &World,
-    run: &Run,
+    run: &Run<'_>,
     info: &ComponentInfo,
 ) -> Result<TableColumn, SceneError> {
     let mut bytes = Vec::new();
-    for &entity in &run.entities {
+    for &entity in run.entities.iter() {
         let value = world
             .get_dynamic(entity, info.name())
             .map_err(|e| encode_error(info.name(), e.to_string()))?;
@@ -240,7 +273,7 @@ fn dynamic_column(
 fn typed_column(
     world: &World,
     registry: &TypeRegistry,
-    run: &Run,
+    run: &Run<'_>,
     info: &ComponentInfo,
 ) -> Result<Option<TableColumn>, SceneError> {
     let entry = info
@@ -250,8 +283,14 @@ fn typed_column(
         return Ok(None);
     };
     let mut bytes = Vec::new();
-    (fns.encode)(world, run.archetype, &run.rows, &run.entities, &mut bytes)
-        .map_err(|m| encode_error(&entry.name, m))?;
+    (fns.encode)(
+        world,
+        run.archetype,
+        run.rows.as_deref(),
+        &run.entities,
+        &mut bytes,
+    )
+    .map_err(|m| encode_error(&entry.name, m))?;
     Ok(Some(TableColumn {
         name: entry.name.clone(),
         bytes: ColumnBytes::owned(bytes),
@@ -298,10 +337,7 @@ impl Scene {
         // archetypes in the order their entities first appear and fills
         // them in file order, so the copy iterates in this order too, and
         // saving the copy writes its entities in the same order.
-        let entities = world
-            .archetypes()
-            .flat_map(|a| a.entities().iter().copied());
-        save(world, registry, entities, false)
+        save(world, registry, |scene| save_world(world, registry, scene))
     }
 
     /// Saves the chosen entities (for example those a query returned), as
@@ -329,7 +365,9 @@ impl Scene {
         registry: &TypeRegistry,
         entities: impl IntoIterator<Item = Entity>,
     ) -> Result<Scene, SceneError> {
-        save(world, registry, entities, true)
+        save(world, registry, |scene| {
+            save_entities(world, registry, scene, entities, true)
+        })
     }
 
     /// Decodes every value with its type and keeps it in the serde data

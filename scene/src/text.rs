@@ -28,9 +28,10 @@
 //! the format cannot take fails before any output, then lets the format's
 //! serializer walk it; a table's values are decoded one at a time from its
 //! columns as they are written. Writing binary (`to_binary`) gathers
-//! entities kept one by one into runs (`listed_runs`), borrows every
-//! table's bytes as they are (`bin_tables`), sizes the document exactly
-//! and writes it once into one allocation (`framed`).
+//! entities kept one by one into runs (`listed_runs`), sizes the document
+//! exactly and writes it once into one allocation (`framed`): its head
+//! with postcard, its tables by hand (`write_tables`, the bytes postcard
+//! writes, with each table's ids and column bytes copied as they are).
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -405,9 +406,11 @@ fn strip_position(e: &serde_json::Error) -> String {
 type BinValues = Vec<(String, Vec<u8>)>;
 
 /// A byte string, borrowed when read (postcard writes `[u8]` and byte
-/// strings alike; this reads and writes it in one piece).
+/// strings alike; this reads it in one piece).
 struct Bytes<'a>(&'a [u8]);
 
+/// For the test that `write_tables` writes what postcard would.
+#[cfg(test)]
 impl Serialize for Bytes<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_bytes(self.0)
@@ -422,10 +425,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Bytes<'a> {
 
 /// A run of entities with the same components, a column at a time: their
 /// ids, their prefab, and per component its name and the postcard bytes of
-/// every entity's value, back to back.
-#[derive(Serialize, Deserialize)]
+/// every entity's value, back to back. (Written by `write_tables`.)
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct BinTable<'a> {
-    /// Borrowed when written, owned when read (varints cannot be borrowed).
+    /// Owned when read (varints cannot be borrowed).
     ids: Cow<'a, [u64]>,
     prefab: Option<String>,
     #[serde(borrow)]
@@ -437,14 +441,26 @@ struct BinTable<'a> {
 type ListedRun<'a> = (Vec<u64>, Option<&'a str>, Vec<(&'a str, Vec<u8>)>);
 
 /// The binary document: names and structure; prefab and resource values
-/// each as its own bytes, entities as tables.
-#[derive(Serialize, Deserialize)]
+/// each as its own bytes, entities as tables. Written as a [`BinHead`]
+/// then its tables (`write_tables`).
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct BinDoc<'a> {
     schemas: Vec<(String, Vec<(String, String)>)>,
     resources: Vec<(String, Vec<u8>)>,
     prefabs: Vec<(String, Option<String>, BinValues)>,
     #[serde(borrow)]
     tables: Vec<BinTable<'a>>,
+}
+
+/// A [`BinDoc`] without its tables: postcard writes a struct as its
+/// fields back to back, so these bytes followed by the tables' are the
+/// document's.
+#[derive(Serialize)]
+struct BinHead {
+    schemas: Vec<(String, Vec<(String, String)>)>,
+    resources: Vec<(String, Vec<u8>)>,
+    prefabs: Vec<(String, Option<String>, BinValues)>,
 }
 
 /// A table of a binary scene being read: ids, prefab, and per component
@@ -1025,7 +1041,7 @@ impl Scene {
         // Entities kept one by one (read from text, resolved) become tables
         // too, so a binary file has one shape for entities.
         let listed = listed_runs(&self.entities)?;
-        let doc = BinDoc {
+        let head = BinHead {
             schemas: bin_schemas_out(&self.schemas),
             resources: value_bytes(&self.resources)?,
             prefabs: self
@@ -1039,9 +1055,8 @@ impl Scene {
                     ))
                 })
                 .collect::<Result<_, SceneError>>()?,
-            tables: bin_tables(&listed, &self.tables),
         };
-        framed(&doc)
+        framed(&head, &listed, &self.tables)
     }
 }
 
@@ -1103,33 +1118,125 @@ fn append_value(c: &SceneComponent, bytes: &mut Vec<u8>) -> Result<(), SceneErro
     }
 }
 
-/// The tables to write: the runs of listed entities, then the scene's own
-/// tables, whose column bytes are written as they are (borrowed, not
-/// decoded or copied).
-fn bin_tables<'a>(listed: &'a [ListedRun<'a>], tables: &'a [SceneTable]) -> Vec<BinTable<'a>> {
-    let mut out: Vec<BinTable<'_>> = listed
-        .iter()
-        .map(|(ids, prefab, columns)| BinTable {
-            ids: Cow::Borrowed(ids),
-            prefab: prefab.map(str::to_owned),
-            columns: columns
-                .iter()
-                .map(|(n, b)| ((*n).to_owned(), Bytes(b)))
-                .collect(),
-        })
-        .collect();
-    out.extend(tables.iter().map(|t| {
-        BinTable {
-            ids: Cow::Borrowed(&t.ids),
-            prefab: t.prefab.clone(),
-            columns: t
-                .columns
-                .iter()
-                .map(|c| (c.name.clone(), Bytes(c.bytes.as_slice())))
-                .collect(),
+/// Where [`write_tables`] puts the tables' bytes: counted (for the exact
+/// size) or appended.
+trait BinOut {
+    fn byte(&mut self, byte: u8);
+    fn bytes(&mut self, bytes: &[u8]);
+    /// An unsigned LEB128 varint, as postcard writes integers and lengths.
+    fn varint(&mut self, value: u64);
+}
+
+/// Counts the bytes it is given.
+struct Count(usize);
+
+impl BinOut for Count {
+    #[inline]
+    fn byte(&mut self, _: u8) {
+        self.0 += 1;
+    }
+
+    #[inline]
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len();
+    }
+
+    #[inline]
+    fn varint(&mut self, value: u64) {
+        // 7 bits a byte, and one byte for 0.
+        self.0 += (u64::BITS - (value | 1).leading_zeros()).div_ceil(7) as usize;
+    }
+}
+
+impl BinOut for Vec<u8> {
+    #[inline]
+    fn byte(&mut self, byte: u8) {
+        self.push(byte);
+    }
+
+    #[inline]
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, mut value: u64) {
+        // Encoded in a local buffer, then appended with a copy of fixed
+        // length: pushing byte by byte reloads the `Vec` after every store
+        // (a `u8` may alias it), and a copy of unknown length calls
+        // `memcpy`, each several times the cost of the encoding.
+        fn put<const N: usize>(out: &mut Vec<u8>, buf: &[u8; 10]) {
+            out.extend_from_slice(&buf[..N]);
         }
-    }));
-    out
+        let mut buf = [0u8; 10];
+        let mut n = 0;
+        while value >= 0x80 {
+            buf[n] = value as u8 | 0x80;
+            value >>= 7;
+            n += 1;
+        }
+        buf[n] = value as u8;
+        match n + 1 {
+            1 => put::<1>(self, &buf),
+            2 => put::<2>(self, &buf),
+            3 => put::<3>(self, &buf),
+            4 => put::<4>(self, &buf),
+            5 => put::<5>(self, &buf),
+            6 => put::<6>(self, &buf),
+            7 => put::<7>(self, &buf),
+            8 => put::<8>(self, &buf),
+            9 => put::<9>(self, &buf),
+            _ => put::<10>(self, &buf),
+        }
+    }
+}
+
+/// The tables of a binary document, as postcard writes a
+/// `Vec<BinTable>` (see the test below), by hand: the runs of listed
+/// entities, then the scene's own tables, whose column bytes go in as they
+/// are, one copy each, with no serde call per id or per column.
+fn write_tables(out: &mut impl BinOut, listed: &[ListedRun<'_>], tables: &[SceneTable]) {
+    out.varint((listed.len() + tables.len()) as u64);
+    for (ids, prefab, columns) in listed {
+        let columns = columns.iter().map(|(n, b)| (*n, b.as_slice()));
+        write_table(out, ids, *prefab, columns);
+    }
+    for t in tables {
+        let columns = t
+            .columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.bytes.as_slice()));
+        write_table(out, &t.ids, t.prefab.as_deref(), columns);
+    }
+}
+
+/// One [`BinTable`]: its ids (a sequence of varints), its prefab (an
+/// option of a string) and its columns (a sequence of name and bytes).
+fn write_table<'a>(
+    out: &mut impl BinOut,
+    ids: &[u64],
+    prefab: Option<&str>,
+    columns: impl ExactSizeIterator<Item = (&'a str, &'a [u8])>,
+) {
+    out.varint(ids.len() as u64);
+    for &id in ids {
+        out.varint(id);
+    }
+    match prefab {
+        None => out.byte(0),
+        Some(name) => {
+            out.byte(1);
+            out.varint(name.len() as u64);
+            out.bytes(name.as_bytes());
+        }
+    }
+    out.varint(columns.len() as u64);
+    for (name, bytes) in columns {
+        out.varint(name.len() as u64);
+        out.bytes(name.as_bytes());
+        out.varint(bytes.len() as u64);
+        out.bytes(bytes);
+    }
 }
 
 /// The schemas as `(name, [(field, type name)])`, as a binary file holds
@@ -1149,15 +1256,97 @@ fn bin_schemas_out(schemas: &[(ComponentSchema, Spot)]) -> Vec<(String, Vec<(Str
         .collect()
 }
 
-/// The header and `doc`'s bytes. The exact size first (a pass that copies
-/// nothing), so the bytes are written once into one allocation of the
-/// right size: a guess that falls short doubles the largest buffer of a
-/// save.
-fn framed(doc: &BinDoc<'_>) -> Result<Vec<u8>, SceneError> {
-    let size = postcard::serialize_with_flavor(doc, postcard::ser_flavors::Size::default())
+/// The header and the document's bytes: `head` (postcard), then the
+/// tables. The exact size first (a pass that copies nothing), so the bytes
+/// are written once into one allocation of the right size: a guess that
+/// falls short doubles the largest buffer of a save.
+fn framed(
+    head: &BinHead,
+    listed: &[ListedRun<'_>],
+    tables: &[SceneTable],
+) -> Result<Vec<u8>, SceneError> {
+    let head_size = postcard::serialize_with_flavor(head, postcard::ser_flavors::Size::default())
         .map_err(encode_error)?;
-    let mut out = Vec::with_capacity(MAGIC.len() + size);
+    let mut tables_size = Count(0);
+    write_tables(&mut tables_size, listed, tables);
+    let size = MAGIC.len() + head_size + tables_size.0;
+    let mut out = Vec::with_capacity(size);
     out.extend_from_slice(MAGIC);
-    write_postcard(doc, &mut out).map_err(encode_error)?;
+    write_postcard(head, &mut out).map_err(encode_error)?;
+    write_tables(&mut out, listed, tables);
+    debug_assert_eq!(out.len(), size, "the size pass counts what is written");
     Ok(out)
+}
+
+#[cfg(test)]
+mod bin_tests {
+    use super::*;
+
+    /// `framed` writes, byte for byte, what postcard writes of the whole
+    /// `BinDoc` (the format files have always had), and counts it exactly.
+    #[test]
+    fn hand_written_tables_are_postcards() {
+        let ids = [0, 1, 127, 128, 300, 1 << 32, (7 << 32) | 5, u64::MAX];
+        let column = vec![7u8; 200];
+        let listed: Vec<ListedRun<'_>> = vec![
+            (
+                vec![3, 1 << 40],
+                Some("Tree"),
+                vec![("A", vec![1, 2]), ("B", vec![])],
+            ),
+            (vec![], None, vec![]),
+        ];
+        let table = |ids: &[u64], prefab: Option<&str>, columns: &[(&str, &[u8])]| SceneTable {
+            ids: ids.to_vec(),
+            prefab: prefab.map(str::to_owned),
+            columns: columns
+                .iter()
+                .map(|&(name, bytes)| TableColumn {
+                    name: name.to_owned(),
+                    bytes: ColumnBytes::owned(bytes.to_vec()),
+                })
+                .collect(),
+        };
+        let long_name = "N".repeat(130);
+        let tables = vec![
+            table(&ids, None, &[("Position", &column), (&long_name, &[9])]),
+            table(&[42], Some(&long_name), &[]),
+        ];
+        let head = BinHead {
+            schemas: vec![("Mana".into(), vec![("max".into(), "int".into())])],
+            resources: vec![("Score".into(), vec![1, 2, 3])],
+            prefabs: vec![("Tree".into(), None, vec![("A".into(), vec![4])])],
+        };
+        let doc = BinDoc {
+            schemas: head.schemas.clone(),
+            resources: head.resources.clone(),
+            prefabs: head.prefabs.clone(),
+            tables: listed
+                .iter()
+                .map(|(ids, prefab, columns)| BinTable {
+                    ids: Cow::Borrowed(ids),
+                    prefab: prefab.map(str::to_owned),
+                    columns: columns
+                        .iter()
+                        .map(|(n, b)| ((*n).to_owned(), Bytes(b)))
+                        .collect(),
+                })
+                .chain(tables.iter().map(|t| {
+                    BinTable {
+                        ids: Cow::Borrowed(&t.ids),
+                        prefab: t.prefab.clone(),
+                        columns: t
+                            .columns
+                            .iter()
+                            .map(|c| (c.name.clone(), Bytes(c.bytes.as_slice())))
+                            .collect(),
+                    }
+                }))
+                .collect(),
+        };
+        let mut expected = MAGIC.to_vec();
+        expected.extend(postcard::to_allocvec(&doc).unwrap());
+        let written = framed(&head, &listed, &tables).unwrap();
+        assert_eq!(written, expected);
+    }
 }

@@ -11,7 +11,7 @@ use super::{World, location};
 use crate::archetype::ArchetypeId;
 use crate::column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
 use crate::component::{ComponentId, StorageType};
-use crate::entity::Entity;
+use crate::entity::{Entity, EntityLocation};
 use crate::storage::DeferredPanic;
 use crate::storage::batch::write_new_rows;
 
@@ -136,7 +136,15 @@ impl World {
         self.flush();
         let tick = self.change_tick();
         self.entities.reserve_capacity(count);
-        let spawned: Vec<Entity> = (0..count).map(|_| self.entities.alloc()).collect();
+        // Fresh ids in one step (a shared atomic counter, as `spawn_batch`
+        // takes them), not one atomic step each; placed once their rows
+        // are written. The unused rest (none, unless the free list had
+        // indices to hand out first) goes back at once.
+        let mut fresh = self.entities.take_fresh(count);
+        let spawned: Vec<Entity> = (0..count)
+            .map(|_| self.entities.alloc_in(&mut fresh, EntityLocation::INVALID))
+            .collect();
+        self.entities.end_batch(fresh);
         // The entities have no place until their rows are written. `fill`
         // cannot reach the world; if it panics or its batches are refused,
         // the handles are freed before the panic or error goes on.
