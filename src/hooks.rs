@@ -114,8 +114,8 @@ impl ComponentHooks {
         self
     }
 
-    /// Runs `hook` before the component is removed (by `remove` or
-    /// `despawn`), while its value is still readable.
+    /// Runs `hook` before the component is removed (by `remove`,
+    /// `despawn` or `take`), while its value is still readable.
     ///
     /// # Example
     /// ```

@@ -10,8 +10,9 @@
 //! at a point where the world is consistent: [`OnSpawn`] after a spawn;
 //! [`OnAdd<T>`] (the entity lacked `T`) then [`OnInsert<T>`] (added or
 //! replaced) after an insert; [`OnRemove<T>`] *before* a removal, so the
-//! value is still readable; for a despawn, one `OnRemove` per component and
-//! then [`OnDespawn`], all before the entity goes. Component hooks (see
+//! value is still readable; for a despawn (and a [`World::take`](crate::World::take)), one
+//! `OnRemove` per component and then [`OnDespawn`], all before the entity
+//! goes. Component hooks (see
 //! [`ComponentHooks`](crate::ComponentHooks)) run just before the observers
 //! of the same event.
 //!
@@ -48,6 +49,10 @@
 //! - the structural change itself is complete before any hook or observer
 //!   runs, so it stays done (never half a bundle), and every value is
 //!   dropped exactly once;
+//! - a removal (`remove`, `exchange`, `despawn`, `take`) is announced
+//!   whole before anything is removed, so a panicking `on_remove` hook or
+//!   `OnRemove`/`OnDespawn` observer changes nothing: the entity keeps
+//!   every component (none is taken out and lost to the unwind);
 //! - the commands queued by the failed operation's hooks and observers (all
 //!   rounds of it) are **dropped**, unapplied: the panic goes on, and the
 //!   next operation or `trigger` starts with an empty queue. A dropped

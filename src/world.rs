@@ -445,17 +445,34 @@ impl World {
     /// relations' policies doom (iteratively, however deep the chain).
     #[inline(never)]
     fn despawn_relating(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.under_relation_policies(entity, |world| world.despawn_now(entity))
+    }
+
+    /// Runs `despawn`, which despawns `entity` (as [`World::despawn_now`]
+    /// does), under the relations' policies: refuses, changing nothing, a
+    /// target its relations keep alive, and despawns afterwards the sources
+    /// they doom. For [`World::despawn`] and [`World::take`].
+    #[inline]
+    fn under_relation_policies<R>(
+        &mut self,
+        entity: Entity,
+        despawn: impl FnOnce(&mut World) -> Result<R, EntityError>,
+    ) -> Result<R, EntityError> {
         if let Some(relation) = self.relations.refusing(self, entity) {
             return Err(EntityError::DespawnRefused { entity, relation });
         }
         // The sources go even if the despawn panicked (a value's drop: the
         // entity is gone all the same), then the panic goes on.
-        let (result, caught) = match catch_unwind(AssertUnwindSafe(|| self.despawn_now(entity))) {
-            Ok(result) => (result, None),
-            Err(payload) => (Ok(()), Some(payload)),
-        };
-        self.drain_doomed_then_resume(caught);
-        result
+        match catch_unwind(AssertUnwindSafe(|| despawn(self))) {
+            Ok(result) => {
+                self.drain_doomed_sources();
+                result
+            }
+            Err(payload) => {
+                let _ = catch_unwind(AssertUnwindSafe(|| self.drain_doomed_sources()));
+                resume_unwind(payload)
+            }
+        }
     }
 
     /// Despawns the sources queued by relation policies, then raises
@@ -524,11 +541,7 @@ impl World {
                 .get(entity)
                 .ok_or(EntityError::NoSuchEntity(entity))?;
             let ids = self.components_of(entity, loc);
-            if self.components.despawn_announced()
-                || self.components.announces_any(ids.iter().copied())
-            {
-                self.announce_remove(entity, true, &ids);
-            }
+            self.announce_despawn(entity, &ids);
         }
         // The despawn is complete even if a value's drop panicked: the
         // commands its observers queued run with it, then the panic goes on
@@ -539,6 +552,21 @@ impl World {
         self.flush_observer_commands();
         panics.resume();
         Ok(())
+    }
+
+    /// Announces the despawn of `entity`, whose components are `ids`: each
+    /// one's `on_remove` hook and `OnRemove` observers, then `OnDespawn`
+    /// ones, if any of them is announced. Nothing has changed yet: a panic
+    /// here leaves the entity whole. The lifecycle part of
+    /// [`World::despawn_now`] and [`World::take`].
+    #[inline]
+    fn announce_despawn(&mut self, entity: Entity, ids: &[ComponentId]) {
+        if self.components.lifecycle_active()
+            && (self.components.despawn_announced()
+                || self.components.announces_any(ids.iter().copied()))
+        {
+            self.announce_remove(entity, true, ids);
+        }
     }
 
     /// Destroys `entity` without lifecycle announcements.

@@ -697,23 +697,182 @@ struct Wide([u8; 64]);
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct Flag;
 
+/// A sparse component that counts its drops.
+#[derive(Component, Debug)]
+#[component(storage = "sparse")]
+struct Tally(u32, Arc<AtomicUsize>);
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 #[test]
-#[ignore = "known bug, not fixed: take removes component by component, each announced; \
-            a panic announcing a later one drops the earlier ones (Hp lost here). A fix needs \
-            take to announce every removal first, then take the values quietly"]
 fn take_whose_remove_observer_panics_on_a_later_component_loses_nothing() {
     let mut world = World::new();
+    let other = world.spawn((Hp(1), Wide([1; 64]), Flag));
     let e = world.spawn((Hp(3), Wide([7; 64]), Mark(1), Flag));
-    world.observe(|_: Trigger<OnRemove<Mark>>, _: DeferredWorld| panic!("mark remove"));
+    let id = world.observe(|_: Trigger<OnRemove<Mark>>, _: DeferredWorld| panic!("mark remove"));
     assert_eq!(expect_panic(|| world.take(e).map(|_| ())), "mark remove");
     world.check_invariants();
     // The take did not happen: every component is still on the entity
     // (none was taken out and then dropped by the unwind).
     assert!(world.contains(e));
+    assert_eq!(world.len(), 2);
     assert_eq!(world.get::<Hp>(e), Ok(&Hp(3)));
     assert_eq!(world.get::<Wide>(e), Ok(&Wide([7; 64])));
     assert_eq!(world.get::<Mark>(e), Ok(&Mark(1)));
     assert!(world.has::<Flag>(e));
+    assert_eq!(world.get::<Wide>(other), Ok(&Wide([1; 64])));
+    // Without the observer, the same take takes everything.
+    assert!(world.remove_observer(id));
+    let mut taken = world.take(e).unwrap();
+    world.check_invariants();
+    assert!(!world.contains(e));
+    assert_eq!(world.len(), 1);
+    assert_eq!(taken.len(), 4);
+    assert_eq!(taken.remove::<Hp>(), Some(Hp(3)));
+    assert_eq!(taken.remove::<Wide>(), Some(Wide([7; 64])));
+    assert_eq!(taken.remove::<Mark>(), Some(Mark(1)));
+    assert_eq!(taken.remove::<Flag>(), Some(Flag));
+    assert_eq!(world.get::<Hp>(other), Ok(&Hp(1)));
+    assert_eq!(world.get::<Wide>(other), Ok(&Wide([1; 64])));
+}
+
+#[test]
+fn take_whose_remove_hook_panics_loses_nothing() {
+    #[derive(Component, Debug, PartialEq)]
+    #[component(storage = "sparse")]
+    struct Seal(u8);
+    let drops = Arc::new(AtomicUsize::new(0));
+    let announced = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    world
+        .register_component_hooks::<Seal>()
+        .on_remove(|_, _| panic!("seal hook"));
+    let seen = announced.clone();
+    world.observe(move |_: Trigger<OnRemove<Hp>>, _: DeferredWorld| {
+        seen.fetch_add(1, Ordering::SeqCst);
+    });
+    let (parent, friend) = (world.spawn(()), world.spawn(()));
+    let e = world
+        .spawn_child(
+            parent,
+            (Hp(3), Wide([7; 64]), Tally(5, drops.clone()), Seal(2)),
+        )
+        .unwrap();
+    world.relate(e, friend, Likes).unwrap();
+    assert_eq!(expect_panic(|| world.take(e).map(|_| ())), "seal hook");
+    world.check_invariants();
+    // `Hp`'s removal was announced, then `Seal`'s hook panicked before
+    // anything was taken: the entity is whole, edges included.
+    assert_eq!(announced.load(Ordering::SeqCst), 1);
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    assert_eq!(world.len(), 3);
+    assert_eq!(world.get::<Hp>(e), Ok(&Hp(3)));
+    assert_eq!(world.get::<Wide>(e), Ok(&Wide([7; 64])));
+    assert_eq!(world.get::<Tally>(e).map(|t| t.0), Ok(5));
+    assert_eq!(world.get::<Seal>(e), Ok(&Seal(2)));
+    assert_eq!(world.parent(e), Some(parent));
+    assert_eq!(world.targets::<Likes>(e), [friend]);
+    // Without the hook's panic, the take goes through: the values come
+    // back (none dropped), the edges go from both ends.
+    world
+        .register_component_hooks::<Seal>()
+        .on_remove(|_, _| {});
+    let mut taken = world.take(e).unwrap();
+    world.check_invariants();
+    assert_eq!(announced.load(Ordering::SeqCst), 2);
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    assert_eq!(world.len(), 2);
+    assert!(world.children(parent).is_empty());
+    assert!(world.sources::<Likes>(friend).is_empty());
+    assert_eq!(taken.remove::<Hp>(), Some(Hp(3)));
+    assert_eq!(taken.remove::<Wide>(), Some(Wide([7; 64])));
+    assert_eq!(taken.remove::<Seal>(), Some(Seal(2)));
+    assert_eq!(taken.get::<Tally>().map(|t| t.0), Some(5));
+    assert_eq!(
+        taken.len(),
+        1,
+        "no edge taken: {:?}",
+        taken.component_names()
+    );
+    drop(taken);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn take_of_sparse_components_whose_remove_observer_panics_loses_nothing() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    // Only sparse components (the entity stays in the empty archetype),
+    // and sparse ones beside table ones.
+    let only = world.spawn((Tally(1, drops.clone()), Mark(1)));
+    let mixed = world.spawn((Hp(2), Tally(2, drops.clone()), Mark(2), Flag));
+    let neighbour = world.spawn((Tally(3, drops.clone()), Mark(3)));
+    let id = world.observe(|_: Trigger<OnRemove<Mark>>, _: DeferredWorld| panic!("mark remove"));
+    for e in [only, mixed] {
+        assert_eq!(expect_panic(|| world.take(e).map(|_| ())), "mark remove");
+        world.check_invariants();
+        assert!(world.contains(e));
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    assert_eq!(world.len(), 3);
+    let tally = world.component_id::<Tally>().unwrap();
+    let mark = world.component_id::<Mark>().unwrap();
+    assert_eq!(world.sparse_set_len(tally), 3);
+    assert_eq!(world.sparse_set_len(mark), 3);
+    assert_eq!(world.get::<Tally>(only).map(|t| t.0), Ok(1));
+    assert_eq!(world.get::<Mark>(only), Ok(&Mark(1)));
+    assert_eq!(world.get::<Hp>(mixed), Ok(&Hp(2)));
+    assert_eq!(world.get::<Tally>(mixed).map(|t| t.0), Ok(2));
+    assert_eq!(world.get::<Mark>(mixed), Ok(&Mark(2)));
+    assert!(world.has::<Flag>(mixed));
+    assert!(world.remove_observer(id));
+    // The takes go through once the observer is gone; the neighbour's
+    // values (moved within the sets) stay its own.
+    let mut there = World::new();
+    for (e, n) in [(only, 1), (mixed, 2)] {
+        let mut taken = world.take(e).unwrap();
+        world.check_invariants();
+        assert!(!world.contains(e));
+        assert_eq!(taken.get::<Tally>().map(|t| t.0), Some(n));
+        assert_eq!(taken.remove::<Mark>(), Some(Mark(n as u8)));
+        let moved = there.spawn(taken);
+        assert_eq!(there.get::<Tally>(moved).map(|t| t.0), Ok(n));
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    assert_eq!(world.len(), 1);
+    assert_eq!(world.sparse_set_len(tally), 1);
+    assert_eq!(world.get::<Tally>(neighbour).map(|t| t.0), Ok(3));
+    assert_eq!(world.get::<Mark>(neighbour), Ok(&Mark(3)));
+    drop(there);
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn take_of_a_target_a_relation_keeps_alive_is_refused_changing_nothing() {
+    let mut world = World::new();
+    let target = world.spawn((Hp(1), Mark(1)));
+    let holder = world.spawn(());
+    world.relate(holder, target, Anchors).unwrap();
+    assert_eq!(
+        world.take(target).unwrap_err(),
+        EntityError::DespawnRefused {
+            entity: target,
+            relation: "Anchors"
+        }
+    );
+    world.check_invariants();
+    // As `despawn` refuses: the entity keeps every component.
+    assert_eq!(world.get::<Hp>(target), Ok(&Hp(1)));
+    assert_eq!(world.get::<Mark>(target), Ok(&Mark(1)));
+    assert_eq!(world.sources::<Anchors>(target), [holder]);
+    world.unrelate::<Anchors>(holder, target).unwrap();
+    let taken = world.take(target).unwrap();
+    assert_eq!(taken.len(), 2);
+    assert!(!world.contains(target));
 }
 
 #[test]

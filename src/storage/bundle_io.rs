@@ -10,7 +10,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr::NonNull;
 
-use super::{DeferredPanic, SparseSets, Table};
+use super::{AbortOnUnwind, DeferredPanic, SparseSets, Table, TakenSlot};
 use crate::archetype::InsertEdge;
 use crate::bundle::{Bundle, BundleInfo, ComponentReader, ComponentWriter};
 use crate::change::Tick;
@@ -958,6 +958,41 @@ pub(crate) fn take_bundle<B: Bundle>(
         unsafe { table.move_row(row, dst, false, panics) }
     });
     (bundle, moved)
+}
+
+/// Moves every value of `row` of `table` out through `take` (called with
+/// each column's component id and the row's value there, as a
+/// [`TakenSlot`]), then moves the emptied row to `empty`, a table with no
+/// columns. Returns the new row in `empty` and the entity that took `row`'s
+/// place in `table`. Nothing is dropped: a value `take` leaves is leaked. A
+/// panic in `take` aborts (a value it read would be owned twice).
+pub(crate) fn take_row(
+    table: &mut Table,
+    row: usize,
+    empty: &mut Table,
+    mut take: impl FnMut(ComponentId, TakenSlot<'_>),
+) -> (usize, Option<Entity>) {
+    assert!(row < table.len(), "row out of bounds");
+    assert!(
+        empty.component_ids().is_empty(),
+        "take_row: the target table has columns"
+    );
+    let guard = AbortOnUnwind("moving an entity's values out of its table");
+    for (i, &id) in table.component_ids().iter().enumerate() {
+        // SAFETY: row < len (checked above); `move_row` below forgets the
+        // row's value in every column, and nothing reads it before.
+        take(id, unsafe { TakenSlot::new(table.column_at(i), row) });
+    }
+    std::mem::forget(guard);
+    // Nothing is dropped below, so nothing can panic.
+    let mut panics = DeferredPanic::new();
+    // SAFETY: row < len (checked); `empty` is a different table (two live
+    // `&mut` borrows); it has no columns, so every value of the row is one
+    // it lacks, and each was moved out (or is left, leaked) just above,
+    // hence `drop_missing: false`; nor has it a column to fill.
+    let moved = unsafe { table.move_row(row, empty, false, &mut panics) };
+    debug_assert!(!panics.is_set());
+    moved
 }
 
 /// Drops `row` of `table`. Returns the entity that took its place.

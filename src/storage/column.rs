@@ -372,6 +372,38 @@ impl Drop for BlobVec {
     }
 }
 
+/// One value of a column that storage is moving out (a whole entity's
+/// take): [`TakenSlot::take`] reads it as its type, at most once. The
+/// storage forgets the slot afterwards either way: a value never read is
+/// leaked, never dropped.
+pub(crate) struct TakenSlot<'a> {
+    column: &'a Column,
+    row: usize,
+}
+
+impl<'a> TakenSlot<'a> {
+    /// # Safety
+    /// - `row < column.len()`;
+    /// - the caller forgets the value in `row` once the slot is gone (never
+    ///   reads nor drops it again), and nothing else reads it meanwhile.
+    #[inline]
+    pub unsafe fn new(column: &'a Column, row: usize) -> Self {
+        TakenSlot { column, row }
+    }
+
+    /// Moves the value out, if it is a `T` (else it is left, to be leaked).
+    #[inline]
+    pub fn take<T: 'static>(self) -> Option<T> {
+        if !self.column.holds::<T>() {
+            return None;
+        }
+        // SAFETY: row < len and the column holds `T`s (checked just above);
+        // the slot is consumed, and its maker forgets the value afterwards
+        // (`TakenSlot::new`'s contract): the value is moved out once.
+        Some(unsafe { self.column.ptr_at(self.row).cast::<T>().read() })
+    }
+}
+
 /// One component type's values plus, if the type is tracked, their change
 /// ticks.
 ///

@@ -28,7 +28,7 @@ pub(crate) mod resources;
 pub(crate) mod sparse_set;
 pub(crate) mod table;
 
-pub(crate) use column::Column;
+pub(crate) use column::{Column, TakenSlot};
 pub use resources::ResourceId;
 pub(crate) use resources::{ResourceTicks, Resources};
 pub(crate) use sparse_set::{SparseSet, SparseSets};
@@ -70,5 +70,18 @@ impl DeferredPanic {
         if let Some(payload) = self.payload {
             resume_unwind(payload);
         }
+    }
+}
+
+/// Aborts the process when dropped: armed (and then forgotten) across a step
+/// that must not unwind, where a value read out of storage but not yet
+/// forgotten there would otherwise be owned, and dropped, twice.
+pub(crate) struct AbortOnUnwind(pub &'static str);
+
+impl Drop for AbortOnUnwind {
+    #[cold]
+    fn drop(&mut self) {
+        eprintln!("mosaic: panic while {}; aborting", self.0);
+        std::process::abort();
     }
 }

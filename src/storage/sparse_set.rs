@@ -3,7 +3,7 @@
 use std::any::TypeId;
 use std::marker::PhantomData;
 
-use super::{Column, DeferredPanic};
+use super::{AbortOnUnwind, Column, DeferredPanic, TakenSlot};
 use crate::change::Tick;
 use crate::component::{ComponentId, Components};
 use crate::entity::Entity;
@@ -219,6 +219,28 @@ impl SparseSet {
         let value = unsafe { self.column.swap_remove_take::<T>(dense) };
         self.swap_remove_index(dense);
         value
+    }
+
+    /// Removes `entity`'s value, if it has one, handing it to `take` as a
+    /// [`TakenSlot`] to move it out; returns what `take` returned. The set
+    /// forgets the value: one `take` leaves is leaked, never dropped. A
+    /// panic in `take` aborts (the value it read would be owned twice).
+    pub fn take_with<R>(
+        &mut self,
+        entity: Entity,
+        take: impl FnOnce(TakenSlot<'_>) -> R,
+    ) -> Option<R> {
+        let d = self.dense_index(entity)?;
+        let guard = AbortOnUnwind("moving a value out of a sparse set");
+        // SAFETY: d < len (`dense_index` found the entity there); the slot
+        // is forgotten just below, and read by nothing else before.
+        let taken = take(unsafe { TakenSlot::new(&self.column, d) });
+        std::mem::forget(guard);
+        // SAFETY: d < len; the value is `take`'s now (or leaked): the slot
+        // is removed without a drop.
+        unsafe { self.column.swap_remove_forget(d) };
+        self.swap_remove_index(d);
+        Some(taken)
     }
 
     /// Drops `entity`'s value, if any. Returns true if there was one.

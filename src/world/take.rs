@@ -5,11 +5,16 @@
 use std::any::{Any, TypeId};
 use std::fmt;
 
+use super::location;
+use crate::archetype::ArchetypeId;
 use crate::bundle::Bundle;
-use crate::component::{CloneBehavior, CloneBoxed, Component, short_type_name};
+use crate::component::{
+    CloneBehavior, CloneBoxed, Component, ComponentId, StorageType, short_type_name,
+};
 use crate::dynamic::{ComponentSchema, DynamicComponent};
 use crate::entity::Entity;
 use crate::error::{ComponentError, EntityError};
+use crate::storage::{TakenSlot, bundle_io};
 use crate::world::World;
 
 /// One component as a boxed value that can put itself on an entity.
@@ -90,18 +95,16 @@ impl BoxedComponent for DynamicValue {
     }
 }
 
-/// How a component type's values are taken off an entity as boxes (kept
+/// How a component type's values are moved out of storage as boxes (kept
 /// in its [`ComponentInfo`](crate::ComponentInfo), made where the type is
-/// registered).
-pub(crate) type TakeBoxed = fn(&mut World, Entity) -> Option<Box<dyn BoxedComponent>>;
+/// registered): [`take_boxed`] of that type.
+pub(crate) type TakeBoxed = fn(TakenSlot<'_>) -> Option<Box<dyn BoxedComponent>>;
 
-/// Takes `entity`'s `C` as a box.
-pub(crate) fn take_boxed<C: Component>(
-    world: &mut World,
-    entity: Entity,
-) -> Option<Box<dyn BoxedComponent>> {
-    let value = world.remove_one::<C>(entity).ok()?;
-    Some(Box::new(value))
+/// Moves the `C` in `slot` into a box (`None` if it holds another type).
+/// Runs no user code.
+pub(crate) fn take_boxed<C: Component>(slot: TakenSlot<'_>) -> Option<Box<dyn BoxedComponent>> {
+    slot.take::<C>()
+        .map(|value| Box::new(value) as Box<dyn BoxedComponent>)
 }
 
 /// Something [`World::spawn`] can make an entity from: every
@@ -606,12 +609,17 @@ impl DynamicBundle for BuiltEntity {
 impl World {
     /// Despawns `entity` and gives back every component it had, as a
     /// [`TakenEntity`] that can be spawned into this or any other world
-    /// (`other.spawn(taken)`). Removal hooks and observers run as for
-    /// [`World::remove`], then despawn ones. Relation edges are not taken
-    /// (they name this world's entities): the despawn removes them from
-    /// both ends, as any despawn does.
+    /// (`other.spawn(taken)`). Hooks and observers run as for
+    /// [`World::despawn`]: every component's `on_remove` hook and `OnRemove`
+    /// observers, then `OnDespawn` ones, all before anything is taken (each
+    /// can still read every value). If one panics, nothing is taken: the
+    /// entity keeps all its components, and the panic goes on. Relation
+    /// edges are not taken (they name this world's entities): the despawn
+    /// removes them from both ends, as any despawn does, and a relation
+    /// that refuses the despawn refuses the take.
     ///
-    /// Fails, changing nothing, for a stale handle.
+    /// Fails, changing nothing, for a stale handle, or with
+    /// [`EntityError::DespawnRefused`] as [`World::despawn`] does.
     ///
     /// # Example
     /// ```
@@ -627,32 +635,88 @@ impl World {
     /// ```
     pub fn take(&mut self, entity: Entity) -> Result<TakenEntity, EntityError> {
         self.flush();
+        if !self.contains(entity) {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        if self.relations.active() {
+            return self.under_relation_policies(entity, |world| world.take_now(entity));
+        }
+        self.take_now(entity)
+    }
+
+    /// [`World::take`] without the relation policies: the steps of
+    /// [`World::despawn_now`], with the values moved out rather than
+    /// dropped.
+    fn take_now(&mut self, entity: Entity) -> Result<TakenEntity, EntityError> {
         let loc = self
             .entities
             .get(entity)
             .ok_or(EntityError::NoSuchEntity(entity))?;
         let ids = self.components_of(entity, loc);
-        let mut parts = Parts::default();
-        for id in ids {
-            // Edges are not values: the despawn below removes them from
-            // both sides (their entities are this world's anyway).
-            if self.relations.is_edge_component(id) {
+        // Every removal is announced before anything is taken out: a
+        // panicking hook or observer leaves the entity whole.
+        self.announce_despawn(entity, &ids);
+        let parts = self.take_values(entity, &ids);
+        // The rest is the despawn's: the edges go from both ends, and what
+        // is left of the entity (its edges' components) is dropped.
+        let panics = self.despawn_deferred(entity)?;
+        self.flush_observer_commands();
+        panics.resume();
+        Ok(TakenEntity { parts })
+    }
+
+    /// Moves every value of `entity` (whose components are `ids`) out, but
+    /// the ends of its relations' edges, announcing nothing: its table row
+    /// goes to the empty archetype, emptied, for the despawn to free. Runs
+    /// no user code.
+    fn take_values(&mut self, entity: Entity, ids: &[ComponentId]) -> Parts {
+        // The room for every value: no push below reallocates (nor panics).
+        let mut parts = Vec::with_capacity(ids.len());
+        let loc = self.entities.get(entity).expect("taken entity is alive");
+        if loc.archetype != ArchetypeId::EMPTY {
+            let components = &self.components;
+            let (src, empty) = self.archetypes.pair_mut(loc.archetype, ArchetypeId::EMPTY);
+            // Table components are Rust types (runtime-defined ones are
+            // sparse): each has a take function. The closure cannot panic
+            // (the pushes stay within the capacity reserved).
+            let (row, swapped) = bundle_io::take_row(
+                &mut src.table,
+                loc.row as usize,
+                &mut empty.table,
+                |id, slot| {
+                    let take = components.info(id).take_boxed();
+                    debug_assert!(take.is_some(), "a table component without a take function");
+                    parts.extend(take.and_then(|take| take(slot)));
+                },
+            );
+            self.entities
+                .set_location(entity.index(), location(ArchetypeId::EMPTY, row));
+            if let Some(swapped) = swapped {
+                self.entities.set_location(swapped.index(), loc);
+            }
+        }
+        for &id in ids {
+            // Edges are not values: the despawn removes them from both
+            // sides (their entities are this world's anyway).
+            let info = self.components.info(id);
+            if info.storage() != StorageType::SparseSet || self.relations.is_edge_component(id) {
                 continue;
             }
-            let info = self.components.info(id);
+            let Some(set) = self.sparse.get_mut(id) else {
+                continue;
+            };
             if let Some(take) = info.take_boxed() {
-                if let Some(part) = take(self, entity) {
-                    parts.0.push(part);
-                }
-            } else if let Some(schema) = info.schema().cloned() {
-                if let Ok(value) = self.remove_dynamic(entity, schema.name()) {
-                    parts.0.push(Box::new(DynamicValue { schema, value }));
+                parts.extend(set.take_with(entity, take).flatten());
+            } else if let Some(schema) = info.schema() {
+                if let Some(value) = set.remove_checked::<DynamicComponent>(entity) {
+                    parts.push(Box::new(DynamicValue {
+                        schema: schema.clone(),
+                        value,
+                    }));
                 }
             }
         }
-        // Removal observers may have despawned it already.
-        let _ = self.despawn(entity);
-        Ok(TakenEntity { parts })
+        Parts(parts)
     }
 
     /// Removes bundle `Old` from `entity` and inserts `new` in its place,
