@@ -50,7 +50,7 @@ use rustc_hash::FxHashMap;
 use super::columns::{PendingColumn, left_over};
 use super::doc::Place;
 use super::error::{SceneError, Where, suggest};
-use super::registry::{Kind, Pending, TakeFn, TypeRegistry};
+use super::registry::{ColumnFns, Kind, Pending, TakeFn, TypeRegistry};
 use super::value::Spot;
 use super::value::{
     DecodeError, DynamicSeed, SceneValue, SerDynamic, entity_refs_decoded, scene_id, scene_key,
@@ -479,6 +479,25 @@ struct Batch<'k, 's> {
     names: Vec<&'s str>,
 }
 
+/// The names of `names` whose registered component type has a column
+/// (`ColumnFns`) that `keep` accepts, in order.
+fn with_column<'s>(
+    names: &[&'s str],
+    registry: &TypeRegistry,
+    keep: impl Fn(&ColumnFns) -> bool,
+) -> Vec<&'s str> {
+    names
+        .iter()
+        .copied()
+        .filter(|n| {
+            registry
+                .get(n, Kind::Component)
+                .and_then(|e| e.column.as_ref())
+                .is_some_and(&keep)
+        })
+        .collect()
+}
+
 impl<'s> Batch<'_, 's> {
     /// Decodes the components of the entity at `position`: `own`, and
     /// those of `base` (its prefab's) it does not override. In the order
@@ -620,16 +639,7 @@ impl<'s> Batch<'_, 's> {
 
     /// [`Batch::group`] without the memo of the last answer.
     fn find_group(&mut self, names: &[&'s str], registry: &TypeRegistry) -> usize {
-        let mut typed: Vec<&'s str> = names
-            .iter()
-            .copied()
-            .filter(|n| {
-                registry
-                    .get(n, Kind::Component)
-                    .and_then(|e| e.column)
-                    .is_some_and(|c| c.new.is_some())
-            })
-            .collect();
+        let mut typed = with_column(names, registry, |c| c.new.is_some());
         for &name in &typed {
             let next = self.rank.len();
             self.rank.entry(name).or_insert(next);
@@ -640,16 +650,7 @@ impl<'s> Batch<'_, 's> {
                 return self.groups.len() - 1;
             }
         }
-        let table: Vec<&'s str> = typed
-            .iter()
-            .copied()
-            .filter(|n| {
-                registry
-                    .get(n, Kind::Component)
-                    .and_then(|e| e.column)
-                    .is_some_and(|c| !c.sparse)
-            })
-            .collect();
+        let table = with_column(&typed, registry, |c| !c.sparse);
         if let Some(&g) = self.by_names.get(&typed) {
             if self.table_tail.get(&table) == Some(&g) {
                 return g;
