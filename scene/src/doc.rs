@@ -24,7 +24,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::{Deserialize, Deserializer};
 
 use super::registry::Kind;
-use super::text::Id;
+use super::text::{ENTITY_STRUCT, Id, PREFAB_STRUCT, SCENE_STRUCT};
 use super::value::{Format, Source, json_offset, offset_of, skip_blank};
 
 /// A part of a text scene, by index in document order.
@@ -332,7 +332,7 @@ struct DocSeed<'w, W> {
 impl<'de, W: Walk> DeserializeSeed<'de> for DocSeed<'_, W> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_struct("Doc", DOC_FIELDS, self)
+        d.deserialize_struct(SCENE_STRUCT, DOC_FIELDS, self)
     }
 }
 
@@ -489,7 +489,7 @@ struct PrefabSeed<'w, W> {
 impl<'de, W: Walk> DeserializeSeed<'de> for PrefabSeed<'_, W> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_struct("PrefabDoc", PREFAB_FIELDS, self)
+        d.deserialize_struct(PREFAB_STRUCT, PREFAB_FIELDS, self)
     }
 }
 
@@ -561,7 +561,7 @@ struct EntitySeed<'w, W> {
 impl<'de, W: Walk> DeserializeSeed<'de> for EntitySeed<'_, W> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_struct("EntityDoc", ENTITY_FIELDS, self)
+        d.deserialize_struct(ENTITY_STRUCT, ENTITY_FIELDS, self)
     }
 }
 

@@ -48,6 +48,11 @@
 //!   `"ChildOf": [(1, ())]`; loading relates them, remapped, once every
 //!   entity exists.
 //! - Every top-level section is optional.
+//! - RON extensions (`#![enable(..)]`) apply to the whole file. Under
+//!   `explicit_struct_names` the document's own structs are named too:
+//!   `Scene(entities: [Entity(id: 1)], prefabs: {"Tree": Prefab()})`
+//!   (these names may also be written without the extension; RON's errors
+//!   use them).
 //!
 //! Loading ([`Scene::spawn_into`]) is all-or-nothing: every name, id,
 //! prefab and value is checked and decoded before the world changes, and on

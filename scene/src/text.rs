@@ -122,6 +122,16 @@ struct EntityDoc {
     components: Ordered<String, IgnoredAny>,
 }
 
+/// The names of the document's structs, as RON errors give them and as a
+/// file under `#![enable(explicit_struct_names)]` writes them:
+/// `Scene(entities: [Entity(id: 1)], prefabs: {"Tree": Prefab()})`. Both
+/// readers (this shape check and the loader's walk, `doc`) use them.
+pub(crate) const SCENE_STRUCT: &str = "Scene";
+/// See [`SCENE_STRUCT`].
+pub(crate) const PREFAB_STRUCT: &str = "Prefab";
+/// See [`SCENE_STRUCT`].
+pub(crate) const ENTITY_STRUCT: &str = "Entity";
+
 /// A struct of the document ([`Doc`], [`PrefabDoc`], [`EntityDoc`]) read
 /// only as a map (JSON) or struct (RON): serde's derive also reads a
 /// struct from a sequence of its fields, which would take the JSON `[]`
@@ -135,17 +145,17 @@ trait DocStruct {
 }
 
 impl DocStruct for Doc {
-    const NAME: &'static str = "Doc";
+    const NAME: &'static str = SCENE_STRUCT;
     const FIELDS: &'static [&'static str] = &["schemas", "resources", "prefabs", "entities"];
 }
 
 impl DocStruct for PrefabDoc {
-    const NAME: &'static str = "PrefabDoc";
+    const NAME: &'static str = PREFAB_STRUCT;
     const FIELDS: &'static [&'static str] = &["extends", "components"];
 }
 
 impl DocStruct for EntityDoc {
-    const NAME: &'static str = "EntityDoc";
+    const NAME: &'static str = ENTITY_STRUCT;
     const FIELDS: &'static [&'static str] = &["id", "prefab", "components"];
 }
 

@@ -332,6 +332,35 @@ fn json_duplicate_keys_are_refused_where_names_must_be_unique() {
 
 // ----- RON extensions -----------------------------------------------------------------
 
+/// RON's errors about the document's own structs name them as a file
+/// may write them (`Scene`, `Entity`, `Prefab`), never an internal type.
+#[test]
+fn ron_errors_name_the_documents_structs() {
+    let cases = [
+        ("[1]", "struct `Scene`"),
+        ("Doc(entities: [])", "struct `Scene` but found `Doc`"),
+        ("(entities: [[1]])", "struct `Entity`"),
+        (
+            "(prefabs: {\"A\": Bar()})",
+            "struct `Prefab` but found `Bar`",
+        ),
+    ];
+    let registry = registry();
+    for (text, expected) in cases {
+        for err in [
+            Scene::from_ron_str(text).unwrap_err(),
+            Scene::from_ron_str_with(text, &registry).unwrap_err(),
+        ] {
+            let message = err.to_string();
+            assert!(message.contains(expected), "{text}: {message}");
+            assert!(
+                !message.contains("EntityDoc") && !message.contains("PrefabDoc"),
+                "{text}: {message}"
+            );
+        }
+    }
+}
+
 #[test]
 fn ron_extensions_read_the_same_with_and_without_the_registry() {
     let cases = [
@@ -348,15 +377,24 @@ fn ron_extensions_read_the_same_with_and_without_the_registry() {
             true,
         ),
         (
-            // (explicit_struct_names asks a name of the document's own structs
-            // too: refused, the same way by both readers.)
+            // explicit_struct_names asks a name of the document's own structs
+            // too: `Scene`, `Entity`, `Prefab`.
+            "#![enable(explicit_struct_names)]\nScene(prefabs: {\"P\": Prefab(components: {\"Health\": Health(1)})}, entities: [Entity(id: 1, components: {\"Position\": Position(x: 1.0, y: 2.0)})])",
+            true,
+        ),
+        (
+            // Without them: refused, the same way by both readers.
             "#![enable(explicit_struct_names)]\n(entities: [(id: 1, components: {\"Position\": Position(x: 1.0, y: 2.0)})])",
             false,
         ),
         (
-            "#![enable(explicit_struct_names)]\n(entities: [(id: 1, components: {\"Position\": (x: 1.0, y: 2.0)})])",
+            "#![enable(explicit_struct_names)]\nScene(entities: [Entity(id: 1, components: {\"Position\": (x: 1.0, y: 2.0)})])",
             false,
         ),
+        // The names may be written without the extension too, and must
+        // then be right.
+        ("Scene(entities: [Entity(id: 1)])", true),
+        ("Doc(entities: [(id: 1)])", false),
         ("#![enable(no_such_extension)]\n(entities: [])", false),
         (
             "#![enable(unwrap_newtypes)]\n#![enable(implicit_some)]\n(entities: [(id: 1, components: {\"Health\": 3})])",
