@@ -196,7 +196,7 @@ pub enum SceneError {
     /// relation (as `ChildOf`) form a cycle, which the world would refuse.
     #[error("the `{relation}` edges of the scene form a cycle through entity {id}{at}")]
     RelationCycle {
-        /// The relation's type name.
+        /// The relation's name in the file (its registered name).
         relation: String,
         /// The scene id of an entity on the cycle.
         id: u64,

@@ -41,6 +41,7 @@
 
 mod walk;
 
+use std::any::TypeId;
 use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, OnceLock};
@@ -806,8 +807,9 @@ impl<'s> Batch<'_, 's> {
 fn check_cycles(
     dynamics: &[(usize, Box<dyn Pending>)],
     order: &[(u64, Entity)],
+    registry: &TypeRegistry,
 ) -> Result<(), SceneError> {
-    let mut graphs: FxHashMap<&'static str, FxHashMap<Entity, Vec<Entity>>> = FxHashMap::default();
+    let mut graphs: FxHashMap<TypeId, FxHashMap<Entity, Vec<Entity>>> = FxHashMap::default();
     for (position, pending) in dynamics {
         if let Some((relation, targets)) = pending.acyclic_targets() {
             let graph = graphs.entry(relation).or_default();
@@ -833,8 +835,12 @@ fn check_cycles(
                 *next += 1;
                 match state.get(&target) {
                     Some(1) => {
+                        // The name the file gives the relation.
+                        let relation = registry
+                            .by_type(*relation, Kind::Component)
+                            .map_or("?", |entry| entry.name.as_str());
                         return Err(SceneError::RelationCycle {
-                            relation: (*relation).to_owned(),
+                            relation: relation.to_owned(),
                             id: scene_id(target),
                             at: Where::Unknown,
                         });
@@ -1368,7 +1374,7 @@ impl Scene {
         let mut early = self.early_values(&decoder)?;
         let prefabs = Prefabs::resolve(&self.prefabs, &plan, &decoder, &keys, &mut early)?;
         let batch = self.decode_entities(&keys, &prefabs, &decoder)?;
-        check_cycles(&batch.dynamics, &order).map_err(|e| self.place_cycle(e))?;
+        check_cycles(&batch.dynamics, &order, registry).map_err(|e| self.place_cycle(e))?;
         let resources = self.decode_resources(&keys, &decoder, &mut early)?;
 
         // Everything checked and decoded: now change the world.

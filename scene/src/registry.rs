@@ -31,9 +31,10 @@ pub(crate) trait Pending: Send {
     /// The value, for [`Entry::to_postcard`] (which knows its type).
     fn as_any(&self) -> &dyn Any;
     /// For the edges of an [acyclic](mosaic::Relationship::ACYCLIC)
-    /// relation: the relation's type name and the targets, which the loader checks for a
-    /// cycle before anything reaches the world.
-    fn acyclic_targets(&self) -> Option<(&'static str, Vec<Entity>)> {
+    /// relation: the type its registration is keyed by (`Relation<R>`) and
+    /// the targets, which the loader checks for a cycle before anything
+    /// reaches the world.
+    fn acyclic_targets(&self) -> Option<(TypeId, Vec<Entity>)> {
         None
     }
 }
@@ -219,10 +220,10 @@ impl<R: Relationship> Pending for PendingEdges<R> {
         self
     }
 
-    fn acyclic_targets(&self) -> Option<(&'static str, Vec<Entity>)> {
+    fn acyclic_targets(&self) -> Option<(TypeId, Vec<Entity>)> {
         R::ACYCLIC.then(|| {
             let targets = self.edges.iter().map(|e| e.0).collect();
-            (std::any::type_name::<R>(), targets)
+            (TypeId::of::<Relation<R>>(), targets)
         })
     }
 }
