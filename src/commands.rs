@@ -323,6 +323,24 @@ impl CommandBuffer {
         self.push(move |world| Ok(world.despawn_recursive(entity)?));
     }
 
+    /// Records despawning `entity`'s descendants, keeping `entity` (see
+    /// [`World::despawn_descendants`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// world.spawn_child(parent, ()).unwrap();
+    /// let mut commands = CommandBuffer::new(&world);
+    /// commands.despawn_descendants(parent);
+    /// commands.apply(&mut world).unwrap();
+    /// assert_eq!(world.len(), 1);
+    /// ```
+    pub fn despawn_descendants(&mut self, entity: Entity) {
+        self.push(move |world| Ok(world.despawn_descendants(entity)?));
+    }
+
     /// Records inserting resource `value`.
     ///
     /// # Example
@@ -752,6 +770,22 @@ impl Commands<'_, '_> {
     /// ```
     pub fn despawn_recursive(&mut self, entity: Entity) {
         self.buffer.despawn_recursive(entity);
+    }
+
+    /// Records despawning `entity`'s descendants, keeping `entity` (see
+    /// [`World::despawn_descendants`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// world.spawn_child(parent, ()).unwrap();
+    /// world.run_system_once(move |mut commands: Commands| commands.despawn_descendants(parent));
+    /// assert_eq!(world.len(), 1);
+    /// ```
+    pub fn despawn_descendants(&mut self, entity: Entity) {
+        self.buffer.despawn_descendants(entity);
     }
 
     /// Records inserting resource `value`.

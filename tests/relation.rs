@@ -504,6 +504,8 @@ enum Op {
     Unlike(usize, usize),
     Despawn(usize),
     DespawnRecursive(usize),
+    DespawnDescendants(usize),
+    Walk(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -515,7 +517,20 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..64usize, 0..64usize).prop_map(|(a, b)| Op::Unlike(a, b)),
         1 => (0..64usize).prop_map(Op::Despawn),
         1 => (0..64usize).prop_map(Op::DespawnRecursive),
+        1 => (0..64usize).prop_map(Op::DespawnDescendants),
+        1 => (0..64usize).prop_map(Op::Walk),
     ]
+}
+
+/// `root`'s descendants, breadth first, walked by hand (empty if dead).
+fn subtree_below(world: &World, root: Entity) -> Vec<Entity> {
+    let mut below: Vec<Entity> = world.children(root).to_vec();
+    let mut i = 0;
+    while i < below.len() {
+        below.extend_from_slice(world.children(below[i]));
+        i += 1;
+    }
+    below
 }
 
 /// Would making `child` a child of `parent` close a cycle?
@@ -595,6 +610,36 @@ proptest! {
                     let ok = world.despawn_recursive(root).is_ok();
                     prop_assert_eq!(ok, was_alive);
                     prop_assert!(subtree.iter().all(|&e| !world.contains(e)));
+                }
+                Op::DespawnDescendants(a) => {
+                    let root = pick(a);
+                    let was_alive = world.contains(root);
+                    let below = subtree_below(&world, root);
+                    let ok = world.despawn_descendants(root).is_ok();
+                    prop_assert_eq!(ok, was_alive);
+                    prop_assert_eq!(world.contains(root), was_alive);
+                    prop_assert!(world.children(root).is_empty());
+                    prop_assert!(below.iter().all(|&e| !world.contains(e)));
+                }
+                Op::Walk(a) => {
+                    // ancestors, root_ancestor and descendants against
+                    // walks by hand.
+                    let e = pick(a);
+                    let mut up = Vec::new();
+                    let mut at = e;
+                    while let Some(p) = world.parent(at) {
+                        up.push(p);
+                        at = p;
+                    }
+                    prop_assert_eq!(world.ancestors(e).collect::<Vec<_>>(), up);
+                    prop_assert_eq!(world.root_ancestor(e), at);
+                    let down: Vec<Entity> = world.descendants(e).collect();
+                    prop_assert_eq!(&down, &subtree_below(&world, e));
+                    for (i, &d) in down.iter().enumerate() {
+                        // Each after its parent (breadth first).
+                        let p = world.parent(d).unwrap();
+                        prop_assert!(p == e || down[..i].contains(&p));
+                    }
                 }
             }
             world.check_invariants();
@@ -857,5 +902,130 @@ fn a_child_an_observer_adds_during_a_recursive_despawn_is_left_a_root() {
     assert!(!world.contains(root) && !world.contains(kid));
     assert!(world.contains(newcomer));
     assert_eq!(world.parent(newcomer), None);
+    assert_eq!(world.len(), 1);
+}
+
+#[test]
+fn ancestors_and_descendants_walk_any_depth() {
+    // Deep enough that a recursive walk would be a risk natively; small
+    // under Miri, where the walk is the same code.
+    let depth = if cfg!(miri) { 50 } else { 100_000 };
+    let mut world = World::new();
+    let root = world.spawn(());
+    let mut chain = vec![root];
+    for _ in 0..depth {
+        let next = world.spawn_child(*chain.last().unwrap(), ()).unwrap();
+        chain.push(next);
+    }
+    let leaf = *chain.last().unwrap();
+    assert_eq!(world.ancestors(leaf).count(), depth);
+    assert_eq!(world.root_ancestor(leaf), root);
+    assert!(world.descendants(root).eq(chain[1..].iter().copied()));
+    // Reparenting is seen at once.
+    let other = world.spawn(());
+    world.set_parent(chain[1], other).unwrap();
+    assert_eq!(world.root_ancestor(leaf), other);
+    assert_eq!(world.descendants(root).count(), 0);
+    // Dead entities: nothing to walk.
+    world.despawn(other).unwrap();
+    world.despawn_recursive(chain[1]).unwrap();
+    assert_eq!(world.ancestors(leaf).count(), 0);
+    assert_eq!(world.descendants(leaf).count(), 0);
+    assert_eq!(world.root_ancestor(leaf), leaf);
+}
+
+#[test]
+fn despawn_descendants_keeps_the_entity_and_cleans_every_edge() {
+    let mut world = World::new();
+    let keep = world.spawn(Marker);
+    let bag = world.spawn_child(keep, ()).unwrap();
+    let coin = world.spawn_child(bag, ()).unwrap();
+    let sword = world.spawn_child(keep, ()).unwrap();
+    let outsider = world.spawn(());
+    world.relate(outsider, coin, Likes).unwrap();
+    world.relate(keep, sword, Likes).unwrap();
+    world.despawn_descendants(keep).unwrap();
+    for e in [bag, coin, sword] {
+        assert!(!world.contains(e));
+    }
+    assert!(world.contains(keep) && world.has::<Marker>(keep));
+    assert!(world.children(keep).is_empty());
+    assert!(world.targets::<Likes>(outsider).is_empty());
+    assert!(world.targets::<Likes>(keep).is_empty());
+    world.check_invariants();
+    // Nothing below: fine, nothing changes.
+    world.despawn_descendants(keep).unwrap();
+    assert_eq!(world.len(), 2);
+    // Dead: an error.
+    world.despawn(outsider).unwrap();
+    assert_eq!(
+        world.despawn_descendants(outsider),
+        Err(EntityError::NoSuchEntity(outsider))
+    );
+}
+
+#[test]
+fn despawn_descendants_refused_changes_nothing() {
+    let mut world = World::new();
+    let keep = world.spawn(());
+    let a = world.spawn_child(keep, ()).unwrap();
+    let b = world.spawn_child(keep, ()).unwrap();
+    let deep = world.spawn_child(b, ()).unwrap();
+    let app = world.spawn(());
+    world.relate(app, deep, DependsOn).unwrap();
+    let err = world.despawn_descendants(keep).unwrap_err();
+    assert!(
+        matches!(err, EntityError::DespawnRefused { entity, .. } if entity == deep),
+        "{err:?}"
+    );
+    // Every descendant checked before any went: `a` is still there.
+    assert_eq!(world.len(), 5);
+    assert_eq!(world.children(keep).len(), 2);
+    assert_eq!(world.parent(a), Some(keep));
+    world.check_invariants();
+    // Commands do the same, and report the refusal.
+    let mut commands = CommandBuffer::new(&world);
+    commands.despawn_descendants(keep);
+    assert!(commands.apply(&mut world).is_err());
+    assert_eq!(world.len(), 5);
+    world.despawn(app).unwrap();
+    let mut commands = CommandBuffer::new(&world);
+    commands.despawn_descendants(keep);
+    commands.apply(&mut world).unwrap();
+    assert_eq!(world.len(), 1);
+}
+
+/// A value whose drop panics, to stop a despawn half-way.
+struct Bomb;
+impl Component for Bomb {}
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("bomb");
+        }
+    }
+}
+
+#[test]
+fn despawn_descendants_finishes_every_subtree_before_a_panic() {
+    let mut world = World::new();
+    let keep = world.spawn(());
+    let first = world.spawn_child(keep, Bomb).unwrap();
+    let under_first = world.spawn_child(first, ()).unwrap();
+    let second = world.spawn_child(keep, ()).unwrap();
+    let under_second = world.spawn_child(second, ()).unwrap();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.despawn_descendants(keep)
+    }));
+    assert!(result.is_err(), "the drop's panic is raised");
+    for e in [first, under_first, second, under_second] {
+        assert!(!world.contains(e), "{e:?} survived");
+    }
+    assert!(world.contains(keep));
+    assert!(world.children(keep).is_empty());
+    world.check_invariants();
+    // The next call works.
+    world.spawn_child(keep, ()).unwrap();
+    world.despawn_descendants(keep).unwrap();
     assert_eq!(world.len(), 1);
 }

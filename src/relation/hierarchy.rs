@@ -160,6 +160,123 @@ impl World {
         self.sources::<ChildOf>(parent)
     }
 
+    /// `entity`'s ancestors through [`ChildOf`], nearest first: its parent,
+    /// its parent's parent, and so on up to the root of its tree. Empty for
+    /// a root, or an entity that is not alive. Lazy, O(depth) in all;
+    /// [`ChildOf`] is acyclic, so the walk ends.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let tank = world.spawn(());
+    /// let turret = world.spawn_child(tank, ()).unwrap();
+    /// let gun = world.spawn_child(turret, ()).unwrap();
+    /// assert_eq!(world.ancestors(gun).collect::<Vec<_>>(), [turret, tank]);
+    /// assert_eq!(world.ancestors(tank).count(), 0);
+    /// ```
+    pub fn ancestors(&self, entity: Entity) -> impl Iterator<Item = Entity> + '_ {
+        std::iter::successors(self.parent(entity), move |&e| self.parent(e))
+    }
+
+    /// The root of `entity`'s tree: its farthest [`ancestor`](World::ancestors),
+    /// or `entity` itself if it has no parent (or is not alive).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let tank = world.spawn(());
+    /// let turret = world.spawn_child(tank, ()).unwrap();
+    /// let gun = world.spawn_child(turret, ()).unwrap();
+    /// assert_eq!(world.root_ancestor(gun), tank);
+    /// assert_eq!(world.root_ancestor(tank), tank);
+    /// ```
+    pub fn root_ancestor(&self, entity: Entity) -> Entity {
+        self.ancestors(entity).last().unwrap_or(entity)
+    }
+
+    /// `entity`'s descendants through [`ChildOf`], breadth first: its
+    /// children, then their children, and so on (each parent before its
+    /// children; siblings in [`Children`] order). Not `entity` itself; empty
+    /// if it has no children or is not alive. Lazy, with a queue of the
+    /// entities met but not yet yielded (no recursion: any depth is fine).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let tank = world.spawn(());
+    /// let turret = world.spawn_child(tank, ()).unwrap();
+    /// let wheel = world.spawn_child(tank, ()).unwrap();
+    /// let gun = world.spawn_child(turret, ()).unwrap();
+    /// assert_eq!(world.descendants(tank).collect::<Vec<_>>(), [turret, wheel, gun]);
+    /// assert_eq!(world.descendants(gun).count(), 0);
+    /// ```
+    pub fn descendants(&self, entity: Entity) -> impl Iterator<Item = Entity> + '_ {
+        let mut queue: std::collections::VecDeque<Entity> =
+            self.children(entity).iter().copied().collect();
+        std::iter::from_fn(move || {
+            let next = queue.pop_front()?;
+            queue.extend(self.children(next));
+            Some(next)
+        })
+    }
+
+    /// Despawns every [`descendant`](World::descendants) of `entity`,
+    /// keeping `entity` itself: [`World::despawn_recursive`] of each of its
+    /// children. Afterwards `entity` has no children.
+    ///
+    /// Fails, changing nothing, if `entity` is not alive, or if some
+    /// descendant is the target of a relation whose policy is
+    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
+    /// ([`EntityError::DespawnRefused`]): every descendant is checked
+    /// before any goes. A panic in user code (a `Drop`, a hook, an
+    /// observer) does not stop the other children's subtrees going: the
+    /// first panic is raised once they are all gone.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let inventory = world.spawn(());
+    /// let bag = world.spawn_child(inventory, ()).unwrap();
+    /// world.spawn_child(bag, ()).unwrap();
+    /// world.spawn_child(inventory, ()).unwrap();
+    /// world.despawn_descendants(inventory).unwrap();
+    /// assert!(world.children(inventory).is_empty());
+    /// assert_eq!(world.len(), 1);
+    /// ```
+    pub fn despawn_descendants(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.flush();
+        if !self.contains(entity) {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        let refused = self
+            .descendants(entity)
+            .find_map(|e| self.relations().refusing(self, e).map(|r| (e, r)));
+        if let Some((entity, relation)) = refused {
+            return Err(EntityError::DespawnRefused { entity, relation });
+        }
+        let mut caught = None;
+        for child in self.children(entity).to_vec() {
+            // Each subtree was checked above; a hook or observer of an
+            // earlier one may have despawned this one already, or made
+            // something refuse it (then it stays, as despawn_recursive
+            // leaves it).
+            if !self.contains(child) {
+                continue;
+            }
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_recursive(child))) {
+                caught.get_or_insert(payload);
+            }
+        }
+        if let Some(payload) = caught {
+            std::panic::resume_unwind(payload);
+        }
+        Ok(())
+    }
+
     /// Spawns an entity with `bundle` as a child of `parent`.
     ///
     /// Fails, spawning nothing, if `parent` is not alive.
@@ -654,6 +771,26 @@ impl EntityWorldMut<'_> {
     pub fn add_child(&mut self, child: Entity) -> Result<&mut Self, RelationError> {
         let parent = self.id();
         self.world_mut_internal().add_child(parent, child)?;
+        Ok(self)
+    }
+
+    /// Despawns this entity's descendants, keeping it (see
+    /// [`World::despawn_descendants`]).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let mut e = world.spawn_entity(());
+    /// e.with_children(|p| { p.spawn(()); p.spawn(()); });
+    /// e.despawn_descendants().unwrap();
+    /// let e = e.id();
+    /// assert!(world.children(e).is_empty());
+    /// assert_eq!(world.len(), 1);
+    /// ```
+    pub fn despawn_descendants(&mut self) -> Result<&mut Self, EntityError> {
+        let id = self.id();
+        self.world_mut_internal().despawn_descendants(id)?;
         Ok(self)
     }
 
