@@ -60,6 +60,50 @@ pub trait Component: Send + Sync + 'static {
     /// Where values of this type are stored.
     const STORAGE: StorageType = StorageType::Table;
 
+    /// False for a component that is never changed in place
+    /// (`#[component(immutable)]`): code that asks for `&mut` of it
+    /// ([`World::get_mut`](crate::World::get_mut),
+    /// [`EntityWorldMut::get_mut`](crate::EntityWorldMut::get_mut),
+    /// [`World::get_many_mut`](crate::World::get_many_mut), a `&mut T` in a
+    /// query) does not build. It changes only by `insert` (a replacement,
+    /// which its `on_insert` hooks and observers see) or removal, so a hook
+    /// or observer can keep something in step with its value: an index of
+    /// entities by name, say. The relation components
+    /// ([`Relation<R>`](crate::Relation), [`Sources<R>`](crate::Sources))
+    /// are immutable: their edge lists change only through the world's
+    /// relation methods.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Debug, PartialEq)]
+    /// #[component(immutable)]
+    /// struct Name(&'static str);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Name("ada"));
+    /// world.insert(e, Name("grace")).unwrap(); // replaced: hooks see it
+    /// assert_eq!(world.get::<Name>(e), Ok(&Name("grace")));
+    /// ```
+    /// Changing it in place does not build:
+    /// ```compile_fail
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)]
+    /// #[component(immutable)]
+    /// struct Name(&'static str);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Name("ada"));
+    /// world.get_mut::<Name>(e).unwrap().0 = "grace";
+    /// ```
+    /// ```compile_fail
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)]
+    /// #[component(immutable)]
+    /// struct Name(&'static str);
+    /// let mut world = World::new();
+    /// let _q = world.query::<&mut Name>();
+    /// ```
+    const MUTABLE: bool = true;
+
     /// Declares the type's hooks (`#[component(on_add = f)]`).
     #[doc(hidden)]
     fn register_hooks(_hooks: &mut ComponentHooks) {}
@@ -80,6 +124,19 @@ pub trait Component: Send + Sync + 'static {
         Self: Sized,
     {
         CloneBehavior::Skip
+    }
+}
+
+/// Fails the build (when `T` is known, at monomorphization) of code that
+/// asks for `&mut T` of an immutable `T` (see [`Component::MUTABLE`]).
+#[inline(always)]
+pub(crate) fn require_mutable<T: Component>() {
+    const {
+        assert!(
+            T::MUTABLE,
+            "`&mut` of an immutable component (`Component::MUTABLE` is false): \
+             replace its value with `insert` instead"
+        )
     }
 }
 

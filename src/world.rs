@@ -1275,6 +1275,7 @@ impl World {
     /// ```
     #[inline]
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
+        crate::component::require_mutable::<T>();
         let loc = self
             .entities
             .get(entity)

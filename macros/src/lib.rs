@@ -4,7 +4,7 @@
 //! generated code names items as `::mosaic::…`.
 //!
 //! - `#[derive(Component)]`, with optional
-//!   `#[component(storage = "sparse", on_add = f, on_insert = g, on_remove = h)]`
+//!   `#[component(storage = "sparse", immutable, on_add = f, on_insert = g, on_remove = h)]`
 //!   (storage `"table"` is the default; hooks are `fn(DeferredWorld, Entity)`)
 //!   and `#[require(A, B = B(5), C = make_c())]` (required components,
 //!   added with `Default`, or with the expression after `=`);
@@ -21,7 +21,7 @@ use syn::{Data, DeriveInput, Fields, LitStr, parse_macro_input};
 mod query;
 
 /// Implements `mosaic::Component`. See the `Component` trait for the options:
-/// `#[component(storage = "sparse", on_add = f, on_insert = g, on_remove = h)]`
+/// `#[component(storage = "sparse", immutable, on_add = f, on_insert = g, on_remove = h)]`
 /// and `#[require(A, B = B(5), C = make_c())]`.
 #[proc_macro_derive(Component, attributes(component, require))]
 pub fn derive_component(input: TokenStream) -> TokenStream {
@@ -39,6 +39,8 @@ struct ComponentAttrs {
     required: Vec<Required>,
     /// `#[component(clone = "..")]`: "clone", "default" or "skip".
     clone: Option<LitStr>,
+    /// `#[component(immutable)]`.
+    immutable: bool,
 }
 
 /// One `#[require(..)]` entry: `Type` (made with `Default`) or
@@ -119,9 +121,15 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             (&&::mosaic::__macro::CloneProbe::<Self>(::core::marker::PhantomData)).clone_behavior()
         }},
     };
+    let mutable = (attrs.immutable).then(|| {
+        quote!(
+            const MUTABLE: bool = false;
+        )
+    });
     Ok(quote! {
         impl #impl_generics ::mosaic::Component for #name #ty_generics #where_clause {
             const STORAGE: ::mosaic::StorageType = #storage;
+            #mutable
             #hooks
             #required
             fn clone_behavior() -> ::mosaic::CloneBehavior<Self> {
@@ -137,6 +145,7 @@ fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
         hooks: Vec::new(),
         required: Vec::new(),
         clone: None,
+        immutable: false,
     };
     for attr in &input.attrs {
         if attr.path().is_ident("require") {
@@ -164,13 +173,14 @@ fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
                     "clone" => {
                         attrs.clone = Some(meta.value()?.parse()?);
                     }
+                    "immutable" => attrs.immutable = true,
                     "on_add" | "on_insert" | "on_remove" => {
                         let path: syn::Path = meta.value()?.parse()?;
                         attrs.hooks.push((syn::Ident::new(&key, meta.path.span()), path));
                     }
                     _ => {
                         return Err(meta.error(
-                            "unknown component option; expected `storage`, `clone`, `on_add`, `on_insert` or `on_remove`",
+                            "unknown component option; expected `storage`, `clone`, `immutable`, `on_add`, `on_insert` or `on_remove`",
                         ))
                     }
                 }

@@ -457,6 +457,7 @@ unsafe impl<T: Component> QueryData for &mut T {
     }
 
     fn init_state(world: &mut World) -> ComponentId {
+        crate::component::require_mutable::<T>();
         world.register_component::<T>()
     }
 

@@ -177,6 +177,7 @@ impl World {
         &mut self,
         entities: [Entity; N],
     ) -> Result<[&mut T; N], QueryEntityError> {
+        crate::component::require_mutable::<T>();
         check_distinct(&entities)?;
         let mut state = self.query::<&mut T>();
         state.get_many_mut(self, entities)

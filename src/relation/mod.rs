@@ -31,9 +31,24 @@
 //! [`World::unrelate`] edit both; [`World::despawn`] removes every edge of
 //! the entity first, applying to the sources of a despawned target the
 //! relation's [`OnTargetDespawn`] policy. No edge ever names a dead entity.
-//! The two components are managed by the world: insert or remove them only
-//! through these methods (they have no public constructor; removing one by
-//! hand with `World::remove` would leave the other side's list stale).
+//! The two components are managed by the world: they change only through
+//! these methods. They have no public constructor, removing one by hand
+//! (`World::remove`) panics, and they are immutable
+//! ([`Component::MUTABLE`]): `&mut` access to them does not build.
+//!
+//! ```compile_fail
+//! use mosaic::prelude::*;
+//! #[derive(Relation)] struct Likes;
+//! let mut world = World::new();
+//! let (a, b) = (world.spawn(()), world.spawn(()));
+//! world.relate(a, b, Likes).unwrap();
+//! let edges = world.get_mut::<Relation<Likes>>(a).unwrap(); // immutable
+//! ```
+//! ```compile_fail
+//! use mosaic::prelude::*;
+//! let mut world = World::new();
+//! let _q = world.query::<&mut Children>(); // immutable
+//! ```
 //!
 //! # Example
 //! ```
@@ -283,6 +298,9 @@ struct ManyEdges<R> {
 
 impl<R: Relationship> Component for Relation<R> {
     const STORAGE: StorageType = StorageType::SparseSet;
+    /// Edges change only through the world's relation methods, which keep
+    /// both ends in step.
+    const MUTABLE: bool = false;
 }
 
 impl<R: Relationship> fmt::Debug for Relation<R> {
@@ -592,6 +610,9 @@ impl ManySources {
 
 impl<R: Relationship> Component for Sources<R> {
     const STORAGE: StorageType = StorageType::SparseSet;
+    /// Edges change only through the world's relation methods, which keep
+    /// both ends in step.
+    const MUTABLE: bool = false;
 }
 
 impl<R: Relationship> fmt::Debug for Sources<R> {
