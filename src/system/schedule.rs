@@ -796,15 +796,19 @@ impl Schedule {
         // still keeps ages meaningful across the u32 wrap.
         world.check_change_ticks();
         let plan = self.plan.as_mut().expect("built just above");
+        // Counted before anything runs: a run that panics has still used
+        // its number, so the next run evaluates its conditions afresh
+        // instead of reusing the answers they gave the failed run.
+        let run = self.runs;
+        self.runs += 1;
         let context = executor::RunContext {
             slots: &self.slots,
             sets: &self.sets,
             timing: self.timing,
-            run: self.runs,
+            run,
             on_error: self.on_error,
         };
         executor::run(&context, plan, self.executor, world);
-        self.runs += 1;
         if self.has_conditions {
             self.apply_condition_commands(world);
         }

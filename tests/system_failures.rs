@@ -1,0 +1,455 @@
+//! What the systems layer does after a failure, as a new user meets it:
+//! a system, condition, exclusive or one-shot system that panics (on both
+//! executors) and the run after it; commands that fail or panic; missing
+//! and replaced resources; event readers after the event buffer is
+//! replaced; state transitions asked for twice; schedule building with bad
+//! or many names; the frame clock fed hostile durations.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use mosaic::Events;
+use mosaic::prelude::*;
+
+const EXECUTORS: [ExecutorKind; 2] = [ExecutorKind::SingleThreaded, ExecutorKind::Parallel];
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else {
+        "(non-string payload)".to_owned()
+    }
+}
+
+/// Runs `f`, expecting a panic; returns its message.
+fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic"),
+        Err(payload) => panic_text(&*payload),
+    }
+}
+
+/// Makes the next run of a system that reads it panic (once).
+#[derive(Default)]
+struct Armed(bool);
+
+#[derive(Default, Debug)]
+struct Count(u32);
+
+#[derive(Default, Debug)]
+struct Flag(bool);
+
+#[derive(Component, Debug, PartialEq)]
+struct Hp(u32);
+
+// ----- panicking systems and the run after ----------------------------------------
+
+#[test]
+fn a_panicking_system_is_named_and_the_next_run_runs_everything() {
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Armed(true));
+        world.insert_resource(Count::default());
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("boom", |mut armed: ResMut<Armed>| {
+            if std::mem::take(&mut armed.0) {
+                panic!("kaboom");
+            }
+        });
+        schedule
+            .add_system("count", |mut c: ResMut<Count>| c.0 += 1)
+            .after("boom");
+        let message = expect_panic(|| schedule.run(&mut world));
+        assert!(message.contains("`boom`") && message.contains("kaboom"), "{message}");
+        assert_eq!(world.resource::<Count>().0, 0, "{kind:?}: the run stopped");
+        schedule.run(&mut world);
+        schedule.run(&mut world);
+        assert_eq!(world.resource::<Count>().0, 2, "{kind:?}");
+        world.check_invariants();
+    }
+}
+
+
+/// A condition's answer belongs to one run: after a run that panicked, the
+/// next run evaluates it again rather than reusing the failed run's answer.
+#[test]
+fn conditions_are_evaluated_afresh_after_a_panicked_run() {
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Armed(true));
+        world.insert_resource(Flag(true));
+        world.insert_resource(Count::default());
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule
+            .add_system("guarded", |mut c: ResMut<Count>| c.0 += 1)
+            .run_if(|f: Res<Flag>| f.0);
+        schedule
+            .add_system("boom", |mut armed: ResMut<Armed>| {
+                if std::mem::take(&mut armed.0) {
+                    panic!("kaboom");
+                }
+            })
+            .after("guarded");
+        expect_panic(|| schedule.run(&mut world));
+        assert_eq!(world.resource::<Count>().0, 1, "{kind:?}");
+        world.resource_mut::<Flag>().0 = false;
+        schedule.run(&mut world);
+        assert_eq!(
+            world.resource::<Count>().0,
+            1,
+            "{kind:?}: the condition is false now; the guarded system must not run"
+        );
+    }
+}
+
+#[test]
+fn a_panicking_condition_is_named_and_evaluated_again_next_run() {
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Armed(true));
+        world.insert_resource(Count::default());
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule
+            .add_system("guarded", |mut c: ResMut<Count>| c.0 += 1)
+            .run_if(|armed: Res<Armed>| {
+                assert!(!armed.0, "condition exploded");
+                true
+            });
+        let message = expect_panic(|| schedule.run(&mut world));
+        assert!(message.contains("condition exploded"), "{message}");
+        assert!(message.contains("`guarded`"), "{message}");
+        world.resource_mut::<Armed>().0 = false;
+        schedule.run(&mut world);
+        assert_eq!(world.resource::<Count>().0, 1, "{kind:?}");
+    }
+}
+
+#[test]
+fn a_panicking_exclusive_system_leaves_the_block_before_it_applied() {
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Armed(true));
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("spawn", |mut commands: Commands| {
+            commands.spawn(Hp(1));
+        });
+        schedule
+            .add_system("exclusive", |world: &mut World| {
+                if std::mem::take(&mut world.resource_mut::<Armed>().0) {
+                    panic!("exclusive failed");
+                }
+            })
+            .after("spawn");
+        let message = expect_panic(|| schedule.run(&mut world));
+        assert!(message.contains("`exclusive`"), "{message}");
+        assert_eq!(world.len(), 1, "{kind:?}: commands applied before the exclusive system");
+        schedule.run(&mut world);
+        assert_eq!(world.len(), 2, "{kind:?}");
+        world.check_invariants();
+    }
+}
+
+/// As documented: a panic stops the run; commands issued earlier in that
+/// block stay queued and apply at the next run's sync point.
+#[test]
+fn commands_of_a_panicked_block_apply_at_the_next_sync_point() {
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Armed(true));
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("spawn", |mut commands: Commands| {
+            commands.spawn(Hp(7));
+        });
+        schedule
+            .add_system("boom", |mut armed: ResMut<Armed>| {
+                if std::mem::take(&mut armed.0) {
+                    panic!("kaboom");
+                }
+            })
+            .after("spawn");
+        expect_panic(|| schedule.run(&mut world));
+        assert_eq!(world.len(), 0, "{kind:?}");
+        schedule.run(&mut world);
+        assert_eq!(world.len(), 2, "{kind:?}: the queued spawn and this run's");
+        world.check_invariants();
+    }
+}
+
+#[test]
+fn a_panicking_one_shot_system_keeps_its_state_and_runs_again() {
+    let mut world = World::new();
+    world.insert_resource(Armed(true));
+    let id = world.register_system(
+        |mut runs: Local<u32>, mut armed: ResMut<Armed>, mut commands: Commands| {
+            *runs += 1;
+            commands.spawn(Hp(*runs));
+            if std::mem::take(&mut armed.0) {
+                panic!("one-shot failed");
+            }
+        },
+    );
+    let message = expect_panic(|| world.run_system(id));
+    assert!(message.contains("one-shot failed"), "{message}");
+    world.run_system(id).unwrap();
+    let mut hps: Vec<u32> = world.query::<&Hp>().iter(&world).map(|h| h.0).collect();
+    hps.sort_unstable();
+    assert_eq!(hps, [1, 2], "Local kept; the first run's spawn applied with the second's");
+    world.check_invariants();
+}
+
+// ----- resources --------------------------------------------------------------------
+
+struct Missing;
+
+#[test]
+fn a_missing_resource_is_named_with_the_system() {
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("needs", |_m: Res<Missing>| {});
+        let message = expect_panic(|| schedule.run(&mut world));
+        assert!(message.contains("`needs`"), "{message}");
+        assert!(message.contains("Missing"), "{message}");
+        assert!(message.contains("insert_resource"), "{message}");
+        world.insert_resource(Missing);
+        schedule.run(&mut world);
+    }
+}
+
+#[test]
+fn a_resource_removed_by_commands_is_missing_for_a_later_block_only() {
+    let mut world = World::new();
+    world.insert_resource(Count(5));
+    let mut schedule = Schedule::new();
+    schedule.add_system("remove", |mut commands: Commands| {
+        commands.remove_resource::<Count>();
+    });
+    schedule
+        .add_system("reads", |c: Res<Count>| assert_eq!(c.0, 5))
+        .after("remove");
+    // Commands apply at the end of the block: `reads` still sees it.
+    schedule.run(&mut world);
+    assert!(!world.contains_resource::<Count>());
+    let message = expect_panic(|| schedule.run(&mut world));
+    assert!(message.contains("`reads`") && message.contains("Count"), "{message}");
+    world.insert_resource(Count(5));
+    schedule.run(&mut world);
+}
+
+#[test]
+fn resource_or_default_twice_keeps_the_first_value() {
+    let mut world = World::new();
+    world.resource_or_default::<Count>().0 = 3;
+    assert_eq!(world.resource_or_default::<Count>().0, 3);
+}
+
+// ----- commands ---------------------------------------------------------------------
+
+#[test]
+fn applying_a_buffer_twice_applies_it_once() {
+    let mut world = World::new();
+    let mut buffer = CommandBuffer::new(&world);
+    let e = buffer.spawn(Hp(1));
+    buffer.insert(e, Hp(2));
+    buffer.apply(&mut world).unwrap();
+    buffer.apply(&mut world).unwrap();
+    assert_eq!(world.len(), 1);
+    assert_eq!(world.get::<Hp>(e), Ok(&Hp(2)));
+}
+
+#[test]
+fn a_hundred_thousand_commands_apply_in_order() {
+    let mut world = World::new();
+    let mut buffer = CommandBuffer::new(&world);
+    let n = if cfg!(miri) { 200 } else { 100_000 };
+    let mut last = None;
+    for i in 0..n {
+        let e = buffer.spawn(Hp(i));
+        if let Some(prev) = last {
+            buffer.despawn(prev);
+        }
+        last = Some(e);
+    }
+    buffer.apply(&mut world).unwrap();
+    assert_eq!(world.len(), 1);
+    assert_eq!(world.get::<Hp>(last.unwrap()), Ok(&Hp(n - 1)));
+    world.check_invariants();
+}
+
+#[test]
+fn a_panicking_command_in_a_system_still_applies_the_rest_and_the_next_run_works() {
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Armed(true));
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("issue", |armed: Res<Armed>, mut commands: Commands| {
+            commands.spawn(Hp(1));
+            if armed.0 {
+                commands.run(|world| {
+                    world.resource_mut::<Armed>().0 = false;
+                    panic!("command exploded");
+                });
+            }
+            commands.spawn(Hp(2));
+        });
+        let message = expect_panic(|| schedule.run(&mut world));
+        assert!(message.contains("`issue`") && message.contains("command exploded"), "{message}");
+        assert_eq!(world.len(), 2, "{kind:?}: the commands around the panicking one applied");
+        schedule.run(&mut world);
+        assert_eq!(world.len(), 4, "{kind:?}");
+        world.check_invariants();
+    }
+}
+
+// ----- events -----------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ping(u32);
+
+
+
+#[test]
+fn a_reader_created_after_many_updates_sees_only_the_stored_events() {
+    let mut world = World::new();
+    let mut schedule = Schedule::new();
+    for i in 0..1000 {
+        world.send_event(Ping(i));
+        schedule.run(&mut world);
+    }
+    world.send_event(Ping(1000));
+    let seen = world.run_system_once(|mut r: EventReader<Ping>| {
+        r.read().map(|p| p.0).collect::<Vec<_>>()
+    });
+    assert_eq!(seen, [999, 1000]);
+}
+
+#[test]
+fn a_huge_burst_of_events_is_read_once_in_order() {
+    let mut world = World::new();
+    let n = if cfg!(miri) { 300 } else { 200_000 };
+    world.run_system_once(move |mut w: EventWriter<Ping>| {
+        for i in 0..n {
+            w.send(Ping(i));
+        }
+    });
+    let id = world.register_system(move |mut r: EventReader<Ping>, mut c: Local<u32>| {
+        for p in r.read() {
+            assert_eq!(p.0, *c);
+            *c += 1;
+        }
+        assert_eq!(*c, n);
+    });
+    world.run_system(id).unwrap();
+    world.run_system(id).unwrap();
+}
+
+// ----- states -----------------------------------------------------------------------
+
+#[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+enum Mode {
+    #[default]
+    A,
+    B,
+    C,
+}
+
+#[test]
+fn a_transition_asked_for_twice_in_a_frame_goes_to_the_last() {
+    let mut world = World::new();
+    world.init_state::<Mode>();
+    world.insert_resource(Vec::<&'static str>::new());
+    world.add_systems(OnEnter(Mode::B), |mut l: ResMut<Vec<&'static str>>| l.push("enter B"));
+    world.add_systems(OnEnter(Mode::C), |mut l: ResMut<Vec<&'static str>>| l.push("enter C"));
+    world.apply_state_transitions();
+    world.resource_mut::<NextState<Mode>>().set(Mode::B);
+    world.resource_mut::<NextState<Mode>>().set(Mode::C);
+    world.apply_state_transitions();
+    assert_eq!(*world.resource::<State<Mode>>().get(), Mode::C);
+    assert_eq!(*world.resource::<Vec<&'static str>>(), ["enter C"]);
+}
+
+#[test]
+fn a_panicking_on_exit_system_then_the_next_frame() {
+    let mut world = World::new();
+    world.init_state::<Mode>();
+    world.insert_resource(Armed(true));
+    world.add_systems(OnExit(Mode::A), |mut armed: ResMut<Armed>| {
+        if std::mem::take(&mut armed.0) {
+            panic!("exit failed");
+        }
+    });
+    world.apply_state_transitions();
+    world.resource_mut::<NextState<Mode>>().set(Mode::B);
+    let message = expect_panic(|| world.apply_state_transitions());
+    assert!(message.contains("exit failed"), "{message}");
+    // The request was used up by the failed transition: the state stays,
+    // and nothing is pending (see `States`). Asking again works.
+    world.apply_state_transitions();
+    assert_eq!(*world.resource::<State<Mode>>().get(), Mode::A);
+    assert_eq!(world.resource::<NextState<Mode>>().pending(), None);
+    world.resource_mut::<NextState<Mode>>().set(Mode::B);
+    world.apply_state_transitions();
+    assert_eq!(*world.resource::<State<Mode>>().get(), Mode::B);
+}
+
+#[test]
+fn set_enabled_and_remove_of_a_missing_name_are_errors_that_change_nothing() {
+    let mut world = World::new();
+    world.insert_resource(Count::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system("count", |mut c: ResMut<Count>| c.0 += 1);
+    assert_eq!(
+        schedule.set_enabled("nope", false),
+        Err(ScheduleError::UnknownSystem("nope".into()))
+    );
+    assert!(schedule.remove_system("nope").is_err());
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Count>().0, 1);
+}
+
+#[test]
+fn a_build_error_then_a_fix_then_a_run() {
+    let mut world = World::new();
+    world.insert_resource(Count::default());
+    let mut schedule = Schedule::new();
+    schedule
+        .add_system("count", |mut c: ResMut<Count>| c.0 += 1)
+        .after("nowhere");
+    let message = expect_panic(|| schedule.run(&mut world));
+    assert!(message.contains("nowhere"), "{message}");
+    schedule.add_system("nowhere", || {});
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Count>().0, 1);
+}
+
+
+#[test]
+fn a_chain_of_ten_thousand_systems_runs_in_order() {
+    let n = if cfg!(miri) { 50 } else { 10_000 };
+    let mut world = World::new();
+    world.insert_resource(Vec::<usize>::new());
+    let mut schedule = Schedule::new();
+    for i in 0..n {
+        let system = schedule.add_system(format!("s{i}"), move |mut v: ResMut<Vec<usize>>| v.push(i));
+        if i > 0 {
+            system.after(format!("s{}", i - 1));
+        }
+    }
+    schedule.run(&mut world);
+    let v = world.resource::<Vec<usize>>();
+    assert_eq!(v.len(), n);
+    assert!(v.windows(2).all(|w| w[0] < w[1]));
+}
+
+// ----- time ---------------------------------------------------------------------------
+
+
