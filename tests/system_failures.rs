@@ -63,7 +63,10 @@ fn a_panicking_system_is_named_and_the_next_run_runs_everything() {
             .add_system("count", |mut c: ResMut<Count>| c.0 += 1)
             .after("boom");
         let message = expect_panic(|| schedule.run(&mut world));
-        assert!(message.contains("`boom`") && message.contains("kaboom"), "{message}");
+        assert!(
+            message.contains("`boom`") && message.contains("kaboom"),
+            "{message}"
+        );
         assert_eq!(world.resource::<Count>().0, 0, "{kind:?}: the run stopped");
         schedule.run(&mut world);
         schedule.run(&mut world);
@@ -71,7 +74,6 @@ fn a_panicking_system_is_named_and_the_next_run_runs_everything() {
         world.check_invariants();
     }
 }
-
 
 /// A condition's answer belongs to one run: after a run that panicked, the
 /// next run evaluates it again rather than reusing the failed run's answer.
@@ -148,7 +150,11 @@ fn a_panicking_exclusive_system_leaves_the_block_before_it_applied() {
             .after("spawn");
         let message = expect_panic(|| schedule.run(&mut world));
         assert!(message.contains("`exclusive`"), "{message}");
-        assert_eq!(world.len(), 1, "{kind:?}: commands applied before the exclusive system");
+        assert_eq!(
+            world.len(),
+            1,
+            "{kind:?}: commands applied before the exclusive system"
+        );
         schedule.run(&mut world);
         assert_eq!(world.len(), 2, "{kind:?}");
         world.check_invariants();
@@ -200,7 +206,11 @@ fn a_panicking_one_shot_system_keeps_its_state_and_runs_again() {
     world.run_system(id).unwrap();
     let mut hps: Vec<u32> = world.query::<&Hp>().iter(&world).map(|h| h.0).collect();
     hps.sort_unstable();
-    assert_eq!(hps, [1, 2], "Local kept; the first run's spawn applied with the second's");
+    assert_eq!(
+        hps,
+        [1, 2],
+        "Local kept; the first run's spawn applied with the second's"
+    );
     world.check_invariants();
 }
 
@@ -239,7 +249,10 @@ fn a_resource_removed_by_commands_is_missing_for_a_later_block_only() {
     schedule.run(&mut world);
     assert!(!world.contains_resource::<Count>());
     let message = expect_panic(|| schedule.run(&mut world));
-    assert!(message.contains("`reads`") && message.contains("Count"), "{message}");
+    assert!(
+        message.contains("`reads`") && message.contains("Count"),
+        "{message}"
+    );
     world.insert_resource(Count(5));
     schedule.run(&mut world);
 }
@@ -302,8 +315,15 @@ fn a_panicking_command_in_a_system_still_applies_the_rest_and_the_next_run_works
             commands.spawn(Hp(2));
         });
         let message = expect_panic(|| schedule.run(&mut world));
-        assert!(message.contains("`issue`") && message.contains("command exploded"), "{message}");
-        assert_eq!(world.len(), 2, "{kind:?}: the commands around the panicking one applied");
+        assert!(
+            message.contains("`issue`") && message.contains("command exploded"),
+            "{message}"
+        );
+        assert_eq!(
+            world.len(),
+            2,
+            "{kind:?}: the commands around the panicking one applied"
+        );
         schedule.run(&mut world);
         assert_eq!(world.len(), 4, "{kind:?}");
         world.check_invariants();
@@ -315,7 +335,57 @@ fn a_panicking_command_in_a_system_still_applies_the_rest_and_the_next_run_works
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Ping(u32);
 
+/// Replacing the `Events<E>` resource is how a user clears it (there is no
+/// other way); readers must still see what is sent afterwards.
+#[test]
+fn a_reader_sees_events_sent_after_the_events_resource_was_replaced() {
+    let mut world = World::new();
+    world.insert_resource(Vec::<u32>::new());
+    let mut schedule = Schedule::new();
+    schedule.add_system(
+        "read",
+        |mut r: EventReader<Ping>, mut seen: ResMut<Vec<u32>>| {
+            seen.extend(r.read().map(|p| p.0));
+        },
+    );
+    for i in 0..10 {
+        world.send_event(Ping(i));
+        schedule.run(&mut world);
+    }
+    assert_eq!(world.resource::<Vec<u32>>().len(), 10);
+    // Clear by replacing the buffer, or by removing it.
+    world.insert_resource(Events::<Ping>::default());
+    world.send_event(Ping(100));
+    schedule.run(&mut world);
+    assert_eq!(
+        world.resource::<Vec<u32>>().last(),
+        Some(&100),
+        "after insert"
+    );
+    world.remove_resource::<Events<Ping>>();
+    world.send_event(Ping(200));
+    schedule.run(&mut world);
+    assert_eq!(
+        world.resource::<Vec<u32>>().last(),
+        Some(&200),
+        "after remove"
+    );
+    assert_eq!(world.resource::<Vec<u32>>().len(), 12);
+}
 
+#[test]
+fn a_cursor_kept_across_a_replaced_events_resource_sees_new_events() {
+    let mut world = World::new();
+    let mut cursor = world.event_cursor::<Ping>();
+    for i in 0..5 {
+        world.send_event(Ping(i));
+    }
+    assert_eq!(world.read_events(&mut cursor).count(), 5);
+    world.insert_resource(Events::<Ping>::default());
+    world.send_event(Ping(9));
+    let seen: Vec<Ping> = world.read_events(&mut cursor).copied().collect();
+    assert_eq!(seen, [Ping(9)]);
+}
 
 #[test]
 fn a_reader_created_after_many_updates_sees_only_the_stored_events() {
@@ -326,9 +396,8 @@ fn a_reader_created_after_many_updates_sees_only_the_stored_events() {
         schedule.run(&mut world);
     }
     world.send_event(Ping(1000));
-    let seen = world.run_system_once(|mut r: EventReader<Ping>| {
-        r.read().map(|p| p.0).collect::<Vec<_>>()
-    });
+    let seen =
+        world.run_system_once(|mut r: EventReader<Ping>| r.read().map(|p| p.0).collect::<Vec<_>>());
     assert_eq!(seen, [999, 1000]);
 }
 
@@ -367,8 +436,12 @@ fn a_transition_asked_for_twice_in_a_frame_goes_to_the_last() {
     let mut world = World::new();
     world.init_state::<Mode>();
     world.insert_resource(Vec::<&'static str>::new());
-    world.add_systems(OnEnter(Mode::B), |mut l: ResMut<Vec<&'static str>>| l.push("enter B"));
-    world.add_systems(OnEnter(Mode::C), |mut l: ResMut<Vec<&'static str>>| l.push("enter C"));
+    world.add_systems(OnEnter(Mode::B), |mut l: ResMut<Vec<&'static str>>| {
+        l.push("enter B")
+    });
+    world.add_systems(OnEnter(Mode::C), |mut l: ResMut<Vec<&'static str>>| {
+        l.push("enter C")
+    });
     world.apply_state_transitions();
     world.resource_mut::<NextState<Mode>>().set(Mode::B);
     world.resource_mut::<NextState<Mode>>().set(Mode::C);
@@ -431,7 +504,6 @@ fn a_build_error_then_a_fix_then_a_run() {
     assert_eq!(world.resource::<Count>().0, 1);
 }
 
-
 #[test]
 fn a_chain_of_ten_thousand_systems_runs_in_order() {
     let n = if cfg!(miri) { 50 } else { 10_000 };
@@ -439,7 +511,8 @@ fn a_chain_of_ten_thousand_systems_runs_in_order() {
     world.insert_resource(Vec::<usize>::new());
     let mut schedule = Schedule::new();
     for i in 0..n {
-        let system = schedule.add_system(format!("s{i}"), move |mut v: ResMut<Vec<usize>>| v.push(i));
+        let system =
+            schedule.add_system(format!("s{i}"), move |mut v: ResMut<Vec<usize>>| v.push(i));
         if i > 0 {
             system.after(format!("s{}", i - 1));
         }
@@ -451,5 +524,3 @@ fn a_chain_of_ten_thousand_systems_runs_in_order() {
 }
 
 // ----- time ---------------------------------------------------------------------------
-
-
