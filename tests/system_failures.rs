@@ -524,3 +524,32 @@ fn a_chain_of_ten_thousand_systems_runs_in_order() {
 }
 
 // ----- time ---------------------------------------------------------------------------
+
+#[test]
+fn a_huge_frame_leaves_less_than_one_step_of_overstep() {
+    let mut fixed = FixedTime::new(Duration::from_nanos(1));
+    let steps = fixed.accumulate(Duration::from_secs(10));
+    assert_eq!(steps, fixed.max_steps_per_frame());
+    assert!(
+        fixed.overstep() < fixed.timestep(),
+        "overstep {:?} must be less than one step",
+        fixed.overstep()
+    );
+    assert!(fixed.overstep_fraction() < 1.0);
+    assert_eq!(
+        fixed.dropped(),
+        Duration::from_secs(10) - Duration::from_nanos(u64::from(steps))
+    );
+}
+
+#[test]
+fn duration_max_frames_do_not_panic() {
+    let mut world = World::new();
+    let mut schedule = Schedule::new();
+    world.add_systems(FixedUpdate, || {});
+    schedule.run_frame(&mut world, Duration::MAX);
+    schedule.run_frame(&mut world, Duration::MAX);
+    assert_eq!(world.resource::<Time>().frame(), 2);
+    let fixed = world.resource::<FixedTime>();
+    assert!(fixed.overstep() < fixed.timestep());
+}
