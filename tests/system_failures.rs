@@ -504,9 +504,66 @@ fn a_build_error_then_a_fix_then_a_run() {
     assert_eq!(world.resource::<Count>().0, 1);
 }
 
+fn tick(mut c: ResMut<Count>) {
+    c.0 += 1;
+}
+
+static TICKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Touches no world data, so ten thousand copies plan without conflicts.
+fn tick_static() {
+    TICKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Ten thousand copies of one function, each named after it:
+/// `tick_static`, `tick_static#2`, ..., `tick_static#10000`. (Naming them
+/// used to try every taken suffix against every system: cubic.)
 #[test]
-fn a_chain_of_ten_thousand_systems_runs_in_order() {
+fn ten_thousand_systems_of_one_function() {
     let n = if cfg!(miri) { 50 } else { 10_000 };
+    let mut world = World::new();
+    let mut schedule = Schedule::new();
+    schedule.set_executor(ExecutorKind::SingleThreaded);
+    for _ in 0..n {
+        schedule.add_systems(tick_static);
+    }
+    let names = schedule.system_names();
+    assert_eq!(names.len(), n);
+    assert_eq!(names[0], "tick_static");
+    assert_eq!(names[n - 1], format!("tick_static#{n}"));
+    schedule.run(&mut world);
+    assert_eq!(TICKS.load(std::sync::atomic::Ordering::Relaxed), n);
+}
+
+/// A removed name is free again: the next copy takes the first free
+/// suffix, as before names were indexed.
+#[test]
+fn a_removed_default_name_is_reused() {
+    let mut schedule = Schedule::new();
+    for _ in 0..4 {
+        schedule.add_systems(tick);
+    }
+    schedule.remove_system("tick#2").unwrap();
+    schedule.add_systems(tick);
+    schedule.add_systems(tick);
+    assert_eq!(
+        schedule.system_names(),
+        ["tick", "tick#3", "tick#4", "tick#2", "tick#5"]
+    );
+    // A name given by hand takes part too.
+    schedule.add_system("tick#6", || {});
+    schedule.add_systems(tick);
+    assert!(schedule.contains("tick#7"));
+    let mut world = World::new();
+    world.insert_resource(Count::default());
+    schedule.run(&mut world);
+}
+
+/// (Every system writes one resource, so planning compares all pairs:
+/// 2,000 keeps the debug build quick; see benches/schedule.rs, `build`.)
+#[test]
+fn a_chain_of_two_thousand_systems_runs_in_order() {
+    let n = if cfg!(miri) { 50 } else { 2_000 };
     let mut world = World::new();
     world.insert_resource(Vec::<usize>::new());
     let mut schedule = Schedule::new();
