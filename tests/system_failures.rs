@@ -474,6 +474,79 @@ fn a_panicking_on_exit_system_then_the_next_frame() {
     assert_eq!(*world.resource::<State<Mode>>().get(), Mode::B);
 }
 
+/// A system of a state schedule that adds systems to that same schedule:
+/// they must not be lost.
+#[test]
+fn systems_added_to_a_running_state_schedule_are_kept() {
+    let mut world = World::new();
+    world.init_state::<Mode>();
+    world.insert_resource(Count::default());
+    world.add_systems(OnEnter(Mode::B), |world: &mut World| {
+        world.add_systems(OnEnter(Mode::B), |mut c: ResMut<Count>| c.0 += 1);
+    });
+    world.apply_state_transitions();
+    world.resource_mut::<NextState<Mode>>().set(Mode::B);
+    world.apply_state_transitions();
+    let names = world
+        .get_schedule(OnEnter(Mode::B))
+        .unwrap()
+        .system_names()
+        .len();
+    assert_eq!(names, 2, "the system added while the schedule ran is kept");
+    world.resource_mut::<NextState<Mode>>().set(Mode::A);
+    world.apply_state_transitions();
+    world.resource_mut::<NextState<Mode>>().set(Mode::B);
+    world.apply_state_transitions();
+    assert_eq!(world.resource::<Count>().0, 1, "and runs at the next enter");
+}
+
+fn first(mut log: ResMut<Vec<&'static str>>) {
+    log.push("first");
+}
+
+fn second(mut log: ResMut<Vec<&'static str>>) {
+    log.push("second");
+}
+
+/// The same for the fixed-step schedule, whose exclusive system adds a
+/// chain of two systems (default names, one already taken) to it.
+#[test]
+fn systems_added_to_the_running_fixed_schedule_are_kept_with_their_order() {
+    let mut world = World::new();
+    world.insert_resource(Vec::<&'static str>::new());
+    world.insert_resource(Armed(true));
+    world.add_systems(FixedUpdate, first);
+    world.add_systems(FixedUpdate, |world: &mut World| {
+        if std::mem::take(&mut world.resource_mut::<Armed>().0) {
+            world.add_systems(FixedUpdate, (second, first).chain());
+        }
+    });
+    let step = world.resource::<FixedTime>().timestep();
+    let mut frame = Schedule::new();
+    frame.run_frame(&mut world, step);
+    let names: Vec<String> = world
+        .get_schedule(FixedUpdate)
+        .unwrap()
+        .system_names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names.contains(&"first#2".to_owned()), "{names:?}");
+    world.resource_mut::<Vec<&'static str>>().clear();
+    frame.run_frame(&mut world, step);
+    let log = world.resource::<Vec<&'static str>>();
+    assert_eq!(log.len(), 3, "{log:?}");
+    let second_at = log.iter().position(|&s| s == "second").unwrap();
+    assert_eq!(
+        log[second_at + 1],
+        "first",
+        "the chain kept its order: {log:?}"
+    );
+}
+
+// ----- schedule building ------------------------------------------------------------
+
 #[test]
 fn set_enabled_and_remove_of_a_missing_name_are_errors_that_change_nothing() {
     let mut world = World::new();

@@ -505,7 +505,7 @@ impl Schedule {
     /// schedule nor by `taken`. The search starts at the schedule's hint
     /// for `name` (every suffix below it is taken), so adding the same
     /// function n times costs O(n), not O(n²) name tries.
-    fn free_name(&mut self, name: &str, taken: &FxHashSet<String>) -> String {
+    pub(crate) fn free_name(&mut self, name: &str, taken: &FxHashSet<String>) -> String {
         let used = |schedule: &Schedule, n: &str| schedule.contains(n) || taken.contains(n);
         if !used(self, name) {
             return name.to_owned();

@@ -421,6 +421,63 @@ impl Schedule {
         });
     }
 
+    /// Moves everything `other` holds (systems, sets, orderings) into this
+    /// schedule, as if added here: a system whose name is taken gets the
+    /// next free `#k`, anonymous sets are renumbered, a named set that
+    /// exists here gains `other`'s orderings and conditions. Orderings
+    /// among `other`'s systems follow the renames.
+    pub(crate) fn absorb(&mut self, other: Schedule) {
+        if other.slots.is_empty() && other.sets.is_empty() {
+            return;
+        }
+        let mut renamed: FxHashMap<String, String> = FxHashMap::default();
+        let mut sets = Vec::with_capacity(other.sets.len());
+        for mut set in other.sets {
+            if set.name.starts_with("(group ") {
+                let name = format!("(group {})", self.sets.len() + sets.len());
+                renamed.insert(std::mem::replace(&mut set.name, name.clone()), name);
+            }
+            sets.push(set);
+        }
+        let mut taken = FxHashSet::default();
+        let mut slots = Vec::with_capacity(other.slots.len());
+        for mut slot in other.slots {
+            let name = self.free_name(&slot.name, &taken);
+            taken.insert(name.clone());
+            if name != slot.name {
+                renamed.insert(std::mem::replace(&mut slot.name, name.clone()), name);
+            }
+            slots.push(slot);
+        }
+        let rename = |names: &mut Vec<String>| {
+            for name in names {
+                if let Some(new) = renamed.get(name.as_str()) {
+                    name.clone_from(new);
+                }
+            }
+        };
+        for mut set in sets {
+            rename(&mut set.before);
+            rename(&mut set.after);
+            match self.sets.iter_mut().find(|s| s.name == set.name) {
+                Some(existing) => {
+                    existing.before.append(&mut set.before);
+                    existing.after.append(&mut set.after);
+                    existing.conditions.append(&mut set.conditions);
+                }
+                None => self.sets.push(set),
+            }
+        }
+        for mut slot in slots {
+            rename(&mut slot.before);
+            rename(&mut slot.after);
+            rename(&mut slot.sets);
+            *self.names.entry(slot.name.clone()).or_default() += 1;
+            self.slots.push(slot);
+        }
+        self.plan = None;
+    }
+
     /// A new set, named `(group N)`, guarded by `conditions`.
     pub(crate) fn anonymous_set(&mut self, conditions: Vec<ConditionSlot>) -> String {
         let name = format!("(group {})", self.sets.len());
