@@ -131,6 +131,39 @@ fn a_panicking_condition_is_named_and_evaluated_again_next_run() {
     }
 }
 
+#[derive(Component)]
+struct Player(bool);
+
+/// `Single` skips a system without exactly one match; in a condition it
+/// made every run panic instead (a title screen without a player).
+#[test]
+fn a_condition_whose_single_declines_counts_as_false() {
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Count::default());
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule
+            .add_system("alive", |mut c: ResMut<Count>| c.0 += 1)
+            .run_if(|p: Single<&Player>| p.0);
+        schedule
+            .add_system("dead", |mut c: ResMut<Count>| c.0 += 10)
+            .run_if(not(|p: Single<&Player>| p.0));
+        schedule
+            .add_system("either", |mut c: ResMut<Count>| c.0 += 100)
+            .run_if((|p: Single<&Player>| p.0).or(|| true));
+        schedule.run(&mut world);
+        assert_eq!(
+            world.resource::<Count>().0,
+            0,
+            "{kind:?}: no player, nothing runs"
+        );
+        world.spawn(Player(true));
+        schedule.run(&mut world);
+        assert_eq!(world.resource::<Count>().0, 101, "{kind:?}");
+    }
+}
+
 #[test]
 fn a_panicking_exclusive_system_leaves_the_block_before_it_applied() {
     for kind in EXECUTORS {
