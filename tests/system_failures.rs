@@ -424,14 +424,15 @@ fn a_cursor_kept_across_a_replaced_events_resource_sees_new_events() {
 fn a_reader_created_after_many_updates_sees_only_the_stored_events() {
     let mut world = World::new();
     let mut schedule = Schedule::new();
-    for i in 0..1000 {
+    let n = if cfg!(miri) { 50 } else { 1000 };
+    for i in 0..n {
         world.send_event(Ping(i));
         schedule.run(&mut world);
     }
-    world.send_event(Ping(1000));
+    world.send_event(Ping(n));
     let seen =
         world.run_system_once(|mut r: EventReader<Ping>| r.read().map(|p| p.0).collect::<Vec<_>>());
-    assert_eq!(seen, [999, 1000]);
+    assert_eq!(seen, [n - 1, n]);
 }
 
 #[test]
