@@ -23,6 +23,12 @@
 //! * `schedule`: ecs_bench_suite's `schedule` workload: 10,000 entities each
 //!   of (A,B), (A,B,C), (A,B,C,D) and (A,B,C,E); systems `ab`, `cd` and `ce`
 //!   swap the values of the two components they name.
+//! * `build`: not a run but the schedule's construction: adding n systems
+//!   and `build`ing (n = 2,500, 5,000, 10,000), for copies of one
+//!   parameterless function (`same_fn`, named `f`, `f#2`, ...), a chain of
+//!   named parameterless systems each `after` the previous (`chain`), and
+//!   systems that all write one resource (`one_resource`), which the
+//!   planner still compares pairwise, so that one grows quadratically.
 //! * `heavy_compute`: ecs_bench_suite's `heavy_compute` workload: 1,000
 //!   entities whose matrix is inverted 100 times, then used to transform the
 //!   position; `par_iter_mut` (the suite's form) against `iter_mut`
@@ -933,6 +939,59 @@ fn heavy_compute(c: &mut Criterion) {
     group.finish();
 }
 
+fn build_nothing() {}
+
+fn build_write(mut n: ResMut<u64>) {
+    *n += 1;
+}
+
+/// `build`: adding n systems and building the schedule (see the module
+/// docs); each iteration starts from an empty schedule.
+fn build(c: &mut Criterion) {
+    let mut group = c.benchmark_group("build");
+    group.sample_size(10).sampling_mode(SamplingMode::Flat);
+    for n in [2_500usize, 5_000, 10_000] {
+        group.bench_function(format!("same_fn/{n}"), |b| {
+            b.iter(|| {
+                let mut world = World::new();
+                let mut schedule = Schedule::new();
+                for _ in 0..n {
+                    schedule.add_systems(build_nothing);
+                }
+                schedule.build(&mut world).unwrap();
+                black_box(schedule)
+            })
+        });
+        group.bench_function(format!("chain/{n}"), |b| {
+            b.iter(|| {
+                let mut world = World::new();
+                let mut schedule = Schedule::new();
+                for i in 0..n {
+                    let system = schedule.add_system(format!("s{i}"), build_nothing);
+                    if i > 0 {
+                        system.after(format!("s{}", i - 1));
+                    }
+                }
+                schedule.build(&mut world).unwrap();
+                black_box(schedule)
+            })
+        });
+        group.bench_function(format!("one_resource/{n}"), |b| {
+            b.iter(|| {
+                let mut world = World::new();
+                world.insert_resource(0u64);
+                let mut schedule = Schedule::new();
+                for _ in 0..n {
+                    schedule.add_systems(build_write);
+                }
+                schedule.build(&mut world).unwrap();
+                black_box(schedule)
+            })
+        });
+    }
+    group.finish();
+}
+
 /// The criterion group runner, kept in a private module so the `pub fn` that
 /// `criterion_group!` generates needs no doc comment of its own.
 mod runner {
@@ -942,7 +1001,7 @@ mod runner {
         name = benches;
         config = config();
         targets = executor_tiny, executor_1000, executor_6000, executor_small, executor_medium, executor_heavy,
-            executor_mixed_conflicts, schedule, heavy_compute
+            executor_mixed_conflicts, schedule, build, heavy_compute
     }
 }
 

@@ -15,9 +15,14 @@
 //! writer's events in the next frame, and one that runs after sees them in
 //! the same frame: both exactly once. A reader that skips more than one
 //! update misses the dropped events (see [`EventCursor::missed`]).
+//!
+//! Replacing the `Events<E>` resource (inserting a new one, or removing it
+//! and sending again) clears it: a reader that read the old one starts at
+//! the oldest event of the new one, so it sees everything sent since.
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::observer::LifecycleEvent;
 use crate::query::TickRange;
@@ -49,7 +54,14 @@ pub struct Events<E> {
     /// The world whose [`World::update_events`] updates this type (set by
     /// [`World::add_event`]; `None` for a resource the user made).
     updated_by: Option<WorldId>,
+    /// Tells this buffer from every other (never 0): event ids restart at
+    /// 0 in a new buffer, so a cursor's position in a buffer that replaced
+    /// the one it read means nothing.
+    instance: u64,
 }
+
+/// The next [`Events::instance`].
+static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
 
 impl<E> Default for Events<E> {
     fn default() -> Self {
@@ -58,6 +70,7 @@ impl<E> Default for Events<E> {
             newer: Vec::new(),
             older_start: 0,
             updated_by: None,
+            instance: NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed),
         }
     }
 }
@@ -150,6 +163,8 @@ impl<E> Events<E> {
 pub struct EventCursor<E> {
     next: u64,
     missed: u64,
+    /// The [`Events::instance`] `next` counts in (0: none yet).
+    instance: u64,
     marker: PhantomData<fn() -> E>,
 }
 
@@ -158,6 +173,7 @@ impl<E> Default for EventCursor<E> {
         EventCursor {
             next: 0,
             missed: 0,
+            instance: 0,
             marker: PhantomData,
         }
     }
@@ -178,7 +194,18 @@ impl<E> EventCursor<E> {
         EventCursor {
             next: events.older_start,
             missed: 0,
+            instance: events.instance,
             marker: PhantomData,
+        }
+    }
+
+    /// Where this cursor is in `events`: its position, or, if it last
+    /// read another buffer that `events` replaced, the oldest event.
+    fn position(&self, events: &Events<E>) -> u64 {
+        if self.instance == 0 || self.instance == events.instance {
+            self.next
+        } else {
+            events.older_start
         }
     }
 
@@ -200,6 +227,8 @@ impl<E> EventCursor<E> {
         &'c mut self,
         events: &'e Events<E>,
     ) -> impl Iterator<Item = &'e E> + 'c {
+        self.next = self.position(events);
+        self.instance = events.instance;
         if self.next < events.older_start {
             self.missed += events.older_start - self.next;
             self.next = events.older_start;
@@ -311,7 +340,8 @@ impl<'w, E: Send + Sync + 'static> EventReader<'w, '_, E> {
     /// assert!(world.run_system_once(|r: EventReader<u64>| r.is_empty()));
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.cursor.next.max(self.events.older_start) >= self.events.end()
+        let next = self.cursor.position(&self.events);
+        next.max(self.events.older_start) >= self.events.end()
     }
 }
 

@@ -63,7 +63,8 @@ impl Time {
         self.delta.as_secs_f32()
     }
 
-    /// Time since the first frame (the sum of all steps).
+    /// Time since the first frame (the sum of all steps, at most
+    /// [`Duration::MAX`]).
     ///
     /// # Example
     /// ```
@@ -114,7 +115,9 @@ impl Time {
     /// ```
     pub fn advance(&mut self, delta: Duration) {
         self.delta = delta;
-        self.elapsed += delta;
+        // Saturating: a hostile or absurd `delta` (`Duration::MAX`) must
+        // not make every later frame panic.
+        self.elapsed = self.elapsed.saturating_add(delta);
         self.frame += 1;
     }
 }

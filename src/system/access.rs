@@ -227,6 +227,16 @@ impl SystemAccess {
         self.exclusive
     }
 
+    /// True if this borrows nothing at all (no query, resource or world,
+    /// not exclusive): it conflicts with no other access.
+    pub(crate) fn touches_nothing(&self) -> bool {
+        !self.exclusive
+            && !self.reads_world
+            && self.queries.is_empty()
+            && self.resource_reads.is_clear()
+            && self.resource_writes.is_clear()
+    }
+
     /// True if a system with this access and one with `other` may not run at
     /// the same time.
     ///

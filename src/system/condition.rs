@@ -15,13 +15,18 @@
 //! plans what may run at the same time, and a condition may not write
 //! (the schedule refuses one that does). A system with no condition pays
 //! one branch per run.
+//!
+//! A condition whose parameter declines to run (a [`Single`](crate::Single)
+//! without exactly one match, a [`Populated`](crate::Populated) query with
+//! none) counts as false, also under [`not`] and the combinators: the
+//! systems it guards are skipped, and the skip is logged as a system's is.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{IntoSystem, System, SystemAccess};
+use super::{IntoSystem, System, SystemAccess, SystemSkip};
 use crate::event::EventReader;
 use crate::resource::Res;
 use crate::world::World;
@@ -77,7 +82,13 @@ impl ConditionSlot {
         }
         // SAFETY: forwarded contract; read-only (checked at initialize), so
         // it conflicts with no reader running beside it.
-        let answer = unsafe { system.run_unsafe(world) };
+        let answer = match unsafe { system.try_run_unsafe(world) } {
+            Ok(answer) => answer,
+            Err(skip) => {
+                declined(system.name(), &skip);
+                false
+            }
+        };
         self.evaluated
             .store(stamp | u64::from(answer), Ordering::Relaxed);
         answer
@@ -85,6 +96,17 @@ impl ConditionSlot {
 
     pub fn apply_deferred(&mut self, world: &mut World) {
         self.system_mut().apply_deferred(world);
+    }
+}
+
+/// Reports a condition a parameter declined to evaluate (it counts as
+/// false).
+#[cold]
+fn declined(condition: &str, skip: &SystemSkip) {
+    if skip.warns() {
+        log::warn!("run condition `{condition}` counts as false: {skip}");
+    } else {
+        log::debug!("run condition `{condition}` counts as false: {skip}");
     }
 }
 
@@ -231,6 +253,17 @@ impl<A: System<Out = bool>, B: System<Out = bool>> System for CombinedCondition<
         }
     }
 
+    unsafe fn try_run_unsafe(&mut self, world: &World) -> Result<bool, SystemSkip> {
+        // SAFETY: forwarded; the combined access covers both.
+        let first = unsafe { self.a.try_run_unsafe(world) }?;
+        match (self.op, first) {
+            (Combine::And, false) => Ok(false),
+            (Combine::Or, true) => Ok(true),
+            // SAFETY: as above.
+            _ => unsafe { self.b.try_run_unsafe(world) },
+        }
+    }
+
     fn run(&mut self, world: &mut World) -> bool {
         if let Err(conflict) = self.initialize(world) {
             panic!("condition `{}` cannot run: {conflict}", self.name);
@@ -311,6 +344,11 @@ impl<C: System<Out = bool>> System for NotCondition<C> {
     unsafe fn run_unsafe(&mut self, world: &World) -> bool {
         // SAFETY: forwarded; same access as the inner condition.
         !unsafe { self.inner.run_unsafe(world) }
+    }
+
+    unsafe fn try_run_unsafe(&mut self, world: &World) -> Result<bool, SystemSkip> {
+        // SAFETY: forwarded; same access as the inner condition.
+        unsafe { self.inner.try_run_unsafe(world) }.map(|answer| !answer)
     }
 
     fn run(&mut self, world: &mut World) -> bool {

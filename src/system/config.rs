@@ -11,6 +11,8 @@
 use std::fmt;
 use std::ops::Range;
 
+use rustc_hash::FxHashSet;
+
 use super::condition::{Condition, ConditionSlot};
 use super::{IntoSystem, IntoSystemOutput, Schedule, System};
 
@@ -475,8 +477,11 @@ impl Schedule {
     pub fn add_systems<M>(&mut self, systems: impl IntoSystemConfigs<M>) -> &mut Self {
         let configs = systems.into_configs();
         let mut names = Vec::with_capacity(configs.systems.len());
+        let mut taken = FxHashSet::default();
         for pending in &configs.systems {
-            names.push(self.free_name(&pending.name, &names));
+            let name = self.free_name(&pending.name, &taken);
+            taken.insert(name.clone());
+            names.push(name);
         }
         let mut systems: Vec<PendingSystem> = configs.systems;
         for &(first, then) in &configs.order {
@@ -497,15 +502,20 @@ impl Schedule {
     }
 
     /// `name`, or `name#2`, `name#3`, ... : the first not yet used by the
-    /// schedule nor by `taken`.
-    fn free_name(&self, name: &str, taken: &[String]) -> String {
-        let used = |n: &str| self.contains(n) || taken.iter().any(|t| t == n);
-        if !used(name) {
+    /// schedule nor by `taken`. The search starts at the schedule's hint
+    /// for `name` (every suffix below it is taken), so adding the same
+    /// function n times costs O(n), not O(n²) name tries.
+    pub(crate) fn free_name(&mut self, name: &str, taken: &FxHashSet<String>) -> String {
+        let used = |schedule: &Schedule, n: &str| schedule.contains(n) || taken.contains(n);
+        if !used(self, name) {
             return name.to_owned();
         }
-        (2..)
-            .map(|k| format!("{name}#{k}"))
-            .find(|n| !used(n))
-            .expect("some suffix is free")
+        let start = self.suffix_hint(name);
+        let (k, free) = (start..)
+            .map(|k| (k, format!("{name}#{k}")))
+            .find(|(_, n)| !used(self, n))
+            .expect("some suffix is free");
+        self.set_suffix_hint(name, k + 1);
+        free
     }
 }

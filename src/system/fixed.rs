@@ -257,16 +257,18 @@ impl FixedTime {
     /// ```
     pub fn accumulate(&mut self, delta: Duration) -> u32 {
         self.overstep = self.overstep.saturating_add(delta);
-        let whole = self.overstep.as_nanos() / self.timestep.as_nanos();
-        let due = u32::try_from(whole).unwrap_or(u32::MAX);
-        let run = due.min(self.max_steps_per_frame);
-        let consumed = self.timestep.saturating_mul(due);
-        self.overstep -= consumed;
-        if run < due {
-            self.dropped = self
-                .dropped
-                .saturating_add(self.timestep.saturating_mul(due - run));
-        }
+        // In whole nanoseconds (u128: any Duration fits), so that a frame
+        // of more than u32::MAX steps still leaves less than one step
+        // over and counts the rest as dropped.
+        let step = self.timestep.as_nanos();
+        let total = self.overstep.as_nanos();
+        let whole = total / step;
+        let run = u32::try_from(whole)
+            .unwrap_or(u32::MAX)
+            .min(self.max_steps_per_frame);
+        self.overstep = from_nanos(total % step);
+        let dropped = (whole - u128::from(run)) * step;
+        self.dropped = self.dropped.saturating_add(from_nanos(dropped));
         self.steps += u64::from(run);
         run
     }
@@ -303,6 +305,15 @@ impl ScheduleLabel for FixedUpdate {
 
     fn schedule_ref(self, world: &World) -> Option<&Schedule> {
         world.get_resource::<FixedSchedule>().map(|s| &s.0)
+    }
+}
+
+/// `nanos` as a `Duration` (at most [`Duration::MAX`]).
+fn from_nanos(nanos: u128) -> Duration {
+    const PER_SEC: u128 = 1_000_000_000;
+    match u64::try_from(nanos / PER_SEC) {
+        Ok(secs) => Duration::new(secs, (nanos % PER_SEC) as u32),
+        Err(_) => Duration::MAX,
     }
 }
 

@@ -134,6 +134,12 @@ pub(crate) struct SetSlot {
 /// ```
 pub struct Schedule {
     slots: Vec<SystemSlot>,
+    /// How many systems have each name (a duplicate is kept until `build`
+    /// reports it), so that name lookups do not scan the systems.
+    names: FxHashMap<String, usize>,
+    /// Per default name: every `name#k` below this is taken (see
+    /// `add_systems`). Cleared when a system is removed.
+    suffix_hints: FxHashMap<String, u64>,
     sets: Vec<SetSlot>,
     executor: ExecutorKind,
     plan: Option<Plan>,
@@ -354,6 +360,8 @@ impl Schedule {
     pub fn new() -> Self {
         Schedule {
             slots: Vec::new(),
+            names: FxHashMap::default(),
+            suffix_hints: FxHashMap::default(),
             sets: Vec::new(),
             executor: ExecutorKind::default(),
             plan: None,
@@ -398,6 +406,7 @@ impl Schedule {
 
     pub(crate) fn push_slot(&mut self, pending: PendingSystem) {
         self.plan = None;
+        *self.names.entry(pending.name.clone()).or_default() += 1;
         self.slots.push(SystemSlot {
             name: pending.name,
             system: Mutex::new(pending.system),
@@ -410,6 +419,63 @@ impl Schedule {
             after: pending.after,
             sets: pending.sets,
         });
+    }
+
+    /// Moves everything `other` holds (systems, sets, orderings) into this
+    /// schedule, as if added here: a system whose name is taken gets the
+    /// next free `#k`, anonymous sets are renumbered, a named set that
+    /// exists here gains `other`'s orderings and conditions. Orderings
+    /// among `other`'s systems follow the renames.
+    pub(crate) fn absorb(&mut self, other: Schedule) {
+        if other.slots.is_empty() && other.sets.is_empty() {
+            return;
+        }
+        let mut renamed: FxHashMap<String, String> = FxHashMap::default();
+        let mut sets = Vec::with_capacity(other.sets.len());
+        for mut set in other.sets {
+            if set.name.starts_with("(group ") {
+                let name = format!("(group {})", self.sets.len() + sets.len());
+                renamed.insert(std::mem::replace(&mut set.name, name.clone()), name);
+            }
+            sets.push(set);
+        }
+        let mut taken = FxHashSet::default();
+        let mut slots = Vec::with_capacity(other.slots.len());
+        for mut slot in other.slots {
+            let name = self.free_name(&slot.name, &taken);
+            taken.insert(name.clone());
+            if name != slot.name {
+                renamed.insert(std::mem::replace(&mut slot.name, name.clone()), name);
+            }
+            slots.push(slot);
+        }
+        let rename = |names: &mut Vec<String>| {
+            for name in names {
+                if let Some(new) = renamed.get(name.as_str()) {
+                    name.clone_from(new);
+                }
+            }
+        };
+        for mut set in sets {
+            rename(&mut set.before);
+            rename(&mut set.after);
+            match self.sets.iter_mut().find(|s| s.name == set.name) {
+                Some(existing) => {
+                    existing.before.append(&mut set.before);
+                    existing.after.append(&mut set.after);
+                    existing.conditions.append(&mut set.conditions);
+                }
+                None => self.sets.push(set),
+            }
+        }
+        for mut slot in slots {
+            rename(&mut slot.before);
+            rename(&mut slot.after);
+            rename(&mut slot.sets);
+            *self.names.entry(slot.name.clone()).or_default() += 1;
+            self.slots.push(slot);
+        }
+        self.plan = None;
     }
 
     /// A new set, named `(group N)`, guarded by `conditions`.
@@ -539,6 +605,14 @@ impl Schedule {
     pub fn remove_system(&mut self, name: &str) -> Result<(), ScheduleError> {
         let index = self.index_of(name)?;
         self.slots.remove(index);
+        if let Some(count) = self.names.get_mut(name) {
+            *count -= 1;
+            if *count == 0 {
+                self.names.remove(name);
+            }
+        }
+        // A suffix may be free again.
+        self.suffix_hints.clear();
         for slot in &mut self.slots {
             slot.before.retain(|t| t != name);
             slot.after.retain(|t| t != name);
@@ -572,7 +646,16 @@ impl Schedule {
     /// assert!(!schedule.contains("anything"));
     /// ```
     pub fn contains(&self, name: &str) -> bool {
-        self.slots.iter().any(|s| s.name == name)
+        self.names.contains_key(name)
+    }
+
+    /// The first suffix that may be free for default name `name`.
+    pub(crate) fn suffix_hint(&self, name: &str) -> u64 {
+        self.suffix_hints.get(name).copied().unwrap_or(2)
+    }
+
+    pub(crate) fn set_suffix_hint(&mut self, name: &str, next: u64) {
+        self.suffix_hints.insert(name.to_owned(), next);
     }
 
     /// The systems' names in run order (insertion order where the orderings
@@ -796,15 +879,19 @@ impl Schedule {
         // still keeps ages meaningful across the u32 wrap.
         world.check_change_ticks();
         let plan = self.plan.as_mut().expect("built just above");
+        // Counted before anything runs: a run that panics has still used
+        // its number, so the next run evaluates its conditions afresh
+        // instead of reusing the answers they gave the failed run.
+        let run = self.runs;
+        self.runs += 1;
         let context = executor::RunContext {
             slots: &self.slots,
             sets: &self.sets,
             timing: self.timing,
-            run: self.runs,
+            run,
             on_error: self.on_error,
         };
         executor::run(&context, plan, self.executor, world);
-        self.runs += 1;
         if self.has_conditions {
             self.apply_condition_commands(world);
         }
@@ -863,18 +950,30 @@ impl Schedule {
         Ok(&mut self.slots[index])
     }
 
-    /// The systems a name stands for: the system of that name and every
-    /// member of the set of that name. `None` if it names neither.
-    fn resolve(&self, name: &str) -> Option<Vec<usize>> {
-        let members: Vec<usize> = (0..self.slots.len())
-            .filter(|&i| self.slots[i].name == name || self.slots[i].sets.iter().any(|s| s == name))
-            .collect();
-        let known = !members.is_empty() || self.sets.iter().any(|s| s.name == name);
-        known.then_some(members)
+    /// What each name stands for: the system of that name and every member
+    /// of the set of that name (sets without members map to nothing), so
+    /// that resolving an ordering target costs one lookup, not a scan.
+    fn members_by_name(&self) -> FxHashMap<&str, Vec<usize>> {
+        let mut members: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+        for set in &self.sets {
+            members.entry(set.name.as_str()).or_default();
+        }
+        for (i, slot) in self.slots.iter().enumerate() {
+            members.entry(slot.name.as_str()).or_default().push(i);
+            for set in &slot.sets {
+                let list = members.entry(set.as_str()).or_default();
+                if list.last() != Some(&i) {
+                    list.push(i);
+                }
+            }
+        }
+        members
     }
 
     /// Every ordering edge `(first, then)`, or the first unknown target.
     fn edges(&self) -> Result<Vec<(usize, usize)>, ScheduleError> {
+        let members_by_name = self.members_by_name();
+        let resolve = |name: &str| members_by_name.get(name);
         let mut edges = Vec::new();
         let unknown = |from: &str, target: &str| ScheduleError::UnknownTarget {
             from: from.to_owned(),
@@ -882,24 +981,18 @@ impl Schedule {
         };
         for (i, slot) in self.slots.iter().enumerate() {
             for target in &slot.before {
-                let targets = self
-                    .resolve(target)
-                    .ok_or_else(|| unknown(&slot.name, target))?;
-                edges.extend(targets.into_iter().map(|t| (i, t)));
+                let targets = resolve(target).ok_or_else(|| unknown(&slot.name, target))?;
+                edges.extend(targets.iter().map(|&t| (i, t)));
             }
             for target in &slot.after {
-                let targets = self
-                    .resolve(target)
-                    .ok_or_else(|| unknown(&slot.name, target))?;
-                edges.extend(targets.into_iter().map(|t| (t, i)));
+                let targets = resolve(target).ok_or_else(|| unknown(&slot.name, target))?;
+                edges.extend(targets.iter().map(|&t| (t, i)));
             }
         }
         for set in &self.sets {
-            let members = self.resolve(&set.name).unwrap_or_default();
+            let members = resolve(&set.name).map_or(&[][..], Vec::as_slice);
             for target in &set.before {
-                let targets = self
-                    .resolve(target)
-                    .ok_or_else(|| unknown(&set.name, target))?;
+                let targets = resolve(target).ok_or_else(|| unknown(&set.name, target))?;
                 edges.extend(
                     members
                         .iter()
@@ -907,9 +1000,7 @@ impl Schedule {
                 );
             }
             for target in &set.after {
-                let targets = self
-                    .resolve(target)
-                    .ok_or_else(|| unknown(&set.name, target))?;
+                let targets = resolve(target).ok_or_else(|| unknown(&set.name, target))?;
                 edges.extend(
                     members
                         .iter()
@@ -953,8 +1044,13 @@ impl Schedule {
             }
         }
         let access: Vec<_> = systems.iter().map(|&i| self.planned_access(i)).collect();
-        for a in 0..systems.len() {
-            for b in a + 1..systems.len() {
+        // A system that borrows nothing conflicts with nothing (blocks hold
+        // no exclusive system): only the others are compared pairwise.
+        let borrowing: Vec<usize> = (0..systems.len())
+            .filter(|&l| !access[l].touches_nothing())
+            .collect();
+        for (k, &a) in borrowing.iter().enumerate() {
+            for &b in &borrowing[k + 1..] {
                 if access[a].conflicts_with(&access[b]) {
                     dependents[a].push(b);
                 }

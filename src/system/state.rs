@@ -476,6 +476,9 @@ impl World {
     /// Runs `f` with the schedule kept under `label` taken out of the world,
     /// so that `f` may use both (to [`Schedule::build`] it, or run it by
     /// hand). The schedule is put back afterwards, also when `f` panics.
+    /// Systems added under `label` meanwhile (say, by one of its own
+    /// exclusive systems) are added to it then, named as
+    /// [`Schedule::add_systems`] names them (`f#2` if `f` is taken).
     ///
     /// # Example
     /// ```
@@ -496,7 +499,10 @@ impl World {
     ) -> R {
         let mut schedule = std::mem::take(label.clone().schedule_mut(self));
         let outcome = catch_unwind(AssertUnwindSafe(|| f(self, &mut schedule)));
-        *label.schedule_mut(self) = schedule;
+        // Systems added under `label` meanwhile (by a system of this very
+        // schedule) went to the empty stand-in: keep them.
+        let added = std::mem::replace(label.clone().schedule_mut(self), schedule);
+        label.schedule_mut(self).absorb(added);
         outcome.unwrap_or_else(|payload| resume_unwind(payload))
     }
 
