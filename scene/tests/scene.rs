@@ -623,7 +623,17 @@ fn resolve_converts_between_formats() {
             }
         }
         scene.resolve(&registry).unwrap();
+        // Under Miri only the next format in FORMATS (137 s of Miri time for
+        // all nine pairs): Ron -> Json, Json -> Binary, Binary -> Ron still
+        // resolve a scene read from each format and write and read back each
+        // format from a resolved scene; the pairs left out put together the
+        // same readers and writers (and sample_world_round_trips_in_every_format
+        // does each format to itself).
+        let next = FORMATS[(FORMATS.iter().position(|&f| f == from).unwrap() + 1) % FORMATS.len()];
         for to in FORMATS {
+            if cfg!(miri) && to != next {
+                continue;
+            }
             let mut copy = World::new();
             let spawned = read(&write(&scene, to), to)
                 .unwrap()
