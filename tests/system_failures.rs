@@ -494,18 +494,31 @@ fn a_panicking_on_exit_system_then_the_next_frame() {
             panic!("exit failed");
         }
     });
+    world.insert_resource(Vec::<&'static str>::new());
+    world.add_systems(OnEnter(Mode::B), |mut l: ResMut<Vec<&'static str>>| {
+        l.push("enter B")
+    });
     world.apply_state_transitions();
     world.resource_mut::<NextState<Mode>>().set(Mode::B);
     let message = expect_panic(|| world.apply_state_transitions());
     assert!(message.contains("exit failed"), "{message}");
-    // The request was used up by the failed transition: the state stays,
-    // and nothing is pending (see `States`). Asking again works.
+    // The change was made all the same (see `States`): the state is B, B
+    // was entered once, and nothing is pending.
+    assert_eq!(*world.resource::<State<Mode>>().get(), Mode::B);
+    assert_eq!(*world.resource::<Vec<&'static str>>(), ["enter B"]);
     world.apply_state_transitions();
-    assert_eq!(*world.resource::<State<Mode>>().get(), Mode::A);
     assert_eq!(world.resource::<NextState<Mode>>().pending(), None);
+    assert_eq!(*world.resource::<Vec<&'static str>>(), ["enter B"]);
+    // Changes go on as before.
+    world.resource_mut::<NextState<Mode>>().set(Mode::A);
+    world.apply_state_transitions();
     world.resource_mut::<NextState<Mode>>().set(Mode::B);
     world.apply_state_transitions();
     assert_eq!(*world.resource::<State<Mode>>().get(), Mode::B);
+    assert_eq!(
+        *world.resource::<Vec<&'static str>>(),
+        ["enter B", "enter B"]
+    );
 }
 
 /// A system of a state schedule that adds systems to that same schedule:

@@ -51,7 +51,9 @@ use crate::world::World;
 /// `OnTransition { exited: old, entered: new }`; `OnEnter(new)`. Each runs
 /// once. Setting the state it is already in does nothing. A change asked
 /// for by those schedules waits for the next call. The first call also runs
-/// `OnEnter` of the initial state.
+/// `OnEnter` of the initial state. A panic in one of these schedules does
+/// not stop the change half-way: the later steps still run, `State<S>` is
+/// `new`, and then the first panic is raised.
 pub trait States: Clone + PartialEq + Eq + Hash + fmt::Debug + Send + Sync + 'static {}
 
 /// The current state of type `S` (a resource). Change it through
@@ -560,17 +562,33 @@ fn apply_transition<S: States>(world: &mut World) {
     if next == current {
         return;
     }
-    run_state_schedule(world, OnExit(current.clone()));
-    despawn_scoped(world, &current);
+    // Every step runs, whatever panics on the way (the request is taken:
+    // stopping after `OnExit` would leave the change neither made nor
+    // pending); the first panic is raised at the end.
+    let mut caught = None;
+    let mut step = |world: &mut World, f: &mut dyn FnMut(&mut World)| {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(world))) {
+            caught.get_or_insert(payload);
+        }
+    };
+    step(world, &mut |w| {
+        run_state_schedule(w, OnExit(current.clone()))
+    });
+    step(world, &mut |w| despawn_scoped(w, &current));
     world.insert_resource(State(next.clone()));
-    run_state_schedule(
-        world,
-        OnTransition {
-            exited: current,
-            entered: next.clone(),
-        },
-    );
-    run_state_schedule(world, OnEnter(next));
+    step(world, &mut |w| {
+        run_state_schedule(
+            w,
+            OnTransition {
+                exited: current.clone(),
+                entered: next.clone(),
+            },
+        )
+    });
+    step(world, &mut |w| run_state_schedule(w, OnEnter(next.clone())));
+    if let Some(payload) = caught {
+        resume_unwind(payload);
+    }
 }
 
 /// Runs one labelled schedule, if it exists. It is taken out of the world
