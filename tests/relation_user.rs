@@ -1083,3 +1083,42 @@ fn parent_first_cache_after_every_kind_of_edit() {
     check(&mut order, &world);
     assert!(order.get(&world).is_empty());
 }
+
+/// `OnUnrelate` is documented to fire for every edge a despawn removes; a
+/// recursive despawn removed the subtree's inner `ChildOf` edges silently.
+#[test]
+fn despawn_recursive_announces_every_child_of_edge_it_removes() {
+    let heard = |how: &str| {
+        let mut world = World::new();
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let h = heard.clone();
+        world.observe(move |t: Trigger<OnUnrelate<ChildOf>>, _w: DeferredWorld| {
+            h.lock().unwrap().push((t.event().source, t.event().target));
+        });
+        let top = world.spawn(());
+        let root = world.spawn_child(top, ()).unwrap();
+        let a = world.spawn_child(root, ()).unwrap();
+        let b = world.spawn_child(root, ()).unwrap();
+        let c = world.spawn_child(a, ()).unwrap();
+        match how {
+            "recursive" => world.despawn_recursive(root).unwrap(),
+            "descendants" => {
+                world.despawn_descendants(top).unwrap();
+            }
+            _ => {
+                for e in [c, a, b, root] {
+                    world.despawn(e).unwrap();
+                }
+            }
+        }
+        world.check_invariants();
+        assert_eq!(world.len(), 1);
+        let mut v = heard.lock().unwrap().clone();
+        v.sort();
+        assert_eq!(v.len(), 4, "{how}: {v:?}");
+        v
+    };
+    let one_by_one = heard("one by one");
+    assert_eq!(heard("recursive"), one_by_one);
+    assert_eq!(heard("descendants"), one_by_one);
+}

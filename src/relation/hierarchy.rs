@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use rustc_hash::FxHashMap;
 
-use super::{Relation, RelationError, Relationship, Sources, Stamp};
+use super::{OnUnrelate, Relation, RelationError, Relationship, Sources, Stamp};
 use crate::bundle::Bundle;
 use crate::component::CloneBehavior;
 use crate::entity::Entity;
@@ -308,7 +308,9 @@ impl World {
     /// Despawns `root` and all its descendants (through [`ChildOf`]),
     /// children before their parents. Iterative: a chain of any depth is
     /// fine. Each entity's other relations are cleaned up as by
-    /// [`World::despawn`].
+    /// [`World::despawn`], and each [`ChildOf`] edge that goes is heard by
+    /// [`OnUnrelate<ChildOf>`](super::OnUnrelate) observers as a despawn's
+    /// would be.
     ///
     /// Fails, changing nothing, if `root` is not alive, or if some entity
     /// of the subtree is the target of a relation whose policy is
@@ -368,13 +370,20 @@ impl World {
         // Only the root's own edge to its parent needs unlinking: every
         // other `ChildOf` edge of the subtree joins two entities that die
         // here, so their lists are dropped rather than fixed entry by
-        // entry. Their other relations are detached as usual.
+        // entry. Their other relations are detached as usual. Unless
+        // something observes `OnUnrelate<ChildOf>`, which must hear every
+        // edge that goes: then each entity's edges are detached as by
+        // `despawn` (children first, so each edge goes with its child).
         if let Some(parent) = self.parent(root) {
             self.unrelate::<ChildOf>(root, parent)
                 .expect("the edge was just read");
         }
         let version = self.relations().version::<ChildOf>();
-        let skip = self.relations_mut().skip_during::<ChildOf>();
+        let skip = if self.has_observers::<OnUnrelate<ChildOf>>() {
+            None
+        } else {
+            Some(self.relations_mut().skip_during::<ChildOf>())
+        };
         let mut caught = None;
         for &e in order.iter().rev() {
             // Observers may have despawned some already. Refusals were
@@ -386,14 +395,16 @@ impl World {
                 caught.get_or_insert(payload);
             }
         }
-        // The skip was right if every entity of the subtree went and no
-        // hook or observer related or unrelated `ChildOf` meanwhile (which
-        // bumps its version); otherwise some edges may join a survivor to
-        // an entity that went.
-        let disturbed = caught.is_some() || self.relations().version::<ChildOf>() != version;
-        self.relations_mut().end_skip(skip);
-        if disturbed {
-            self.edge_change(|world, panics| world.unlink_dead_relatives(panics));
+        if let Some(previous) = skip {
+            // The skip was right if every entity of the subtree went and
+            // no hook or observer related or unrelated `ChildOf` meanwhile
+            // (which bumps its version); otherwise some edges may join a
+            // survivor to an entity that went.
+            let disturbed = caught.is_some() || self.relations().version::<ChildOf>() != version;
+            self.relations_mut().end_skip(previous);
+            if disturbed {
+                self.edge_change(|world, panics| world.unlink_dead_relatives(panics));
+            }
         }
         // The skipped cleanup bumped no version: the hierarchy changed.
         self.relations_mut().bump::<ChildOf>();
