@@ -1122,3 +1122,50 @@ fn despawn_recursive_announces_every_child_of_edge_it_removes() {
     assert_eq!(heard("recursive"), one_by_one);
     assert_eq!(heard("descendants"), one_by_one);
 }
+
+/// A despawn policy firing inside one child's subtree doomed a later
+/// sibling, which then went by a plain despawn between subtrees: its own
+/// children were left alive, as roots, though descendants.
+#[test]
+fn despawn_descendants_takes_a_subtree_whose_root_a_policy_doomed_first() {
+    let mut world = World::new();
+    let keep = world.spawn(Name("keep"));
+    let c1 = world.spawn_child(keep, Name("c1")).unwrap();
+    let c1k = world.spawn_child(c1, Name("c1k")).unwrap();
+    let c2 = world.spawn_child(keep, Name("c2")).unwrap();
+    let c2k = world.spawn_child(c2, Name("c2k")).unwrap();
+    // c2 is owned by c1's child: c1's subtree going dooms c2.
+    world.relate(c2, c1k, OwnedBy).unwrap();
+    world.despawn_descendants(keep).unwrap();
+    world.check_invariants();
+    assert!(world.children(keep).is_empty());
+    for e in [c1, c1k, c2, c2k] {
+        assert!(!world.contains(e), "{:?} survived", world.get::<Name>(e));
+    }
+    assert_eq!(world.len(), 1);
+}
+
+#[test]
+fn an_observer_moving_orphans_to_their_grandparent() {
+    let mut world = World::new();
+    // A common pattern: when a parent goes, its children move up a level.
+    world.observe(|t: Trigger<OnUnrelate<ChildOf>>, mut w: DeferredWorld| {
+        let (child, parent) = (t.event().source, t.event().target);
+        if let Some(gp) = w.world().parent(parent) {
+            w.commands().add_child(gp, child);
+        }
+    });
+    let g = world.spawn(());
+    let p = world.spawn_child(g, ()).unwrap();
+    let c = world.spawn_child(p, ()).unwrap();
+    world.despawn(p).unwrap();
+    world.check_invariants();
+    assert_eq!(world.parent(c), Some(g));
+    let p2 = world.spawn_child(g, ()).unwrap();
+    let c2 = world.spawn_child(p2, ()).unwrap();
+    world.spawn_child(c2, ()).unwrap();
+    world.despawn_recursive(p2).unwrap();
+    world.check_invariants();
+    assert_eq!(world.children(g), [c]);
+    assert_eq!(world.len(), 2);
+}

@@ -225,7 +225,11 @@ impl World {
 
     /// Despawns every [`descendant`](World::descendants) of `entity`,
     /// keeping `entity` itself: [`World::despawn_recursive`] of each of its
-    /// children. Afterwards `entity` has no children.
+    /// children. The sources their relations doom
+    /// ([`OnTargetDespawn::Despawn`](super::OnTargetDespawn::Despawn)) go
+    /// after every subtree, so a child doomed by another's subtree still
+    /// goes with its own.
+    /// Afterwards `entity` has no children.
     ///
     /// Fails, changing nothing, if `entity` is not alive, or if some
     /// descendant is the target of a relation whose policy is
@@ -259,6 +263,11 @@ impl World {
             return Err(EntityError::DespawnRefused { entity, relation });
         }
         let mut caught = None;
+        // The sources a subtree's relations doom (`OnTargetDespawn::Despawn`)
+        // go after every subtree, as in one recursive despawn: one of them
+        // may be a later child, which must go with its own subtree, not
+        // alone by a plain despawn leaving its children behind.
+        let held = self.relations_mut().hold_drain();
         for child in self.children(entity).to_vec() {
             // Each subtree was checked above; a hook or observer of an
             // earlier one may have despawned this one already, or made
@@ -271,9 +280,9 @@ impl World {
                 caught.get_or_insert(payload);
             }
         }
-        if let Some(payload) = caught {
-            std::panic::resume_unwind(payload);
-        }
+        self.relations_mut().release_drain(held);
+        // The doomed sources go, then the first panic.
+        self.drain_doomed_then_resume(caught);
         Ok(())
     }
 

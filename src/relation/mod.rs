@@ -925,6 +925,17 @@ impl Relations {
         true
     }
 
+    /// Holds the despawns of queued sources until [`Relations::release_drain`]
+    /// (as an outer despawn's drain does), so that several despawns run
+    /// first; returns the previous setting, to restore.
+    pub(crate) fn hold_drain(&mut self) -> bool {
+        std::mem::replace(&mut self.draining, true)
+    }
+
+    pub(crate) fn release_drain(&mut self, previous: bool) {
+        self.draining = previous;
+    }
+
     pub(crate) fn pop_pending(&mut self) -> Option<Entity> {
         self.pending.pop()
     }
