@@ -1169,3 +1169,71 @@ fn an_observer_moving_orphans_to_their_grandparent() {
     assert_eq!(world.children(g), [c]);
     assert_eq!(world.len(), 2);
 }
+
+/// `World::clear` despawns every entity, announcing their removal and
+/// despawn, but removed every edge without a word to `OnUnrelate`
+/// observers (documented to hear every edge a despawn removes).
+#[test]
+fn clear_announces_every_edge_it_removes() {
+    let mut world = World::new();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let h = heard.clone();
+    world.observe(move |t: Trigger<OnUnrelate<Likes>>, w: DeferredWorld| {
+        // Heard before anything goes: both ends still readable.
+        let ends = (
+            w.world().contains(t.event().source),
+            w.world().contains(t.event().target),
+        );
+        h.lock()
+            .unwrap()
+            .push((t.event().source, t.event().target, ends));
+    });
+    let h = heard.clone();
+    world.observe(
+        move |t: Trigger<OnUnrelate<ChildOf>>, mut w: DeferredWorld| {
+            h.lock()
+                .unwrap()
+                .push((t.event().source, t.event().target, (true, true)));
+            // A command of an observer runs after the clear: its entity is gone.
+            w.commands().despawn(t.event().source);
+        },
+    );
+    let e = spawn_n(&mut world, 3);
+    world.relate(e[0], e[1], Likes).unwrap();
+    world.relate(e[0], e[2], Likes).unwrap();
+    world.relate(e[2], e[2], Likes).unwrap();
+    world.add_child(e[1], e[2]).unwrap();
+    world.clear();
+    world.check_invariants();
+    assert!(world.is_empty());
+    let mut got = heard.lock().unwrap().clone();
+    got.sort();
+    let mut want = vec![
+        (e[0], e[1], (true, true)),
+        (e[0], e[2], (true, true)),
+        (e[2], e[2], (true, true)),
+        (e[2], e[1], (true, true)),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    // Nothing is heard twice, nor after.
+    world.clear();
+    assert_eq!(heard.lock().unwrap().len(), 4);
+}
+
+#[test]
+fn clear_with_a_panicking_unrelate_observer_clears_nothing() {
+    let mut world = World::new();
+    world.observe(|_t: Trigger<OnUnrelate<Likes>>, mut w: DeferredWorld| {
+        w.commands().spawn(Name("never"));
+        panic!("no");
+    });
+    let e = spawn_n(&mut world, 2);
+    world.relate(e[0], e[1], Likes).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.clear()));
+    assert!(r.is_err());
+    world.check_invariants();
+    assert_eq!(world.len(), 2);
+    assert_eq!(world.targets::<Likes>(e[0]), [e[1]]);
+    assert_eq!(world.query::<&Name>().iter(&world).count(), 0);
+}

@@ -787,6 +787,9 @@ struct Kind {
     check: fn(&World),
     /// Copies an entity's outgoing edges to its clone (see [`clone_edges`]).
     clone_edges: fn(&World, Entity) -> Option<EdgeCopies>,
+    /// Announces every edge of a world about to be cleared (see
+    /// [`announce_cleared`]).
+    announce_cleared: fn(&mut World) -> bool,
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
@@ -958,6 +961,12 @@ impl Relations {
         }
     }
 
+    /// The relation kinds' [`announce_cleared`] functions, to call (with
+    /// the world) before a clear.
+    pub(crate) fn clear_announcers(&self) -> Vec<fn(&mut World) -> bool> {
+        self.kinds.iter().map(|k| k.announce_cleared).collect()
+    }
+
     /// A world was cleared: every edge went with it.
     pub(crate) fn cleared(&mut self) {
         for k in &mut self.kinds {
@@ -1016,6 +1025,7 @@ impl World {
             detach: detach::<R>,
             check: check::<R>,
             clone_edges: clone_edges::<R>,
+            announce_cleared: announce_cleared::<R>,
         });
     }
 
@@ -1569,6 +1579,30 @@ fn detach<R: Relationship>(
     if touched {
         world.relations_mut().bump::<R>();
     }
+}
+
+/// Triggers [`OnUnrelate`] for every `R` edge, if anything observes it:
+/// the world is about to be cleared, every edge with it (both ends still
+/// alive now). Returns true if it announced anything.
+fn announce_cleared<R: Relationship>(world: &mut World) -> bool {
+    if !world.has_observers::<OnUnrelate<R>>() {
+        return false;
+    }
+    let Some((relation_id, _)) = world.relations().ids::<R>() else {
+        return false;
+    };
+    let sources = world
+        .sparse_sets()
+        .get(relation_id)
+        .map_or_else(Vec::new, |set| set.entities().to_vec());
+    let edges: Vec<(Entity, Entity)> = sources
+        .iter()
+        .flat_map(|&s| world.targets::<R>(s).iter().map(move |&t| (s, t)))
+        .collect();
+    for &(source, target) in &edges {
+        world.announce_relation::<R>(source, target, false);
+    }
+    !edges.is_empty()
 }
 
 /// The `R` edges of one entity's copy, data copied, waiting for the copy
