@@ -1237,3 +1237,19 @@ fn clear_with_a_panicking_unrelate_observer_clears_nothing() {
     assert_eq!(world.targets::<Likes>(e[0]), [e[1]]);
     assert_eq!(world.query::<&Name>().iter(&world).count(), 0);
 }
+
+/// `spawn_child` promises to spawn nothing when the parent is not alive;
+/// when the child's own spawn observers despawned the parent, it returned
+/// the error and left the child spawned, a root nobody had a handle to.
+#[test]
+fn spawn_child_whose_spawn_observer_despawns_the_parent_spawns_nothing() {
+    let mut world = World::new();
+    let parent = world.spawn(());
+    world.observe(move |_t: Trigger<OnAdd<Name>>, mut w: DeferredWorld| {
+        w.commands().despawn(parent);
+    });
+    let r = world.spawn_child(parent, Name("kid"));
+    world.check_invariants();
+    assert_eq!(r, Err(RelationError::NoSuchEntity(parent)));
+    assert_eq!(world.len(), 0, "spawning nothing");
+}

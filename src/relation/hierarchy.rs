@@ -288,7 +288,8 @@ impl World {
 
     /// Spawns an entity with `bundle` as a child of `parent`.
     ///
-    /// Fails, spawning nothing, if `parent` is not alive.
+    /// Fails, spawning nothing, if `parent` is not alive (also if the
+    /// child's spawn observers despawned it: the child is despawned again).
     ///
     /// # Example
     /// ```
@@ -309,8 +310,14 @@ impl World {
             return Err(RelationError::NoSuchEntity(parent));
         }
         let child = self.spawn(bundle);
-        // The spawn's observers may have despawned either end.
-        self.relate(child, parent, ChildOf)?;
+        // The spawn's observers may have despawned either end: then the
+        // child goes again (nothing is left spawned, as documented).
+        if let Err(err) = self.relate(child, parent, ChildOf) {
+            if self.contains(child) {
+                let _ = self.despawn(child);
+            }
+            return Err(err);
+        }
         Ok(child)
     }
 
