@@ -1253,3 +1253,17 @@ fn spawn_child_whose_spawn_observer_despawns_the_parent_spawns_nothing() {
     assert_eq!(r, Err(RelationError::NoSuchEntity(parent)));
     assert_eq!(world.len(), 0, "spawning nothing");
 }
+
+#[test]
+fn parent_first_leaves_out_cycles_and_what_waits_on_them() {
+    let mut world = World::new();
+    let e = spawn_n(&mut world, 4);
+    world.relate(e[0], e[1], Likes).unwrap();
+    world.relate(e[1], e[0], Likes).unwrap();
+    world.relate(e[2], e[0], Likes).unwrap();
+    world.relate(e[3], e[2], Likes).unwrap();
+    // e[2] and e[3] are on no cycle, but each waits for a target on one.
+    assert_eq!(world.parent_first::<Likes>(), Vec::<Entity>::new());
+    world.unrelate::<Likes>(e[1], e[0]).unwrap();
+    assert_eq!(world.parent_first::<Likes>(), [e[1], e[0], e[2], e[3]]);
+}

@@ -471,7 +471,9 @@ impl World {
     /// Every entity with an `R` edge, each after all its targets (for
     /// [`ChildOf`]: parents before children, roots first): the order for
     /// propagating something down a hierarchy. Entities on a cycle of `R`
-    /// edges (which no `one` relation built by a tree has) are left out.
+    /// edges (which no `one` relation built by a tree has) are left out,
+    /// and so is every entity that reaches one through its targets: none
+    /// of them can come after all its targets.
     /// Builds the order afresh; [`ParentFirst`] caches it.
     ///
     /// # Example
