@@ -1267,3 +1267,101 @@ fn parent_first_leaves_out_cycles_and_what_waits_on_them() {
     world.unrelate::<Likes>(e[1], e[0]).unwrap();
     assert_eq!(world.parent_first::<Likes>(), [e[1], e[0], e[2], e[3]]);
 }
+
+#[test]
+fn entity_world_mut_after_its_entity_went_by_a_policy() {
+    let mut world = World::new();
+    let keep = world.spawn(());
+    let kid = world.spawn_child(keep, ()).unwrap();
+    world.relate(keep, kid, OwnedBy).unwrap();
+    let mut e = world.entity_mut(keep).unwrap();
+    e.despawn_descendants().unwrap();
+    assert!(e.insert(Name("x")).is_err());
+    let r = e.relate(kid, Likes);
+    assert!(r.is_err());
+    let r = e.add_child(kid);
+    assert!(r.is_err());
+    e.with_children(|c| {
+        c.spawn(());
+    });
+    drop(e);
+    world.check_invariants();
+    assert_eq!(world.len(), 0);
+}
+
+/// Random worlds with every policy at once, with and without an observer of
+/// `OnUnrelate<ChildOf>` (which changes how a recursive despawn runs): a
+/// recursive despawn takes every descendant or, refused, changes nothing;
+/// so does `despawn_descendants`; no edge ever names a dead entity.
+#[test]
+fn random_worlds_with_every_policy_keep_their_promises() {
+    for seed in 0..16u64 {
+        let mut rng = Lcg(seed * 104729 + 3);
+        let mut world = World::new();
+        let heard = Arc::new(Mutex::new(0usize));
+        if seed % 2 == 1 {
+            let h = heard.clone();
+            world.observe(move |_t: Trigger<OnUnrelate<ChildOf>>, _w: DeferredWorld| {
+                *h.lock().unwrap() += 1;
+            });
+        }
+        let mut pool = spawn_n(&mut world, 30);
+        for _ in 0..400 {
+            pool.retain(|&e| world.contains(e));
+            if pool.len() < 8 {
+                pool.extend(spawn_n(&mut world, 10));
+            }
+            let n = pool.len();
+            let (a, b) = (pool[rng.below(n)], pool[rng.below(n)]);
+            match rng.below(12) {
+                0..=3 => {
+                    let _ = world.add_child(a, b);
+                }
+                4 => {
+                    let _ = world.relate(a, b, OwnedBy);
+                }
+                5 => {
+                    let _ = world.relate(a, b, PartOf);
+                }
+                6 if rng.below(3) == 0 => {
+                    let _ = world.relate(a, b, DependsOn);
+                }
+                6 => {
+                    let _ = world.unrelate_all::<DependsOn>(a);
+                }
+                7 => {
+                    let _ = world.despawn(a);
+                }
+                8 | 9 => {
+                    let below: Vec<Entity> = world.descendants(a).collect();
+                    let len = world.len();
+                    match world.despawn_recursive(a) {
+                        Ok(()) => {
+                            assert!(!world.contains(a));
+                            for d in below {
+                                assert!(!world.contains(d), "seed {seed}: {d:?} survived");
+                            }
+                        }
+                        Err(EntityError::DespawnRefused { .. }) => assert_eq!(world.len(), len),
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                _ => {
+                    let below: Vec<Entity> = world.descendants(a).collect();
+                    let len = world.len();
+                    match world.despawn_descendants(a) {
+                        Ok(()) => {
+                            assert!(world.children(a).is_empty());
+                            for d in below {
+                                assert!(!world.contains(d), "seed {seed}: {d:?} survived");
+                            }
+                        }
+                        Err(EntityError::DespawnRefused { .. }) => assert_eq!(world.len(), len),
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            }
+            world.check_invariants();
+        }
+    }
+}
