@@ -1365,3 +1365,55 @@ fn random_worlds_with_every_policy_keep_their_promises() {
         }
     }
 }
+
+/// While a recursive despawn skipped the subtree's `ChildOf` cleanup, an
+/// observer's command ran between two entities: its despawn of an entity
+/// outside the subtree skipped the cleanup too, leaving a survivor's
+/// `Children` naming a dead entity (and the next edit of it panicking).
+#[test]
+fn an_observer_despawning_an_outsider_during_a_recursive_despawn() {
+    #[derive(Component)]
+    struct Bomb(Entity);
+    let mut world = World::new();
+    world.observe(|t: Trigger<OnDespawn>, mut w: DeferredWorld| {
+        if let Ok(bomb) = w.get::<Bomb>(t.entity().unwrap()) {
+            let victim = bomb.0;
+            w.commands().despawn(victim);
+        }
+    });
+    let survivor = world.spawn(());
+    let outsider = world.spawn_child(survivor, ()).unwrap();
+    let other = world.spawn_child(survivor, ()).unwrap();
+    let root = world.spawn(());
+    world.spawn_child(root, Bomb(outsider)).unwrap();
+    world.despawn_recursive(root).unwrap();
+    world.check_invariants();
+    assert!(!world.contains(outsider));
+    assert_eq!(world.children(survivor), [other]);
+}
+
+/// The same skip let an observer's `remove_parent` of a subtree entity
+/// not yet despawned meet a sibling already dead in its parent's list:
+/// a "relation invariant" panic.
+#[test]
+fn an_observer_unparenting_a_sibling_during_a_recursive_despawn() {
+    #[derive(Component)]
+    struct Loner(Entity);
+    let mut world = World::new();
+    world.observe(|t: Trigger<OnDespawn>, mut w: DeferredWorld| {
+        if let Ok(l) = w.get::<Loner>(t.entity().unwrap()) {
+            let sibling = l.0;
+            w.commands().run(move |world| {
+                let _ = world.remove_parent(sibling);
+            });
+        }
+    });
+    let root = world.spawn(());
+    let kids: Vec<Entity> = (0..3)
+        .map(|_| world.spawn_child(root, ()).unwrap())
+        .collect();
+    world.insert(kids[2], Loner(kids[0])).unwrap();
+    world.despawn_recursive(root).unwrap();
+    world.check_invariants();
+    assert!(world.is_empty(), "the subtree went whole: {}", world.len());
+}

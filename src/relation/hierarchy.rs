@@ -337,9 +337,11 @@ impl World {
     /// not stop the rest of the subtree going: the first panic is raised
     /// once every entity was despawned. An entity that stays (its own
     /// despawn stopped by a hook or observer, as it would stop
-    /// [`World::despawn`], or made a child of the subtree by an observer
-    /// while it went) loses its [`ChildOf`] edges to the entities that
-    /// went: no edge ever names a dead entity.
+    /// [`World::despawn`]) loses its [`ChildOf`] edges to the entities that
+    /// went: no edge ever names a dead entity. The commands hooks and
+    /// observers queue meanwhile run once the whole subtree is gone, as
+    /// after one despawn (so one giving a dying entity a new child finds
+    /// it gone, and the newcomer stays a root).
     ///
     /// # Example
     /// ```
@@ -400,6 +402,12 @@ impl World {
         } else {
             Some(self.relations_mut().skip_during::<ChildOf>())
         };
+        // No hook's or observer's command runs until the whole subtree is
+        // gone: while the cleanup is skipped, the subtree's lists name
+        // entities already dead, which an edit or a despawn reaching them
+        // (a `remove_parent` of a sibling, a despawn of a survivor's
+        // child) would trip over.
+        let held = self.hold_observer_commands();
         let mut caught = None;
         for &e in order.iter().rev() {
             // Observers may have despawned some already. Refusals were
@@ -421,6 +429,10 @@ impl World {
             if disturbed {
                 self.edge_change(|world, panics| world.unlink_dead_relatives(panics));
             }
+        }
+        self.release_observer_commands(held);
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.flush_observer_commands())) {
+            caught.get_or_insert(payload);
         }
         // The skipped cleanup bumped no version: the hierarchy changed.
         self.relations_mut().bump::<ChildOf>();
