@@ -1417,3 +1417,51 @@ fn an_observer_unparenting_a_sibling_during_a_recursive_despawn() {
     world.check_invariants();
     assert!(world.is_empty(), "the subtree went whole: {}", world.len());
 }
+
+/// A hook or observer running during a recursive despawn reads the
+/// hierarchy as it is: the children already despawned are no longer
+/// listed (no edge ever names a dead entity), as with plain despawns.
+#[test]
+fn observers_during_a_recursive_despawn_never_read_a_dead_relative() {
+    for lifecycle in [true, false] {
+        let mut world = World::new();
+        let bad = Arc::new(Mutex::new(Vec::new()));
+        let look = |bad: &Arc<Mutex<Vec<(Entity, Entity)>>>, world: &World, e: Entity| {
+            let mut named: Vec<Entity> = world.children(e).to_vec();
+            named.extend(world.parent(e));
+            named.extend(world.sources::<Likes>(e));
+            for x in named {
+                if !world.contains(x) {
+                    bad.lock().unwrap().push((e, x));
+                }
+            }
+        };
+        let b = bad.clone();
+        if lifecycle {
+            world.observe(move |t: Trigger<OnDespawn>, w: DeferredWorld| {
+                look(&b, w.world(), t.entity().unwrap());
+            });
+        } else {
+            // Not a lifecycle observer: an edge of another relation going.
+            world.observe(move |t: Trigger<OnUnrelate<Likes>>, w: DeferredWorld| {
+                look(&b, w.world(), t.event().target);
+                look(&b, w.world(), t.event().source);
+            });
+        }
+        let root = world.spawn(());
+        let a = world.spawn_child(root, ()).unwrap();
+        let b1 = world.spawn_child(a, ()).unwrap();
+        let b2 = world.spawn_child(a, ()).unwrap();
+        world.spawn_child(root, ()).unwrap();
+        world.relate(b1, a, Likes).unwrap();
+        world.relate(root, b2, Likes).unwrap();
+        world.despawn_recursive(root).unwrap();
+        world.check_invariants();
+        assert!(world.is_empty());
+        assert_eq!(
+            *bad.lock().unwrap(),
+            Vec::<(Entity, Entity)>::new(),
+            "lifecycle: {lifecycle}"
+        );
+    }
+}

@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use rustc_hash::FxHashMap;
 
-use super::{OnUnrelate, Relation, RelationError, Relationship, Sources, Stamp};
+use super::{Relation, RelationError, Relationship, Sources, Stamp};
 use crate::bundle::Bundle;
 use crate::component::CloneBehavior;
 use crate::entity::Entity;
@@ -388,25 +388,25 @@ impl World {
         // Only the root's own edge to its parent needs unlinking: every
         // other `ChildOf` edge of the subtree joins two entities that die
         // here, so their lists are dropped rather than fixed entry by
-        // entry. Their other relations are detached as usual. Unless
-        // something observes `OnUnrelate<ChildOf>`, which must hear every
-        // edge that goes: then each entity's edges are detached as by
-        // `despawn` (children first, so each edge goes with its child).
+        // entry. Their other relations are detached as usual. Unless user
+        // code that can read the world runs on the way (a hook, any
+        // observer): an `OnUnrelate<ChildOf>` observer must hear every edge
+        // that goes, and none may find a dead child in a list. Then each
+        // entity's edges are detached as by `despawn` (children first, so
+        // each edge goes with its child).
         if let Some(parent) = self.parent(root) {
             self.unrelate::<ChildOf>(root, parent)
                 .expect("the edge was just read");
         }
         let version = self.relations().version::<ChildOf>();
-        let skip = if self.has_observers::<OnUnrelate<ChildOf>>() {
+        // (Registering any hook or observer makes the lifecycle active.)
+        let skip = if self.components().lifecycle_active() {
             None
         } else {
             Some(self.relations_mut().skip_during::<ChildOf>())
         };
         // No hook's or observer's command runs until the whole subtree is
-        // gone: while the cleanup is skipped, the subtree's lists name
-        // entities already dead, which an edit or a despawn reaching them
-        // (a `remove_parent` of a sibling, a despawn of a survivor's
-        // child) would trip over.
+        // gone: one operation, as one despawn.
         let held = self.hold_observer_commands();
         let mut caught = None;
         for &e in order.iter().rev() {
