@@ -806,6 +806,8 @@ fn despawn_descendants_with_an_owner_inside_the_subtree() {
 #[derive(Default)]
 struct Seen(Vec<(&'static str, Entity)>);
 
+type LikesChanged = (With<Relation<Likes>>, Changed<Relation<Likes>>);
+
 #[test]
 fn change_detection_in_systems_sees_each_edge_change_once() {
     let mut world = World::new();
@@ -817,7 +819,7 @@ fn change_detection_in_systems_sees_each_edge_change_once() {
          changed: Query<Entity, Changed<Relation<ChildOf>>>,
          kids_changed: Query<Entity, Changed<Children>>,
          kids_added: Query<Entity, Added<Children>>,
-         likes: Query<Entity, (With<Relation<Likes>>, Changed<Relation<Likes>>)>,
+         likes: Query<Entity, LikesChanged>,
          mut seen: ResMut<Seen>| {
             for e in added.iter() {
                 seen.0.push(("added", e));
@@ -1286,7 +1288,6 @@ fn entity_world_mut_after_its_entity_went_by_a_policy() {
     e.with_children(|c| {
         c.spawn(());
     });
-    drop(e);
     world.check_invariants();
     assert_eq!(world.len(), 0);
 }
