@@ -1469,3 +1469,40 @@ fn observers_during_a_recursive_despawn_never_read_a_dead_relative() {
         );
     }
 }
+
+#[test]
+fn take_and_spawn_at_apply_the_despawn_policies() {
+    let mut world = World::new();
+    let owner = world.spawn(Name("owner"));
+    let owned = world.spawn(Name("owned"));
+    let kid = world.spawn_child(owner, Name("kid")).unwrap();
+    world.relate(owned, owner, OwnedBy).unwrap();
+    let taken = world.take(owner).unwrap();
+    world.check_invariants();
+    assert!(!world.contains(owned), "owned by what was taken");
+    assert_eq!(world.parent(kid), None);
+    let back = world.spawn(taken);
+    assert!(world.children(back).is_empty());
+
+    // spawn_at over an owner: its owned go, its dependants refuse.
+    let owned = world.spawn(());
+    world.relate(owned, back, OwnedBy).unwrap();
+    world.spawn_at(back, Name("replaced"));
+    world.check_invariants();
+    assert!(!world.contains(owned));
+    assert_eq!(world.get::<Name>(back), Ok(&Name("replaced")));
+    let user = world.spawn(());
+    world.relate(user, back, DependsOn).unwrap();
+    assert_eq!(
+        world.take(back).err(),
+        Some(EntityError::DespawnRefused { entity: back, relation: "DependsOn" })
+    );
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn_at(back, Name("again"));
+    }));
+    let msg = r.unwrap_err();
+    let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("DependsOn"), "{msg}");
+    world.check_invariants();
+    assert_eq!(world.get::<Name>(back), Ok(&Name("replaced")));
+}
