@@ -1495,7 +1495,10 @@ fn take_and_spawn_at_apply_the_despawn_policies() {
     world.relate(user, back, DependsOn).unwrap();
     assert_eq!(
         world.take(back).err(),
-        Some(EntityError::DespawnRefused { entity: back, relation: "DependsOn" })
+        Some(EntityError::DespawnRefused {
+            entity: back,
+            relation: "DependsOn"
+        })
     );
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         world.spawn_at(back, Name("again"));
