@@ -100,8 +100,9 @@ pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 /// edge of the entity, applying [`Relationship::ON_TARGET_DESPAWN`] to the
 /// sources of a despawned target, so no edge ever names a dead entity.
 /// Insert and remove the two components only through the world's relation
-/// methods (they have no public constructor; removing one by hand with
-/// `World::remove` would leave the other side stale).
+/// methods (they have no public constructor, removing one by hand with
+/// `World::remove` panics, and they are immutable: `&mut` access does not
+/// build).
 /// Derive it with `#[derive(Relation)]`, which takes
 /// `#[relation(one)]` (each source has at most one target, as a child has
 /// one parent), `#[relation(acyclic)]` (edges never close a cycle, see
