@@ -69,7 +69,7 @@ pub trait Component: Send + Sync + 'static {
     /// which its `on_insert` hooks and observers see) or removal, so a hook
     /// or observer can keep something in step with its value: an index of
     /// entities by name, say. The relation components
-    /// ([`Relation<R>`](crate::Relation), [`Sources<R>`](crate::Sources))
+    /// ([`Relation<R>`](struct@crate::Relation), [`Sources<R>`](crate::Sources))
     /// are immutable: their edge lists change only through the world's
     /// relation methods.
     ///

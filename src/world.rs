@@ -671,7 +671,9 @@ impl World {
     }
 
     /// Despawns every entity, dropping every component once. Registered
-    /// component types, archetypes and cached queries stay valid.
+    /// component types, archetypes and cached queries stay valid. Every
+    /// relation edge goes with them, each heard by
+    /// [`OnUnrelate`](crate::OnUnrelate) observers first, as a despawn's.
     ///
     /// # Example
     /// ```
@@ -696,6 +698,19 @@ impl World {
                 }
             }
         }
+        // Every edge goes too: `OnUnrelate` observers hear each one, as
+        // from a despawn, while both ends can still be read. Their
+        // commands wait for the end, with the lifecycle observers' (a
+        // panicking observer drops them, and nothing is cleared).
+        let held = self.hold_observer_commands();
+        let announced = catch_unwind(AssertUnwindSafe(|| {
+            let announcers = self.relations.clear_announcers();
+            announcers
+                .into_iter()
+                .fold(false, |any, edges| edges(self) | any)
+        }));
+        self.release_observer_commands(held);
+        let announced = announced.unwrap_or_else(|payload| resume_unwind(payload));
         self.entities.free_all();
         self.relations.cleared();
         let mut panics = DeferredPanic::new();
@@ -707,7 +722,7 @@ impl World {
         }
         // As in `despawn`: the observers' commands run before a drop's
         // panic goes on, not at some later operation.
-        if announce {
+        if announce || announced {
             self.flush_observer_commands();
         }
         panics.resume();

@@ -225,7 +225,11 @@ impl World {
 
     /// Despawns every [`descendant`](World::descendants) of `entity`,
     /// keeping `entity` itself: [`World::despawn_recursive`] of each of its
-    /// children. Afterwards `entity` has no children.
+    /// children. The sources their relations doom
+    /// ([`OnTargetDespawn::Despawn`](super::OnTargetDespawn::Despawn)) go
+    /// after every subtree, so a child doomed by another's subtree still
+    /// goes with its own.
+    /// Afterwards `entity` has no children.
     ///
     /// Fails, changing nothing, if `entity` is not alive, or if some
     /// descendant is the target of a relation whose policy is
@@ -259,6 +263,11 @@ impl World {
             return Err(EntityError::DespawnRefused { entity, relation });
         }
         let mut caught = None;
+        // The sources a subtree's relations doom (`OnTargetDespawn::Despawn`)
+        // go after every subtree, as in one recursive despawn: one of them
+        // may be a later child, which must go with its own subtree, not
+        // alone by a plain despawn leaving its children behind.
+        let held = self.relations_mut().hold_drain();
         for child in self.children(entity).to_vec() {
             // Each subtree was checked above; a hook or observer of an
             // earlier one may have despawned this one already, or made
@@ -271,15 +280,16 @@ impl World {
                 caught.get_or_insert(payload);
             }
         }
-        if let Some(payload) = caught {
-            std::panic::resume_unwind(payload);
-        }
+        self.relations_mut().release_drain(held);
+        // The doomed sources go, then the first panic.
+        self.drain_doomed_then_resume(caught);
         Ok(())
     }
 
     /// Spawns an entity with `bundle` as a child of `parent`.
     ///
-    /// Fails, spawning nothing, if `parent` is not alive.
+    /// Fails, spawning nothing, if `parent` is not alive (also if the
+    /// child's spawn observers despawned it: the child is despawned again).
     ///
     /// # Example
     /// ```
@@ -300,15 +310,23 @@ impl World {
             return Err(RelationError::NoSuchEntity(parent));
         }
         let child = self.spawn(bundle);
-        // The spawn's observers may have despawned either end.
-        self.relate(child, parent, ChildOf)?;
+        // The spawn's observers may have despawned either end: then the
+        // child goes again (nothing is left spawned, as documented).
+        if let Err(err) = self.relate(child, parent, ChildOf) {
+            if self.contains(child) {
+                let _ = self.despawn(child);
+            }
+            return Err(err);
+        }
         Ok(child)
     }
 
     /// Despawns `root` and all its descendants (through [`ChildOf`]),
     /// children before their parents. Iterative: a chain of any depth is
     /// fine. Each entity's other relations are cleaned up as by
-    /// [`World::despawn`].
+    /// [`World::despawn`], and each [`ChildOf`] edge that goes is heard by
+    /// [`OnUnrelate<ChildOf>`](super::OnUnrelate) observers as a despawn's
+    /// would be.
     ///
     /// Fails, changing nothing, if `root` is not alive, or if some entity
     /// of the subtree is the target of a relation whose policy is
@@ -319,9 +337,11 @@ impl World {
     /// not stop the rest of the subtree going: the first panic is raised
     /// once every entity was despawned. An entity that stays (its own
     /// despawn stopped by a hook or observer, as it would stop
-    /// [`World::despawn`], or made a child of the subtree by an observer
-    /// while it went) loses its [`ChildOf`] edges to the entities that
-    /// went: no edge ever names a dead entity.
+    /// [`World::despawn`]) loses its [`ChildOf`] edges to the entities that
+    /// went: no edge ever names a dead entity. The commands hooks and
+    /// observers queue meanwhile run once the whole subtree is gone, as
+    /// after one despawn (so one giving a dying entity a new child finds
+    /// it gone, and the newcomer stays a root).
     ///
     /// # Example
     /// ```
@@ -368,13 +388,26 @@ impl World {
         // Only the root's own edge to its parent needs unlinking: every
         // other `ChildOf` edge of the subtree joins two entities that die
         // here, so their lists are dropped rather than fixed entry by
-        // entry. Their other relations are detached as usual.
+        // entry. Their other relations are detached as usual. Unless user
+        // code that can read the world runs on the way (a hook, any
+        // observer): an `OnUnrelate<ChildOf>` observer must hear every edge
+        // that goes, and none may find a dead child in a list. Then each
+        // entity's edges are detached as by `despawn` (children first, so
+        // each edge goes with its child).
         if let Some(parent) = self.parent(root) {
             self.unrelate::<ChildOf>(root, parent)
                 .expect("the edge was just read");
         }
         let version = self.relations().version::<ChildOf>();
-        let skip = self.relations_mut().skip_during::<ChildOf>();
+        // (Registering any hook or observer makes the lifecycle active.)
+        let skip = if self.components().lifecycle_active() {
+            None
+        } else {
+            Some(self.relations_mut().skip_during::<ChildOf>())
+        };
+        // No hook's or observer's command runs until the whole subtree is
+        // gone: one operation, as one despawn.
+        let held = self.hold_observer_commands();
         let mut caught = None;
         for &e in order.iter().rev() {
             // Observers may have despawned some already. Refusals were
@@ -386,14 +419,20 @@ impl World {
                 caught.get_or_insert(payload);
             }
         }
-        // The skip was right if every entity of the subtree went and no
-        // hook or observer related or unrelated `ChildOf` meanwhile (which
-        // bumps its version); otherwise some edges may join a survivor to
-        // an entity that went.
-        let disturbed = caught.is_some() || self.relations().version::<ChildOf>() != version;
-        self.relations_mut().end_skip(skip);
-        if disturbed {
-            self.edge_change(|world, panics| world.unlink_dead_relatives(panics));
+        if let Some(previous) = skip {
+            // The skip was right if every entity of the subtree went and
+            // no hook or observer related or unrelated `ChildOf` meanwhile
+            // (which bumps its version); otherwise some edges may join a
+            // survivor to an entity that went.
+            let disturbed = caught.is_some() || self.relations().version::<ChildOf>() != version;
+            self.relations_mut().end_skip(previous);
+            if disturbed {
+                self.edge_change(|world, panics| world.unlink_dead_relatives(panics));
+            }
+        }
+        self.release_observer_commands(held);
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.flush_observer_commands())) {
+            caught.get_or_insert(payload);
         }
         // The skipped cleanup bumped no version: the hierarchy changed.
         self.relations_mut().bump::<ChildOf>();
@@ -444,7 +483,9 @@ impl World {
     /// Every entity with an `R` edge, each after all its targets (for
     /// [`ChildOf`]: parents before children, roots first): the order for
     /// propagating something down a hierarchy. Entities on a cycle of `R`
-    /// edges (which no `one` relation built by a tree has) are left out.
+    /// edges (which no `one` relation built by a tree has) are left out,
+    /// and so is every entity that reaches one through its targets: none
+    /// of them can come after all its targets.
     /// Builds the order afresh; [`ParentFirst`] caches it.
     ///
     /// # Example

@@ -100,8 +100,9 @@ pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 /// edge of the entity, applying [`Relationship::ON_TARGET_DESPAWN`] to the
 /// sources of a despawned target, so no edge ever names a dead entity.
 /// Insert and remove the two components only through the world's relation
-/// methods (they have no public constructor; removing one by hand with
-/// `World::remove` would leave the other side stale).
+/// methods (they have no public constructor, removing one by hand with
+/// `World::remove` panics, and they are immutable: `&mut` access does not
+/// build).
 /// Derive it with `#[derive(Relation)]`, which takes
 /// `#[relation(one)]` (each source has at most one target, as a child has
 /// one parent), `#[relation(acyclic)]` (edges never close a cycle, see
@@ -787,6 +788,9 @@ struct Kind {
     check: fn(&World),
     /// Copies an entity's outgoing edges to its clone (see [`clone_edges`]).
     clone_edges: fn(&World, Entity) -> Option<EdgeCopies>,
+    /// Announces every edge of a world about to be cleared (see
+    /// [`announce_cleared`]).
+    announce_cleared: fn(&mut World) -> bool,
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
@@ -925,6 +929,17 @@ impl Relations {
         true
     }
 
+    /// Holds the despawns of queued sources until [`Relations::release_drain`]
+    /// (as an outer despawn's drain does), so that several despawns run
+    /// first; returns the previous setting, to restore.
+    pub(crate) fn hold_drain(&mut self) -> bool {
+        std::mem::replace(&mut self.draining, true)
+    }
+
+    pub(crate) fn release_drain(&mut self, previous: bool) {
+        self.draining = previous;
+    }
+
     pub(crate) fn pop_pending(&mut self) -> Option<Entity> {
         self.pending.pop()
     }
@@ -945,6 +960,12 @@ impl Relations {
         } else {
             self.pending.append(&mut pending);
         }
+    }
+
+    /// The relation kinds' [`announce_cleared`] functions, to call (with
+    /// the world) before a clear.
+    pub(crate) fn clear_announcers(&self) -> Vec<fn(&mut World) -> bool> {
+        self.kinds.iter().map(|k| k.announce_cleared).collect()
     }
 
     /// A world was cleared: every edge went with it.
@@ -1005,6 +1026,7 @@ impl World {
             detach: detach::<R>,
             check: check::<R>,
             clone_edges: clone_edges::<R>,
+            announce_cleared: announce_cleared::<R>,
         });
     }
 
@@ -1558,6 +1580,30 @@ fn detach<R: Relationship>(
     if touched {
         world.relations_mut().bump::<R>();
     }
+}
+
+/// Triggers [`OnUnrelate`] for every `R` edge, if anything observes it:
+/// the world is about to be cleared, every edge with it (both ends still
+/// alive now). Returns true if it announced anything.
+fn announce_cleared<R: Relationship>(world: &mut World) -> bool {
+    if !world.has_observers::<OnUnrelate<R>>() {
+        return false;
+    }
+    let Some((relation_id, _)) = world.relations().ids::<R>() else {
+        return false;
+    };
+    let sources = world
+        .sparse_sets()
+        .get(relation_id)
+        .map_or_else(Vec::new, |set| set.entities().to_vec());
+    let edges: Vec<(Entity, Entity)> = sources
+        .iter()
+        .flat_map(|&s| world.targets::<R>(s).iter().map(move |&t| (s, t)))
+        .collect();
+    for &(source, target) in &edges {
+        world.announce_relation::<R>(source, target, false);
+    }
+    !edges.is_empty()
 }
 
 /// The `R` edges of one entity's copy, data copied, waiting for the copy
