@@ -549,7 +549,11 @@ impl World {
         let panics = self.despawn_deferred(entity)?;
         // Also when the entity announced nothing itself: the edges it had
         // may have announced (`OnUnrelate`, a relation component's removal).
-        self.flush_observer_commands();
+        // Only hooks and observers queue these commands, and any of them
+        // makes the lifecycle active.
+        if self.components.lifecycle_active() {
+            self.flush_observer_commands();
+        }
         panics.resume();
         Ok(())
     }
@@ -583,7 +587,7 @@ impl World {
     /// drops for the caller to raise once it is done.
     fn despawn_deferred(&mut self, entity: Entity) -> Result<DeferredPanic, EntityError> {
         let mut panics = DeferredPanic::new();
-        if self.relations.active() && self.contains(entity) {
+        if self.relations.detaches_any() && self.contains(entity) {
             // No observer's command runs until the entity is gone: one
             // applied mid-detach could relate it again, or despawn it.
             let held = self.hold_observer_commands();

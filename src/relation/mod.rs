@@ -909,6 +909,13 @@ impl Relations {
         self.kinds.len()
     }
 
+    /// True if a despawn has edges to clean up: some relation is
+    /// registered and not skipped (see [`Relations::skip_during`]).
+    #[inline]
+    pub(crate) fn detaches_any(&self) -> bool {
+        self.kinds.len() > usize::from(self.skip.is_some())
+    }
+
     /// Relation type `k`'s cleanup, unless skipped, with its components.
     pub(crate) fn detacher(&self, k: usize) -> Option<(Detach, ComponentId, ComponentId)> {
         if self.skip == Some(k) {
