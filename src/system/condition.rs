@@ -80,8 +80,9 @@ impl ConditionSlot {
         if last & !1 == stamp {
             return last & 1 == 1;
         }
-        // SAFETY: forwarded contract; read-only (checked at initialize), so
-        // it conflicts with no reader running beside it.
+        // SAFETY: `try_run_unsafe` has `run_unsafe`'s contract, forwarded
+        // from this method's caller; the condition is read-only (checked at
+        // initialize), so it conflicts with no reader running beside it.
         let answer = match unsafe { system.try_run_unsafe(world) } {
             Ok(answer) => answer,
             Err(skip) => {
@@ -254,12 +255,14 @@ impl<A: System<Out = bool>, B: System<Out = bool>> System for CombinedCondition<
     }
 
     unsafe fn try_run_unsafe(&mut self, world: &World) -> Result<bool, SystemSkip> {
-        // SAFETY: forwarded; the combined access covers both.
+        // SAFETY: the caller's contract covers this combined access, which
+        // is the union of `a`'s and `b`'s: `a` borrows nothing beyond it.
         let first = unsafe { self.a.try_run_unsafe(world) }?;
         match (self.op, first) {
             (Combine::And, false) => Ok(false),
             (Combine::Or, true) => Ok(true),
-            // SAFETY: as above.
+            // SAFETY: the same union covers `b`'s access; `a` has returned,
+            // so no borrow of it is live.
             _ => unsafe { self.b.try_run_unsafe(world) },
         }
     }
@@ -347,7 +350,8 @@ impl<C: System<Out = bool>> System for NotCondition<C> {
     }
 
     unsafe fn try_run_unsafe(&mut self, world: &World) -> Result<bool, SystemSkip> {
-        // SAFETY: forwarded; same access as the inner condition.
+        // SAFETY: the caller's contract covers this access, which is the
+        // inner condition's exactly.
         unsafe { self.inner.try_run_unsafe(world) }.map(|answer| !answer)
     }
 

@@ -405,9 +405,7 @@ impl Schedule {
     }
 
     pub(crate) fn push_slot(&mut self, pending: PendingSystem) {
-        self.plan = None;
-        *self.names.entry(pending.name.clone()).or_default() += 1;
-        self.slots.push(SystemSlot {
+        self.insert_slot(SystemSlot {
             name: pending.name,
             system: Mutex::new(pending.system),
             enabled: true,
@@ -419,6 +417,13 @@ impl Schedule {
             after: pending.after,
             sets: pending.sets,
         });
+    }
+
+    /// Appends `slot`, counting its name (see `names`); the plan is stale.
+    fn insert_slot(&mut self, slot: SystemSlot) {
+        self.plan = None;
+        *self.names.entry(slot.name.clone()).or_default() += 1;
+        self.slots.push(slot);
     }
 
     /// Moves everything `other` holds (systems, sets, orderings) into this
@@ -472,8 +477,7 @@ impl Schedule {
             rename(&mut slot.before);
             rename(&mut slot.after);
             rename(&mut slot.sets);
-            *self.names.entry(slot.name.clone()).or_default() += 1;
-            self.slots.push(slot);
+            self.insert_slot(slot);
         }
         self.plan = None;
     }

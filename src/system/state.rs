@@ -19,6 +19,7 @@ use crate::component::Component;
 use crate::entity::Entity;
 use crate::query::Query;
 use crate::resource::Res;
+use crate::storage::DeferredPanic;
 use crate::world::World;
 
 /// A type whose values are the states of a state machine: usually a
@@ -565,30 +566,21 @@ fn apply_transition<S: States>(world: &mut World) {
     // Every step runs, whatever panics on the way (the request is taken:
     // stopping after `OnExit` would leave the change neither made nor
     // pending); the first panic is raised at the end.
-    let mut caught = None;
-    let mut step = |world: &mut World, f: &mut dyn FnMut(&mut World)| {
-        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(world))) {
-            caught.get_or_insert(payload);
-        }
-    };
-    step(world, &mut |w| {
-        run_state_schedule(w, OnExit(current.clone()))
-    });
-    step(world, &mut |w| despawn_scoped(w, &current));
+    let mut panics = DeferredPanic::new();
+    panics.run(|| run_state_schedule(world, OnExit(current.clone())));
+    panics.run(|| despawn_scoped(world, &current));
     world.insert_resource(State(next.clone()));
-    step(world, &mut |w| {
+    panics.run(|| {
         run_state_schedule(
-            w,
+            world,
             OnTransition {
-                exited: current.clone(),
+                exited: current,
                 entered: next.clone(),
             },
         )
     });
-    step(world, &mut |w| run_state_schedule(w, OnEnter(next.clone())));
-    if let Some(payload) = caught {
-        resume_unwind(payload);
-    }
+    panics.run(|| run_state_schedule(world, OnEnter(next)));
+    panics.resume();
 }
 
 /// Runs one labelled schedule, if it exists. It is taken out of the world
