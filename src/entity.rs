@@ -333,6 +333,13 @@ impl Entities {
         self.len
     }
 
+    /// Number of index slots, live or not: every live entity's index is
+    /// below it.
+    #[inline]
+    pub fn slots(&self) -> usize {
+        self.meta.len()
+    }
+
     /// The shared source of fresh indices, for command buffers.
     pub fn fresh_indices(&self) -> Arc<FreshIndices> {
         Arc::clone(&self.fresh)

@@ -1029,3 +1029,81 @@ fn despawn_descendants_finishes_every_subtree_before_a_panic() {
     world.despawn_descendants(keep).unwrap();
     assert_eq!(world.len(), 1);
 }
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+struct Tag(u32);
+
+#[derive(Component, Debug, PartialEq, Clone, Copy)]
+#[component(storage = "sparse")]
+struct Rare(u32);
+
+/// With no hook or observer, a recursive despawn drops the subtree in one
+/// batch (each sparse set in one pass when the subtree is a large share of
+/// it). Every survivor keeps its values, ticks and edges; other relations
+/// are detached and their policies applied as for one despawn at a time.
+#[test]
+fn a_batched_recursive_despawn_keeps_every_survivor_whole() {
+    let mut world = World::new();
+    let mut changed = world.query_filtered::<&Tag, Changed<Tag>>();
+    let keep = world.spawn(Tag(1000));
+    let root = world.spawn_child(keep, Tag(0)).unwrap();
+    let mut doomed = vec![root];
+    // A subtree of 40, each with a `Tag` (a large share of its set) and
+    // every tenth with a `Rare` (a small share of its set: the outsiders
+    // hold most).
+    for i in 1..40u32 {
+        let parent = doomed[(i as usize - 1) / 3];
+        let e = world.spawn_child(parent, Tag(i)).unwrap();
+        if i % 10 == 0 {
+            world.insert_one(e, Rare(i)).unwrap();
+        }
+        doomed.push(e);
+    }
+    // The first 20 outsiders have a `Tag` too: the subtree still holds
+    // most of that set (one pass), and few of the `Rare`s (lookups).
+    let outsiders: Vec<Entity> = (0..200u32)
+        .map(|i| match i < 20 {
+            true => world.spawn((Tag(2000 + i), Rare(2000 + i))),
+            false => world.spawn(Rare(2000 + i)),
+        })
+        .collect();
+    // Other relations across the boundary, with policies.
+    let owned = world.spawn(());
+    world.relate(owned, doomed[7], OwnedBy).unwrap();
+    world.relate(doomed[3], outsiders[0], Likes).unwrap();
+    world.relate(outsiders[1], doomed[5], Likes).unwrap();
+    world.relate(outsiders[2], outsiders[3], Likes).unwrap();
+    let _ = changed.iter(&world).count();
+    world.insert_one(outsiders[9], Tag(9009)).unwrap();
+
+    world.despawn_recursive(root).unwrap();
+
+    world.check_invariants();
+    assert!(doomed.iter().all(|&e| !world.contains(e)));
+    assert!(
+        !world.contains(owned),
+        "its owner went: the policy despawns it"
+    );
+    assert!(world.children(keep).is_empty());
+    assert_eq!(world.get::<Tag>(keep).ok(), Some(&Tag(1000)));
+    for (i, &o) in outsiders.iter().enumerate() {
+        let tag = match i {
+            9 => Some(Tag(9009)),
+            0..20 => Some(Tag(2000 + i as u32)),
+            _ => None,
+        };
+        assert_eq!(world.get::<Tag>(o).ok(), tag.as_ref());
+        assert_eq!(world.get::<Rare>(o).ok(), Some(&Rare(2000 + i as u32)));
+    }
+    assert!(world.targets::<Likes>(outsiders[1]).is_empty());
+    assert!(world.sources::<Likes>(outsiders[0]).is_empty());
+    assert_eq!(world.targets::<Likes>(outsiders[2]), [outsiders[3]]);
+    // Ticks moved with their values: only the replaced one changed.
+    let fresh: Vec<u32> = changed.iter(&world).map(|t| t.0).collect();
+    assert_eq!(fresh, [9009]);
+    let mut tags: Vec<u32> = world.query::<&Tag>().iter(&world).map(|t| t.0).collect();
+    tags.sort_unstable();
+    assert_eq!(tags.len(), 21);
+    assert_eq!(world.query::<&Rare>().iter(&world).count(), 200);
+}

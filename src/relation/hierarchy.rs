@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::{Relation, RelationError, Relationship, Sources, Stamp};
 use crate::bundle::Bundle;
-use crate::component::CloneBehavior;
+use crate::component::{CloneBehavior, ComponentId};
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::storage::DeferredPanic;
@@ -343,6 +343,11 @@ impl World {
     /// after one despawn (so one giving a dying entity a new child finds
     /// it gone, and the newcomer stays a root).
     ///
+    /// While no hook or observer is registered, nothing can watch the
+    /// order, and the subtree goes in one batch: linear in its size, each
+    /// storage swept once rather than edited entity by entity. The order
+    /// in which component values are then dropped is unspecified.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
@@ -363,27 +368,33 @@ impl World {
         if !self.contains(root) {
             return Err(EntityError::NoSuchEntity(root));
         }
-        // Pre-order: each parent before its children.
+        // Pre-order: each parent before its children. Refusals are checked
+        // on the way, before anything changes.
         let mut order = vec![root];
+        // Whether some `Children` of the subtree owns a list.
+        let mut long_lists = false;
         self.register_relation::<ChildOf>();
-        let (_, children_id) = self.relations().ids::<ChildOf>().expect("registered");
-        if let Some(set) = self.sparse_sets().get(children_id) {
-            let mut i = 0;
-            while i < order.len() {
-                if let Some(children) = set.get::<Children>(order[i]) {
-                    // A `one` relation admits a cycle only through `root`
-                    // (each entity has one parent), so skipping `root`
-                    // ends every walk.
-                    order.extend(children.iter().copied().filter(|&c| c != root));
-                }
-                i += 1;
+        let (relation_id, children_id) = self.relations().ids::<ChildOf>().expect("registered");
+        let set = self.sparse_sets().get(children_id);
+        let mut i = 0;
+        while i < order.len() {
+            let e = order[i];
+            if let Some(relation) = self.relations().refusing(self, e) {
+                return Err(EntityError::DespawnRefused {
+                    entity: e,
+                    relation,
+                });
             }
-        }
-        if let Some((entity, relation)) = order
-            .iter()
-            .find_map(|&e| self.relations().refusing(self, e).map(|r| (e, r)))
-        {
-            return Err(EntityError::DespawnRefused { entity, relation });
+            // Every entity of `order` is alive (the root was checked, and
+            // lists name live entities only).
+            if let Some(children) = set.and_then(|set| set.get_live::<Children>(e)) {
+                long_lists |= children.owns_heap();
+                // A `one` relation admits a cycle only through `root`
+                // (each entity has one parent), so skipping `root` ends
+                // every walk.
+                order.extend(children.iter().copied().filter(|&c| c != root));
+            }
+            i += 1;
         }
         // Only the root's own edge to its parent needs unlinking: every
         // other `ChildOf` edge of the subtree joins two entities that die
@@ -409,14 +420,31 @@ impl World {
         // gone: one operation, as one despawn.
         let held = self.hold_observer_commands();
         let mut caught = None;
-        for &e in order.iter().rev() {
-            // Observers may have despawned some already. Refusals were
-            // checked above, and the sources other relations' policies
-            // doom are despawned once, after the subtree. A panic is kept
-            // for the end: the skipped cleanup is only right once every
-            // entity of the subtree is gone.
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_now(e))) {
-                caught.get_or_insert(payload);
+        if skip.is_some() {
+            // No user code can run midway: the subtree goes in one batch.
+            // A `ChildOf` edge is inline (a `one` relation, no data to
+            // drop), and so is a `Children` of one child: values that own
+            // nothing, forgotten rather than read again to be dropped.
+            const { assert!(ChildOf::ONE && !std::mem::needs_drop::<ChildOf>()) };
+            let forget: &[ComponentId] = match long_lists {
+                true => &[relation_id],
+                false => &[relation_id, children_id],
+            };
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| {
+                self.despawn_batch_quietly(&order, forget)
+            })) {
+                caught = Some(payload);
+            }
+        } else {
+            // Children first.
+            for &e in order.iter().rev() {
+                // Observers may have despawned some already. Refusals were
+                // checked above, and the sources other relations' policies
+                // doom are despawned once, after the subtree. A panic is
+                // kept for the end: every entity of the subtree must go.
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_now(e))) {
+                    caught.get_or_insert(payload);
+                }
             }
         }
         if let Some(previous) = skip {

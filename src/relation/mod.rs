@@ -767,6 +767,14 @@ impl<R: Relationship> Sources<R> {
             SourceList::Many(m) => &m.sources,
         }
     }
+
+    /// True if this value owns heap memory (a list of more than one
+    /// source), so dropping it does something; false if dropping it is a
+    /// no-op and it may be forgotten instead.
+    #[inline]
+    pub(crate) fn owns_heap(&self) -> bool {
+        matches!(self.list, SourceList::Many(_))
+    }
 }
 
 // ----- the world's registry --------------------------------------------------------------

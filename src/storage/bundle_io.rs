@@ -996,7 +996,10 @@ pub(crate) fn take_row(
 }
 
 /// Drops `row` of `table`. Returns the entity that took its place.
-#[inline]
+/// Always inlined (with [`Table::swap_remove_drop`]): a despawn is mostly
+/// this, and with two callers the compiler stopped inlining it (+12%
+/// instructions a plain despawn, in callgrind).
+#[inline(always)]
 pub(crate) fn drop_row(
     table: &mut Table,
     row: usize,

@@ -341,6 +341,52 @@ impl BlobVec {
         unsafe { self.swap_remove_forget(row) };
     }
 
+    /// Keeps the values whose row `keep` accepts, in order, and drops the
+    /// others (catching a panic into `panics`), or forgets them unread if
+    /// `drop_rejected` is false (a leak, for values the caller knows own
+    /// nothing): one sequential pass, each kept value moved down at most
+    /// once. `keep` sees every row once, in increasing order.
+    ///
+    /// If `keep` itself panics, the values not yet passed are leaked, never
+    /// dropped twice.
+    pub fn retain(
+        &mut self,
+        mut keep: impl FnMut(usize) -> bool,
+        drop_rejected: bool,
+        panics: &mut DeferredPanic,
+    ) {
+        let drop_fn = if drop_rejected { self.drop } else { None };
+        let len = self.len;
+        let size = self.item.size();
+        // Cut the length first: while the pass runs, rows below `kept` hold
+        // the kept values, and rows from `row` on the ones not yet looked
+        // at; nothing counts as initialised, so an unwind leaks, never
+        // drops twice.
+        self.len = 0;
+        let mut kept = 0;
+        for row in 0..len {
+            if keep(row) {
+                if row != kept {
+                    // SAFETY: `kept < row < len <= capacity`: distinct slots;
+                    // `row` holds the value (not yet moved or dropped), and
+                    // `kept` none (its value moved down or was dropped
+                    // earlier in this pass).
+                    unsafe { copy_item(self.ptr_at(row), self.ptr_at(kept), size) };
+                }
+                kept += 1;
+            } else if let Some(drop) = drop_fn {
+                // SAFETY: `row < len` holds an initialised value, which this
+                // pass neither moves nor drops again (its slot is reused or
+                // cut off).
+                let ptr = unsafe { self.ptr_at(row) };
+                // SAFETY: as above.
+                panics.run(|| unsafe { drop(ptr) });
+            }
+        }
+        // Rows `0..kept` hold the kept values, in order.
+        self.len = kept;
+    }
+
     /// Drops every value (catching panics) and sets the length to zero.
     pub fn clear(&mut self, panics: &mut DeferredPanic) {
         let len = self.len;
@@ -670,6 +716,37 @@ impl Column {
         }
         // SAFETY: forwarded contract.
         unsafe { self.data.swap_remove_drop(row, panics) };
+    }
+
+    /// Keeps the values (and their ticks) whose row `keep` accepts; see
+    /// [`BlobVec::retain`].
+    pub fn retain(
+        &mut self,
+        mut keep: impl FnMut(usize) -> bool,
+        drop_rejected: bool,
+        panics: &mut DeferredPanic,
+    ) {
+        if !self.tracked {
+            self.data.retain(keep, drop_rejected, panics);
+            return;
+        }
+        // The ticks follow the values' verdicts, recorded as they are made
+        // (a `Vec::retain` on the ticks alone could not ask `keep` again).
+        let ticks = &mut self.ticks;
+        let mut kept = 0;
+        self.data.retain(
+            |row| {
+                let k = keep(row);
+                if k {
+                    ticks.swap(kept, row);
+                    kept += 1;
+                }
+                k
+            },
+            drop_rejected,
+            panics,
+        );
+        self.ticks.truncate(kept);
     }
 
     /// True if this column holds values of type `T`.

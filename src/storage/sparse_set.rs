@@ -77,6 +77,18 @@ impl SparseSet {
         (self.entities.get(d) == Some(&entity)).then_some(d)
     }
 
+    /// `entity`'s value as a `T`, for an entity known to be alive:
+    /// [`SparseSet::get`] without the generation check, so a walk over
+    /// many entities reads the set's values and sparse index only, not its
+    /// dense entity list. A live entity's slot is its own (set invariant);
+    /// a dead one's may name another entity's value, or none.
+    #[inline]
+    pub fn get_live<T: 'static>(&self, entity: Entity) -> Option<&T> {
+        let d = *self.sparse.get(entity.index() as usize)? as usize;
+        // `ABSENT` is past any row: `Column::get` checks the bound.
+        self.column.get(d)
+    }
+
     #[inline]
     pub fn contains(&self, entity: Entity) -> bool {
         self.dense_index(entity).is_some()
@@ -243,6 +255,19 @@ impl SparseSet {
         Some(taken)
     }
 
+    /// Removes `entity`'s value, if any, without reading or dropping it (a
+    /// leak, for a value the caller knows owns nothing). Returns true if
+    /// there was one.
+    pub fn remove_forget(&mut self, entity: Entity) -> bool {
+        let Some(d) = self.dense_index(entity) else {
+            return false;
+        };
+        // SAFETY: d < len; the value is given up, never read again.
+        unsafe { self.column.swap_remove_forget(d) };
+        self.swap_remove_index(d);
+        true
+    }
+
     /// Drops `entity`'s value, if any. Returns true if there was one.
     pub fn remove_drop(&mut self, entity: Entity, panics: &mut DeferredPanic) -> bool {
         let Some(d) = self.dense_index(entity) else {
@@ -252,6 +277,41 @@ impl SparseSet {
         unsafe { self.column.swap_remove_drop(d, panics) };
         self.swap_remove_index(d);
         true
+    }
+
+    /// Removes the values of every entity `alive` rejects, in one
+    /// sequential pass that keeps the others in order: dropped (catching
+    /// panics into `panics`), or forgotten unread if `drop_dead` is false
+    /// (a leak, for values the caller knows own nothing). For removing
+    /// many entities at once: the cost is the set's length, where
+    /// [`SparseSet::remove_drop`] costs a lookup and a swap per entity.
+    pub fn retain_alive(
+        &mut self,
+        alive: impl Fn(Entity) -> bool,
+        drop_dead: bool,
+        panics: &mut DeferredPanic,
+    ) {
+        let (entities, sparse) = (&mut self.entities, &mut self.sparse);
+        let mut kept = 0;
+        // `alive` unwinding midway would leave the column shorter than
+        // `entities`: stop there rather than go on with a broken set.
+        let guard = AbortOnUnwind("a sparse set's liveness test panicked");
+        self.column.retain(
+            |d| {
+                let e = entities[d];
+                let keep = alive(e);
+                sparse[e.index() as usize] = if keep { kept as u32 } else { ABSENT };
+                if keep {
+                    entities[kept] = e;
+                    kept += 1;
+                }
+                keep
+            },
+            drop_dead,
+            panics,
+        );
+        std::mem::forget(guard);
+        entities.truncate(kept);
     }
 
     #[inline(always)]

@@ -418,7 +418,7 @@ impl Table {
     ///
     /// # Safety
     /// - `row < len`.
-    #[inline]
+    #[inline(always)]
     pub unsafe fn swap_remove_drop(
         &mut self,
         row: usize,
