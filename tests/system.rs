@@ -7,7 +7,7 @@
 //! `Schedule::build` as `ScheduleError::ParamConflict`, accepted when
 //! filters make queries disjoint, and a panic from `run_system_once`); the
 //! `System` trait used directly; and the `Query` parameter's methods (`iter`,
-//! `iter_mut`, `get`, `get_mut`, `contains`, `single`, `get_single`,
+//! `iter_mut`, `for` loops over `&q` and `&mut q`, `get`, `get_mut`, `contains`, `single`, `get_single`,
 //! `single_mut`, `par_iter`, `par_iter_mut`, `par_chunks`, `par_chunks_mut`,
 //! `iter_combinations`,
 //! `iter_combinations_mut`) and its `Added`/`Changed` filters, which compare
@@ -685,6 +685,86 @@ fn query_iter_and_iter_mut() {
     world.run_system_once(|mut q: Query<&mut C>| q.iter_mut().for_each(|c| c.0 = 7));
     let cs = world.run_system_once(|q: Query<&C>| q.iter().map(|c| c.0).collect::<Vec<_>>());
     assert_eq!(cs, [7; 5]);
+}
+
+/// `for x in &q` and `for x in &mut q` walk what `iter` and `iter_mut` walk,
+/// in the same order, inside systems a schedule runs (on both executors).
+#[test]
+fn for_loops_over_query_references_match_iter_and_iter_mut() {
+    for kind in [ExecutorKind::SingleThreaded, ExecutorKind::Parallel] {
+        type Pairs = Vec<(u32, u32)>;
+        // What the reader saw: by `for (a, b) in &q`, and by `q.iter()`.
+        let seen: Arc<Mutex<Vec<(Pairs, Pairs)>>> = Arc::default();
+        let mut world = World::new();
+        world.spawn_batch((0..6).map(|i| (A(i), B(0))));
+        world.spawn_batch((10..13).map(|i| (A(i), B(0), C(i))));
+        world.spawn(A(99)); // no B: matched by neither query
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("write", |mut q: Query<(&A, &mut B)>| {
+            for (a, b) in &mut q {
+                b.0 = a.0 * 2;
+            }
+        });
+        let out = seen.clone();
+        schedule
+            .add_system("read", move |q: Query<(&A, &B)>| {
+                let mut by_ref = Vec::new();
+                for (a, b) in &q {
+                    by_ref.push((a.0, b.0));
+                }
+                let by_iter = q.iter().map(|(a, b)| (a.0, b.0)).collect();
+                out.lock().unwrap().push((by_ref, by_iter));
+            })
+            .after("write");
+        schedule.run(&mut world);
+        let seen = std::mem::take(&mut *seen.lock().unwrap());
+        assert_eq!(seen.len(), 1, "{kind:?}: the reader ran once");
+        let (by_ref, by_iter) = &seen[0];
+        assert_eq!(by_ref, by_iter, "{kind:?}: same items, same order");
+        let mut sorted = by_ref.clone();
+        sorted.sort();
+        let expected: Vec<(u32, u32)> = (0..6).chain(10..13).map(|i| (i, i * 2)).collect();
+        assert_eq!(sorted, expected, "{kind:?}: `&mut q` wrote every match");
+    }
+}
+
+/// `&mut q` on a read-only query iterates too, and a filtered `&mut q`
+/// writes only what the filter lets through; its writes count as changes,
+/// as `iter_mut`'s do.
+#[test]
+fn for_loop_over_mut_query_ref_respects_filters_and_marks_changes() {
+    let counts: Counts = Arc::default();
+    let mut world = World::new();
+    let players = world.spawn_batch((0..3).map(|i| (Pos(i as f32), Player)));
+    let others = world.spawn_batch((0..4).map(|i| Pos(i as f32)));
+    let mut schedule = Schedule::new();
+    schedule.add_system("watch", changed_counter(&counts));
+    schedule
+        .add_system("move_players", |mut q: Query<&mut Pos, With<Player>>| {
+            for p in &mut q {
+                p.0 += 100.0;
+            }
+        })
+        .after("watch");
+    schedule.run(&mut world);
+    assert_eq!(drain(&counts), [7], "first run: everything is new");
+    schedule.run(&mut world);
+    assert_eq!(drain(&counts), [3], "the players moved by `&mut q`");
+    for (i, &e) in players.iter().enumerate() {
+        assert_eq!(world.get::<Pos>(e), Ok(&Pos(i as f32 + 200.0)));
+    }
+    for (i, &e) in others.iter().enumerate() {
+        assert_eq!(world.get::<Pos>(e), Ok(&Pos(i as f32)));
+    }
+    let n = world.run_system_once(|mut q: Query<&Pos, Without<Player>>| {
+        let mut n = 0;
+        for _ in &mut q {
+            n += 1;
+        }
+        n
+    });
+    assert_eq!(n, 4);
 }
 
 #[test]
