@@ -14,12 +14,14 @@
 //! against the system's previous run.
 
 use std::collections::HashSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mosaic::prelude::*;
 use mosaic::{IntoSystem, System};
+
+mod common;
+use common::panics::expect_panic;
 
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct A(u32);
@@ -44,22 +46,6 @@ struct Score(u32);
 #[derive(Debug, Default, PartialEq)]
 struct Log(Vec<u32>);
 struct Missing;
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else {
-        "(non-string payload)".to_owned()
-    }
-}
-
-/// Runs `f`, expecting a panic; returns its message.
-fn panic_message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    panic_text(&*payload)
-}
 
 // ----- parameter kinds -------------------------------------------------------------
 
@@ -176,7 +162,7 @@ fn res_of_a_missing_resource_panics_naming_the_system() {
     let mut world = World::new();
     let mut schedule = Schedule::new();
     schedule.add_system("needs_missing", |_m: ResMut<Missing>| {});
-    let msg = panic_message(|| schedule.run(&mut world));
+    let msg = expect_panic(|| schedule.run(&mut world));
     assert!(msg.contains("needs_missing"), "{msg}");
     assert!(msg.contains("resource `Missing` does not exist"), "{msg}");
 }
@@ -519,10 +505,10 @@ fn world_ref_and_writers_conflict() {
 #[test]
 fn run_system_once_with_conflicting_params_panics_with_the_conflict() {
     let mut world = World::new();
-    let msg = panic_message(|| world.run_system_once(|_w: Query<&mut A>, _r: Query<&A>| {}));
+    let msg = expect_panic(|| world.run_system_once(|_w: Query<&mut A>, _r: Query<&A>| {}));
     assert!(msg.contains("cannot run"), "{msg}");
     assert!(msg.contains("component `A`"), "{msg}");
-    let msg = panic_message(|| world.run_system_once(|_a: ResMut<Score>, _b: ResMut<Score>| {}));
+    let msg = expect_panic(|| world.run_system_once(|_a: ResMut<Score>, _b: ResMut<Score>| {}));
     assert!(msg.contains("Score"), "{msg}");
 }
 
@@ -535,7 +521,7 @@ fn run_system_once_conflict_should_panic() {
 #[test]
 fn a_self_aliasing_query_is_refused() {
     let mut world = World::new();
-    let msg = panic_message(|| world.run_system_once(|_q: Query<(&mut A, &A)>| {}));
+    let msg = expect_panic(|| world.run_system_once(|_q: Query<(&mut A, &A)>| {}));
     assert!(msg.contains("`A`"), "{msg}");
 }
 
@@ -547,7 +533,7 @@ fn run_system_once_names_the_system_in_a_panic() {
     fn explode(_q: Query<&A>) {
         panic!("kaboom");
     }
-    let msg = panic_message(|| world.run_system_once(explode));
+    let msg = expect_panic(|| world.run_system_once(explode));
     assert!(msg.contains("explode"), "{msg}");
     assert!(msg.contains("kaboom"), "{msg}");
 }
@@ -866,7 +852,7 @@ fn single_panic_in_a_schedule_names_the_system() {
     schedule.add_system("find_player", |q: Query<&A, With<Player>>| {
         let _ = q.single();
     });
-    let msg = panic_message(|| schedule.run(&mut world));
+    let msg = expect_panic(|| schedule.run(&mut world));
     assert!(msg.contains("find_player"), "{msg}");
     assert!(msg.contains("no entity matches query"), "{msg}");
 }
