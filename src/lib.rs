@@ -108,7 +108,7 @@ pub use query::{
 };
 pub use relation::{
     ChildOf, ChildSpawner, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
-    RelationError, Relationship, Sources,
+    RelationError, RelationSide, Relationship, Sources,
 };
 pub use removed::RemovedComponents;
 pub use resource::{Res, ResMut};

@@ -16,6 +16,9 @@ use std::sync::{Arc, Mutex};
 use mosaic::prelude::*;
 use mosaic::{CommandError, CommandErrors};
 
+mod common;
+use common::panics::panic_text;
+
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct A(u32);
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
@@ -35,16 +38,6 @@ struct Log(Vec<u32>);
 
 fn positions(errors: &CommandErrors) -> Vec<usize> {
     errors.iter().map(|(i, _)| *i).collect()
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else {
-        "(non-string payload)".to_owned()
-    }
 }
 
 // ----- CommandBuffer -------------------------------------------------------------

@@ -24,6 +24,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mosaic::prelude::*;
 use mosaic::{LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS};
 
+mod common;
+use common::panics::panic_text;
+
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct A(u32);
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
@@ -125,16 +128,6 @@ fn lifecycle_world() -> World {
 /// An entity id no test spawns, for log entries without an entity.
 fn nobody() -> Entity {
     Entity::from_bits((1 << 32) | 0x00FF_FFFF).unwrap()
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else {
-        "(non-string payload)".to_owned()
-    }
 }
 
 // ----- user events ------------------------------------------------------------

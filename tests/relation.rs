@@ -10,6 +10,9 @@ use mosaic::prelude::*;
 use mosaic::{ChildSpawner, EntityError, OnRelate, OnUnrelate, RelationError};
 use proptest::prelude::*;
 
+mod common;
+use common::relations::{DependsOn, Lcg, OwnedBy, spawn_n};
+
 #[derive(Relation, Debug, PartialEq)]
 struct Likes;
 
@@ -17,14 +20,6 @@ struct Likes;
 struct Damage {
     amount: u32,
 }
-
-#[derive(Relation)]
-#[relation(one, on_target_despawn = "despawn")]
-struct OwnedBy;
-
-#[derive(Relation)]
-#[relation(on_target_despawn = "refuse")]
-struct DependsOn;
 
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct Pos(f32);
@@ -34,10 +29,6 @@ struct Global(f32);
 
 #[derive(Component)]
 struct Marker;
-
-fn spawn_n(world: &mut World, n: usize) -> Vec<Entity> {
-    (0..n).map(|_| world.spawn(())).collect()
-}
 
 #[test]
 fn relate_many_targets_and_sources() {
@@ -813,18 +804,6 @@ fn clone_entity_copies_outgoing_edges_only() {
     assert_eq!(other.get::<Pos>(far), Ok(&Pos(1.0)));
     assert_eq!(other.parent(far), None);
     other.check_invariants();
-}
-
-/// A tiny deterministic generator (no extra dev-dependency for a test).
-struct Lcg(u64);
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n
-    }
 }
 
 #[test]

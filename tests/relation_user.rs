@@ -11,6 +11,9 @@ use std::sync::{Arc, Mutex};
 use mosaic::prelude::*;
 use mosaic::{EntityError, OnRelate, OnUnrelate, RelationError};
 
+mod common;
+use common::relations::{DependsOn, Lcg, OwnedBy, spawn_n};
+
 #[derive(Relation, Debug, PartialEq, Clone)]
 struct Likes;
 
@@ -24,14 +27,6 @@ struct Aims(u32);
 #[derive(Relation, Debug, PartialEq)]
 #[relation(on_target_despawn = "despawn")]
 struct PartOf;
-
-#[derive(Relation, Debug, PartialEq)]
-#[relation(one, on_target_despawn = "despawn")]
-struct OwnedBy;
-
-#[derive(Relation, Debug, PartialEq)]
-#[relation(on_target_despawn = "refuse")]
-struct DependsOn;
 
 #[derive(Component, Debug, PartialEq, Clone)]
 struct Name(&'static str);
@@ -55,10 +50,6 @@ fn snapshot(world: &World, es: &[Entity]) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn spawn_n(world: &mut World, n: usize) -> Vec<Entity> {
-    (0..n).map(|_| world.spawn(())).collect()
 }
 
 /// A handle whose index is alive again under a newer generation.
@@ -393,17 +384,6 @@ fn relation_mut_writes_what_relation_then_reads() {
 struct Model {
     likes: Vec<(Entity, Entity)>,
     parent: std::collections::HashMap<Entity, Entity>,
-}
-
-struct Lcg(u64);
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n
-    }
 }
 
 fn agree(world: &World, model: &Model, live: &[Entity]) {

@@ -23,6 +23,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use mosaic::prelude::*;
 use mosaic::{LifecycleEvent, LifecycleKind, RequiredCycleError};
 
+mod common;
+use common::panics::panic_text;
+
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct Position(f32, f32);
 impl Default for Position {
@@ -428,16 +431,6 @@ struct Cyc3;
 #[derive(Component, Debug, Default)]
 #[require(Narcissus)]
 struct Narcissus;
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else {
-        "(non-string payload)".to_owned()
-    }
-}
 
 #[test]
 fn derived_cycles_panic_with_their_path_whichever_type_comes_first() {

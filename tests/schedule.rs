@@ -20,6 +20,10 @@ use std::time::{Duration, Instant};
 
 use mosaic::prelude::*;
 
+mod common;
+use common::executors::{EXECUTORS, schedule_on};
+use common::panics::expect_panic;
+
 /// A family of distinct component types: `W<0>`, `W<1>`, ...
 #[derive(Component, Debug, PartialEq, Clone, Copy, Default)]
 struct W<const N: usize>(u64);
@@ -49,18 +53,6 @@ fn busy(d: Duration) {
         std::hint::spin_loop();
     }
 }
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else {
-        "(non-string payload)".to_owned()
-    }
-}
-
-const EXECUTORS: [ExecutorKind; 2] = [ExecutorKind::SingleThreaded, ExecutorKind::Parallel];
 
 // ----- names and ordering ----------------------------------------------------------
 
@@ -493,8 +485,7 @@ fn an_invalid_schedule_runs_nothing() {
     let mut schedule = Schedule::new();
     schedule.add_system("ok", tracer("ok"));
     schedule.add_system("bad", tracer("bad")).after("missing");
-    let result = catch_unwind(AssertUnwindSafe(|| schedule.run(&mut world)));
-    let msg = panic_text(&*result.unwrap_err());
+    let msg = expect_panic(|| schedule.run(&mut world));
     assert!(msg.contains("`bad`") && msg.contains("`missing`"), "{msg}");
     assert!(world.resource::<Trace>().0.is_empty());
     // Fixing it makes it runnable.
@@ -517,8 +508,7 @@ fn system_names_fall_back_to_insertion_order_when_invalid() {
 fn disabled_systems_are_skipped_and_reenabled_ones_run() {
     for kind in EXECUTORS {
         let mut world = trace_world();
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("a", tracer("a"));
         schedule.add_system("b", tracer("b")).after("a");
         schedule.add_system("c", tracer("c")).after("b");
@@ -575,8 +565,7 @@ fn disabled_exclusive_system_and_its_commands() {
 fn remove_system_between_runs() {
     for kind in EXECUTORS {
         let mut world = trace_world();
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("input", tracer("input"));
         schedule.add_system("ai", tracer("ai")).after("input");
         schedule
@@ -941,8 +930,7 @@ fn workload(kind: ExecutorKind) -> (Rows, Stats) {
     for i in 0..WORKLOAD_ENTITIES {
         world.spawn((IPos(i), IVel(i % 7 - 3), Health(50 + i % 13)));
     }
-    let mut schedule = Schedule::new();
-    schedule.set_executor(kind);
+    let mut schedule = schedule_on(kind);
     schedule.add_system(
         "spawner",
         |mut commands: Commands, mut n: Local<i64>, mut stats: ResMut<Stats>| {
@@ -1144,8 +1132,7 @@ fn movement_integrates_with_time() {
         let a = world.spawn((Pos(0.0), Vel(2.0)));
         let b = world.spawn((Pos(10.0), Vel(-4.0)));
         let still = world.spawn(Pos(3.0));
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("movement", movement);
         schedule.run_frames(&mut world, 8, Duration::from_millis(125));
         assert_eq!(world.get::<Pos>(a), Ok(&Pos(2.0)), "{kind:?}");
@@ -1177,8 +1164,7 @@ fn run_frame_keeps_an_existing_time() {
 fn timing_table_counts_runs_and_time() {
     for kind in EXECUTORS {
         let mut world = World::new();
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("slow_system", |_q: Query<&mut W<0>>| {
             busy(Duration::from_millis(2))
         });
@@ -1256,8 +1242,7 @@ fn timing_table_counts_runs_and_time() {
 fn a_schedule_of_100_empty_systems_runs() {
     for kind in EXECUTORS {
         let mut world = World::new();
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         let count = Arc::new(AtomicUsize::new(0));
         for i in 0..100 {
             let c = count.clone();
@@ -1294,8 +1279,7 @@ fn a_schedule_of_100_systems_without_params_or_state() {
 fn exclusive_systems_split_the_schedule() {
     for kind in EXECUTORS {
         let mut world = trace_world();
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("a", tracer("a"));
         schedule
             .add_system("x", |w: &mut World| w.resource_mut::<Trace>().0.push("x"))
@@ -1322,8 +1306,7 @@ fn a_schedule_is_built_for_one_world() {
     schedule.add_system("q", |_q: Query<&Pos>| {});
     schedule.run(&mut w1);
     let mut w2 = World::new();
-    let result = catch_unwind(AssertUnwindSafe(|| schedule.run(&mut w2)));
-    let msg = panic_text(&*result.unwrap_err());
+    let msg = expect_panic(|| schedule.run(&mut w2));
     assert!(msg.contains("cannot run on world"), "{msg}");
 }
 

@@ -1,6 +1,7 @@
 //! Integration tests for the parameters users expect: `Single` (runs on
 //! exactly one match, skipped on 0 and on 2, under both executors),
-//! `Option<Single>`, `Populated` (skipped while empty), the skip reported by
+//! `Option<Single>`, `Populated` (skipped while empty; `for` loops over
+//! `&populated` and `&mut populated`), the skip reported by
 //! `run_system` and `try_run`, and `#[derive(SystemParam)]` bundling
 //! parameters (with `Local` state kept, commands applied, a generic field,
 //! and a `Single` inside skipping the system).
@@ -76,6 +77,44 @@ fn populated_skips_while_empty() {
     world.spawn((Player, Health(1)));
     schedule.run(&mut world);
     assert_eq!(world.resource::<Runs>().0, 2);
+}
+
+/// `for x in &populated` and `for x in &mut populated` walk the query inside,
+/// in a schedule, and the system is still skipped while nothing matches.
+#[test]
+fn for_loops_over_populated_references() {
+    let mut world = World::new();
+    world.insert_resource(Runs::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system(
+        "heal_all",
+        |mut players: Populated<&mut Health, With<Player>>, mut runs: ResMut<Runs>| {
+            for h in &mut players {
+                h.0 += 10;
+            }
+            runs.0 += 1;
+        },
+    );
+    schedule
+        .add_system(
+            "sum",
+            |players: Populated<&Health, With<Player>>, mut runs: ResMut<Runs>| {
+                for h in &players {
+                    runs.0 += h.0 * 100;
+                }
+            },
+        )
+        .after("heal_all");
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Runs>().0, 0, "both skipped while empty");
+    let a = world.spawn((Player, Health(1)));
+    let b = world.spawn((Player, Health(2)));
+    let bystander = world.spawn(Health(5));
+    schedule.run(&mut world);
+    assert_eq!(world.get::<Health>(a), Ok(&Health(11)));
+    assert_eq!(world.get::<Health>(b), Ok(&Health(12)));
+    assert_eq!(world.get::<Health>(bystander), Ok(&Health(5)));
+    assert_eq!(world.resource::<Runs>().0, 1 + (11 + 12) * 100);
 }
 
 #[test]

@@ -7,19 +7,21 @@
 //! `Schedule::build` as `ScheduleError::ParamConflict`, accepted when
 //! filters make queries disjoint, and a panic from `run_system_once`); the
 //! `System` trait used directly; and the `Query` parameter's methods (`iter`,
-//! `iter_mut`, `get`, `get_mut`, `contains`, `single`, `get_single`,
+//! `iter_mut`, `for` loops over `&q` and `&mut q`, `get`, `get_mut`, `contains`, `single`, `get_single`,
 //! `single_mut`, `par_iter`, `par_iter_mut`, `par_chunks`, `par_chunks_mut`,
 //! `iter_combinations`,
 //! `iter_combinations_mut`) and its `Added`/`Changed` filters, which compare
 //! against the system's previous run.
 
 use std::collections::HashSet;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mosaic::prelude::*;
 use mosaic::{IntoSystem, System};
+
+mod common;
+use common::panics::expect_panic;
 
 #[derive(Component, Debug, PartialEq, Clone, Copy)]
 struct A(u32);
@@ -44,22 +46,6 @@ struct Score(u32);
 #[derive(Debug, Default, PartialEq)]
 struct Log(Vec<u32>);
 struct Missing;
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else {
-        "(non-string payload)".to_owned()
-    }
-}
-
-/// Runs `f`, expecting a panic; returns its message.
-fn panic_message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    panic_text(&*payload)
-}
 
 // ----- parameter kinds -------------------------------------------------------------
 
@@ -176,7 +162,7 @@ fn res_of_a_missing_resource_panics_naming_the_system() {
     let mut world = World::new();
     let mut schedule = Schedule::new();
     schedule.add_system("needs_missing", |_m: ResMut<Missing>| {});
-    let msg = panic_message(|| schedule.run(&mut world));
+    let msg = expect_panic(|| schedule.run(&mut world));
     assert!(msg.contains("needs_missing"), "{msg}");
     assert!(msg.contains("resource `Missing` does not exist"), "{msg}");
 }
@@ -519,10 +505,10 @@ fn world_ref_and_writers_conflict() {
 #[test]
 fn run_system_once_with_conflicting_params_panics_with_the_conflict() {
     let mut world = World::new();
-    let msg = panic_message(|| world.run_system_once(|_w: Query<&mut A>, _r: Query<&A>| {}));
+    let msg = expect_panic(|| world.run_system_once(|_w: Query<&mut A>, _r: Query<&A>| {}));
     assert!(msg.contains("cannot run"), "{msg}");
     assert!(msg.contains("component `A`"), "{msg}");
-    let msg = panic_message(|| world.run_system_once(|_a: ResMut<Score>, _b: ResMut<Score>| {}));
+    let msg = expect_panic(|| world.run_system_once(|_a: ResMut<Score>, _b: ResMut<Score>| {}));
     assert!(msg.contains("Score"), "{msg}");
 }
 
@@ -535,7 +521,7 @@ fn run_system_once_conflict_should_panic() {
 #[test]
 fn a_self_aliasing_query_is_refused() {
     let mut world = World::new();
-    let msg = panic_message(|| world.run_system_once(|_q: Query<(&mut A, &A)>| {}));
+    let msg = expect_panic(|| world.run_system_once(|_q: Query<(&mut A, &A)>| {}));
     assert!(msg.contains("`A`"), "{msg}");
 }
 
@@ -547,7 +533,7 @@ fn run_system_once_names_the_system_in_a_panic() {
     fn explode(_q: Query<&A>) {
         panic!("kaboom");
     }
-    let msg = panic_message(|| world.run_system_once(explode));
+    let msg = expect_panic(|| world.run_system_once(explode));
     assert!(msg.contains("explode"), "{msg}");
     assert!(msg.contains("kaboom"), "{msg}");
 }
@@ -687,6 +673,86 @@ fn query_iter_and_iter_mut() {
     assert_eq!(cs, [7; 5]);
 }
 
+/// `for x in &q` and `for x in &mut q` walk what `iter` and `iter_mut` walk,
+/// in the same order, inside systems a schedule runs (on both executors).
+#[test]
+fn for_loops_over_query_references_match_iter_and_iter_mut() {
+    for kind in [ExecutorKind::SingleThreaded, ExecutorKind::Parallel] {
+        type Pairs = Vec<(u32, u32)>;
+        // What the reader saw: by `for (a, b) in &q`, and by `q.iter()`.
+        let seen: Arc<Mutex<Vec<(Pairs, Pairs)>>> = Arc::default();
+        let mut world = World::new();
+        world.spawn_batch((0..6).map(|i| (A(i), B(0))));
+        world.spawn_batch((10..13).map(|i| (A(i), B(0), C(i))));
+        world.spawn(A(99)); // no B: matched by neither query
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("write", |mut q: Query<(&A, &mut B)>| {
+            for (a, b) in &mut q {
+                b.0 = a.0 * 2;
+            }
+        });
+        let out = seen.clone();
+        schedule
+            .add_system("read", move |q: Query<(&A, &B)>| {
+                let mut by_ref = Vec::new();
+                for (a, b) in &q {
+                    by_ref.push((a.0, b.0));
+                }
+                let by_iter = q.iter().map(|(a, b)| (a.0, b.0)).collect();
+                out.lock().unwrap().push((by_ref, by_iter));
+            })
+            .after("write");
+        schedule.run(&mut world);
+        let seen = std::mem::take(&mut *seen.lock().unwrap());
+        assert_eq!(seen.len(), 1, "{kind:?}: the reader ran once");
+        let (by_ref, by_iter) = &seen[0];
+        assert_eq!(by_ref, by_iter, "{kind:?}: same items, same order");
+        let mut sorted = by_ref.clone();
+        sorted.sort();
+        let expected: Vec<(u32, u32)> = (0..6).chain(10..13).map(|i| (i, i * 2)).collect();
+        assert_eq!(sorted, expected, "{kind:?}: `&mut q` wrote every match");
+    }
+}
+
+/// `&mut q` on a read-only query iterates too, and a filtered `&mut q`
+/// writes only what the filter lets through; its writes count as changes,
+/// as `iter_mut`'s do.
+#[test]
+fn for_loop_over_mut_query_ref_respects_filters_and_marks_changes() {
+    let counts: Counts = Arc::default();
+    let mut world = World::new();
+    let players = world.spawn_batch((0..3).map(|i| (Pos(i as f32), Player)));
+    let others = world.spawn_batch((0..4).map(|i| Pos(i as f32)));
+    let mut schedule = Schedule::new();
+    schedule.add_system("watch", changed_counter(&counts));
+    schedule
+        .add_system("move_players", |mut q: Query<&mut Pos, With<Player>>| {
+            for p in &mut q {
+                p.0 += 100.0;
+            }
+        })
+        .after("watch");
+    schedule.run(&mut world);
+    assert_eq!(drain(&counts), [7], "first run: everything is new");
+    schedule.run(&mut world);
+    assert_eq!(drain(&counts), [3], "the players moved by `&mut q`");
+    for (i, &e) in players.iter().enumerate() {
+        assert_eq!(world.get::<Pos>(e), Ok(&Pos(i as f32 + 200.0)));
+    }
+    for (i, &e) in others.iter().enumerate() {
+        assert_eq!(world.get::<Pos>(e), Ok(&Pos(i as f32)));
+    }
+    let n = world.run_system_once(|mut q: Query<&Pos, Without<Player>>| {
+        let mut n = 0;
+        for _ in &mut q {
+            n += 1;
+        }
+        n
+    });
+    assert_eq!(n, 4);
+}
+
 #[test]
 fn query_get_and_get_mut() {
     let mut world = World::new();
@@ -786,7 +852,7 @@ fn single_panic_in_a_schedule_names_the_system() {
     schedule.add_system("find_player", |q: Query<&A, With<Player>>| {
         let _ = q.single();
     });
-    let msg = panic_message(|| schedule.run(&mut world));
+    let msg = expect_panic(|| schedule.run(&mut world));
     assert!(msg.contains("find_player"), "{msg}");
     assert!(msg.contains("no entity matches query"), "{msg}");
 }

@@ -5,35 +5,26 @@
 //! replaced; state transitions asked for twice; schedule building with bad
 //! or many names; the frame clock fed hostile durations.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use mosaic::Events;
 use mosaic::prelude::*;
 
-const EXECUTORS: [ExecutorKind; 2] = [ExecutorKind::SingleThreaded, ExecutorKind::Parallel];
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else {
-        "(non-string payload)".to_owned()
-    }
-}
-
-/// Runs `f`, expecting a panic; returns its message.
-fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(_) => panic!("expected a panic"),
-        Err(payload) => panic_text(&*payload),
-    }
-}
+mod common;
+use common::executors::{EXECUTORS, schedule_on};
+use common::panics::expect_panic;
 
 /// Makes the next run of a system that reads it panic (once).
 #[derive(Default)]
 struct Armed(bool);
+
+/// Panics with "kaboom" while [`Armed`], disarming it: the run it is in
+/// fails, the next one passes.
+fn boom(mut armed: ResMut<Armed>) {
+    if std::mem::take(&mut armed.0) {
+        panic!("kaboom");
+    }
+}
 
 #[derive(Default, Debug)]
 struct Count(u32);
@@ -52,13 +43,8 @@ fn a_panicking_system_is_named_and_the_next_run_runs_everything() {
         let mut world = World::new();
         world.insert_resource(Armed(true));
         world.insert_resource(Count::default());
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
-        schedule.add_system("boom", |mut armed: ResMut<Armed>| {
-            if std::mem::take(&mut armed.0) {
-                panic!("kaboom");
-            }
-        });
+        let mut schedule = schedule_on(kind);
+        schedule.add_system("boom", boom);
         schedule
             .add_system("count", |mut c: ResMut<Count>| c.0 += 1)
             .after("boom");
@@ -84,18 +70,11 @@ fn conditions_are_evaluated_afresh_after_a_panicked_run() {
         world.insert_resource(Armed(true));
         world.insert_resource(Flag(true));
         world.insert_resource(Count::default());
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule
             .add_system("guarded", |mut c: ResMut<Count>| c.0 += 1)
             .run_if(|f: Res<Flag>| f.0);
-        schedule
-            .add_system("boom", |mut armed: ResMut<Armed>| {
-                if std::mem::take(&mut armed.0) {
-                    panic!("kaboom");
-                }
-            })
-            .after("guarded");
+        schedule.add_system("boom", boom).after("guarded");
         expect_panic(|| schedule.run(&mut world));
         assert_eq!(world.resource::<Count>().0, 1, "{kind:?}");
         world.resource_mut::<Flag>().0 = false;
@@ -114,8 +93,7 @@ fn a_panicking_condition_is_named_and_evaluated_again_next_run() {
         let mut world = World::new();
         world.insert_resource(Armed(true));
         world.insert_resource(Count::default());
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule
             .add_system("guarded", |mut c: ResMut<Count>| c.0 += 1)
             .run_if(|armed: Res<Armed>| {
@@ -141,8 +119,7 @@ fn a_condition_whose_single_declines_counts_as_false() {
     for kind in EXECUTORS {
         let mut world = World::new();
         world.insert_resource(Count::default());
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule
             .add_system("alive", |mut c: ResMut<Count>| c.0 += 1)
             .run_if(|p: Single<&Player>| p.0);
@@ -169,8 +146,7 @@ fn a_panicking_exclusive_system_leaves_the_block_before_it_applied() {
     for kind in EXECUTORS {
         let mut world = World::new();
         world.insert_resource(Armed(true));
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("spawn", |mut commands: Commands| {
             commands.spawn(Hp(1));
         });
@@ -201,18 +177,11 @@ fn commands_of_a_panicked_block_apply_at_the_next_sync_point() {
     for kind in EXECUTORS {
         let mut world = World::new();
         world.insert_resource(Armed(true));
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("spawn", |mut commands: Commands| {
             commands.spawn(Hp(7));
         });
-        schedule
-            .add_system("boom", |mut armed: ResMut<Armed>| {
-                if std::mem::take(&mut armed.0) {
-                    panic!("kaboom");
-                }
-            })
-            .after("spawn");
+        schedule.add_system("boom", boom).after("spawn");
         expect_panic(|| schedule.run(&mut world));
         assert_eq!(world.len(), 0, "{kind:?}");
         schedule.run(&mut world);
@@ -255,8 +224,7 @@ struct Missing;
 fn a_missing_resource_is_named_with_the_system() {
     for kind in EXECUTORS {
         let mut world = World::new();
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("needs", |_m: Res<Missing>| {});
         let message = expect_panic(|| schedule.run(&mut world));
         assert!(message.contains("`needs`"), "{message}");
@@ -335,8 +303,7 @@ fn a_panicking_command_in_a_system_still_applies_the_rest_and_the_next_run_works
     for kind in EXECUTORS {
         let mut world = World::new();
         world.insert_resource(Armed(true));
-        let mut schedule = Schedule::new();
-        schedule.set_executor(kind);
+        let mut schedule = schedule_on(kind);
         schedule.add_system("issue", |armed: Res<Armed>, mut commands: Commands| {
             commands.spawn(Hp(1));
             if armed.0 {

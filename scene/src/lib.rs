@@ -454,18 +454,25 @@ impl Scene {
     }
 
     /// The report of a save: components left out because their types are
-    /// not registered, with how many values of each were skipped. Empty for
-    /// a scene read from a file.
+    /// not registered, with how many values of each were skipped. A
+    /// relation left out is one row, under the relation's name, counting
+    /// the entities whose edges were skipped (its sources). Empty for a
+    /// scene read from a file.
     ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
     /// use mosaic_scene::{Scene, TypeRegistry};
     /// #[derive(Component)] struct Secret;
+    /// #[derive(Relation)] struct Likes;
     /// let mut world = World::new();
-    /// world.spawn(Secret);
+    /// let (a, b) = (world.spawn(Secret), world.spawn(()));
+    /// world.relate(a, b, Likes).unwrap();
+    /// world.relate(b, a, Likes).unwrap();
     /// let scene = Scene::from_world(&world, &TypeRegistry::new()).unwrap();
     /// assert_eq!(scene.skipped().get("Secret"), Some(&1));
+    /// assert_eq!(scene.skipped().get("Likes"), Some(&2));
+    /// assert_eq!(scene.skipped().len(), 2);
     /// ```
     pub fn skipped(&self) -> &BTreeMap<String, usize> {
         &self.skipped

@@ -39,8 +39,8 @@ use super::registry::{Kind, TypeRegistry};
 use super::value::{DynamicSeed, SceneValue, SerDynamic, Spot, scene_id, to_content};
 use super::{ColumnBytes, Scene, SceneComponent, SceneTable, TableColumn};
 use mosaic::{
-    ArchetypeId, ComponentId, ComponentInfo, ComponentSchema, Entity, SchemaError, StorageType,
-    World,
+    ArchetypeId, ComponentId, ComponentInfo, ComponentSchema, Entity, RelationSide, SchemaError,
+    StorageType, World,
 };
 
 /// Consecutive entities of one archetype with the same sparse components:
@@ -210,7 +210,8 @@ fn save_resources(
 
 /// Saves one run as a table: a column per component, by name. A relation's
 /// target side is left out (saved with its sources' edges); components of
-/// unregistered types are counted in [`Scene::skipped`].
+/// unregistered types are counted in [`Scene::skipped`], an unregistered
+/// relation once, by its name, on its sources.
 fn save_run(
     world: &World,
     registry: &TypeRegistry,
@@ -233,7 +234,16 @@ fn save_run(
         } else if let Some(column) = typed_column(world, registry, &run, info)? {
             columns.push(column);
         } else {
-            *scene.skipped.entry(info.name().to_owned()).or_default() += run.entities.len();
+            // An unregistered relation is one thing left out, not two
+            // components: reported by its name, counting its sources (the
+            // entities whose edges are lost); its targets' side is only the
+            // mirror of those edges.
+            let name = match world.relation_side(id) {
+                Some((_, RelationSide::Sources)) => continue,
+                Some((relation, RelationSide::Edges)) => relation,
+                None => info.name(),
+            };
+            *scene.skipped.entry(name.to_owned()).or_default() += run.entities.len();
         }
     }
     // By name: the order of component ids differs between a world and its

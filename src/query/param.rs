@@ -426,6 +426,64 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     }
 }
 
+/// `for item in &query`: the same walk as [`Query::iter`], for read-only
+/// queries (a `&Query<&mut T>` is not iterable; use `&mut query`).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Health(u32);
+///
+/// fn total(q: Query<&Health>) -> u32 {
+///     let mut sum = 0;
+///     for h in &q {
+///         sum += h.0;
+///     }
+///     sum
+/// }
+/// let mut world = World::new();
+/// world.spawn_batch((1..=3).map(Health));
+/// assert_eq!(world.run_system_once(total), 6);
+/// ```
+impl<'a, 's, Q: ReadOnlyQueryData, F: QueryFilter> IntoIterator for &'a Query<'_, 's, Q, F> {
+    type Item = Q::Item<'a>;
+    type IntoIter = QueryIter<'a, 's, Q, F>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// `for item in &mut query`: the same walk as [`Query::iter_mut`], with
+/// mutable access.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Position(f32);
+/// #[derive(Component)] struct Velocity(f32);
+///
+/// fn movement(mut q: Query<(&mut Position, &Velocity)>) {
+///     for (p, v) in &mut q {
+///         p.0 += v.0;
+///     }
+/// }
+/// let mut world = World::new();
+/// let e = world.spawn((Position(1.0), Velocity(2.0)));
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems(movement);
+/// schedule.run(&mut world);
+/// assert_eq!(world.get::<Position>(e).unwrap().0, 3.0);
+/// ```
+impl<'a, 's, Q: QueryData, F: QueryFilter> IntoIterator for &'a mut Query<'_, 's, Q, F> {
+    type Item = Q::Item<'a>;
+    type IntoIter = QueryIter<'a, 's, Q, F>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
 fn single_of<I: Iterator + IterName>(mut iter: I) -> Result<I::Item, QuerySingleError> {
     let name = iter.query_name();
     let first = iter
@@ -927,6 +985,58 @@ impl<'w, 's, D: QueryData, F: QueryFilter> std::ops::Deref for Populated<'w, 's,
 impl<D: QueryData, F: QueryFilter> std::ops::DerefMut for Populated<'_, '_, D, F> {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.0
+    }
+}
+
+/// `for item in &populated`: [`Query::iter`] of the query inside, for
+/// read-only queries (`&mut populated` for [`Query::iter_mut`]).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Enemy(u32);
+/// fn strongest(enemies: Populated<&Enemy>) -> u32 {
+///     let mut best = 0;
+///     for e in &enemies {
+///         best = best.max(e.0);
+///     }
+///     best
+/// }
+/// let mut world = World::new();
+/// world.spawn_batch([Enemy(3), Enemy(8), Enemy(5)]);
+/// assert_eq!(world.run_system_once(strongest), 8);
+/// ```
+impl<'a, 's, D: ReadOnlyQueryData, F: QueryFilter> IntoIterator for &'a Populated<'_, 's, D, F> {
+    type Item = D::Item<'a>;
+    type IntoIter = QueryIter<'a, 's, D, F>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// `for item in &mut populated`: [`Query::iter_mut`] of the query inside.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Enemy(u32);
+/// fn weaken(mut enemies: Populated<&mut Enemy>) {
+///     for e in &mut enemies {
+///         e.0 /= 2;
+///     }
+/// }
+/// let mut world = World::new();
+/// let e = world.spawn(Enemy(8));
+/// world.run_system_once(weaken);
+/// assert_eq!(world.get::<Enemy>(e).unwrap().0, 4);
+/// ```
+impl<'a, 's, D: QueryData, F: QueryFilter> IntoIterator for &'a mut Populated<'_, 's, D, F> {
+    type Item = D::Item<'a>;
+    type IntoIter = QueryIter<'a, 's, D, F>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
     }
 }
 

@@ -779,6 +779,27 @@ impl<R: Relationship> Sources<R> {
 
 // ----- the world's registry --------------------------------------------------------------
 
+/// Which of a relation type's two components a component is, as
+/// [`World::relation_side`] tells it.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::RelationSide;
+/// #[derive(Relation)] struct Likes;
+/// let mut world = World::new();
+/// world.register_relation::<Likes>();
+/// let id = world.component_id::<Sources<Likes>>().unwrap();
+/// assert_eq!(world.relation_side(id), Some(("Likes", RelationSide::Sources)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RelationSide {
+    /// [`Relation<R>`]: on a source, its edges (targets and data).
+    Edges,
+    /// [`Sources<R>`]: on a target, the sources whose edges reach it.
+    Sources,
+}
+
 /// A relation type's cleanup of a dying entity's edges (see [`detach`]).
 pub(crate) type Detach = fn(&mut World, Entity, &mut Vec<Entity>, &mut DeferredPanic);
 
@@ -910,6 +931,19 @@ impl Relations {
         self.kinds
             .iter()
             .any(|k| k.relation == id || k.sources == id)
+    }
+
+    /// The relation `id` is a side of, by name, and which side.
+    fn side_of(&self, id: ComponentId) -> Option<(&'static str, RelationSide)> {
+        self.kinds.iter().find_map(|k| {
+            if k.relation == id {
+                Some((k.name, RelationSide::Edges))
+            } else if k.sources == id {
+                Some((k.name, RelationSide::Sources))
+            } else {
+                None
+            }
+        })
     }
 
     /// How many relation types are registered.
@@ -1362,6 +1396,29 @@ impl World {
     /// ```
     pub fn relation_version<R: Relationship>(&self) -> u64 {
         self.relations().version::<R>()
+    }
+
+    /// If component `id` is one side of a relation type (its
+    /// [`Relation<R>`] or its [`Sources<R>`]): the relation's short type
+    /// name (`"ChildOf"`) and which side. For code that walks components by
+    /// id without knowing `R`, such as a report of what a save left out,
+    /// to name the relation once rather than as two components.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::RelationSide;
+    /// #[derive(Component)] struct Name(&'static str);
+    /// let mut world = World::new();
+    /// let root = world.spawn(Name("root"));
+    /// world.spawn_child(root, Name("leaf")).unwrap();
+    /// let side = |id| world.relation_side(id);
+    /// let edges = world.component_id::<Relation<ChildOf>>().unwrap();
+    /// assert_eq!(side(edges), Some(("ChildOf", RelationSide::Edges)));
+    /// assert_eq!(side(world.component_id::<Name>().unwrap()), None);
+    /// ```
+    pub fn relation_side(&self, id: ComponentId) -> Option<(&'static str, RelationSide)> {
+        self.relations().side_of(id)
     }
 
     // ----- internals -----------------------------------------------------------------

@@ -1,7 +1,18 @@
-//! Fixtures shared by the query and change-detection tests: three table and
-//! three sparse components that each hold one number.
+//! Fixtures shared by test files (each includes this as `mod common;`;
+//! this folder is no test target of its own, and holds no `#[test]`):
+//!
+//! - here, for the query and change-detection tests: three table and three
+//!   sparse components that each hold one number, and `storage_combos!`;
+//! - [`panics`]: a panic's message;
+//! - [`executors`]: both executors, and a schedule on one;
+//! - [`relations`]: relation types, entities and a generator for the
+//!   relation tests.
 
 #![allow(dead_code)]
+
+pub mod executors;
+pub mod panics;
+pub mod relations;
 
 use mosaic::prelude::*;
 
@@ -50,6 +61,7 @@ impl_val!(TA, TB, TC, SA, SB, SC);
 /// Runs `$check::<A, B, C>` for the four storage mixes (all table, all
 /// sparse, and the two mixed ones), one test each. `A` is the component the
 /// check watches; `B` and `C` are other components.
+#[allow(unused_macros)] // used by query.rs and change.rs only
 macro_rules! storage_combos {
     ($($module:ident => $check:ident;)*) => {$(
         mod $module {
