@@ -33,7 +33,7 @@ use crate::entity::{Entities, Entity, EntityLocation};
 use crate::error::{ComponentError, EntityError};
 use crate::observer::Observers;
 use crate::query::{QueryData, QueryFilter, QueryState};
-use crate::relation::Relations;
+use crate::relation::{ChildOf, Children, Relations, Relationship};
 use crate::storage::bundle_io::{self, NewRows, WriteCtx};
 use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
@@ -610,55 +610,96 @@ impl World {
         Ok(panics)
     }
 
-    /// Despawns every entity of `doomed` (alive and distinct, parents
-    /// before children), as [`World::despawn_deferred`] would one by one,
-    /// last first, but in one batch: each one's relations are detached
-    /// (except the skipped one, see `Relations::skip_during`), then every
-    /// id is freed and every table row dropped, then each sparse set drops
-    /// the values of the dead, in one sequential pass when the batch is a
-    /// large share of the set (which the skipped relation's two sets
-    /// usually are) and by lookups otherwise. So the cost is linear in the
-    /// batch, without a lookup and a swap per entity and set.
+    /// Despawns `root` and everything below it through [`Children`], in
+    /// one batch: the hierarchy's part of [`World::despawn_recursive`] for
+    /// a world whose lifecycle is inactive (nothing is announced, and no
+    /// hook or observer can run midway), with `ChildOf`'s cleanup skipped
+    /// (`Relations::skip_during`) and `root` already unlinked from its
+    /// parent, so every `ChildOf` edge left in the subtree joins two of its
+    /// entities.
     ///
-    /// The values the batch's entities hold of the components in `forget`
-    /// are forgotten unread rather than dropped: the caller's promise that
-    /// they own nothing (a wrong one leaks, nothing worse).
+    /// Other relations are detached first, for the whole subtree. Then one
+    /// walk, breadth first, reads each entity's children and, in the same
+    /// step, frees its id and drops its table row: the walk's reads depend
+    /// on each other (a chain is a linked list), and the step's other work
+    /// fills their wait. Then each
+    /// sparse set drops the values of the dead: in one sequential pass when
+    /// the subtree is at least half of the set (as it is of `ChildOf`'s two
+    /// sets in a large subtree), by lookups otherwise. The cost is linear
+    /// in the subtree. `ChildOf` edges and `Children` of one child own
+    /// nothing, so they are forgotten unread rather than dropped. The
+    /// order in which values are dropped is unspecified.
     ///
-    /// For a world whose lifecycle is inactive: nothing is announced, and
-    /// no hook or observer can run midway. A panicking drop does not stop
-    /// the batch; the first is raised at the end.
-    pub(crate) fn despawn_batch_quietly(&mut self, doomed: &[Entity], forget: &[ComponentId]) {
+    /// A panicking drop does not stop the batch; the first is raised at
+    /// the end.
+    pub(crate) fn despawn_tree_quietly(&mut self, root: Entity) {
         debug_assert!(!self.components.lifecycle_active());
+        let (edges_id, children_id) = self.relations.ids::<ChildOf>().expect("registered");
         let mut panics = DeferredPanic::new();
         if self.relations.detaches_any() {
-            for &e in doomed.iter().rev() {
+            // Other relations first, while every entity of the subtree is
+            // alive (their cleanup keeps `ChildOf`'s edges, skipped).
+            let subtree: Vec<Entity> = std::iter::once(root)
+                .chain(self.descendants(root))
+                .collect();
+            for e in subtree {
                 self.detach_relations(e, &mut panics);
             }
         }
         // The dead, by index, for the one-pass sets below: a bit an index
         // (a cache line covers 512 entities, where the entity table holds
-        // 5), unless the world has too many slots for the bits to pay.
+        // 5), once there are enough of them for the bits to pay.
         let slots = self.entities.slots();
-        let mut dead = (slots / 64 <= doomed.len()).then(|| FixedBitSet::with_capacity(slots));
-        for &e in doomed.iter().rev() {
-            let Some(loc) = self.entities.free(e) else {
-                continue;
-            };
-            if let Some(dead) = &mut dead {
-                dead.insert(e.index() as usize);
+        let mut dead: Option<FixedBitSet> = None;
+        // Whether some `Children` of the subtree owns a list.
+        let mut long_lists = false;
+        let mut order = vec![root];
+        let children_set = self.sparse.get(children_id);
+        let (entities, archetypes) = (&mut self.entities, &mut self.archetypes);
+        let mut i = 0;
+        while i < order.len() {
+            let e = order[i];
+            // Every entity of `order` is alive when walked (the root was
+            // checked; lists name live entities only, and each entity is
+            // listed by its one parent).
+            if let Some(children) = children_set.and_then(|set| set.get_live::<Children>(e)) {
+                long_lists |= children.owns_heap();
+                // `ChildOf` is acyclic; skipping `root` ends the walk even
+                // if an edge closed a cycle through it.
+                order.extend(children.iter().copied().filter(|&c| c != root));
             }
-            let table = self.archetypes.table_mut(loc.archetype);
-            if let Some(moved) = bundle_io::drop_row(table, loc.row as usize, &mut panics) {
-                self.entities.set_location(moved.index(), loc);
+            if let Some(loc) = entities.free(e) {
+                if let Some(dead) = &mut dead {
+                    dead.insert(e.index() as usize);
+                }
+                let table = archetypes.table_mut(loc.archetype);
+                if let Some(moved) = bundle_io::drop_row(table, loc.row as usize, &mut panics) {
+                    entities.set_location(moved.index(), loc);
+                }
+            }
+            i += 1;
+            if dead.is_none() && i * 64 >= slots {
+                let mut bits = FixedBitSet::with_capacity(slots);
+                for e in &order[..i] {
+                    bits.insert(e.index() as usize);
+                }
+                dead = Some(bits);
             }
         }
+        // A `ChildOf` edge is inline (a `one` relation, with no data to
+        // drop); a `Children` of one child is inline too.
+        const { assert!(ChildOf::ONE && !std::mem::needs_drop::<ChildOf>()) };
+        let forget: &[ComponentId] = match long_lists {
+            true => &[edges_id],
+            false => &[edges_id, children_id],
+        };
         let entities = &self.entities;
         for (id, set) in self.sparse.iter_mut() {
             let drop = !forget.contains(&id);
-            // Both ways cost O(batch): the pass visits at most twice as
-            // many values as the batch has entities.
-            if set.entities().len() > 2 * doomed.len() {
-                for &e in doomed {
+            // Both ways cost O(subtree): the pass visits at most twice as
+            // many values as the subtree has entities.
+            if set.entities().len() > 2 * order.len() {
+                for &e in &order {
                     if drop {
                         set.remove_drop(e, &mut panics);
                     } else {
@@ -666,8 +707,8 @@ impl World {
                     }
                 }
             } else if let Some(dead) = &dead {
-                // A set holds live entities only, and the batch's are all
-                // dead now: an index marked dead is one of the batch.
+                // A set holds live entities only, and the subtree's are all
+                // dead now: an index marked dead is one of the subtree.
                 set.retain_alive(|e| !dead.contains(e.index() as usize), drop, &mut panics);
             } else {
                 set.retain_alive(|e| entities.get(e).is_some(), drop, &mut panics);

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::{Relation, RelationError, Relationship, Sources, Stamp};
 use crate::bundle::Bundle;
-use crate::component::{CloneBehavior, ComponentId};
+use crate::component::CloneBehavior;
 use crate::entity::Entity;
 use crate::error::EntityError;
 use crate::storage::DeferredPanic;
@@ -368,33 +368,43 @@ impl World {
         if !self.contains(root) {
             return Err(EntityError::NoSuchEntity(root));
         }
-        // Pre-order: each parent before its children. Refusals are checked
-        // on the way, before anything changes.
-        let mut order = vec![root];
-        // Whether some `Children` of the subtree owns a list.
-        let mut long_lists = false;
         self.register_relation::<ChildOf>();
-        let (relation_id, children_id) = self.relations().ids::<ChildOf>().expect("registered");
-        let set = self.sparse_sets().get(children_id);
-        let mut i = 0;
-        while i < order.len() {
-            let e = order[i];
-            if let Some(relation) = self.relations().refusing(self, e) {
-                return Err(EntityError::DespawnRefused {
-                    entity: e,
-                    relation,
-                });
+        // With no hook or observer (any of them makes the lifecycle
+        // active), nothing can watch the subtree go: it goes in one batch.
+        let batch = !self.components().lifecycle_active();
+        // Otherwise, pre-order: each parent before its children.
+        let mut order = Vec::new();
+        if batch {
+            // Refusals first: nothing may change if one is found.
+            if self.relations().any_refuse() {
+                let refused = std::iter::once(root)
+                    .chain(self.descendants(root))
+                    .find_map(|e| self.relations().refusing(self, e).map(|r| (e, r)));
+                if let Some((entity, relation)) = refused {
+                    return Err(EntityError::DespawnRefused { entity, relation });
+                }
             }
-            // Every entity of `order` is alive (the root was checked, and
-            // lists name live entities only).
-            if let Some(children) = set.and_then(|set| set.get_live::<Children>(e)) {
-                long_lists |= children.owns_heap();
-                // A `one` relation admits a cycle only through `root`
-                // (each entity has one parent), so skipping `root` ends
-                // every walk.
-                order.extend(children.iter().copied().filter(|&c| c != root));
+        } else {
+            order.push(root);
+            let (_, children_id) = self.relations().ids::<ChildOf>().expect("registered");
+            let set = self.sparse_sets().get(children_id);
+            let mut i = 0;
+            while i < order.len() {
+                let e = order[i];
+                if let Some(relation) = self.relations().refusing(self, e) {
+                    return Err(EntityError::DespawnRefused {
+                        entity: e,
+                        relation,
+                    });
+                }
+                if let Some(children) = set.and_then(|set| set.get::<Children>(e)) {
+                    // A `one` relation admits a cycle only through `root`
+                    // (each entity has one parent), so skipping `root`
+                    // ends every walk.
+                    order.extend(children.iter().copied().filter(|&c| c != root));
+                }
+                i += 1;
             }
-            i += 1;
         }
         // Only the root's own edge to its parent needs unlinking: every
         // other `ChildOf` edge of the subtree joins two entities that die
@@ -410,29 +420,14 @@ impl World {
                 .expect("the edge was just read");
         }
         let version = self.relations().version::<ChildOf>();
-        // (Registering any hook or observer makes the lifecycle active.)
-        let skip = if self.components().lifecycle_active() {
-            None
-        } else {
-            Some(self.relations_mut().skip_during::<ChildOf>())
-        };
+        let skip = batch.then(|| self.relations_mut().skip_during::<ChildOf>());
         // No hook's or observer's command runs until the whole subtree is
         // gone: one operation, as one despawn.
         let held = self.hold_observer_commands();
         let mut caught = None;
-        if skip.is_some() {
-            // No user code can run midway: the subtree goes in one batch.
-            // A `ChildOf` edge is inline (a `one` relation, no data to
-            // drop), and so is a `Children` of one child: values that own
-            // nothing, forgotten rather than read again to be dropped.
-            const { assert!(ChildOf::ONE && !std::mem::needs_drop::<ChildOf>()) };
-            let forget: &[ComponentId] = match long_lists {
-                true => &[relation_id],
-                false => &[relation_id, children_id],
-            };
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| {
-                self.despawn_batch_quietly(&order, forget)
-            })) {
+        if batch {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_tree_quietly(root)))
+            {
                 caught = Some(payload);
             }
         } else {

@@ -901,6 +901,13 @@ impl Relations {
 
     /// The first relation under which `entity` (despawned) must be kept
     /// alive: it has sources of a [`OnTargetDespawn::Refuse`] relation.
+    /// True if some relation's policy is [`OnTargetDespawn::Refuse`]: only
+    /// then can [`Relations::refusing`] answer `Some`.
+    #[inline]
+    pub(crate) fn any_refuse(&self) -> bool {
+        self.any_refuse
+    }
+
     pub(crate) fn refusing(&self, world: &World, entity: Entity) -> Option<&'static str> {
         if !self.any_refuse {
             return None;
