@@ -694,3 +694,76 @@ fn following_edges_with_a_second_query() {
     );
     assert_eq!(total, (10 + 100) + (1 + 10) + 11);
 }
+
+// ----- components required by the edge components ------------------------------------
+
+#[derive(Component, Debug, PartialEq, Clone, Copy, Default)]
+struct Dirty;
+
+/// A component required by `Children` (or by `Relation<R>`) comes with the
+/// first edge, as with any insert.
+#[test]
+fn components_required_by_the_edge_components_come_with_the_first_edge() {
+    let mut world = World::new();
+    world.register_required::<Children, Dirty>().unwrap();
+    let e = spawn_n(&mut world, 3);
+    world.add_child(e[0], e[1]).unwrap();
+    world.check_invariants();
+    assert!(world.has::<Dirty>(e[0]));
+    assert!(!world.has::<Dirty>(e[1]));
+}
+
+/// A required component's constructor that panics stops the insert of an
+/// edge's first component before anything changes: the edge must not be
+/// left half made (one end listing an entity that does not list it back,
+/// which later panicked in `unrelate` and `despawn`).
+#[test]
+fn a_panicking_required_constructor_of_an_edge_component_leaves_no_half_edge() {
+    fn attempt(world: &mut World, edit: impl FnOnce(&mut World)) {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| edit(world)));
+        assert!(result.is_err(), "the panic goes on");
+        world.check_invariants();
+    }
+    for side in ["sources", "relation"] {
+        let mut world = World::new();
+        let e = spawn_n(&mut world, 4);
+        // A first edge of each kind before the constructor panics, so that
+        // `e[0]` has both components (and their requirement).
+        world.relate(e[0], e[1], Likes).unwrap();
+        world.relate(e[2], e[0], Likes).unwrap();
+        world.add_child(e[3], e[2]).unwrap();
+        if side == "sources" {
+            world
+                .register_required_with::<Children, Dirty>(|| panic!("no dirt"))
+                .unwrap();
+            world
+                .register_required_with::<Sources<Likes>, Dirty>(|| panic!("no dirt"))
+                .unwrap();
+        } else {
+            world
+                .register_required_with::<Relation<ChildOf>, Dirty>(|| panic!("no dirt"))
+                .unwrap();
+            world
+                .register_required_with::<Relation<Likes>, Dirty>(|| panic!("no dirt"))
+                .unwrap();
+        }
+        attempt(&mut world, |w| w.add_child(e[0], e[1]).map(drop).unwrap());
+        assert_eq!(world.parent(e[1]), None, "{side}");
+        assert!(world.children(e[0]).is_empty(), "{side}");
+        // A many relation: the source's or the target's first edge.
+        attempt(&mut world, |w| w.relate(e[1], e[3], Likes).unwrap());
+        assert!(!world.has_relation::<Likes>(e[1], e[3]), "{side}");
+        assert!(world.sources::<Likes>(e[3]).is_empty(), "{side}");
+        // Reparenting: the old edge goes, the new one is not made.
+        attempt(&mut world, |w| w.set_parent(e[2], e[1]).unwrap());
+        assert_eq!(world.parent(e[2]), None, "{side}");
+        assert!(world.children(e[3]).is_empty() && world.children(e[1]).is_empty());
+        // Edges whose ends have their components already are made as usual.
+        world.relate(e[2], e[1], Likes).unwrap();
+        assert_eq!(world.targets::<Likes>(e[2]), [e[0], e[1]]);
+        // Whatever happened, the world still works.
+        world.despawn(e[1]).unwrap();
+        world.clear();
+        world.check_invariants();
+    }
+}

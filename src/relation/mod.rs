@@ -1046,6 +1046,12 @@ impl World {
     ///
     /// Fails, changing nothing, if either entity is not alive.
     ///
+    /// An end's first edge inserts its component ([`Relation<R>`] on the
+    /// source, [`Sources<R>`] on the target), with the components it
+    /// requires ([`World::register_required`]); if a constructor of those
+    /// panics, the edge is not made (a `one` relation's old edge is gone
+    /// all the same) and the panic goes on.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
@@ -1092,6 +1098,12 @@ impl World {
     /// yet, no cycle), made whole whatever user code panics on the way (see
     /// [`World::edge_change`]). A `one` relation's old edge goes first; its
     /// data is dropped once the new edge is in.
+    ///
+    /// Either end's first edge inserts a component, which may bring
+    /// components it requires (`World::register_required`): a panicking
+    /// constructor of one stops that insert before anything changes. Then
+    /// the new edge is not made at all (the end already done is undone):
+    /// half an edge would name an entity that does not name it back.
     fn add_edge<R: Relationship>(
         &mut self,
         source: Entity,
@@ -1116,6 +1128,13 @@ impl World {
                     self.insert_one(target, fresh)
                         .expect("target checked alive");
                 });
+                if self.get_opt::<Sources<R>>(target).is_none() {
+                    // A required component's constructor panicked: no
+                    // edge. (No hook or observer ran, the insert having
+                    // changed nothing.)
+                    panics.run(move || drop((data, replaced)));
+                    return;
+                }
                 0
             }
         };
@@ -1131,6 +1150,13 @@ impl World {
                     self.insert_one(source, fresh)
                         .expect("source checked alive");
                 });
+                if self.get_opt::<Relation<R>>(source).is_none() {
+                    // As above (the insert dropped the data): the target's
+                    // entry goes again.
+                    self.remove_source_entry::<R>(target, pos_in_target as usize, panics);
+                    panics.run(move || drop(replaced));
+                    return;
+                }
             }
         }
         self.relations_mut().bump::<R>();
