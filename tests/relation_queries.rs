@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use mosaic::prelude::*;
-use mosaic::{CommandError, OnRelate, OnUnrelate, Ref, RelationError};
+use mosaic::{CommandError, OnRelate, OnRemove, OnUnrelate, Ref, RelationError};
 
 #[derive(Relation, Debug, PartialEq, Clone)]
 struct Likes;
@@ -766,4 +766,177 @@ fn a_panicking_required_constructor_of_an_edge_component_leaves_no_half_edge() {
         world.clear();
         world.check_invariants();
     }
+}
+
+// ----- what unrelate observers see ---------------------------------------------------
+
+type UnrelateLog = Arc<Mutex<Vec<(Entity, Entity, bool)>>>;
+
+/// Installs `OnUnrelate` observers of `Aims` (`one`), `Likes` (many) and
+/// `ChildOf` that check, for each announced edge, that both ends agree on
+/// it and that every edge component they can read is whole (a `Relation`
+/// has at least one target, and data for each; the world's invariants
+/// hold). Logs each edge with whether it was still there.
+fn watch_unrelates(world: &mut World) -> UnrelateLog {
+    fn seen<R: mosaic::Relationship>(w: &World, s: Entity, t: Entity) -> bool {
+        let there = w.has_relation::<R>(s, t);
+        assert_eq!(w.targets::<R>(s).contains(&t), there, "{s:?} -> {t:?}");
+        assert_eq!(w.sources::<R>(t).contains(&s), there, "{t:?} <- {s:?}");
+        for e in [s, t] {
+            if let Ok(r) = w.get::<Relation<R>>(e) {
+                assert!(!r.is_empty(), "an empty Relation on {e:?}");
+                assert_eq!(r.len(), r.data().len(), "data for each target of {e:?}");
+            }
+            if let Ok(src) = w.get::<Sources<R>>(e) {
+                assert!(!src.is_empty(), "an empty Sources on {e:?}");
+            }
+        }
+        w.check_invariants();
+        there
+    }
+    let log: UnrelateLog = Arc::default();
+    let l = log.clone();
+    world.observe(move |t: Trigger<OnUnrelate<Aims>>, w: DeferredWorld| {
+        let (s, tg) = (t.event().source, t.event().target);
+        l.lock()
+            .unwrap()
+            .push((s, tg, seen::<Aims>(w.world(), s, tg)));
+    });
+    let l = log.clone();
+    world.observe(move |t: Trigger<OnUnrelate<Likes>>, w: DeferredWorld| {
+        let (s, tg) = (t.event().source, t.event().target);
+        l.lock()
+            .unwrap()
+            .push((s, tg, seen::<Likes>(w.world(), s, tg)));
+    });
+    let l = log.clone();
+    world.observe(move |t: Trigger<OnUnrelate<ChildOf>>, w: DeferredWorld| {
+        let (s, tg) = (t.event().source, t.event().target);
+        l.lock()
+            .unwrap()
+            .push((s, tg, seen::<ChildOf>(w.world(), s, tg)));
+    });
+    log
+}
+
+fn take_log(log: &UnrelateLog) -> Vec<(Entity, Entity, bool)> {
+    let mut v = std::mem::take(&mut *log.lock().unwrap());
+    v.sort();
+    v
+}
+
+fn all(there: bool, mut v: Vec<(Entity, Entity)>) -> Vec<(Entity, Entity, bool)> {
+    v.sort();
+    v.into_iter().map(|(s, t)| (s, t, there)).collect()
+}
+
+/// `OnUnrelate` observers of `unrelate` and of a replacement find the edge
+/// gone; those of a despawn (of either end) find the world whole, every
+/// edge of the dying entity still there (as `World::clear`'s do). A
+/// despawn's observers used to find it half gone: a dying `one` source
+/// still naming its target, which no longer listed it; a dying source's
+/// `Relation` emptied of targets but not of data (documented impossible:
+/// `len` is at least one); a dying target's `Sources` emptied while its
+/// sources still named it.
+#[test]
+fn unrelate_observers_find_both_ends_agreeing_whichever_end_is_despawned() {
+    let mut world = World::new();
+    let log = watch_unrelates(&mut world);
+    let e = spawn_n(&mut world, 5);
+    world.relate(e[0], e[1], Aims(1)).unwrap();
+    world.relate(e[0], e[2], Aims(2)).unwrap();
+    world.relate(e[0], e[1], Likes).unwrap();
+    world.relate(e[0], e[2], Likes).unwrap();
+    world.unrelate::<Likes>(e[0], e[1]).unwrap();
+    assert_eq!(take_log(&log), all(false, vec![(e[0], e[1]), (e[0], e[1])]));
+    // A despawned source: a `one` edge, several many edges, a self edge;
+    // and a despawned target with several sources.
+    world.relate(e[0], e[1], Likes).unwrap();
+    world.relate(e[0], e[3], Likes).unwrap();
+    world.relate(e[0], e[0], Likes).unwrap();
+    world.relate(e[4], e[0], Likes).unwrap();
+    world.relate(e[4], e[1], Likes).unwrap();
+    world.relate(e[3], e[0], Aims(3)).unwrap();
+    world.relate(e[2], e[0], Aims(4)).unwrap();
+    world.add_child(e[1], e[0]).unwrap();
+    world.add_child(e[0], e[3]).unwrap();
+    take_log(&log);
+    world.despawn(e[0]).unwrap();
+    world.check_invariants();
+    let want = vec![
+        (e[0], e[2]), // Aims
+        (e[0], e[1]), // Likes
+        (e[0], e[2]),
+        (e[0], e[3]),
+        (e[0], e[0]),
+        (e[4], e[0]),
+        (e[3], e[0]), // Aims
+        (e[2], e[0]),
+        (e[0], e[1]), // ChildOf
+        (e[3], e[0]),
+    ];
+    assert_eq!(take_log(&log), all(true, want));
+    // A recursive despawn.
+    world.relate(e[3], e[1], Likes).unwrap();
+    world.relate(e[2], e[1], Aims(5)).unwrap();
+    world.add_child(e[1], e[2]).unwrap();
+    world.add_child(e[2], e[3]).unwrap();
+    take_log(&log);
+    world.despawn_recursive(e[1]).unwrap();
+    world.check_invariants();
+    assert_eq!(world.len(), 1);
+    let want = vec![
+        (e[4], e[1]),
+        (e[3], e[1]),
+        (e[2], e[1]),
+        (e[2], e[1]),
+        (e[3], e[2]),
+    ];
+    assert_eq!(take_log(&log), all(true, want));
+}
+
+/// A despawned entity's own edge components are announced removed once,
+/// by its despawn, also when a self edge makes it its own source.
+#[test]
+fn a_despawn_announces_each_edge_component_removed_once() {
+    let mut world = World::new();
+    let removed = Arc::new(Mutex::new(Vec::new()));
+    let r = removed.clone();
+    world.observe(
+        move |t: Trigger<OnRemove<Sources<Likes>>>, _w: DeferredWorld| {
+            r.lock().unwrap().push(("sources", t.entity().unwrap()));
+        },
+    );
+    let r = removed.clone();
+    world.observe(
+        move |t: Trigger<OnRemove<Relation<Likes>>>, _w: DeferredWorld| {
+            r.lock().unwrap().push(("relation", t.entity().unwrap()));
+        },
+    );
+    let r = removed.clone();
+    world.observe(
+        move |t: Trigger<OnRemove<Sources<Aims>>>, _w: DeferredWorld| {
+            r.lock()
+                .unwrap()
+                .push(("aims sources", t.entity().unwrap()));
+        },
+    );
+    let e = spawn_n(&mut world, 3);
+    world.relate(e[0], e[0], Likes).unwrap();
+    world.relate(e[0], e[0], Aims(0)).unwrap();
+    world.relate(e[1], e[0], Likes).unwrap();
+    world.relate(e[0], e[2], Likes).unwrap();
+    world.despawn(e[0]).unwrap();
+    world.check_invariants();
+    let mut got = std::mem::take(&mut *removed.lock().unwrap());
+    got.sort();
+    let mut want = vec![
+        ("aims sources", e[0]),
+        ("relation", e[0]),
+        ("relation", e[1]),
+        ("sources", e[0]),
+        ("sources", e[2]),
+    ];
+    want.sort();
+    assert_eq!(got, want);
 }

@@ -1543,42 +1543,57 @@ impl World {
     }
 }
 
-/// Removes every `R` edge of `entity` (about to be despawned): its own
-/// lists are emptied (the despawn drops the components), the other side of
-/// each edge is fixed, and the sources of `entity` as a target are handled
-/// by `R`'s policy (those to despawn go into `pending`). Panics of user
-/// code (edge data's drop, hooks, observers) go to `panics`: every edge
-/// goes all the same.
+/// Removes every `R` edge of `entity` (about to be despawned). Each edge
+/// is announced first ([`OnUnrelate`]), while the world is whole, as
+/// [`World::clear`] does: observers read both ends and all their edges
+/// (a child's observer finds its dying parent's own parent, to move up
+/// to). Then the entity's own lists are taken out (quietly: its despawn
+/// announced the removal of all its components), the other side of each
+/// edge is fixed, and the sources of `entity` as a target are handled by
+/// `R`'s policy (those to despawn go into `pending`). Panics of user code
+/// (edge data's drop, hooks, observers) go to `panics`: every edge goes
+/// all the same.
 fn detach<R: Relationship>(
     world: &mut World,
     entity: Entity,
     pending: &mut Vec<Entity>,
     panics: &mut DeferredPanic,
 ) {
+    if world.has_observers::<OnUnrelate<R>>() {
+        // Observers cannot edit edges (their commands wait, and the edge
+        // components are immutable): the lists stay as read here.
+        let outgoing = world.targets::<R>(entity).to_vec();
+        let incoming = world.sources::<R>(entity).to_vec();
+        for t in outgoing {
+            panics.run(|| world.announce_relation::<R>(entity, t, false));
+        }
+        // A self edge was announced as outgoing.
+        for s in incoming.into_iter().filter(|&s| s != entity) {
+            panics.run(|| world.announce_relation::<R>(s, entity, false));
+        }
+    }
     let mut touched = false;
-    if let Some(rel) = world.get_mut_opt::<Relation<R>>(entity) {
-        // Emptied here (the despawn drops the component), so that fixing
-        // the other sides never touches this entity's own list.
-        match &mut rel.edges {
-            Edges::One(t, j, _) => {
-                let (t, j) = (*t, *j);
-                world.remove_source_entry::<R>(t, j as usize, panics);
-                panics.run(|| world.announce_relation::<R>(entity, t, false));
-            }
-            Edges::Many(m) => {
-                let targets = std::mem::take(&mut m.targets);
-                for &t in &targets {
-                    let j = world.source_position::<R>(t, entity);
-                    world.remove_source_entry::<R>(t, j, panics);
-                    panics.run(|| world.announce_relation::<R>(entity, t, false));
-                }
+    // A self edge leaves this entity's sources list with the rest of it,
+    // below: it is not fixed up for it here.
+    if let Some(rel) = world.take_edge_part_of_dying::<Relation<R>>(entity) {
+        for &t in rel.targets() {
+            if t != entity {
+                let j = match &rel.edges {
+                    Edges::One(_, j, _) => *j as usize,
+                    Edges::Many(_) => world.source_position::<R>(t, entity),
+                };
+                world.remove_source_entry::<R>(t, j, panics);
             }
         }
+        panics.run(move || drop(rel));
         touched = true;
     }
-    if let Some(src) = world.get_mut_opt::<Sources<R>>(entity) {
+    if let Some(mut src) = world.take_edge_part_of_dying::<Sources<R>>(entity) {
         let (sources, back) = src.take();
         for (&s, &i) in sources.iter().zip(&back) {
+            if s == entity {
+                continue;
+            }
             if R::ONE {
                 let rel = world
                     .remove_edge_part::<Relation<R>>(s, panics)
@@ -1603,7 +1618,6 @@ fn detach<R: Relationship>(
                 }
                 panics.run(move || drop(data));
             }
-            panics.run(|| world.announce_relation::<R>(s, entity, false));
             if R::ON_TARGET_DESPAWN == OnTargetDespawn::Despawn {
                 pending.push(s);
             }
@@ -1794,8 +1808,12 @@ pub struct OnRelate<R> {
 }
 
 /// Event triggered (for the source) when an `R` edge is removed: by
-/// [`World::unrelate`], by a `one` relation's replacement, or because
-/// either end was despawned (then before it goes).
+/// [`World::unrelate`] or a `one` relation's replacement (observers find
+/// the edge gone), or because either end was despawned or the world
+/// cleared (observers find the dying entity alive with all its `R` edges,
+/// this one included, so a child can still find its dying parent's own
+/// parent; its edges of other relations may be gone already). Either way
+/// both ends agree on every edge they name.
 ///
 /// # Example
 /// ```
