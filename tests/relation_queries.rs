@@ -205,6 +205,15 @@ fn take(world: &mut World) -> Vec<(&'static str, Entity)> {
     v
 }
 
+type NewChildOrNewKids = Or<(Added<Relation<ChildOf>>, Changed<Children>)>;
+
+/// A named edit, and what the watcher must see after it.
+type Step = (
+    &'static str,
+    Box<dyn Fn(&mut World)>,
+    Vec<(&'static str, Entity)>,
+);
+
 fn watcher() -> Schedule {
     let mut schedule = Schedule::new();
     schedule.add_system(
@@ -212,7 +221,7 @@ fn watcher() -> Schedule {
         |added: Query<Entity, Added<Relation<Likes>>>,
          changed: Query<Entity, Changed<Relation<Likes>>>,
          kids: Query<Entity, Changed<Children>>,
-         either: Query<Entity, Or<(Added<Relation<ChildOf>>, Changed<Children>)>>,
+         either: Query<Entity, NewChildOrNewKids>,
          mut seen: ResMut<Seen>| {
             seen.0.extend(added.iter().map(|e| ("added", e)));
             seen.0.extend(changed.iter().map(|e| ("changed", e)));
@@ -272,7 +281,7 @@ fn changed_children_for_every_way_a_child_comes_or_goes() {
     schedule.run(&mut world);
     assert!(take(&mut world).is_empty());
 
-    let steps: Vec<(&str, Box<dyn Fn(&mut World)>, Vec<(&'static str, Entity)>)> = vec![
+    let steps: Vec<Step> = vec![
         (
             "despawn a child",
             Box::new(move |w: &mut World| w.despawn(k[0]).unwrap()),
