@@ -949,3 +949,73 @@ fn a_despawn_announces_each_edge_component_removed_once() {
     want.sort();
     assert_eq!(got, want);
 }
+
+/// `RemovedComponents` of the edge components hears each time an entity
+/// loses its last edge of a kind, however it lost it.
+#[test]
+fn removed_components_of_the_edge_components() {
+    use mosaic::RemovedComponents;
+    #[derive(Default)]
+    struct Lost(Vec<(&'static str, Entity)>);
+    let mut world = World::new();
+    world.insert_resource(Lost::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system(
+        "watch",
+        |mut kids: RemovedComponents<Children>,
+         mut parents: RemovedComponents<Relation<ChildOf>>,
+         mut lost: ResMut<Lost>| {
+            lost.0.extend(kids.read().map(|e| ("children", e)));
+            lost.0.extend(parents.read().map(|e| ("parent", e)));
+        },
+    );
+    schedule.run(&mut world);
+    let mut step = |world: &mut World, edit: &dyn Fn(&mut World)| {
+        edit(world);
+        world.check_invariants();
+        schedule.run(world);
+        let mut v = std::mem::take(&mut world.resource_mut::<Lost>().0);
+        v.sort();
+        v
+    };
+    let e = spawn_n(&mut world, 5);
+    world.add_child(e[0], e[1]).unwrap();
+    world.add_child(e[1], e[2]).unwrap();
+    world.add_child(e[1], e[3]).unwrap();
+    assert!(step(&mut world, &|_| {}).is_empty());
+    // Reparent: the old parent keeps a child; the child's edge is new.
+    assert_eq!(
+        step(&mut world, &|w| w.set_parent(e[3], e[4]).unwrap()),
+        [("parent", e[3])]
+    );
+    // The last child goes: the parent loses `Children`.
+    assert_eq!(
+        step(&mut world, &|w| drop(w.remove_parent(e[3]).unwrap())),
+        [("children", e[4]), ("parent", e[3])]
+    );
+    // A parent despawned: its children lose their parent, and its own
+    // parent (of whom it was the only child) its children.
+    let mut want = vec![
+        ("children", e[0]),
+        ("children", e[1]),
+        ("parent", e[1]),
+        ("parent", e[2]),
+    ];
+    want.sort();
+    assert_eq!(step(&mut world, &|w| w.despawn(e[1]).unwrap()), want);
+    // A recursive despawn: every edge component of the subtree.
+    world.add_child(e[0], e[2]).unwrap();
+    world.add_child(e[2], e[3]).unwrap();
+    step(&mut world, &|_| {});
+    let mut want = vec![
+        ("children", e[0]),
+        ("children", e[2]),
+        ("parent", e[2]),
+        ("parent", e[3]),
+    ];
+    want.sort();
+    assert_eq!(
+        step(&mut world, &|w| w.despawn_recursive(e[2]).unwrap()),
+        want
+    );
+}
