@@ -36,6 +36,13 @@
 //! (`World::remove`) panics, and they are immutable
 //! ([`Component::MUTABLE`]): `&mut` access to them does not build.
 //!
+//! To react to edges, observe [`OnRelate`] and [`OnUnrelate`]: they run
+//! when both ends agree. The lifecycle of the two components (their hooks,
+//! and `OnAdd`/`OnInsert`/`OnRemove` observers: a parent's first child adds
+//! its [`Children`]) is announced in the middle of an edit, one end at a
+//! time, so those observers may find the other end not yet, or no longer,
+//! edited.
+//!
 //! ```compile_fail
 //! use mosaic::prelude::*;
 //! #[derive(Relation)] struct Likes;
