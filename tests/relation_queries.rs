@@ -996,7 +996,7 @@ fn removed_components_of_the_edge_components() {
     );
     // The last child goes: the parent loses `Children`.
     assert_eq!(
-        step(&mut world, &|w| drop(w.remove_parent(e[3]).unwrap())),
+        step(&mut world, &|w| assert_eq!(w.remove_parent(e[3]), Ok(e[4]))),
         [("children", e[4]), ("parent", e[3])]
     );
     // A parent despawned: its children lose their parent, and its own
