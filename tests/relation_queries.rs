@@ -1025,3 +1025,75 @@ fn removed_components_of_the_edge_components() {
         want
     );
 }
+
+/// An edge that goes changes the lists it was in: the source's targets,
+/// the target's sources, and nothing else. A sibling whose place in a list
+/// moved (the last entry takes the removed one's place) keeps its own
+/// edges: it is not `Changed`, though the world fixes up where its edge
+/// sits in the other list. It used to be: a parent's child unparented
+/// marked the last sibling `Changed<Relation<ChildOf>>`, as if reparented.
+#[test]
+fn a_removed_edge_marks_changed_only_the_lists_it_was_in() {
+    let mut world = World::new();
+    world.insert_resource(Seen::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system(
+        "watch",
+        |likes: Query<Entity, Changed<Relation<Likes>>>,
+         fans: Query<Entity, Changed<Sources<Likes>>>,
+         reparented: Query<Entity, Changed<Relation<ChildOf>>>,
+         kids: Query<Entity, Changed<Children>>,
+         mut seen: ResMut<Seen>| {
+            seen.0.extend(likes.iter().map(|e| ("likes", e)));
+            seen.0.extend(fans.iter().map(|e| ("fans", e)));
+            seen.0.extend(reparented.iter().map(|e| ("reparented", e)));
+            seen.0.extend(kids.iter().map(|e| ("kids", e)));
+        },
+    );
+    let e = spawn_n(&mut world, 5);
+    let p = world.spawn(Pos(0));
+    let c: Vec<Entity> = (0..3)
+        .map(|_| world.spawn_child(p, Pos(1)).unwrap())
+        .collect();
+    world.relate(e[0], e[1], Likes).unwrap();
+    world.relate(e[0], e[2], Likes).unwrap();
+    world.relate(e[3], e[2], Likes).unwrap();
+    world.relate(e[4], e[2], Likes).unwrap();
+    schedule.run(&mut world);
+    take(&mut world);
+    let mut step = |world: &mut World, edit: &dyn Fn(&mut World)| {
+        edit(world);
+        world.check_invariants();
+        schedule.run(world);
+        take(world)
+    };
+    // e0's first target goes: e2 moves up in e0's list, e2's own list of
+    // sources is as it was.
+    assert_eq!(
+        step(&mut world, &|w| w.despawn(e[1]).unwrap()),
+        [("likes", e[0])]
+    );
+    // e2's first source goes: e4 moves up in e2's list; e4's targets are
+    // as they were.
+    assert_eq!(
+        step(&mut world, &|w| drop(
+            w.unrelate::<Likes>(e[0], e[2]).unwrap()
+        )),
+        [("fans", e[2])]
+    );
+    assert_eq!(
+        step(&mut world, &|w| w.despawn(e[3]).unwrap()),
+        [("fans", e[2])]
+    );
+    // A child unparented, then one despawned: the last sibling moves up
+    // in the parent's list, and is not reparented.
+    assert_eq!(
+        step(&mut world, &|w| assert_eq!(w.remove_parent(c[0]), Ok(p))),
+        [("kids", p)]
+    );
+    assert_eq!(
+        step(&mut world, &|w| w.despawn(c[2]).unwrap()),
+        [("kids", p)]
+    );
+    assert!(step(&mut world, &|_| {}).is_empty());
+}

@@ -1487,8 +1487,7 @@ impl World {
             if let Some(moved_target) = moved {
                 // The source's last edge took slot `i`: its target's record
                 // of it must say so.
-                self.sources_mut_of::<R>(moved_target)
-                    .set_back_of(source, i as u32);
+                self.fix_back_of::<R>(moved_target, source, i as u32);
             }
             if empty {
                 self.remove_edge_part::<Relation<R>>(source, panics)
@@ -1506,6 +1505,15 @@ impl World {
     fn sources_mut_of<R: Relationship>(&mut self, target: Entity) -> &mut Sources<R> {
         self.get_mut_opt::<Sources<R>>(target)
             .expect("relation invariant: the target of an edge has its Sources")
+    }
+
+    /// Records `back` as `target`'s position in `source`'s [`Relation`]
+    /// (the last target took a removed one's place there). The target's
+    /// sources are the same: not marked changed.
+    fn fix_back_of<R: Relationship>(&mut self, target: Entity, source: Entity, back: u32) {
+        self.edge_part_mut_unmarked::<Sources<R>>(target)
+            .expect("relation invariant: the target of an edge has its Sources")
+            .set_back_of(source, back);
     }
 
     /// `source`'s position in `target`'s `R` sources (an edge joins them).
@@ -1532,7 +1540,12 @@ impl World {
         }
         if R::ONE {
             if let Some(&moved_source) = src.as_slice().get(j) {
-                *self.relation_mut_of::<R>(moved_source).one_back_mut() = j as u32;
+                // Where its edge sits in the list, not the edge: not a
+                // change of the moved source's `Relation`.
+                *self
+                    .edge_part_mut_unmarked::<Relation<R>>(moved_source)
+                    .expect("relation invariant: a source has its Relation")
+                    .one_back_mut() = j as u32;
             }
         }
     }
@@ -1614,9 +1627,7 @@ fn detach<R: Relationship>(
                 let moved = m.targets.get(i).copied();
                 let empty = m.targets.is_empty();
                 if let Some(moved_target) = moved {
-                    world
-                        .sources_mut_of::<R>(moved_target)
-                        .set_back_of(s, i as u32);
+                    world.fix_back_of::<R>(moved_target, s, i as u32);
                 }
                 if empty {
                     world
