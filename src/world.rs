@@ -1185,6 +1185,27 @@ impl World {
         self.sparse.get_mut(id)?.remove_checked::<C>(entity)
     }
 
+    /// `entity`'s `C` (a relation's edge component, sparse), mutably and
+    /// not marked changed: for the back indices the world keeps inside
+    /// the edge lists, which change where an edge sits in the other list,
+    /// not the entity's edges.
+    pub(crate) fn edge_part_mut_unmarked<C: Component>(
+        &mut self,
+        entity: Entity,
+    ) -> Option<&mut C> {
+        debug_assert!(C::STORAGE == StorageType::SparseSet);
+        let id = self.components.id_of::<C>()?;
+        self.sparse.get_mut(id)?.get_mut_unmarked::<C>(entity)
+    }
+
+    /// [`World::remove_edge_part`] without the announcements, for an
+    /// entity being despawned: its despawn announced the removal of all
+    /// its components already.
+    pub(crate) fn take_edge_part_of_dying<C: Component>(&mut self, entity: Entity) -> Option<C> {
+        let id = self.components.id_of::<C>()?;
+        self.sparse.get_mut(id)?.remove_checked::<C>(entity)
+    }
+
     /// Panics if `ids` names one end of a relation's edges (`Relation<R>`,
     /// `Sources<R>`): only relate/unrelate and despawn change those, since
     /// taken out by hand, the other end of each edge would name an entity

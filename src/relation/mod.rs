@@ -36,6 +36,13 @@
 //! (`World::remove`) panics, and they are immutable
 //! ([`Component::MUTABLE`]): `&mut` access to them does not build.
 //!
+//! To react to edges, observe [`OnRelate`] and [`OnUnrelate`]: they run
+//! when both ends agree. The lifecycle of the two components (their hooks,
+//! and `OnAdd`/`OnInsert`/`OnRemove` observers: a parent's first child adds
+//! its [`Children`]) is announced in the middle of an edit, one end at a
+//! time, so those observers may find the other end not yet, or no longer,
+//! edited.
+//!
 //! ```compile_fail
 //! use mosaic::prelude::*;
 //! #[derive(Relation)] struct Likes;
@@ -1095,6 +1102,12 @@ impl World {
     ///
     /// Fails, changing nothing, if either entity is not alive.
     ///
+    /// An end's first edge inserts its component ([`Relation<R>`] on the
+    /// source, [`Sources<R>`] on the target), with the components it
+    /// requires ([`World::register_required`]); if a constructor of those
+    /// panics, the edge is not made (a `one` relation's old edge is gone
+    /// all the same) and the panic goes on.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
@@ -1141,6 +1154,12 @@ impl World {
     /// yet, no cycle), made whole whatever user code panics on the way (see
     /// [`World::edge_change`]). A `one` relation's old edge goes first; its
     /// data is dropped once the new edge is in.
+    ///
+    /// Either end's first edge inserts a component, which may bring
+    /// components it requires (`World::register_required`): a panicking
+    /// constructor of one stops that insert before anything changes. Then
+    /// the new edge is not made at all (the end already done is undone):
+    /// half an edge would name an entity that does not name it back.
     fn add_edge<R: Relationship>(
         &mut self,
         source: Entity,
@@ -1165,6 +1184,13 @@ impl World {
                     self.insert_one(target, fresh)
                         .expect("target checked alive");
                 });
+                if self.get_opt::<Sources<R>>(target).is_none() {
+                    // A required component's constructor panicked: no
+                    // edge. (No hook or observer ran, the insert having
+                    // changed nothing.)
+                    panics.run(move || drop((data, replaced)));
+                    return;
+                }
                 0
             }
         };
@@ -1180,6 +1206,13 @@ impl World {
                     self.insert_one(source, fresh)
                         .expect("source checked alive");
                 });
+                if self.get_opt::<Relation<R>>(source).is_none() {
+                    // As above (the insert dropped the data): the target's
+                    // entry goes again.
+                    self.remove_source_entry::<R>(target, pos_in_target as usize, panics);
+                    panics.run(move || drop(replaced));
+                    return;
+                }
             }
         }
         self.relations_mut().bump::<R>();
@@ -1526,8 +1559,7 @@ impl World {
             if let Some(moved_target) = moved {
                 // The source's last edge took slot `i`: its target's record
                 // of it must say so.
-                self.sources_mut_of::<R>(moved_target)
-                    .set_back_of(source, i as u32);
+                self.fix_back_of::<R>(moved_target, source, i as u32);
             }
             if empty {
                 self.remove_edge_part::<Relation<R>>(source, panics)
@@ -1545,6 +1577,15 @@ impl World {
     fn sources_mut_of<R: Relationship>(&mut self, target: Entity) -> &mut Sources<R> {
         self.get_mut_opt::<Sources<R>>(target)
             .expect("relation invariant: the target of an edge has its Sources")
+    }
+
+    /// Records `back` as `target`'s position in `source`'s [`Relation`]
+    /// (the last target took a removed one's place there). The target's
+    /// sources are the same: not marked changed.
+    fn fix_back_of<R: Relationship>(&mut self, target: Entity, source: Entity, back: u32) {
+        self.edge_part_mut_unmarked::<Sources<R>>(target)
+            .expect("relation invariant: the target of an edge has its Sources")
+            .set_back_of(source, back);
     }
 
     /// `source`'s position in `target`'s `R` sources (an edge joins them).
@@ -1571,7 +1612,12 @@ impl World {
         }
         if R::ONE {
             if let Some(&moved_source) = src.as_slice().get(j) {
-                *self.relation_mut_of::<R>(moved_source).one_back_mut() = j as u32;
+                // Where its edge sits in the list, not the edge: not a
+                // change of the moved source's `Relation`.
+                *self
+                    .edge_part_mut_unmarked::<Relation<R>>(moved_source)
+                    .expect("relation invariant: a source has its Relation")
+                    .one_back_mut() = j as u32;
             }
         }
     }
@@ -1589,42 +1635,57 @@ impl World {
     }
 }
 
-/// Removes every `R` edge of `entity` (about to be despawned): its own
-/// lists are emptied (the despawn drops the components), the other side of
-/// each edge is fixed, and the sources of `entity` as a target are handled
-/// by `R`'s policy (those to despawn go into `pending`). Panics of user
-/// code (edge data's drop, hooks, observers) go to `panics`: every edge
-/// goes all the same.
+/// Removes every `R` edge of `entity` (about to be despawned). Each edge
+/// is announced first ([`OnUnrelate`]), while the world is whole, as
+/// [`World::clear`] does: observers read both ends and all their edges
+/// (a child's observer finds its dying parent's own parent, to move up
+/// to). Then the entity's own lists are taken out (quietly: its despawn
+/// announced the removal of all its components), the other side of each
+/// edge is fixed, and the sources of `entity` as a target are handled by
+/// `R`'s policy (those to despawn go into `pending`). Panics of user code
+/// (edge data's drop, hooks, observers) go to `panics`: every edge goes
+/// all the same.
 fn detach<R: Relationship>(
     world: &mut World,
     entity: Entity,
     pending: &mut Vec<Entity>,
     panics: &mut DeferredPanic,
 ) {
+    if world.has_observers::<OnUnrelate<R>>() {
+        // Observers cannot edit edges (their commands wait, and the edge
+        // components are immutable): the lists stay as read here.
+        let outgoing = world.targets::<R>(entity).to_vec();
+        let incoming = world.sources::<R>(entity).to_vec();
+        for t in outgoing {
+            panics.run(|| world.announce_relation::<R>(entity, t, false));
+        }
+        // A self edge was announced as outgoing.
+        for s in incoming.into_iter().filter(|&s| s != entity) {
+            panics.run(|| world.announce_relation::<R>(s, entity, false));
+        }
+    }
     let mut touched = false;
-    if let Some(rel) = world.get_mut_opt::<Relation<R>>(entity) {
-        // Emptied here (the despawn drops the component), so that fixing
-        // the other sides never touches this entity's own list.
-        match &mut rel.edges {
-            Edges::One(t, j, _) => {
-                let (t, j) = (*t, *j);
-                world.remove_source_entry::<R>(t, j as usize, panics);
-                panics.run(|| world.announce_relation::<R>(entity, t, false));
-            }
-            Edges::Many(m) => {
-                let targets = std::mem::take(&mut m.targets);
-                for &t in &targets {
-                    let j = world.source_position::<R>(t, entity);
-                    world.remove_source_entry::<R>(t, j, panics);
-                    panics.run(|| world.announce_relation::<R>(entity, t, false));
-                }
+    // A self edge leaves this entity's sources list with the rest of it,
+    // below: it is not fixed up for it here.
+    if let Some(rel) = world.take_edge_part_of_dying::<Relation<R>>(entity) {
+        for &t in rel.targets() {
+            if t != entity {
+                let j = match &rel.edges {
+                    Edges::One(_, j, _) => *j as usize,
+                    Edges::Many(_) => world.source_position::<R>(t, entity),
+                };
+                world.remove_source_entry::<R>(t, j, panics);
             }
         }
+        panics.run(move || drop(rel));
         touched = true;
     }
-    if let Some(src) = world.get_mut_opt::<Sources<R>>(entity) {
+    if let Some(mut src) = world.take_edge_part_of_dying::<Sources<R>>(entity) {
         let (sources, back) = src.take();
         for (&s, &i) in sources.iter().zip(&back) {
+            if s == entity {
+                continue;
+            }
             if R::ONE {
                 let rel = world
                     .remove_edge_part::<Relation<R>>(s, panics)
@@ -1638,9 +1699,7 @@ fn detach<R: Relationship>(
                 let moved = m.targets.get(i).copied();
                 let empty = m.targets.is_empty();
                 if let Some(moved_target) = moved {
-                    world
-                        .sources_mut_of::<R>(moved_target)
-                        .set_back_of(s, i as u32);
+                    world.fix_back_of::<R>(moved_target, s, i as u32);
                 }
                 if empty {
                     world
@@ -1649,7 +1708,6 @@ fn detach<R: Relationship>(
                 }
                 panics.run(move || drop(data));
             }
-            panics.run(|| world.announce_relation::<R>(s, entity, false));
             if R::ON_TARGET_DESPAWN == OnTargetDespawn::Despawn {
                 pending.push(s);
             }
@@ -1840,8 +1898,12 @@ pub struct OnRelate<R> {
 }
 
 /// Event triggered (for the source) when an `R` edge is removed: by
-/// [`World::unrelate`], by a `one` relation's replacement, or because
-/// either end was despawned (then before it goes).
+/// [`World::unrelate`] or a `one` relation's replacement (observers find
+/// the edge gone), or because either end was despawned or the world
+/// cleared (observers find the dying entity alive with all its `R` edges,
+/// this one included, so a child can still find its dying parent's own
+/// parent; its edges of other relations may be gone already). Either way
+/// both ends agree on every edge they name.
 ///
 /// # Example
 /// ```

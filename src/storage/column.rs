@@ -778,6 +778,19 @@ impl Column {
         Some(unsafe { &mut *self.ptr_at(row).cast::<T>() })
     }
 
+    /// The value in `row` as a `&mut T`, *not* marked changed: for the
+    /// world's own bookkeeping inside a value (a relation's back indices),
+    /// which no user can see change.
+    #[inline]
+    pub fn get_mut_unmarked<T: 'static>(&mut self, row: usize) -> Option<&mut T> {
+        if self.type_id != Some(std::any::TypeId::of::<T>()) || row >= self.len() {
+            return None;
+        }
+        // SAFETY: the column holds initialised `T`s in rows < len (checked);
+        // `&mut self` makes the borrow unique.
+        Some(unsafe { &mut *self.ptr_at(row).cast::<T>() })
+    }
+
     /// Marks `row` changed (if the column is tracked).
     #[inline]
     pub fn set_changed(&mut self, row: usize, tick: Tick) {

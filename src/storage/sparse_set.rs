@@ -336,6 +336,14 @@ impl SparseSet {
         self.column.get_mut(d, tick)
     }
 
+    /// `entity`'s value as a `&mut T`, not marked changed (see
+    /// [`Column::get_mut_unmarked`]).
+    #[inline]
+    pub fn get_mut_unmarked<T: 'static>(&mut self, entity: Entity) -> Option<&mut T> {
+        let d = self.dense_index(entity)?;
+        self.column.get_mut_unmarked(d)
+    }
+
     pub fn clear(&mut self, panics: &mut DeferredPanic) {
         for e in self.entities.drain(..) {
             self.sparse[e.index() as usize] = ABSENT;
