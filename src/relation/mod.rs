@@ -1180,11 +1180,11 @@ impl World {
                 let fresh = Sources::<R>::single(source, pos_in_source);
                 // The insert is whole before its announcements run, so one
                 // that panics leaves a consistent list to build on.
-                panics.run(|| {
+                let done = panics.completes(|| {
                     self.insert_one(target, fresh)
                         .expect("target checked alive");
                 });
-                if self.get_opt::<Sources<R>>(target).is_none() {
+                if !done && self.get_opt::<Sources<R>>(target).is_none() {
                     // A required component's constructor panicked: no
                     // edge. (No hook or observer ran, the insert having
                     // changed nothing.)
@@ -1202,11 +1202,11 @@ impl World {
             }
             None => {
                 let fresh = Relation::single(target, pos_in_target, data);
-                panics.run(|| {
+                let done = panics.completes(|| {
                     self.insert_one(source, fresh)
                         .expect("source checked alive");
                 });
-                if self.get_opt::<Relation<R>>(source).is_none() {
+                if !done && self.get_opt::<Relation<R>>(source).is_none() {
                     // As above (the insert dropped the data): the target's
                     // entry goes again.
                     self.remove_source_entry::<R>(target, pos_in_target as usize, panics);

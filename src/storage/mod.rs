@@ -58,6 +58,19 @@ impl DeferredPanic {
         }
     }
 
+    /// Runs `f`, keeping its panic (if any) for later; true if `f`
+    /// returned rather than panicked.
+    #[inline]
+    pub fn completes(&mut self, f: impl FnOnce()) -> bool {
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(()) => true,
+            Err(payload) => {
+                self.payload.get_or_insert(payload);
+                false
+            }
+        }
+    }
+
     /// True if a panic was caught.
     #[inline]
     pub fn is_set(&self) -> bool {
