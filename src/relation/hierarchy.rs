@@ -322,7 +322,8 @@ impl World {
     }
 
     /// Despawns `root` and all its descendants (through [`ChildOf`]),
-    /// children before their parents. Iterative: a chain of any depth is
+    /// children before their parents (as hooks and observers see it).
+    /// Iterative: a chain of any depth is
     /// fine. Each entity's other relations are cleaned up as by
     /// [`World::despawn`], and each [`ChildOf`] edge that goes is heard by
     /// [`OnUnrelate<ChildOf>`](super::OnUnrelate) observers as a despawn's
@@ -344,9 +345,11 @@ impl World {
     /// it gone, and the newcomer stays a root).
     ///
     /// While no hook or observer is registered, nothing can watch the
-    /// order, and the subtree goes in one batch: linear in its size, each
-    /// storage swept once rather than edited entity by entity. The order
-    /// in which component values are then dropped is unspecified.
+    /// order, and the subtree goes in one batch: one walk that frees each
+    /// entity as it goes, then one sweep of each storage, rather than an
+    /// edit per entity (a 1,000,000-node chain takes about twice as long
+    /// as 1,000,000 plain despawns; `cargo bench --bench relations`). The
+    /// order in which component values are then dropped is unspecified.
     ///
     /// # Example
     /// ```

@@ -349,6 +349,7 @@ impl BlobVec {
     ///
     /// If `keep` itself panics, the values not yet passed are leaked, never
     /// dropped twice.
+    #[inline]
     pub fn retain(
         &mut self,
         mut keep: impl FnMut(usize) -> bool,
@@ -720,6 +721,7 @@ impl Column {
 
     /// Keeps the values (and their ticks) whose row `keep` accepts; see
     /// [`BlobVec::retain`].
+    #[inline]
     pub fn retain(
         &mut self,
         mut keep: impl FnMut(usize) -> bool,
@@ -735,6 +737,7 @@ impl Column {
         let ticks = &mut self.ticks;
         let mut kept = 0;
         self.data.retain(
+            #[inline(always)]
             |row| {
                 let k = keep(row);
                 if k {

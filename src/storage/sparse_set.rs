@@ -297,6 +297,7 @@ impl SparseSet {
         // `entities`: stop there rather than go on with a broken set.
         let guard = AbortOnUnwind("a sparse set's liveness test panicked");
         self.column.retain(
+            #[inline(always)]
             |d| {
                 let e = entities[d];
                 let keep = alive(e);
