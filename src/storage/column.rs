@@ -349,7 +349,6 @@ impl BlobVec {
     ///
     /// If `keep` itself panics, the values not yet passed are leaked, never
     /// dropped twice.
-    #[inline]
     pub fn retain(
         &mut self,
         mut keep: impl FnMut(usize) -> bool,
