@@ -1051,46 +1051,59 @@ impl Schedule {
         let n = systems.len();
         let local: FxHashMap<usize, usize> =
             systems.iter().enumerate().map(|(l, &g)| (g, l)).collect();
-        // Explicit predecessors per system; earlier in the block, since
-        // the block follows a topological order.
-        let mut predecessors = vec![Vec::new(); n];
+        let mut dependents = vec![Vec::new(); n];
         for &(a, b) in edges {
             if let (Some(&la), Some(&lb)) = (local.get(&a), local.get(&b)) {
-                predecessors[lb].push(la);
+                dependents[la].push(lb);
             }
         }
         let access: Vec<_> = systems.iter().map(|&i| self.planned_access(i)).collect();
         // A system that borrows nothing conflicts with nothing (blocks hold
-        // no exclusive system): only the others are compared.
-        let mut borrowing = FixedBitSet::with_capacity(n);
-        for (l, access) in access.iter().enumerate() {
-            if !access.touches_nothing() {
-                borrowing.insert(l);
+        // no exclusive system): only the others, the borrowers, are
+        // compared, and only they are tracked as ancestors, by their rank
+        // among the borrowers.
+        let borrowers: Vec<usize> = (0..n).filter(|&l| !access[l].touches_nothing()).collect();
+        if borrowers.is_empty() {
+            return Block::new(systems, dependents);
+        }
+        let mut rank = vec![None; n];
+        for (r, &l) in borrowers.iter().enumerate() {
+            rank[l] = Some(r);
+        }
+        // Explicit predecessors per system: earlier in the block, since the
+        // block follows a topological order.
+        let mut predecessors = vec![Vec::new(); n];
+        for (a, then) in dependents.iter().enumerate() {
+            for &b in then {
+                predecessors[b].push(a);
             }
         }
-        let mut dependents = vec![Vec::new(); n];
-        // Per system: every system of the block that finishes before it
-        // starts (through any chain of waits).
+        // Per system: the borrowers that finish before it starts, through
+        // any chain of waits.
         let mut ancestors: Vec<FixedBitSet> = Vec::with_capacity(n);
         for b in 0..n {
-            let mut before = FixedBitSet::with_capacity(b);
-            let mut wait_for = |a: usize, before: &mut FixedBitSet| {
-                dependents[a].push(b);
-                before.insert(a);
+            let mut before = FixedBitSet::new();
+            let follow = |a: usize, before: &mut FixedBitSet| {
+                if let Some(r) = rank[a] {
+                    before.grow(r + 1);
+                    before.insert(r);
+                }
                 before.union_with(&ancestors[a]);
             };
             for &a in &predecessors[b] {
-                wait_for(a, &mut before);
+                follow(a, &mut before);
             }
-            if borrowing.contains(b) {
+            if let Some(rank_b) = rank[b] {
                 // Nearest first, so that one wait (on the latest conflicting
                 // system) orders as many of the rest as possible.
-                let mut below = b;
-                while let Some(a) = last_unordered(&borrowing, &before, below) {
+                let mut below = rank_b;
+                while let Some(r) = last_unordered(&before, below) {
+                    let a = borrowers[r];
                     if access[a].conflicts_with(&access[b]) {
-                        wait_for(a, &mut before);
+                        dependents[a].push(b);
+                        follow(a, &mut before);
                     }
-                    below = a;
+                    below = r;
                 }
             }
             ancestors.push(before);
@@ -1162,12 +1175,11 @@ fn init_conditions(
     Ok(())
 }
 
-/// The last index below `below` that is in `candidates` but not in
-/// `ordered`, if any: a word at a time, so a run of systems already ordered
-/// is skipped 64 at once.
-fn last_unordered(candidates: &FixedBitSet, ordered: &FixedBitSet, below: usize) -> Option<usize> {
+/// The last index below `below` that is not in `ordered`, if any: a word
+/// at a time, so a run of systems already ordered is skipped 64 at once.
+fn last_unordered(ordered: &FixedBitSet, below: usize) -> Option<usize> {
     const BITS: usize = usize::BITS as usize;
-    let (candidates, ordered) = (candidates.as_slice(), ordered.as_slice());
+    let ordered = ordered.as_slice();
     let mut end = below;
     while end > 0 {
         let word = (end - 1) / BITS;
@@ -1177,7 +1189,7 @@ fn last_unordered(candidates: &FixedBitSet, ordered: &FixedBitSet, below: usize)
         } else {
             (1 << in_range) - 1
         };
-        let free = candidates[word] & !ordered.get(word).copied().unwrap_or(0) & mask;
+        let free = !ordered.get(word).copied().unwrap_or(0) & mask;
         if free != 0 {
             return Some(word * BITS + (BITS - 1 - free.leading_zeros() as usize));
         }
