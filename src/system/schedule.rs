@@ -6,7 +6,6 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use fixedbitset::FixedBitSet;
 use rustc_hash::{FxHashMap, FxHashSet};
 use thiserror::Error;
 
@@ -1080,33 +1079,26 @@ impl Schedule {
         }
         // Per system: the borrowers that finish before it starts, through
         // any chain of waits.
-        let mut ancestors: Vec<FixedBitSet> = Vec::with_capacity(n);
+        let mut ancestors: Vec<Ancestors> = Vec::with_capacity(n);
+        let mut before = OrderedBefore::new(borrowers.len());
         for b in 0..n {
-            let mut before = FixedBitSet::new();
-            let follow = |a: usize, before: &mut FixedBitSet| {
-                if let Some(r) = rank[a] {
-                    before.grow(r + 1);
-                    before.insert(r);
-                }
-                before.union_with(&ancestors[a]);
-            };
             for &a in &predecessors[b] {
-                follow(a, &mut before);
+                before.follow(rank[a], &ancestors[a]);
             }
             if let Some(rank_b) = rank[b] {
                 // Nearest first, so that one wait (on the latest conflicting
                 // system) orders as many of the rest as possible.
                 let mut below = rank_b;
-                while let Some(r) = last_unordered(&before, below) {
+                while let Some(r) = before.last_unordered(below) {
                     let a = borrowers[r];
                     if access[a].conflicts_with(&access[b]) {
                         dependents[a].push(b);
-                        follow(a, &mut before);
+                        before.follow(rank[a], &ancestors[a]);
                     }
                     below = r;
                 }
             }
-            ancestors.push(before);
+            ancestors.push(before.take());
         }
         Block::new(systems, dependents)
     }
@@ -1175,27 +1167,108 @@ fn init_conditions(
     Ok(())
 }
 
-/// The last index below `below` that is not in `ordered`, if any: a word
-/// at a time, so a run of systems already ordered is skipped 64 at once.
-fn last_unordered(ordered: &FixedBitSet, below: usize) -> Option<usize> {
-    const BITS: usize = usize::BITS as usize;
-    let ordered = ordered.as_slice();
-    let mut end = below;
-    while end > 0 {
-        let word = (end - 1) / BITS;
-        let in_range = end - word * BITS;
-        let mask = if in_range == BITS {
-            !0
-        } else {
-            (1 << in_range) - 1
-        };
-        let free = !ordered.get(word).copied().unwrap_or(0) & mask;
-        if free != 0 {
-            return Some(word * BITS + (BITS - 1 - free.leading_zeros() as usize));
+const WORD_BITS: usize = usize::BITS as usize;
+
+/// The borrowers (by rank, see `Schedule::block`) that finish before a
+/// system starts: every rank below `WORD_BITS * full`, and those set in
+/// `rest`, whose first word starts at that rank. A system in a long run of
+/// conflicting ones comes after nearly every borrower before it, so this
+/// stays a word or two where a plain bitset would grow with the block.
+struct Ancestors {
+    full: usize,
+    rest: Box<[usize]>,
+}
+
+/// The borrowers ordered before the system being planned: a bitset over
+/// every rank, whose first `full` words are all ones without being
+/// written (so a system that comes after everything before it costs a
+/// word or two, not a pass over the block). Only words in `full..used` may
+/// be nonzero; all are zero again between systems.
+struct OrderedBefore {
+    words: Vec<usize>,
+    full: usize,
+    used: usize,
+}
+
+impl OrderedBefore {
+    fn new(ranks: usize) -> Self {
+        OrderedBefore {
+            words: vec![0; ranks.div_ceil(WORD_BITS)],
+            full: 0,
+            used: 0,
         }
-        end = word * BITS;
     }
-    None
+
+    /// Adds a system waited for: itself (`rank`, if a borrower) and its
+    /// `ancestors`.
+    fn follow(&mut self, rank: Option<usize>, ancestors: &Ancestors) {
+        if ancestors.full > self.full {
+            // Words now wholly ordered: their bits are implied.
+            let end = ancestors.full.min(self.used);
+            if self.full < end {
+                self.words[self.full..end].fill(0);
+            }
+            self.full = ancestors.full;
+            self.used = self.used.max(self.full);
+        }
+        for (i, &bits) in ancestors.rest.iter().enumerate() {
+            let word = ancestors.full + i;
+            if word >= self.full {
+                self.words[word] |= bits;
+                self.used = self.used.max(word + 1);
+            }
+        }
+        if let Some(r) = rank {
+            let word = r / WORD_BITS;
+            if word >= self.full {
+                self.words[word] |= 1 << (r % WORD_BITS);
+                self.used = self.used.max(word + 1);
+            }
+        }
+        while self.full < self.used && self.words[self.full] == !0 {
+            self.words[self.full] = 0;
+            self.full += 1;
+        }
+    }
+
+    /// The last rank below `below` not ordered yet, if any: a word at a
+    /// time, so a run of borrowers already ordered is skipped 64 at once.
+    fn last_unordered(&self, below: usize) -> Option<usize> {
+        let mut end = below;
+        while end > self.full * WORD_BITS {
+            let word = (end - 1) / WORD_BITS;
+            let in_range = end - word * WORD_BITS;
+            let mask = if in_range == WORD_BITS {
+                !0
+            } else {
+                (1 << in_range) - 1
+            };
+            let free = !self.words[word] & mask;
+            if free != 0 {
+                return Some(word * WORD_BITS + (WORD_BITS - 1 - free.leading_zeros() as usize));
+            }
+            end = word * WORD_BITS;
+        }
+        None
+    }
+
+    /// The set, compacted, leaving this one empty for the next system.
+    fn take(&mut self) -> Ancestors {
+        let full = self.full;
+        let written = &mut self.words[full..self.used];
+        let len = written
+            .iter()
+            .rposition(|&w| w != 0)
+            .map_or(0, |last| last + 1);
+        let ancestors = Ancestors {
+            full,
+            rest: written[..len].into(),
+        };
+        written.fill(0);
+        self.full = 0;
+        self.used = 0;
+        ancestors
+    }
 }
 
 /// A topological order of `n` nodes under `edges`, taking the lowest index
@@ -1267,6 +1340,7 @@ mod tests {
     use crate::Component;
     use crate::query::{Query, With, Without};
     use crate::resource::{Res, ResMut};
+    use fixedbitset::FixedBitSet;
 
     /// A condition's read joins its system's access: a system guarded by a
     /// condition reading `u32` waits for an earlier writer of `u32`, though
@@ -1326,15 +1400,21 @@ mod tests {
         world.insert_resource(0i8);
         let mut schedule = Schedule::new();
         let mut seed = 12345u64;
-        let n = if cfg!(miri) { 40 } else { 400 };
+        let (n, split) = if cfg!(miri) { (40, 15) } else { (400, 150) };
         for i in 0..n {
             seed = seed
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let kind = (seed >> 33) % 14;
+            // Mostly writers of one resource at first: long runs where
+            // each system comes after every borrower before it.
+            let kind = if i < split && seed % 4 != 0 {
+                2
+            } else {
+                (seed >> 33) % 14
+            };
             let name = format!("s{i}");
             let config = match kind {
-                _ if i % 50 == 49 => schedule.add_system(name, |_: &mut World| {}),
+                _ if i % split == split - 1 => schedule.add_system(name, |_: &mut World| {}),
                 0 => schedule.add_system(name, || {}),
                 1 => schedule.add_system(name, |_: Res<u32>| {}),
                 2 => schedule.add_system(name, |_: ResMut<u32>| {}),
@@ -1352,11 +1432,20 @@ mod tests {
                     .run_if(|n: Res<u64>| *n == 0),
                 _ => schedule.add_system(name, |_: Res<i8>| {}),
             };
+            // An ordering against a recent system or any earlier one
+            // (each system orders itself against one earlier system at
+            // most, so there is no cycle).
             let pick = (seed >> 20) % 8;
+            let back = if (seed >> 45) % 2 == 0 {
+                1 + (seed >> 40) as usize % 4
+            } else {
+                1 + (seed >> 40) as usize % i.max(1)
+            };
+            let target = format!("s{}", i.saturating_sub(back));
             if i > 4 && pick == 0 {
-                config.after(format!("s{}", i - 1 - (seed >> 40) as usize % 4));
+                config.after(target);
             } else if i > 4 && pick == 1 {
-                config.before(format!("s{}", i - 1 - (seed >> 40) as usize % 4));
+                config.before(target);
             }
         }
         schedule.build(&mut world).unwrap();
