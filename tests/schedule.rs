@@ -7,9 +7,10 @@
 //! `system_names`, panics inside systems re-raised with the system's name
 //! (both executors), proof that systems writing different components overlap
 //! in time under the parallel executor while systems writing the same one
-//! never do, identical results from both executors on a deterministic
-//! workload, the frame runner (`run_frame`/`run_frames` and `Time`), the
-//! timing table, and a schedule of 100 empty systems.
+//! never do, long runs of conflicting systems keeping their order under the
+//! parallel executor, identical results from both executors on a
+//! deterministic workload, the frame runner (`run_frame`/`run_frames` and
+//! `Time`), the timing table, and a schedule of 100 empty systems.
 
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -885,6 +886,86 @@ fn systems_writing_the_same_component_never_overlap() {
             .all(|(a, b)| a.0 == 2 * RUNS as u64 && b.0 == RUNS as u64)
     });
     assert!(ok);
+}
+
+/// What the writers of `Log<K>` pushed this run, in the order they ran.
+#[derive(Debug, Default)]
+struct Log<const K: usize>(Vec<usize>);
+
+/// How many systems below `i` write `Log<k>`, in
+/// `long_runs_of_conflicting_systems_keep_their_order`: every third
+/// system writes, alternately `Log<0>` and `Log<1>`.
+fn writers_before(k: usize, i: usize) -> usize {
+    let writers = i.div_ceil(3);
+    if k == 0 {
+        writers.div_ceil(2)
+    } else {
+        writers / 2
+    }
+}
+
+/// Two resources, each written by a long run of systems with readers
+/// between them, and no ordering given: the plan keeps only the
+/// waits that imply the rest (a reader waits for the last writer before
+/// it, not for every one). Under the parallel executor, busy enough that
+/// it tries the thread pool, every reader still sees exactly the writes
+/// added before it and the writers of a resource run in the order they
+/// were added.
+#[test]
+fn long_runs_of_conflicting_systems_keep_their_order() {
+    let n = if cfg!(miri) { 30 } else { 600 };
+    let runs = if cfg!(miri) { 3 } else { 20 };
+    let work = if cfg!(miri) {
+        Duration::ZERO
+    } else {
+        Duration::from_micros(5)
+    };
+    let violations = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    world.insert_resource(Log::<0>::default());
+    world.insert_resource(Log::<1>::default());
+    let mut schedule = Schedule::new();
+    schedule.add_system("clear", |world: &mut World| {
+        world.resource_mut::<Log<0>>().0.clear();
+        world.resource_mut::<Log<1>>().0.clear();
+    });
+    fn check(violations: &AtomicUsize, ok: bool) {
+        if !ok {
+            violations.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    for i in 0..n {
+        let v = violations.clone();
+        let name = format!("s{i}");
+        match (i % 3, (i / 3) % 2) {
+            (0, 0) => schedule.add_system(name, move |mut log: ResMut<Log<0>>| {
+                busy(work);
+                check(&v, log.0.len() == writers_before(0, i));
+                log.0.push(i);
+            }),
+            (0, _) => schedule.add_system(name, move |mut log: ResMut<Log<1>>| {
+                busy(work);
+                check(&v, log.0.len() == writers_before(1, i));
+                log.0.push(i);
+            }),
+            (1, _) => schedule.add_system(name, move |log: Res<Log<0>>| {
+                busy(work);
+                check(&v, log.0.len() == writers_before(0, i));
+            }),
+            _ => schedule.add_system(name, move |log: Res<Log<1>>| {
+                busy(work);
+                check(&v, log.0.len() == writers_before(1, i));
+            }),
+        };
+    }
+    for _ in 0..runs {
+        schedule.run(&mut world);
+    }
+    assert_eq!(violations.load(Ordering::SeqCst), 0);
+    let expected =
+        |k: usize| -> Vec<usize> { (0..n).filter(|&i| i % 3 == 0 && (i / 3) % 2 == k).collect() };
+    assert_eq!(world.resource::<Log<0>>().0, expected(0));
+    assert_eq!(world.resource::<Log<1>>().0, expected(1));
 }
 
 // ----- a deterministic workload on both executors ----------------------------------

@@ -192,6 +192,12 @@ impl Block {
         }
     }
 
+    /// The block's systems (schedule indices), in run order.
+    #[cfg(test)]
+    pub fn systems(&self) -> &[usize] {
+        &self.systems
+    }
+
     /// The systems (block-local indices) waiting for system `local`.
     #[cfg(test)]
     pub fn dependents(&self, local: usize) -> &[usize] {
