@@ -1182,7 +1182,7 @@ impl World {
         if self.components.lifecycle_active() && self.components.announces(id) {
             panics.run(|| self.announce_remove(entity, false, &[id]));
         }
-        self.sparse.get_mut(id)?.remove_checked::<C>(entity)
+        self.take_edge_part_quietly(entity)
     }
 
     /// `entity`'s `C` (a relation's edge component, sparse), mutably and
@@ -1198,10 +1198,10 @@ impl World {
         self.sparse.get_mut(id)?.get_mut_unmarked::<C>(entity)
     }
 
-    /// [`World::remove_edge_part`] without the announcements, for an
-    /// entity being despawned: its despawn announced the removal of all
-    /// its components already.
-    pub(crate) fn take_edge_part_of_dying<C: Component>(&mut self, entity: Entity) -> Option<C> {
+    /// [`World::remove_edge_part`] without the announcements: for an
+    /// entity being despawned, whose despawn announced the removal of all
+    /// its components already (and the last step of `remove_edge_part`).
+    pub(crate) fn take_edge_part_quietly<C: Component>(&mut self, entity: Entity) -> Option<C> {
         let id = self.components.id_of::<C>()?;
         self.sparse.get_mut(id)?.remove_checked::<C>(entity)
     }

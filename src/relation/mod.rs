@@ -906,8 +906,6 @@ impl Relations {
         self.index_of::<R>().map_or(0, |i| self.kinds[i].version)
     }
 
-    /// The first relation under which `entity` (despawned) must be kept
-    /// alive: it has sources of a [`OnTargetDespawn::Refuse`] relation.
     /// True if some relation's policy is [`OnTargetDespawn::Refuse`]: only
     /// then can [`Relations::refusing`] answer `Some`.
     #[inline]
@@ -915,6 +913,8 @@ impl Relations {
         self.any_refuse
     }
 
+    /// The first relation under which `entity` (despawned) must be kept
+    /// alive: it has sources of a [`OnTargetDespawn::Refuse`] relation.
     pub(crate) fn refusing(&self, world: &World, entity: Entity) -> Option<&'static str> {
         if !self.any_refuse {
             return None;
@@ -1667,7 +1667,7 @@ fn detach<R: Relationship>(
     let mut touched = false;
     // A self edge leaves this entity's sources list with the rest of it,
     // below: it is not fixed up for it here.
-    if let Some(rel) = world.take_edge_part_of_dying::<Relation<R>>(entity) {
+    if let Some(rel) = world.take_edge_part_quietly::<Relation<R>>(entity) {
         for &t in rel.targets() {
             if t != entity {
                 let j = match &rel.edges {
@@ -1680,7 +1680,7 @@ fn detach<R: Relationship>(
         panics.run(move || drop(rel));
         touched = true;
     }
-    if let Some(mut src) = world.take_edge_part_of_dying::<Sources<R>>(entity) {
+    if let Some(mut src) = world.take_edge_part_quietly::<Sources<R>>(entity) {
         let (sources, back) = src.take();
         for (&s, &i) in sources.iter().zip(&back) {
             if s == entity {
