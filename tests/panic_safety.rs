@@ -1397,6 +1397,61 @@ fn despawn_recursive_finishes_when_a_drop_panics() {
     }
 }
 
+/// With no hook or observer, a recursive despawn sweeps each sparse set
+/// once (the subtree a large share of it) or looks each entity up (a small
+/// share): a sparse value's panicking drop stops neither. Every value of
+/// the subtree is dropped once, the survivors keep theirs, and the panic
+/// goes on at the end.
+#[test]
+fn despawn_recursive_sweeps_past_a_sparse_drop_that_panics() {
+    // 0 outsiders: both sparse sets are swept; 20: `SparseBoom`'s set is
+    // mostly theirs, and the subtree's values are looked up.
+    for outsiders in [0u32, 20] {
+        for boom_at in ["a1", "a", "root"] {
+            let t = Tracker::new();
+            let mut world = World::new();
+            let keep = world.spawn(sparse_plain(&t, 1000));
+            let others: Vec<Entity> = (0..outsiders)
+                .map(|i| world.spawn((sparse_boom(&t, false), sparse_plain(&t, 2000 + i))))
+                .collect();
+            let mut at = BTreeMap::new();
+            for (i, (name, parent)) in [
+                ("root", None),
+                ("a", Some("root")),
+                ("a1", Some("a")),
+                ("a2", Some("a")),
+                ("b", Some("root")),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let e = world.spawn(sparse_plain(&t, i as u32));
+                if name == boom_at {
+                    world.insert_one(e, sparse_boom(&t, true)).unwrap();
+                }
+                if let Some(p) = parent {
+                    world.add_child(at[p], e).unwrap();
+                }
+                at.insert(name, e);
+            }
+            world.add_child(keep, at["root"]).unwrap();
+            let msg = expect_panic(|| world.despawn_recursive(at["root"]));
+            assert_eq!(msg, BOOM, "{boom_at}, {outsiders} outsiders");
+            check(&world, &t);
+            assert!(at.values().all(|&e| !world.contains(e)), "{boom_at}");
+            assert!(world.children(keep).is_empty());
+            assert_eq!(world.get::<SparsePlain>(keep).unwrap().0, 1000);
+            for (i, &o) in others.iter().enumerate() {
+                assert_eq!(world.get::<SparsePlain>(o).unwrap().0, 2000 + i as u32);
+                assert!(world.get::<SparseBoom>(o).is_ok());
+            }
+            assert_eq!(world.len(), 1 + outsiders as usize);
+            still_works(&mut world, &t);
+            finish(world, &t);
+        }
+    }
+}
+
 #[test]
 fn despawn_recursive_keeps_an_entity_whose_remove_hook_panics_as_a_root() {
     #[derive(Component)]
