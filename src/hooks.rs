@@ -46,6 +46,7 @@ use crate::bundle::ComponentWriter;
 use crate::component::{Component, ComponentId, Components, StorageType, short_type_name};
 use crate::entity::Entity;
 use crate::observer::DeferredWorld;
+use crate::storage::batch::ErasedValue;
 use crate::storage::bundle_io::{NewRowWriter, SparseWriter, Writer};
 use crate::world::World;
 
@@ -160,6 +161,10 @@ pub(crate) trait RequiredMaker: Send + Sync {
     /// Writes a value [`RequiredMaker::make`] made as the next component
     /// of a sparse-only insert.
     fn write_made_sparse(&self, value: Box<dyn Any + Send>, writer: &mut SparseWriter<'_>);
+
+    /// A value [`RequiredMaker::make`] made, as an erased value for an
+    /// insert of run-time parts (no copy: the box is the same).
+    fn erase(&self, value: Box<dyn Any + Send>) -> Box<dyn ErasedValue>;
 }
 
 struct Maker<F>(F);
@@ -179,6 +184,12 @@ impl<C: Component, F: Fn() -> C + Send + Sync> RequiredMaker for Maker<F> {
 
     fn write_made_sparse(&self, value: Box<dyn Any + Send>, writer: &mut SparseWriter<'_>) {
         writer.write::<C>(unbox(value));
+    }
+
+    fn erase(&self, value: Box<dyn Any + Send>) -> Box<dyn ErasedValue> {
+        value
+            .downcast::<C>()
+            .expect("made by this requirement's constructor")
     }
 }
 

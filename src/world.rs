@@ -45,6 +45,7 @@ mod disabled_ops;
 /// allocation. Past this, columns grow by doubling.
 mod dynamic_ops;
 mod entity_ref;
+mod parts_insert;
 mod required_ops;
 mod sort;
 mod sparse_view;
@@ -888,13 +889,32 @@ impl World {
         let info = self.bundles.get(bundle_id);
         if self.components.lifecycle_active() && self.components.announces_any(info.component_ids())
         {
-            self.insert_announced(entity, loc, bundle_id, bundle);
+            self.insert_announced(entity, loc, bundle_id, bundle, false);
         } else {
             let panics = self.insert_at(entity, loc, bundle_id, bundle);
             self.sync_disabled(entity);
             panics.resume();
         }
         Ok(())
+    }
+
+    /// [`DynamicBundle::spawn_placed`] of a static bundle: `entity` was
+    /// just placed, empty and unannounced; it gets `bundle` (and its
+    /// requirements) in one move, then the spawn is announced.
+    pub(crate) fn spawn_bundle_placed<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+        let loc = self.entities.get(entity).expect("placed by the caller");
+        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
+        let info = self.bundles.get(bundle_id);
+        if self.components.lifecycle_active()
+            && (self.components.spawn_announced()
+                || self.components.announces_any(info.component_ids()))
+        {
+            self.insert_announced(entity, loc, bundle_id, bundle, true);
+        } else {
+            let panics = self.insert_at(entity, loc, bundle_id, bundle);
+            self.sync_disabled(entity);
+            panics.resume();
+        }
     }
 
     /// The structural part of [`World::insert`]: writes `bundle` (bundle
@@ -939,9 +959,10 @@ impl World {
         loc: EntityLocation,
         bundle_id: BundleId,
         bundle: B,
+        spawned: bool,
     ) {
         let mut changes = self.insert_changes(entity, loc, bundle_id);
-        let made = self.make_required(entity, loc, &changes);
+        let made = self.make_required_or_discard(entity, loc, &changes, spawned);
         let panics = if made.is_empty() {
             self.insert_at(entity, loc, bundle_id, bundle)
         } else {
@@ -950,7 +971,7 @@ impl World {
         self.sync_disabled(entity);
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.
-        self.announce_insert(entity, false, &changes);
+        self.announce_insert(entity, spawned, &changes);
         self.flush_observer_commands();
         panics.resume();
     }

@@ -130,3 +130,46 @@ fn a_panicking_clone_changes_nothing() {
     world.check_invariants();
     let _ = Ordering::SeqCst;
 }
+
+/// Issue #39, item 2: the copy is spawned whole, in one move.
+#[test]
+fn a_copy_is_whole_when_its_hooks_run_or_panic() {
+    #[derive(Component, Clone, Debug, PartialEq)]
+    struct Armor(u32);
+    #[derive(Component, Clone, Debug, PartialEq)]
+    struct Speed(u32);
+    #[derive(Relation, Clone)]
+    struct Likes;
+    let mut world = World::new();
+    let friend = world.spawn(());
+    let e = world.spawn((Hp(3), Armor(2), Speed(1), Poisoned(4)));
+    world.relate(e, friend, Likes).unwrap();
+    let archetypes = world.archetype_count();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    world.observe(move |t: Trigger<OnAdd<Hp>>, w: DeferredWorld| {
+        let c = t.entity().unwrap();
+        if w.get::<Armor>(c).is_ok() && w.get::<Speed>(c).is_ok() && w.get::<Poisoned>(c).is_ok() {
+            s.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let copy = world.clone_entity(e).unwrap();
+    assert_eq!(seen.load(Ordering::SeqCst), 1);
+    // No stop on the way: the copy's archetype is the original's.
+    assert_eq!(world.archetype_count(), archetypes);
+    assert_eq!(world.get::<Speed>(copy), Ok(&Speed(1)));
+
+    world
+        .register_component_hooks::<Armor>()
+        .on_add(|_, _| panic!("armor hook"));
+    let before = world.len();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.clone_entity(e)));
+    assert!(result.is_err());
+    world.check_invariants();
+    // As a static spawn: the copy stays, whole, with its edges.
+    assert_eq!(world.len(), before + 1);
+    let mut q = world.query::<(Entity, &Hp, &Armor, &Speed, &Poisoned)>();
+    let copies: Vec<Entity> = q.iter(&world).map(|(c, ..)| c).collect();
+    assert_eq!(copies.len(), 3);
+    assert_eq!(world.sources::<Likes>(friend).len(), 3);
+}

@@ -263,3 +263,135 @@ fn take_leaves_relation_edges_behind_and_both_ends_clean() {
     assert_eq!(other.parent(copy), None);
     assert_eq!(other.entity(copy).unwrap().component_ids().len(), 1);
 }
+
+// ----- one structural change for run-time bundles (issue #39, item 1) -------
+
+#[derive(Component, Debug, Clone, PartialEq)]
+struct Hp(u32);
+#[derive(Component, Debug, Clone, PartialEq)]
+struct Armor(u32);
+#[derive(Component, Debug, Clone, PartialEq)]
+struct Speed(u32);
+#[derive(Component, Debug, Clone, PartialEq)]
+#[component(storage = "sparse")]
+struct Stunned;
+
+fn built_hp_armor_speed() -> mosaic::BuiltEntity {
+    EntityBuilder::new()
+        .add(Hp(10))
+        .add(Armor(2))
+        .add(Speed(3))
+        .build()
+}
+
+#[test]
+fn a_built_entity_makes_the_archetypes_the_static_bundle_makes() {
+    let mut built = World::new();
+    let e = built.spawn(built_hp_armor_speed());
+    let mut fixed = World::new();
+    fixed.spawn((Hp(10), Armor(2), Speed(3)));
+    // The empty archetype and the entity's: no stop on the way.
+    assert_eq!(built.archetype_count(), fixed.archetype_count());
+    assert_eq!(built.archetype_count(), 2);
+    assert_eq!(built.get::<Speed>(e), Ok(&Speed(3)));
+    // An insert of run-time parts moves once too.
+    let other = built.spawn(Hp(1));
+    built
+        .insert(
+            other,
+            EntityBuilder::new()
+                .add(Armor(1))
+                .add(Speed(1))
+                .add(Stunned)
+                .build(),
+        )
+        .unwrap();
+    assert_eq!(built.archetype_count(), 3);
+    assert!(built.has::<Stunned>(other));
+    built.check_invariants();
+}
+
+#[test]
+fn an_observer_of_one_part_sees_the_whole_built_entity() {
+    let mut world = World::new();
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    world.observe(move |t: Trigger<OnAdd<Hp>>, w: DeferredWorld| {
+        let e = t.entity().unwrap();
+        if w.get::<Armor>(e).is_ok() && w.get::<Speed>(e).is_ok() && w.get::<Stunned>(e).is_ok() {
+            s.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let s = seen.clone();
+    world.observe(move |t: Trigger<OnSpawn>, w: DeferredWorld| {
+        if w.get::<Hp>(t.entity().unwrap()).is_ok() {
+            s.fetch_add(10, Ordering::SeqCst);
+        }
+    });
+    let mut builder = EntityBuilder::new();
+    builder.add(Hp(1)).add(Armor(1)).add(Speed(1)).add(Stunned);
+    world.spawn(builder.build());
+    assert_eq!(seen.load(Ordering::SeqCst), 11);
+    // `spawn_at` announces the spawn once the components are there.
+    let id = Entity::from_bits((1 << 32) | 7).unwrap();
+    builder.add(Hp(2)).add(Armor(2)).add(Speed(2)).add(Stunned);
+    world.spawn_at(id, builder.build());
+    assert_eq!(seen.load(Ordering::SeqCst), 22);
+    world.spawn_at(
+        Entity::from_bits((1 << 32) | 9).unwrap(),
+        (Hp(3), Armor(3), Speed(3), Stunned),
+    );
+    assert_eq!(seen.load(Ordering::SeqCst), 33);
+    world.check_invariants();
+}
+
+#[test]
+fn a_panicking_hook_leaves_the_built_entity_whole() {
+    let mut world = World::new();
+    world
+        .register_component_hooks::<Hp>()
+        .on_add(|_, _| panic!("hp hook"));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn(built_hp_armor_speed());
+    }));
+    assert!(caught.is_err());
+    world.check_invariants();
+    // As a static bundle's spawn: the entity is whole, the panic went on.
+    assert_eq!(world.len(), 1);
+    let mut q = world.query::<(&Hp, &Armor, &Speed)>();
+    assert_eq!(q.iter(&world).count(), 1);
+}
+
+#[test]
+fn a_built_entity_brings_its_requirements_in_the_same_move() {
+    #[derive(Component, Debug, Default, PartialEq)]
+    struct Mass(u32);
+    #[derive(Component, Debug, PartialEq)]
+    #[require(Mass)]
+    struct Body;
+    let mut world = World::new();
+    let e = world.spawn(EntityBuilder::new().add(Body).add(Hp(1)).build());
+    assert_eq!(world.get::<Mass>(e), Ok(&Mass(0)));
+    assert_eq!(world.archetype_count(), 2);
+    world.check_invariants();
+}
+
+#[test]
+fn a_panicking_requirement_leaves_no_built_entity() {
+    #[derive(Component, Debug, PartialEq)]
+    #[require(Armor = boom())]
+    struct Fragile;
+    fn boom() -> Armor {
+        panic!("no armor")
+    }
+    let mut world = World::new();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let d = drops.clone();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn(EntityBuilder::new().add(Fragile).add(Counted(1, d)).build());
+    }));
+    assert!(caught.is_err());
+    assert_eq!(world.len(), 0);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    world.check_invariants();
+}

@@ -1,4 +1,5 @@
-//! Type-erased columns of values for a batch of new entities.
+//! Type-erased values: columns of them for a batch of new entities, and
+//! single values for one entity whose components are chosen at run time.
 //!
 //! An [`ErasedColumn`] holds `n` values of one component type, one per new
 //! entity, behind a trait object: the storage side of the public
@@ -6,13 +7,22 @@
 //! its table (or sparse set) in one pass, without moving entities between
 //! archetypes.
 //!
+//! An [`ErasedValue`] is one value of a type known at run time (a
+//! builder's part, a clone, a made requirement). [`write_erased`] writes a
+//! whole set of them for one entity along an archetype insert edge, as
+//! `bundle_io` writes a static bundle: the row moves once, to its final
+//! archetype, and every value lands there.
+//!
 //! The type is checked where the values are written ([`Column::holds`],
 //! [`SparseSet::insert_checked`]), so a mismatch panics instead of writing
 //! a value into a column of another type.
 
 use super::{Column, DeferredPanic, SparseSet, SparseSets, Table};
+use crate::archetype::InsertEdge;
+use crate::bundle::BundleInfo;
 use crate::change::Tick;
 use crate::component::{Component, ComponentId, Components, StorageType};
+use crate::dynamic::DynamicComponent;
 use crate::entity::Entity;
 
 /// Values of one component type for a batch of new entities.
@@ -147,5 +157,249 @@ impl Column {
         Some(unsafe {
             std::slice::from_raw_parts(self.base_ptr().as_ptr().cast::<T>(), self.len())
         })
+    }
+}
+
+/// One component value whose type is known only at run time (a builder's
+/// part, a clone, a taken value, a made requirement): it writes itself
+/// into a column or sparse set of its type. Each method checks the type
+/// first and panics, writing nothing, on a mismatch.
+pub(crate) trait ErasedValue: Send {
+    /// True if `column` holds this value's type.
+    fn value_fits(&self, column: &Column) -> bool;
+
+    /// Appends the value (added and changed at `tick`) to `column`, one
+    /// value past its table's rows until the caller completes the row.
+    fn push_to(self: Box<Self>, column: &mut Column, tick: Tick);
+
+    /// Puts the value in `row` of `column`, dropping the one it replaces
+    /// (a panicking drop is kept in `panics`).
+    fn replace_in(
+        self: Box<Self>,
+        column: &mut Column,
+        row: usize,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    );
+
+    /// Stores the value for `entity` in `set`, replacing any it had.
+    fn insert_into_set(
+        self: Box<Self>,
+        set: &mut SparseSet,
+        entity: Entity,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    );
+}
+
+impl<T: Component> ErasedValue for T {
+    #[inline]
+    fn value_fits(&self, column: &Column) -> bool {
+        column.holds::<T>()
+    }
+
+    #[inline]
+    fn push_to(self: Box<Self>, column: &mut Column, tick: Tick) {
+        push_erased(*self, column, tick);
+    }
+
+    #[inline]
+    fn replace_in(
+        self: Box<Self>,
+        column: &mut Column,
+        row: usize,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
+        replace_erased(*self, column, row, tick, panics);
+    }
+
+    #[inline]
+    fn insert_into_set(
+        self: Box<Self>,
+        set: &mut SparseSet,
+        entity: Entity,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
+        set.insert_checked(entity, *self, tick, panics);
+    }
+}
+
+/// A runtime-defined component's value (its sets hold
+/// [`DynamicComponent`]s; it is never in a table).
+impl ErasedValue for DynamicComponent {
+    fn value_fits(&self, column: &Column) -> bool {
+        column.holds::<DynamicComponent>()
+    }
+
+    fn push_to(self: Box<Self>, column: &mut Column, tick: Tick) {
+        push_erased(*self, column, tick);
+    }
+
+    fn replace_in(
+        self: Box<Self>,
+        column: &mut Column,
+        row: usize,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
+        replace_erased(*self, column, row, tick, panics);
+    }
+
+    fn insert_into_set(
+        self: Box<Self>,
+        set: &mut SparseSet,
+        entity: Entity,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
+        set.insert_checked(entity, *self, tick, panics);
+    }
+}
+
+/// [`ErasedValue::push_to`] of a `T`.
+#[inline]
+fn push_erased<T: 'static>(value: T, column: &mut Column, tick: Tick) {
+    assert!(column.holds::<T>(), "erased value type mismatch");
+    // SAFETY: the column holds `T`s (asserted just above).
+    unsafe { column.push_value(value, tick) };
+}
+
+/// [`ErasedValue::replace_in`] of a `T`.
+#[inline]
+fn replace_erased<T: 'static>(
+    value: T,
+    column: &mut Column,
+    row: usize,
+    tick: Tick,
+    panics: &mut DeferredPanic,
+) {
+    assert!(column.holds::<T>(), "erased value type mismatch");
+    assert!(row < column.len(), "replaced row out of bounds");
+    // SAFETY: the column holds `T`s (asserted) and `row < len`
+    // (asserted); the old value is owned here from now on.
+    let old = unsafe { column.replace_take(row, value, tick) };
+    if std::mem::needs_drop::<T>() {
+        panics.run(|| drop(old));
+    }
+}
+
+/// The erased values of one insert (or spawn), in the order of the bundle
+/// `info` describes (a bundle registered by component list), and the place
+/// of the entity they go to.
+pub(crate) struct ErasedWrite<'a> {
+    pub entity: Entity,
+    pub info: &'a BundleInfo,
+    pub edge: &'a InsertEdge,
+    pub values: Vec<Box<dyn ErasedValue>>,
+}
+
+/// Writes `write.values` into `entity`'s row `row` of `src` (when the
+/// insert keeps its archetype: `dst` is `None`) or into a new row of `dst`,
+/// the target of `write.edge` from `src`, where the row moves once. Sparse
+/// values go to their sets. Returns, for a move, the new row and the entity
+/// that took `row`'s place in `src`.
+///
+/// Every value's type is checked against its column or set before anything
+/// changes (a mismatch panics then); after that nothing panics but the
+/// drops of replaced values, which `panics` keeps.
+pub(crate) fn write_erased(
+    src: &mut Table,
+    row: usize,
+    mut dst: Option<&mut Table>,
+    write: ErasedWrite<'_>,
+    sparse: &mut SparseSets,
+    components: &Components,
+    tick: Tick,
+    panics: &mut DeferredPanic,
+) -> Option<(usize, Option<Entity>)> {
+    let ErasedWrite {
+        entity,
+        info,
+        edge,
+        values,
+    } = write;
+    assert!(row < src.len(), "row out of bounds");
+    assert_eq!(
+        values.len(),
+        info.components.len(),
+        "one value per component"
+    );
+    assert_eq!(
+        edge.slots.len(),
+        info.table_ids.len(),
+        "plan is not this bundle's"
+    );
+    check_erased(src, dst.as_deref(), &values, info, edge, sparse, components);
+    let moved = dst.as_deref_mut().map(|dst| {
+        // No push below reallocates (nor fails) once the row has moved.
+        dst.reserve(1);
+        // SAFETY: `row < len` (asserted); `dst` is another table (a
+        // distinct `&mut`); an insert edge only adds, so `dst` ⊇ `src` and
+        // no value is missing there; the columns `dst` adds are the fresh
+        // slots of the edge (checked by `check_erased`), each pushed once
+        // in the loop below before anything reads `dst`.
+        unsafe { src.move_row(row, dst, false, panics) }
+    });
+    let (table, target_row) = match (dst, moved) {
+        (Some(dst), Some((new_row, _))) => (dst, new_row),
+        _ => (src, row),
+    };
+    let mut slots = edge.slots.iter();
+    for (value, &(id, storage)) in values.into_iter().zip(info.components.iter()) {
+        match storage {
+            StorageType::Table => {
+                let &(col, replace) = slots.next().expect("one slot per table component");
+                let column = table.column_at_mut(col as usize);
+                if replace {
+                    value.replace_in(column, target_row, tick, panics);
+                } else {
+                    value.push_to(column, tick);
+                }
+            }
+            StorageType::SparseSet => {
+                let set = sparse.get_or_create(id, components);
+                value.insert_into_set(set, entity, tick, panics);
+            }
+        }
+    }
+    moved
+}
+
+/// The checks [`write_erased`] makes before it changes anything: each
+/// value fits its column or set, and the edge's fresh slots are exactly the
+/// columns the target adds to `src` (so the moved row is complete).
+fn check_erased(
+    src: &Table,
+    dst: Option<&Table>,
+    values: &[Box<dyn ErasedValue>],
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    sparse: &mut SparseSets,
+    components: &Components,
+) {
+    let target = dst.unwrap_or(src);
+    let fresh = edge.slots.iter().filter(|&&(_, replace)| !replace).count();
+    assert_eq!(
+        fresh,
+        target.component_ids().len() - src.component_ids().len(),
+        "the insert plan does not complete the row"
+    );
+    if dst.is_none() {
+        assert_eq!(fresh, 0, "a write in place only replaces");
+    }
+    let mut slots = edge.slots.iter();
+    for (value, &(id, storage)) in values.iter().zip(info.components.iter()) {
+        let fits = match storage {
+            StorageType::Table => {
+                let &(col, _) = slots.next().expect("one slot per table component");
+                value.value_fits(target.column_at(col as usize))
+            }
+            StorageType::SparseSet => {
+                value.value_fits(sparse.get_or_create(id, components).column())
+            }
+        };
+        assert!(fits, "erased value type mismatch");
     }
 }

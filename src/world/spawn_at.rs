@@ -169,11 +169,9 @@ impl World {
             .push_empty(entity);
         self.entities
             .place(entity, location(ArchetypeId::EMPTY, row));
-        if self.components.lifecycle_active() && self.components.spawn_announced() {
-            self.announce_insert(entity, true, &[]);
-            self.flush_observer_commands();
-        }
-        let _ = components.insert_in(self, entity);
+        // One move to the final archetype, then the spawn is announced
+        // with every component in place.
+        components.spawn_placed(self, entity);
     }
 
     /// The state of this world's entity allocator, to restore with

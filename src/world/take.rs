@@ -4,6 +4,7 @@
 
 use std::any::{Any, TypeId};
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::location;
 use crate::archetype::ArchetypeId;
@@ -14,6 +15,7 @@ use crate::component::{
 use crate::dynamic::{ComponentSchema, DynamicComponent};
 use crate::entity::Entity;
 use crate::error::{ComponentError, EntityError};
+use crate::storage::batch::ErasedValue;
 use crate::storage::{TakenSlot, bundle_io};
 use crate::world::World;
 
@@ -23,8 +25,10 @@ pub(crate) trait BoxedComponent: Send + Sync {
     fn value_type(&self) -> TypeId;
     /// The component's short name.
     fn name(&self) -> String;
-    /// Gives `entity` this component.
-    fn insert_into(self: Box<Self>, world: &mut World, entity: Entity);
+    /// Registers the component in `world` and gives back its id, its
+    /// storage and the value, ready to write; `None` (the value dropped)
+    /// if the world refuses it.
+    fn resolve(self: Box<Self>, world: &mut World) -> Option<ResolvedPart>;
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
@@ -39,10 +43,9 @@ impl<C: Component> BoxedComponent for C {
         short_type_name::<C>()
     }
 
-    fn insert_into(self: Box<Self>, world: &mut World, entity: Entity) {
-        // The entity was checked alive by the caller, and observers run
-        // after each insert may despawn it: then the value is dropped.
-        let _ = world.insert_one(entity, *self);
+    fn resolve(self: Box<Self>, world: &mut World) -> Option<ResolvedPart> {
+        let id = world.components.register::<C>();
+        Some((id, C::STORAGE, self))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -57,6 +60,9 @@ impl<C: Component> BoxedComponent for C {
         self
     }
 }
+
+/// A part registered in a world: its component id, storage and value.
+pub(crate) type ResolvedPart = (ComponentId, StorageType, Box<dyn ErasedValue>);
 
 /// A runtime-defined component's value, with its schema so that a world
 /// that has not seen it can register it.
@@ -74,12 +80,11 @@ impl BoxedComponent for DynamicValue {
         self.value.name().to_owned()
     }
 
-    fn insert_into(self: Box<Self>, world: &mut World, entity: Entity) {
+    fn resolve(self: Box<Self>, world: &mut World) -> Option<ResolvedPart> {
         // A world whose own schema of that name differs refuses the value
         // (dropped): the same rule as `insert_dynamic`.
-        if world.register_dynamic_component(self.schema).is_ok() {
-            let _ = world.insert_dynamic(entity, self.value);
-        }
+        let id = world.register_dynamic_component(self.schema).ok()?;
+        Some((id, StorageType::SparseSet, Box::new(self.value)))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -137,6 +142,12 @@ pub trait DynamicBundle: Send + 'static {
     /// stale handle.
     #[doc(hidden)]
     fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError>;
+
+    /// Gives these components to `entity`, just placed in the world with
+    /// none and not yet announced ([`World::spawn_at`]), in one move, and
+    /// announces the whole as a spawn.
+    #[doc(hidden)]
+    fn spawn_placed(self, world: &mut World, entity: Entity);
 }
 
 impl<B: Bundle> DynamicBundle for B {
@@ -148,6 +159,10 @@ impl<B: Bundle> DynamicBundle for B {
     #[inline]
     fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
         world.insert_bundle(entity, self)
+    }
+
+    fn spawn_placed(self, world: &mut World, entity: Entity) {
+        world.spawn_bundle_placed(entity, self);
     }
 }
 
@@ -180,8 +195,9 @@ impl Parts {
     }
 
     fn spawn_in(self, world: &mut World) -> Entity {
-        let entity = world.spawn_bundle(());
-        let _ = self.insert_in(world, entity);
+        world.flush();
+        let entity = world.alloc_empty();
+        world.insert_parts(entity, self.0, true);
         entity
     }
 
@@ -190,10 +206,12 @@ impl Parts {
         if !world.contains(entity) {
             return Err(EntityError::NoSuchEntity(entity));
         }
-        for part in self.0 {
-            part.insert_into(world, entity);
-        }
+        world.insert_parts(entity, self.0, false);
         Ok(())
+    }
+
+    fn spawn_placed(self, world: &mut World, entity: Entity) {
+        world.insert_parts(entity, self.0, true);
     }
 }
 
@@ -341,6 +359,10 @@ impl DynamicBundle for TakenEntity {
 
     fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
         self.parts.insert_in(world, entity)
+    }
+
+    fn spawn_placed(self, world: &mut World, entity: Entity) {
+        self.parts.spawn_placed(world, entity)
     }
 }
 
@@ -604,6 +626,10 @@ impl DynamicBundle for BuiltEntity {
     fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
         self.parts.insert_in(world, entity)
     }
+
+    fn spawn_placed(self, world: &mut World, entity: Entity) {
+        self.parts.spawn_placed(world, entity)
+    }
 }
 
 impl World {
@@ -806,8 +832,16 @@ impl World {
         // Every value is copied before the copy is spawned: a panicking
         // clone leaves no half-copied entity behind.
         let edges = self.copy_relations(entity);
-        let copy = parts.spawn_in(self);
-        self.relate_copies(edges, copy);
+        let copy = self.alloc_empty();
+        // The copy is whole before its hooks and observers run; if one
+        // panics, the copy still gets its edges before the panic goes on.
+        let spawned = catch_unwind(AssertUnwindSafe(|| parts.spawn_placed(self, copy)));
+        if self.contains(copy) {
+            self.relate_copies(edges, copy);
+        }
+        if let Err(payload) = spawned {
+            resume_unwind(payload);
+        }
         Ok(copy)
     }
 
