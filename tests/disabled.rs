@@ -420,3 +420,50 @@ fn for_each_walks_the_runs_between_disabled_rows_at_every_edge() {
         }
     }
 }
+
+/// Issue #39, item 3, and the rule around it: every direct access by id
+/// sees a disabled entity, as `World::get_mut` does.
+#[test]
+fn direct_access_by_id_sees_disabled_entities() {
+    let mut world = World::new();
+    let a = world.spawn((Pos(1), Tag(1)));
+    let b = world.spawn((Pos(2), Tag(2)));
+    world.insert_one(a, Disabled).unwrap();
+
+    let [pa, pb] = world.get_many_mut::<Pos, 2>([a, b]).unwrap();
+    pa.0 += 10;
+    pb.0 += 10;
+    let [ta] = world.get_many_mut::<Tag, 1>([a]).unwrap();
+    ta.0 = 7;
+    assert_eq!(world.get::<Pos>(a), Ok(&Pos(11)));
+    assert_eq!(world.get::<Tag>(a), Ok(&Tag(7)));
+    // The marker itself, by id.
+    assert!(world.get_many_mut::<Disabled, 1>([a]).is_ok());
+    // Still an error for a component the entity lacks, naming the call's
+    // query as before.
+    assert_eq!(
+        world.get_many_mut::<Vel, 1>([a]).unwrap_err(),
+        QueryEntityError::QueryDoesNotMatch {
+            entity: a,
+            query: "&mut Vel".to_owned()
+        }
+    );
+    assert!(matches!(
+        world.get_many_mut::<Pos, 2>([a, a]),
+        Err(QueryEntityError::AliasedMutability(_))
+    ));
+
+    // Entity views and observers' world, by id.
+    assert_eq!(world.entity(a).unwrap().get::<Pos>(), Ok(&Pos(11)));
+    world.entity_mut(a).unwrap().get_mut::<Pos>().unwrap().0 = 13;
+    assert!(world.entity(a).unwrap().has::<Disabled>());
+    assert_eq!(world.iter().filter(|e| e.id() == a).count(), 1);
+    assert_eq!(world.get::<Pos>(a), Ok(&Pos(13)));
+    // A default query still skips it (only `b`'s 12).
+    assert_eq!(ids(&mut world), [12]);
+    // A copy is disabled too.
+    let copy = world.clone_entity(a).unwrap();
+    assert!(world.has::<Disabled>(copy));
+    assert_eq!(ids(&mut world), [12]);
+    world.check_invariants();
+}

@@ -12,7 +12,8 @@ use crate::component::Component;
 use crate::component::short_type_name;
 use crate::entity::Entity;
 use crate::error::QueryEntityError;
-use crate::world::World;
+use crate::query::Has;
+use crate::world::{Disabled, World};
 
 impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// The read-only items for `N` entities at once (the same entity may
@@ -157,6 +158,9 @@ impl World {
     /// out nothing, if an entity appears twice
     /// ([`QueryEntityError::AliasedMutability`]), is gone, or lacks a `T`.
     ///
+    /// Like [`World::get_mut`], and unlike a query, it reaches
+    /// [`Disabled`] entities: direct access by id sees them.
+    ///
     /// Each call builds a one-off query; in a hot loop keep a
     /// [`QueryState`] and call [`QueryState::get_many_mut`] instead.
     ///
@@ -179,7 +183,23 @@ impl World {
     ) -> Result<[&mut T; N], QueryEntityError> {
         crate::component::require_mutable::<T>();
         check_distinct(&entities)?;
-        let mut state = self.query::<&mut T>();
-        state.get_many_mut(self, entities)
+        if std::any::TypeId::of::<T>() == std::any::TypeId::of::<Disabled>() {
+            // Naming the marker already sees disabled entities.
+            let mut state = self.query::<&mut T>();
+            return state.get_many_mut(self, entities);
+        }
+        // Direct access by id sees disabled entities (as `World::get_mut`
+        // does): a query that names the marker skips no entity.
+        let mut state = self.query::<(&mut T, Has<Disabled>)>();
+        match state.get_many_mut(self, entities) {
+            Ok(items) => Ok(items.map(|(value, _)| value)),
+            Err(QueryEntityError::QueryDoesNotMatch { entity, .. }) => {
+                Err(QueryEntityError::QueryDoesNotMatch {
+                    entity,
+                    query: short_type_name::<&mut T>(),
+                })
+            }
+            Err(other) => Err(other),
+        }
     }
 }

@@ -6,6 +6,24 @@
 //! which of its rows hold a disabled entity (a bit per row and a count, see
 //! `DisabledRows`), which is what queries read; the world updates the
 //! mirror after every operation that can add or remove the marker.
+//!
+//! # Which APIs see a disabled entity
+//!
+//! One rule, which every API follows:
+//!
+//! - **Queries skip it** unless they name the marker: every
+//!   [`QueryState`](crate::QueryState) form and the system parameters built
+//!   on queries (`Query`, `Single`, `Populated`, their `Option`s).
+//! - **Direct access by id sees it**: [`World::get`], [`World::get_mut`],
+//!   [`World::get_many_mut`], [`World::entity`], [`World::entity_mut`],
+//!   `DeferredWorld::get`/`get_mut`, commands and relation calls naming its
+//!   id, [`World::take`], [`World::clone_entity`] (the marker is copied, so
+//!   the copy is disabled too). The caller named the entity; hiding it
+//!   would turn a pause into "no such component".
+//! - **Structural sweeps take it along**: recursive despawn,
+//!   `despawn_descendants`, relation cascades, state-scoped despawn and
+//!   [`World::clear`]. Disabling pauses an entity; it never lets one
+//!   outlive what owns it.
 
 use crate::Component;
 use crate::component::ComponentId;
