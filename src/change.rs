@@ -26,6 +26,16 @@
 //! lost, because the first run of any query state reports every value as
 //! added and changed anyway. Once on, tracking stays on, and
 //! `World::get_mut`, replacing inserts and `&mut T` query access all record.
+//!
+//! # What counts as a change
+//!
+//! A `&mut T` item is stamped when it is handed out, so the world marks
+//! only items user code receives and could have written. Looking without
+//! handing out stamps nothing: a `Single<&mut T>` skipped because several
+//! entities match, a `Populated<&mut T>` checked for emptiness,
+//! `Query::get_single_mut` failing, a failed `get_many_mut`, and the
+//! entities of `iter_combinations_mut` all count matches without fetching
+//! (`QueryState::probe_prepared`).
 
 /// A point in a world's change history.
 ///

@@ -211,3 +211,82 @@ fn a_derived_param_with_conflicting_fields_is_refused() {
         Err(ScheduleError::ParamConflict { .. })
     ));
 }
+
+// ----- change detection marks only what user code could write (#39, 7-8) ----
+
+/// The entities whose `Health` changed since the last call (a query kept
+/// across calls: each call sees the changes since the previous one).
+fn changed(world: &mut World, seen: &mut QueryState<Entity, Changed<Health>>) -> Vec<Entity> {
+    seen.iter(world).collect()
+}
+
+fn two_players() -> (World, QueryState<Entity, Changed<Health>>) {
+    let mut world = World::new();
+    world.insert_resource(Runs::default());
+    world.spawn((Player, Health(1)));
+    world.spawn((Player, Health(2)));
+    let mut seen = world.query_filtered::<Entity, Changed<Health>>();
+    assert_eq!(
+        changed(&mut world, &mut seen).len(),
+        2,
+        "spawned: changed once"
+    );
+    (world, seen)
+}
+
+#[test]
+fn a_skipped_single_marks_nothing_changed() {
+    let (mut world, mut seen) = two_players();
+    let mut schedule = Schedule::new();
+    schedule.add_system("heal", heal);
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Runs>().0, 0, "two players: skipped");
+    assert_eq!(changed(&mut world, &mut seen), []);
+
+    // `Option<Single>` and `Query::get_single_mut` tell two from one the
+    // same way.
+    world.run_system_once(|p: Option<Single<&mut Health, With<Player>>>| assert!(p.is_none()));
+    assert_eq!(changed(&mut world, &mut seen), []);
+    world.run_system_once(|mut q: Query<&mut Health>| assert!(q.get_single_mut().is_err()));
+    assert_eq!(changed(&mut world, &mut seen), []);
+    // Combinations of 3 out of 2 entities: none handed out, none marked.
+    world.run_system_once(|mut q: Query<&mut Health>| {
+        assert!(q.iter_combinations_mut::<3>().fetch_next().is_none())
+    });
+    assert_eq!(changed(&mut world, &mut seen), []);
+
+    // One player: the system runs and its write is seen.
+    let mut q = world.query_filtered::<Entity, With<Player>>();
+    let second = q.iter(&world).nth(1).unwrap();
+    world.despawn(second).unwrap();
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Runs>().0, 1);
+    assert_eq!(changed(&mut world, &mut seen).len(), 1);
+}
+
+#[test]
+fn checking_a_populated_query_marks_nothing_changed() {
+    let (mut world, mut seen) = two_players();
+    let ran = world.run_system_once(|p: Populated<&mut Health>| {
+        let _ = &p;
+        true
+    });
+    assert!(ran);
+    assert_eq!(changed(&mut world, &mut seen), []);
+    // Reaching one item mutably marks that one only.
+    world.run_system_once(|mut p: Populated<&mut Health>| {
+        p.iter_mut().next().unwrap().0 += 1;
+    });
+    assert_eq!(changed(&mut world, &mut seen).len(), 1);
+}
+
+#[test]
+fn a_failed_get_many_mut_marks_nothing_changed() {
+    let (mut world, mut seen) = two_players();
+    let mut players = world.query_filtered::<Entity, With<Player>>();
+    let [a, b]: [Entity; 2] = players.iter(&world).collect::<Vec<_>>().try_into().unwrap();
+    world.insert_one(b, mosaic::Disabled).unwrap();
+    let mut q = world.query::<&mut Health>();
+    assert!(q.get_many_mut(&mut world, [a, b]).is_err());
+    assert_eq!(changed(&mut world, &mut seen), []);
+}

@@ -7,6 +7,7 @@
 //! distinct, and it is checked before any item is made: a repeated entity
 //! returns [`QueryEntityError::AliasedMutability`] and no reference at all.
 
+use super::state::Miss;
 use super::{QueryData, QueryFilter, QueryState, ReadOnlyQueryData, TickRange};
 use crate::component::Component;
 use crate::component::short_type_name;
@@ -117,28 +118,15 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         entity: Entity,
         ticks: TickRange,
     ) -> Result<(), QueryEntityError> {
-        let loc = world
-            .location(entity)
-            .ok_or(QueryEntityError::NoSuchEntity(entity))?;
-        let no_match = || QueryEntityError::QueryDoesNotMatch {
-            entity,
-            query: short_type_name::<Q>(),
-        };
-        let matched = self.matched_entry(loc.archetype).ok_or_else(no_match)?;
-        let archetype = world.archetype(loc.archetype);
-        let (data_state, filter_state) = self.states();
-        // SAFETY: the state belongs to `world` (prepared); the archetype
-        // matched, with its archetype states cached; `loc.row` holds
-        // `entity`; the fetch only answers `can_fetch`, which writes and
-        // yields nothing, and the filter only reads.
-        let found = unsafe {
-            let mut data = Q::init_fetch(world, data_state, ticks);
-            let mut filter = F::init_fetch(world, filter_state, ticks);
-            Q::set_archetype(&mut data, data_state, matched.data, archetype);
-            F::set_archetype(&mut filter, filter_state, matched.filter, archetype);
-            F::filter(&mut filter, entity, loc.row as usize) && Q::can_fetch(&data, entity)
-        };
-        found.then_some(()).ok_or_else(no_match)
+        // SAFETY: forwarded contract. (The probe also skips a disabled
+        // row, as the fetch does: no entity passes here and fails there.)
+        unsafe { self.probe_prepared(world, entity, ticks) }.map_err(|miss| match miss {
+            Miss::NoSuchEntity => QueryEntityError::NoSuchEntity(entity),
+            Miss::NoMatch => QueryEntityError::QueryDoesNotMatch {
+                entity,
+                query: short_type_name::<Q>(),
+            },
+        })
     }
 }
 

@@ -248,7 +248,10 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
     /// assert!(none);
     /// ```
     pub fn get_single_mut(&mut self) -> Result<Q::Item<'_>, QuerySingleError> {
-        single_of(self.iter_mut())
+        // SAFETY: the state was prepared for `self.world` when this param
+        // was made; exclusive access to what `Q` writes (scheduler), and
+        // `&mut self` allows one live item at a time.
+        unsafe { single_quietly(self.state, self.world, self.ticks) }
     }
 
     /// Runs `f` on every matching item, spread over the thread pool. Each
@@ -397,32 +400,16 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> Query<'w, 's, Q, F> {
         QueryCombinations::new(self.world, self.state, self.ticks, entities)
     }
 
-    /// The entities this query yields, in iteration order.
+    /// The entities this query yields, in iteration order, found without
+    /// fetching (a `&mut T` item stamps `Changed`; only the combinations
+    /// handed out should).
     fn entities(&self) -> Vec<Entity> {
-        let mut out = Vec::new();
-        let mut probe = |entity: Entity| {
-            // SAFETY: `fetch_prepared`'s contract: the state was prepared
-            // for `self.world` when this param was made, and the probe runs
-            // under this system's access; the item (if any) is dropped at
-            // once, before any other is made.
-            if unsafe { self.state.fetch_prepared(self.world, entity, self.ticks) }.is_ok() {
-                out.push(entity);
-            }
-        };
-        match self.state.driver(self.world) {
-            Some(driver) => driver.entities.iter().copied().for_each(&mut probe),
-            None => {
-                for matched in self.state.matched() {
-                    self.world
-                        .archetype(matched.id)
-                        .entities()
-                        .iter()
-                        .copied()
-                        .for_each(&mut probe);
-                }
-            }
+        // SAFETY: the state was prepared for `self.world` when this param
+        // was made, and the world cannot change structurally meanwhile.
+        unsafe {
+            self.state
+                .matching_entities(self.world, self.ticks, usize::MAX)
         }
-        out
     }
 }
 
@@ -783,9 +770,8 @@ unsafe impl<Q: QueryData + 'static, F: QueryFilter + 'static> SystemParam for Qu
 /// (naming the query) when none or several do. `Option<Single<..>>` never
 /// skips: it is `None` unless exactly one matches.
 ///
-/// Like [`Query::get_single_mut`], telling one match from several looks at
-/// a second item: with several matches of a `&mut T` query, the second
-/// counts as changed.
+/// Telling one match from several fetches no item: a `Single<&mut T>`
+/// skipped because several entities match marks none of them changed.
 ///
 /// # Example
 /// ```
@@ -860,9 +846,34 @@ unsafe fn single_item<'w, D: QueryData + 'static, F: QueryFilter + 'static>(
 ) -> Result<D::Item<'w>, QuerySingleError> {
     state.prepare(world);
     // SAFETY: prepared just above; the scheduler gives this system the
-    // access `D` records. Two items of distinct entities may coexist.
-    let iter = unsafe { state.iter_prepared(world, ticks) };
-    single_of(iter)
+    // access `D` records.
+    unsafe { single_quietly(state, world, ticks) }
+}
+
+/// The single item of a prepared state, or why there is not exactly one.
+/// The matches are counted without fetching: when none or several match,
+/// no item is made, so a `&mut T` query marks nothing changed.
+///
+/// # Safety
+/// - `state.prepare(world)` ran since the world last changed structurally;
+/// - if `D` writes, the caller has exclusive access to the components it
+///   writes for `'w`, and no other item of this state is alive.
+unsafe fn single_quietly<'w, D: QueryData, F: QueryFilter>(
+    state: &QueryState<D, F>,
+    world: &'w World,
+    ticks: TickRange,
+) -> Result<D::Item<'w>, QuerySingleError> {
+    // SAFETY: forwarded contract (prepared).
+    let found = unsafe { state.matching_entities(world, ticks, 2) };
+    match found[..] {
+        [] => Err(QuerySingleError::NoEntities(short_type_name::<D>())),
+        [entity] => {
+            // SAFETY: forwarded contract; the one item made.
+            unsafe { state.get_prepared(world, entity, ticks) }
+                .map_err(|_| QuerySingleError::NoEntities(short_type_name::<D>()))
+        }
+        _ => Err(QuerySingleError::MultipleEntities(short_type_name::<D>())),
+    }
 }
 
 // SAFETY: the access of `Query<D, F>` (recorded by its `init_state`); hands
@@ -936,8 +947,8 @@ unsafe impl<'a, D: QueryData + 'static, F: QueryFilter + 'static> SystemParam
 /// A [`Query`] that has at least one match: the system is skipped (quietly)
 /// while none does. Derefs to the query.
 ///
-/// Telling empty from not looks at the first item: of a `&mut T` query, it
-/// counts as changed.
+/// Telling empty from not fetches no item: a `Populated<&mut T>` marks an
+/// entity changed only if the system reaches it mutably.
 ///
 /// # Example
 /// ```
@@ -1075,11 +1086,9 @@ unsafe impl<'a, 'b, D: QueryData + 'static, F: QueryFilter + 'static> SystemPara
         ticks: TickRange,
     ) -> Result<Populated<'w, 's, D, F>, SystemSkip> {
         state.prepare(world);
-        // SAFETY: prepared just above; this system has `D`'s access, and the
-        // probe's item is dropped before the query is handed out.
-        let empty = unsafe { state.iter_prepared(world, ticks) }
-            .next()
-            .is_none();
+        // SAFETY: prepared just above. The probe fetches no item, so a
+        // `&mut T` query marks nothing changed by being checked.
+        let empty = unsafe { state.matching_entities(world, ticks, 1) }.is_empty();
         if empty {
             return Err(SystemSkip::quiet(format!(
                 "no entity matches query `{}`",

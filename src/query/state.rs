@@ -410,6 +410,86 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         }
     }
 
+    /// Whether [`QueryState::fetch_prepared`] would yield an item for
+    /// `entity`, found without fetching it: a writing query stamps no
+    /// change tick (change detection marks only what user code could have
+    /// written).
+    ///
+    /// # Safety
+    /// - `self.prepare(world)` ran since the world last changed structurally.
+    pub(crate) unsafe fn probe_prepared(
+        &self,
+        world: &World,
+        entity: Entity,
+        ticks: TickRange,
+    ) -> Result<(), Miss> {
+        let loc = world.location(entity).ok_or(Miss::NoSuchEntity)?;
+        let Some(matched) = self.matched_entry(loc.archetype) else {
+            return Err(Miss::NoMatch);
+        };
+        let archetype = world.archetype(loc.archetype);
+        let row = loc.row as usize;
+        if archetype.table.disabled().count() > 0
+            && self.skips_disabled(world)
+            && archetype.table.disabled().contains(row)
+        {
+            return Err(Miss::NoMatch);
+        }
+        // SAFETY: the state belongs to `world` (prepared); the archetype
+        // matched, with the archetype states cached for it; `row` holds
+        // `entity`. The data fetch only answers `can_fetch`, which writes
+        // and yields nothing, and the filter only reads.
+        let found = unsafe {
+            let mut data = Q::init_fetch(world, &self.data_state, ticks);
+            let mut filter = F::init_fetch(world, &self.filter_state, ticks);
+            Q::set_archetype(&mut data, &self.data_state, matched.data, archetype);
+            F::set_archetype(&mut filter, &self.filter_state, matched.filter, archetype);
+            F::filter(&mut filter, entity, row) && Q::can_fetch(&data, entity)
+        };
+        if found { Ok(()) } else { Err(Miss::NoMatch) }
+    }
+
+    /// Up to `limit` of the entities this query yields, in iteration
+    /// order, found by [`QueryState::probe_prepared`] (no item is fetched,
+    /// so no tick is stamped).
+    ///
+    /// # Safety
+    /// - `self.prepare(world)` ran since the world last changed structurally.
+    pub(crate) unsafe fn matching_entities(
+        &self,
+        world: &World,
+        ticks: TickRange,
+        limit: usize,
+    ) -> Vec<Entity> {
+        let mut out = Vec::new();
+        let mut probe = |entity: Entity| {
+            // SAFETY: forwarded contract.
+            if unsafe { self.probe_prepared(world, entity, ticks) }.is_ok() {
+                out.push(entity);
+            }
+            out.len() < limit
+        };
+        match self.driver(world) {
+            Some(driver) => {
+                for &entity in driver.entities {
+                    if !probe(entity) {
+                        break;
+                    }
+                }
+            }
+            None => {
+                'walk: for matched in self.matched() {
+                    for &entity in world.archetype(matched.id).entities() {
+                        if !probe(entity) {
+                            break 'walk;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// An iterator for a state already [prepared](Self::prepare) for
     /// `world`, with the given ticks.
     ///
