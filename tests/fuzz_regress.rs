@@ -236,6 +236,51 @@ fn every_operation_once() {
         Op::Clear,
         Op::Buf(CmdOp::Spawn { kind: 1, v: 3 }),
         Op::BufApply,
+        // Issue #39: builders, clones, spawn_at, disabling.
+        Op::SpawnBuilt { kind: 11, v: 21 },
+        Op::SpawnBuilt { kind: 0, v: 22 },
+        Op::InsertBuilt {
+            who: live(0),
+            kind: 8,
+            v: 23,
+        },
+        Op::InsertBuilt {
+            who: forged(40, 2),
+            kind: 2,
+            v: 24,
+        },
+        Op::Parent {
+            child: live(1),
+            parent: live(0),
+        },
+        Op::Clone(live(1)),
+        Op::Clone(any(0)),
+        Op::SpawnAt {
+            who: live(0),
+            fresh: 0,
+            kind: 7,
+            v: 25,
+            parts: true,
+        },
+        Op::SpawnAt {
+            who: live(0),
+            fresh: 3,
+            kind: 9,
+            v: 26,
+            parts: false,
+        },
+        Op::SpawnBuiltHooked {
+            v: 27,
+            boom: true,
+            at: None,
+        },
+        Op::SpawnBuiltHooked {
+            v: 28,
+            boom: false,
+            at: Some(5),
+        },
+        Op::DisableRoundTrip(live(2)),
+        Op::DisableRoundTrip(any(0)),
         Op::Buf(CmdOp::Spawn { kind: 11, v: 5 }),
     ]);
     for q in 0..14 {
@@ -260,14 +305,28 @@ fn every_injected_panic_site_once() {
         Site::Observer,
         Site::Default,
         Site::Drop,
+        Site::Clone,
     ];
     let mut ops = vec![Op::Spawn { kind: 11, v: 1 }];
     for (i, &site) in sites.iter().enumerate() {
         let v = i as u32;
+        if site == Site::Clone {
+            // One entity, with `Hk`, to copy.
+            ops.push(Op::Clear);
+            ops.push(Op::SpawnHooked { v, boom: false });
+        }
         ops.push(Op::Arm { site, countdown: 0 });
         ops.push(match site {
             Site::OnRemove => Op::RemoveHooked(live(1)),
             Site::Drop => Op::Despawn(live(0)),
+            Site::Clone => Op::Clone(live(0)),
+            // Odd steps through the builder (one change, as the static
+            // spawn): hooks and observers see every part.
+            _ if i % 2 == 1 => Op::SpawnBuiltHooked {
+                v,
+                boom: true,
+                at: None,
+            },
             _ => Op::SpawnHooked { v, boom: true },
         });
         // Ordinary operations afterwards, checked against the model again.

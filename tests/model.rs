@@ -7,7 +7,8 @@
 //! filter kind, clear, `reserve_entity`, a `CommandBuffer` whose commands
 //! are applied later, and relations: `relate`/`unrelate` of a many-to-many
 //! relation, `add_child` and `despawn_recursive`) and runs each one both on
-//! a [`World`] and on a plain model: one optional value per component type
+//! a [`World`] and on a plain model (and, for issue #39, `EntityBuilder`
+//! spawns and inserts, `clone_entity`, `spawn_at` and disabling): one optional value per component type
 //! and entity, plus the ids reserved but not yet flushed, the commands not
 //! yet applied, a log of add/change events for `Added`/`Changed` filters,
 //! and the relation edges made (an edge with a dead end counts as gone:
@@ -115,6 +116,29 @@ enum Op {
     },
     /// `World::despawn_recursive`.
     DespawnRecursive(Who),
+    /// `World::spawn` of an `EntityBuilder`'s build.
+    SpawnBuilt {
+        kind: u8,
+        v: u32,
+    },
+    /// `World::insert` of an `EntityBuilder`'s build.
+    InsertBuilt {
+        who: Who,
+        kind: u8,
+        v: u32,
+    },
+    /// `World::clone_entity`.
+    Clone(Who),
+    /// `World::spawn_at` (a live handle, or a new index for odd `fresh`).
+    SpawnAt {
+        who: Who,
+        fresh: u8,
+        kind: u8,
+        v: u32,
+        parts: bool,
+    },
+    /// Disables an entity, checks direct access and a query, enables it.
+    DisableRoundTrip(Who),
 }
 
 /// A live handle (if any; 4 in 5), or any handle ever seen.
@@ -144,13 +168,19 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (kind.clone(), v).prop_map(|(kind, v)| Op::Cmd(CmdOp::Spawn { kind, v })),
         2 => (who(), kind.clone(), v)
             .prop_map(|(who, kind, v)| Op::Cmd(CmdOp::Insert { who, kind, v })),
-        2 => (who(), kind).prop_map(|(who, kind)| Op::Cmd(CmdOp::Remove { who, kind })),
+        2 => (who(), kind.clone()).prop_map(|(who, kind)| Op::Cmd(CmdOp::Remove { who, kind })),
         1 => who().prop_map(|who| Op::Cmd(CmdOp::Despawn(who))),
         2 => Just(Op::CmdApply),
         3 => (who(), who()).prop_map(|(src, dst)| Op::Relate { src, dst }),
         1 => (who(), who()).prop_map(|(src, dst)| Op::Unrelate { src, dst }),
         3 => (who(), who()).prop_map(|(child, parent)| Op::Parent { child, parent }),
         1 => who().prop_map(Op::DespawnRecursive),
+        3 => (kind.clone(), v).prop_map(|(kind, v)| Op::SpawnBuilt { kind, v }),
+        2 => (who(), kind.clone(), v).prop_map(|(who, kind, v)| Op::InsertBuilt { who, kind, v }),
+        2 => who().prop_map(Op::Clone),
+        2 => (who(), any::<u8>(), kind, v, any::<bool>())
+            .prop_map(|(who, fresh, kind, v, parts)| Op::SpawnAt { who, fresh, kind, v, parts }),
+        1 => who().prop_map(Op::DisableRoundTrip),
     ]
 }
 
@@ -206,6 +236,30 @@ fn step(c: &mut Case, op: &Op) {
         Op::DespawnRecursive(who) => {
             let e = c.model.pick(who);
             do_despawn_recursive(c, e);
+        }
+        Op::SpawnBuilt { kind, v } => do_spawn_built(c, kind, v),
+        Op::InsertBuilt { who, kind, v } => {
+            let e = c.model.pick(who);
+            do_insert_built(c, e, kind, v);
+        }
+        Op::Clone(who) => {
+            let e = c.model.pick(who);
+            do_clone(c, e);
+        }
+        Op::SpawnAt {
+            who,
+            fresh,
+            kind,
+            v,
+            parts,
+        } => {
+            if let Some(e) = spawn_at_target(&c.model, who, fresh) {
+                do_spawn_at(c, e, kind, v, parts);
+            }
+        }
+        Op::DisableRoundTrip(who) => {
+            let e = c.model.pick(who);
+            do_disable_round_trip(c, e);
         }
     }
 }

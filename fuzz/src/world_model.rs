@@ -154,6 +154,45 @@ impl Drop for Big {
     }
 }
 
+// `Clone` (so `clone_entity` copies them, each copy counted as made):
+// `Tab`, `Spa`, `ZSpa`, `Big`. The others have no `Clone` and are skipped.
+impl Clone for Tab {
+    fn clone(&self) -> Self {
+        count(0, true);
+        Tab {
+            val: self.val.clone(),
+        }
+    }
+}
+
+impl Clone for Spa {
+    fn clone(&self) -> Self {
+        count(1, true);
+        Spa {
+            val: self.val.clone(),
+        }
+    }
+}
+
+impl Clone for ZSpa {
+    fn clone(&self) -> Self {
+        ZSpa
+    }
+}
+
+impl Clone for Big {
+    fn clone(&self) -> Self {
+        count(4, true);
+        Big {
+            val: self.val,
+            check: self.check.clone(),
+        }
+    }
+}
+
+/// Which slots `clone_entity` copies (their types are `Clone`).
+pub const CLONED: [bool; N] = [true, true, false, true, true, false, false, false];
+
 /// A component type the model knows: its slot, and how values map to `u64`.
 pub trait Comp: Component + Sized {
     const IDX: usize;
@@ -1891,4 +1930,166 @@ pub fn do_query_ticks<X>(c: &mut Case<X>) {
     for k in 0..TICK_STATES {
         run_tick_query(k, &c.world, &mut c.states, &c.model);
     }
+}
+
+// ----- run-time bundles, clones, spawn_at (issue #39) ------------------------------------
+
+/// Bundle kind `kind`, made with value `v`, as an `EntityBuilder`'s build.
+pub fn built(kind: u8, v: u32) -> mosaic::BuiltEntity {
+    struct V(u32);
+    impl KindVisitor for V {
+        type Out = mosaic::BuiltEntity;
+        fn visit<B: ModelBundle>(self) -> Self::Out {
+            let mut builder = mosaic::EntityBuilder::new();
+            builder.add_bundle(B::make(self.0));
+            builder.build()
+        }
+    }
+    with_kind(kind, V(v))
+}
+
+/// `World::spawn` of an `EntityBuilder`'s build of kind `kind`: the model
+/// of a static spawn, and at most one archetype made on the way (the
+/// parts move once, to their final archetype).
+pub fn do_spawn_built<X>(c: &mut Case<X>, kind: u8, v: u32) {
+    c.model.flush();
+    let parts = built(kind, v);
+    let archetypes = c.world.archetype_count();
+    let e = c.world.spawn(parts);
+    assert!(
+        c.world.archetype_count() <= archetypes + 1,
+        "a built entity made an archetype on the way"
+    );
+    c.model.fresh(e);
+    c.model.spawn(e, &kind_expected(kind, v));
+}
+
+/// `World::insert` of an `EntityBuilder`'s build of kind `kind`.
+pub fn do_insert_built<X>(c: &mut Case<X>, e: Entity, kind: u8, v: u32) {
+    c.model.flush();
+    let parts = built(kind, v);
+    let archetypes = c.world.archetype_count();
+    let result = c.world.insert(e, parts);
+    assert!(
+        c.world.archetype_count() <= archetypes + 1,
+        "insert of parts: one move"
+    );
+    check_insert(&mut c.model, e, result, &kind_expected(kind, v));
+}
+
+/// `World::clone_entity(e)`: the copy has `e`'s [`CLONED`] slots and its
+/// parent (`ChildOf` is `Clone`; `Lk` is not, so no `Lk` edge).
+pub fn do_clone<X>(c: &mut Case<X>, e: Entity) {
+    c.model.flush();
+    let result = c.world.clone_entity(e);
+    let Some(slots) = c.model.live.get(&e).copied() else {
+        assert_eq!(
+            result,
+            Err(EntityError::NoSuchEntity(e)),
+            "clone of dead {e:?}"
+        );
+        return;
+    };
+    let copy = result.expect("clone of a live entity");
+    let values: Vec<(usize, u64)> = (0..N)
+        .filter(|&i| CLONED[i])
+        .filter_map(|i| Some((i, slots[i]?)))
+        .collect();
+    c.model.fresh(copy);
+    c.model.spawn(copy, &values);
+    if let Some(p) = c.model.live_parent(e) {
+        c.model.parents.insert(copy, p);
+    }
+}
+
+/// The handle `World::spawn_at` gets: a live entity's own (replaced in
+/// place, keeping its id) or, for odd `fresh`, an index past the others,
+/// generation 1, if never seen (a handle seen before, now dead, would
+/// bring back a generation the allocator already handed out: skipped).
+pub fn spawn_at_target(m: &Model, who: Who, fresh: u8) -> Option<Entity> {
+    if fresh & 1 == 0 {
+        // Only a live handle: a stale or forged one could bring back an
+        // old generation, or name an index far past every slot.
+        let e = m.pick(who);
+        return m.live.contains_key(&e).then_some(e);
+    }
+    let e = Entity::from_bits((1u64 << 32) | u64::from(1000 + u32::from(fresh % 16))).unwrap();
+    (!m.known_set.contains(&e) || m.live.contains_key(&e)).then_some(e)
+}
+
+/// `World::spawn_at(e, ..)` of kind `kind`, as a static bundle or (if
+/// `parts`) an `EntityBuilder`'s build: whatever lived at `e`'s index goes
+/// (its edges from both ends), and `e` lives with exactly the kind's values.
+pub fn do_spawn_at<X>(c: &mut Case<X>, e: Entity, kind: u8, v: u32, parts: bool) {
+    struct V<'a>(&'a mut World, Entity, u32);
+    impl KindVisitor for V<'_> {
+        type Out = ();
+        fn visit<B: ModelBundle>(self) {
+            self.0.spawn_at(self.1, B::make(self.2));
+        }
+    }
+    c.model.flush();
+    if parts {
+        c.world.spawn_at(e, built(kind, v));
+    } else {
+        with_kind(kind, V(&mut c.world, e, v));
+    }
+    c.model.evict_index(e);
+    c.model.learn(e);
+    c.model.spawn(e, &kind_expected(kind, v));
+}
+
+impl Model {
+    /// What `spawn_at(e, ..)` does first: the entity living at `e`'s
+    /// index, if any, is despawned (its edges with it, for good: its handle
+    /// may live again).
+    pub fn evict_index(&mut self, e: Entity) {
+        let occupant: Vec<Entity> = self
+            .live
+            .keys()
+            .copied()
+            .filter(|o| o.index() == e.index())
+            .collect();
+        for o in occupant {
+            self.live.remove(&o);
+            self.likes.retain(|&(s, t)| s != o && t != o);
+            self.parents.retain(|&ch, &mut p| ch != o && p != o);
+        }
+    }
+}
+
+/// Disables `e` (`Disabled`), checks the rule of direct access against a
+/// default query, then enables it again: direct access by id
+/// (`get`/`has`, `get_many_mut`, `clone_entity`'s copy) sees it, the data
+/// query skips it; the model's state is unchanged after.
+pub fn do_disable_round_trip<X>(c: &mut Case<X>, e: Entity) {
+    c.model.flush();
+    let live = c.model.live.contains_key(&e);
+    assert_eq!(
+        c.world.insert_one(e, mosaic::Disabled).is_ok(),
+        live,
+        "disable {e:?}"
+    );
+    if !live {
+        return;
+    }
+    check_entity(&c.world, &c.model, e);
+    assert!(
+        c.states.data.iter(&c.world).all(|item| item.0 != e),
+        "a default query skips disabled {e:?}"
+    );
+    if c.model.live[&e][0].is_some() {
+        let [tab] = c
+            .world
+            .get_many_mut::<Tab, 1>([e])
+            .expect("direct access sees it");
+        check_aligned(tab);
+        // Handed out mutably: marked changed.
+        c.model.changed(e, 0);
+    }
+    assert_eq!(
+        c.world.remove_one::<mosaic::Disabled>(e),
+        Ok(mosaic::Disabled)
+    );
+    check_entity(&c.world, &c.model, e);
 }

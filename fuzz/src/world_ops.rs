@@ -109,6 +109,8 @@ pub enum Site {
     Default,
     /// `Bm`'s `Drop`.
     Drop,
+    /// `Hk`'s `Clone` (`clone_entity`).
+    Clone,
 }
 
 thread_local! {
@@ -117,6 +119,9 @@ thread_local! {
     static FIRED: Cell<Option<Site>> = const { Cell::new(None) };
     /// Constructions and drops of `Hk`, `Df`, `Bm`.
     static EXTRA: Cell<([u64; 3], [u64; 3])> = const { Cell::new(([0; 3], [0; 3])) };
+    /// Set while a step spawns `Hk` with `Bm`: `Hk`'s `on_add` checks
+    /// that it sees `Bm` too.
+    static EXPECT_BM: Cell<bool> = const { Cell::new(false) };
     /// Every site that panicked in the last case run, in order.
     static FIRED_LOG: std::cell::RefCell<Vec<Site>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -182,6 +187,13 @@ impl Drop for Hk {
     }
 }
 
+impl Clone for Hk {
+    fn clone(&self) -> Hk {
+        maybe_panic(Site::Clone);
+        Hk::new(*self.0)
+    }
+}
+
 fn hk_on_add(w: DeferredWorld, e: Entity) {
     // Requirements arrive in the same change as the component needing
     // them, before any hook runs (#17).
@@ -189,6 +201,13 @@ fn hk_on_add(w: DeferredWorld, e: Entity) {
         w.get::<Df>(e).is_ok(),
         "on_add of Hk ran before its required Df was added"
     );
+    // The whole spawn is there before any hook runs (#39).
+    if EXPECT_BM.with(Cell::get) {
+        assert!(
+            w.get::<Bm>(e).is_ok(),
+            "on_add of Hk saw the entity without its Bm"
+        );
+    }
     maybe_panic(Site::OnAdd);
 }
 
@@ -371,6 +390,40 @@ pub enum Op {
     },
     /// `World::despawn_recursive` through `ChildOf`.
     DespawnRecursive(Who),
+    // Issue #39: run-time bundles, clones, `spawn_at`, disabling. (New
+    // variants go last; `arbitrary` still maps tags by variant count, so
+    // older corpus inputs decode to other, equally valid, sequences.)
+    /// `World::spawn` of an `EntityBuilder`'s build.
+    SpawnBuilt {
+        kind: u8,
+        v: u32,
+    },
+    /// `World::insert` of an `EntityBuilder`'s build.
+    InsertBuilt {
+        who: Who,
+        kind: u8,
+        v: u32,
+    },
+    /// `World::clone_entity` (`Hk`'s `Clone` may panic).
+    Clone(Who),
+    /// `World::spawn_at` of a live entity's handle (even `fresh`) or a new
+    /// index; a static bundle, or a build if `parts`.
+    SpawnAt {
+        who: Who,
+        fresh: u8,
+        kind: u8,
+        v: u32,
+        parts: bool,
+    },
+    /// `SpawnHooked` through an `EntityBuilder`, or through `spawn_at` of a
+    /// new index if `at` is some.
+    SpawnBuiltHooked {
+        v: u32,
+        boom: bool,
+        at: Option<u8>,
+    },
+    /// Disables an entity, checks direct access and a query, enables it.
+    DisableRoundTrip(Who),
 }
 
 /// Decodes `data` into operations (at most [`MAX_OPS`]).
@@ -555,11 +608,16 @@ fn step(c: &mut Case<Extras>, op: &Op) {
         Op::Arm { site, countdown } => ARMED.with(|a| a.set(Some((site, countdown % 4)))),
         Op::SpawnHooked { v, boom } => {
             c.model.flush();
-            let e = if boom {
-                c.world.spawn((Hk::new(v), Bm::new()))
-            } else {
-                c.world.spawn(Hk::new(v))
-            };
+            EXPECT_BM.with(|x| x.set(boom));
+            let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if boom {
+                    c.world.spawn((Hk::new(v), Bm::new()))
+                } else {
+                    c.world.spawn(Hk::new(v))
+                }
+            }));
+            EXPECT_BM.with(|x| x.set(false));
+            let e = spawned.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
             c.model.fresh(e);
             c.model.spawn(e, &[]);
             assert!(
@@ -595,6 +653,31 @@ fn step(c: &mut Case<Extras>, op: &Op) {
                 assert!(result.is_err(), "remove::<Hk>({e:?}) of none");
             }
         }
+        Op::SpawnBuilt { kind, v } => do_spawn_built(c, fuzz_kind(kind), v),
+        Op::InsertBuilt { who, kind, v } => {
+            let e = c.model.pick(who);
+            do_insert_built(c, e, fuzz_kind(kind), v);
+        }
+        Op::Clone(who) => {
+            let e = c.model.pick(who);
+            do_clone(c, e);
+        }
+        Op::SpawnAt {
+            who,
+            fresh,
+            kind,
+            v,
+            parts,
+        } => {
+            if let Some(e) = spawn_at_target(&c.model, who, fresh) {
+                do_spawn_at(c, e, fuzz_kind(kind), v, parts);
+            }
+        }
+        Op::SpawnBuiltHooked { v, boom, at } => spawn_built_hooked(c, v, boom, at),
+        Op::DisableRoundTrip(who) => {
+            let e = c.model.pick(who);
+            do_disable_round_trip(c, e);
+        }
         Op::RemoveBoom(who) => {
             let e = c.model.pick(who);
             let had = c.world.has::<Bm>(e);
@@ -603,6 +686,41 @@ fn step(c: &mut Case<Extras>, op: &Op) {
             assert_eq!(result.is_ok(), had, "remove::<Bm>({e:?}): {result:?}");
         }
     }
+}
+
+/// `Hk` (so `Df`) and, if `boom`, `Bm`, spawned through an
+/// `EntityBuilder`, at a new index by `spawn_at` if `at` is some: one
+/// change, whose hooks see every part (`EXPECT_BM`).
+fn spawn_built_hooked(c: &mut Case<Extras>, v: u32, boom: bool, at: Option<u8>) {
+    let mut builder = EntityBuilder::new();
+    builder.add(Hk::new(v));
+    if boom {
+        builder.add(Bm::new());
+    }
+    let parts = builder.build();
+    let target = at.and_then(|fresh| spawn_at_target(&c.model, Who::Any(0), fresh | 1));
+    c.model.flush();
+    EXPECT_BM.with(|x| x.set(boom));
+    let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match target {
+        Some(e) => {
+            c.world.spawn_at(e, parts);
+            e
+        }
+        None => c.world.spawn(parts),
+    }));
+    EXPECT_BM.with(|x| x.set(false));
+    let e = spawned.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+    if target.is_some() {
+        c.model.evict_index(e);
+        c.model.learn(e);
+    } else {
+        c.model.fresh(e);
+    }
+    c.model.spawn(e, &[]);
+    assert!(
+        c.world.has::<Hk>(e) && c.world.has::<Df>(e) && c.world.has::<Bm>(e) == boom,
+        "built with its requirement"
+    );
 }
 
 /// `op` with its bundle kind decoded by [`fuzz_kind`].
