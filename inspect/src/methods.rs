@@ -54,7 +54,10 @@ pub(crate) fn call(
     let p = Params(&call.params);
     let registry = &state.registry.clone();
     match call.method.as_str() {
-        "world.query" => query(world, registry, &p),
+        "world.query" => {
+            let (offset, limit) = query_window(&call.params)?;
+            query(world, registry, &call.params, offset, limit, None).map(|s| Value::Array(s.rows))
+        }
         "world.get_components" => get_components(world, registry, &p),
         "world.insert_components" => {
             let entity = p.entity("entity", world)?;
@@ -321,7 +324,38 @@ fn unregistered(info: &ComponentInfo) -> Value {
 
 // ----- world.query ----------------------------------------------------------
 
-fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
+/// Rows `world.query` returns when the call gives no `limit`.
+pub(crate) const DEFAULT_QUERY_LIMIT: usize = 1000;
+
+/// A call's `offset` and `limit` (absent: 0 and [`DEFAULT_QUERY_LIMIT`]).
+pub(crate) fn query_window(params: &Value) -> Result<(usize, usize), RpcError> {
+    let p = Params(params);
+    let offset = p.opt_u64("offset")?.unwrap_or(0);
+    let limit = p.opt_u64("limit")?.unwrap_or(DEFAULT_QUERY_LIMIT as u64);
+    let clamp = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Ok((clamp(offset), clamp(limit)))
+}
+
+/// One slice of a `world.query` answer.
+pub(crate) struct QuerySlice {
+    pub rows: Vec<Value>,
+    /// True if matches are left after these rows (the limit or the
+    /// deadline stopped the walk).
+    pub more: bool,
+}
+
+/// Up to `limit` rows of `world.query` from match `offset` on, stopping
+/// early (with `more`) once `deadline` passes; at least one row is built
+/// if one matches.
+pub(crate) fn query(
+    world: &World,
+    registry: &TypeRegistry,
+    params: &Value,
+    offset: usize,
+    limit: usize,
+    deadline: Option<std::time::Instant>,
+) -> Result<QuerySlice, RpcError> {
+    let p = &Params(params);
     let strict = p.opt_bool("strict")?;
     let data = p.get("data").unwrap_or(&Value::Null);
     let filter = p.get("filter").unwrap_or(&Value::Null);
@@ -333,8 +367,6 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
     let has = names_in(data.get("has"), "data.has")?;
     let with = names_in(filter.get("with"), "filter.with")?;
     let without = names_in(filter.get("without"), "filter.without")?;
-    let offset = p.opt_u64("offset")?.unwrap_or(0) as usize;
-    let limit = p.opt_u64("limit")?.map_or(usize::MAX, |l| l as usize);
 
     // Names that resolve to nothing: an error in strict mode; otherwise a
     // required one matches nothing and an optional one is left out.
@@ -353,7 +385,10 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
         .chain(lookup(&with)?)
         .collect();
     if required.iter().any(Option::is_none) {
-        return Ok(json!([]));
+        return Ok(QuerySlice {
+            rows: Vec::new(),
+            more: false,
+        });
     }
     let required: Vec<ComponentId> = required.into_iter().flatten().collect();
     let excluded: Vec<ComponentId> = lookup(&without)?.into_iter().flatten().collect();
@@ -376,10 +411,8 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
 
     let mut skip = offset;
     let mut rows = Vec::new();
+    let mut more = false;
     'archetypes: for archetype in world.archetypes() {
-        if rows.len() >= limit {
-            break;
-        }
         if archetype.is_empty()
             || !table_req.iter().all(|&&id| archetype.contains(id))
             || table_ex.iter().any(|&&id| archetype.contains(id))
@@ -404,7 +437,11 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
                 skip -= 1;
                 continue;
             }
-            if rows.len() >= limit {
+            // A match past the window: say more are left.
+            if rows.len() >= limit
+                || (!rows.is_empty() && deadline.is_some_and(|d| std::time::Instant::now() >= d))
+            {
+                more = true;
                 break 'archetypes;
             }
             rows.push(query_row(
@@ -412,7 +449,7 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
             )?);
         }
     }
-    Ok(Value::Array(rows))
+    Ok(QuerySlice { rows, more })
 }
 
 fn query_row(
