@@ -1403,3 +1403,27 @@ fn adding_a_system_after_runs_rebuilds() {
     schedule.run(&mut world);
     assert_eq!(world.resource::<Trace>().0, ["first", "zeroth", "first"]);
 }
+
+/// Issue #39, item 16: a chained system sees what the one before it
+/// spawned with `Commands`, in the same run (an automatic sync point), on
+/// both executors; `chain_ignore_deferred` opts out.
+#[test]
+fn a_chained_system_sees_the_commands_of_the_one_before() {
+    #[derive(Component)]
+    struct Spawned;
+    fn spawner(mut commands: Commands) {
+        commands.spawn(Spawned);
+    }
+    fn counter(q: Query<&Spawned>, mut seen: ResMut<Vec<usize>>) {
+        seen.push(q.iter().count());
+    }
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Vec::<usize>::new());
+        let mut schedule = schedule_on(kind);
+        schedule.add_systems((spawner, counter).chain());
+        schedule.run(&mut world);
+        schedule.run(&mut world);
+        assert_eq!(*world.resource::<Vec<usize>>(), [1, 2], "{kind:?}");
+    }
+}

@@ -14,7 +14,7 @@ use super::config::{BoxedSystem, PendingSystem};
 use super::executor::{self, Block, ExecutorKind, Plan, SlotStats, Step};
 use super::timing::{SystemTiming, SystemTimings};
 use super::{ErrorHandler, IntoSystem, IntoSystemOutput, System, SystemAccess};
-use crate::time::Time;
+use crate::time::{FrameTime, Time};
 use crate::world::{World, WorldId};
 
 /// Why a schedule cannot run. Every variant names the systems (and, for
@@ -861,6 +861,12 @@ impl Schedule {
     /// with the [`ScheduleError`] message if the schedule is invalid). A
     /// panic inside a system is re-raised as a `String` naming the system.
     ///
+    /// A run that is not inside another (nor inside
+    /// [`Schedule::run_frame`] or [`World::apply_state_transitions`]) is a
+    /// frame of its own: it advances the event buffers at its end
+    /// ([`World::update_events`]). A nested run, say from an exclusive
+    /// system, is part of the frame under way and leaves them alone.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
@@ -873,6 +879,18 @@ impl Schedule {
     /// assert_eq!(*world.resource::<u32>(), 2);
     /// ```
     pub fn run(&mut self, world: &mut World) {
+        if world.is_in_frame() {
+            // Nested (a fixed step, a state transition, a run from an
+            // exclusive system): part of the frame under way.
+            self.run_once(world);
+        } else {
+            world.in_frame(|world| self.run_once(world));
+            world.update_events();
+        }
+    }
+
+    /// One run of every enabled system, without touching the events.
+    fn run_once(&mut self, world: &mut World) {
         if self.plan.is_none() || self.world != Some(world.id()) {
             if let Err(err) = self.build(world) {
                 panic!("{err}");
@@ -899,14 +917,20 @@ impl Schedule {
         if self.has_conditions {
             self.apply_condition_commands(world);
         }
-        world.update_events();
     }
 
     /// One frame of the classic `update(dt)` loop: advances the world's
-    /// [`Time`] by `delta` (inserting it if missing), applies pending
-    /// state transitions ([`World::apply_state_transitions`]), runs the
-    /// fixed-step schedule ([`FixedUpdate`](crate::FixedUpdate)) as many
-    /// times as `delta` calls for, then runs this schedule.
+    /// [`Time`] by `delta` (inserting it if missing) and copies it to
+    /// [`FrameTime`], applies pending state transitions
+    /// ([`World::apply_state_transitions`]), runs the fixed-step schedule
+    /// ([`FixedUpdate`](crate::FixedUpdate)) as many times as `delta` calls
+    /// for, with `Time` set to the fixed clock, then runs this schedule.
+    ///
+    /// The frame advances the event buffers once, at its end (see
+    /// [`crate::event`]): the schedules it runs are all part of it. While
+    /// the fixed step has systems, a frame that runs no fixed step leaves
+    /// them alone, so the fixed step reads every event sent since its last
+    /// step, at any frame rate.
     ///
     /// # Example
     /// ```
@@ -918,10 +942,20 @@ impl Schedule {
     /// assert_eq!(world.resource::<Time>().frame(), 1);
     /// ```
     pub fn run_frame(&mut self, world: &mut World, delta: Duration) {
-        world.resource_or_default::<Time>().advance(delta);
-        world.apply_state_transitions();
-        super::fixed::run_fixed_steps(world, delta);
-        self.run(world);
+        let time = world.resource_or_default::<Time>();
+        time.advance(delta);
+        let frame = FrameTime::new(time.clone());
+        *world.resource_or_default::<FrameTime>() = frame;
+        let nested = world.is_in_frame();
+        let fixed_step_read = world.in_frame(|world| {
+            world.apply_state_transitions();
+            let fixed_step_read = super::fixed::run_fixed_steps(world, delta);
+            self.run(world);
+            fixed_step_read
+        });
+        if fixed_step_read && !nested {
+            world.update_events();
+        }
     }
 
     /// Runs `frames` frames of length `delta` ([`Schedule::run_frame`] in a
