@@ -182,7 +182,7 @@ impl FrameTime {
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
-        /// let mut world = World::new();
+    /// let mut world = World::new();
     /// Schedule::new().run_frame(&mut world, std::time::Duration::from_millis(16));
     /// assert_eq!(world.resource::<FrameTime>().time(), world.resource::<Time>());
     /// ```

@@ -659,7 +659,11 @@ fn state_transition_schedules_do_not_age_the_frame_s_events() {
         schedule.run_frame(&mut world, std::time::Duration::from_millis(16));
     }
     let seen = &world.resource::<Seen<0>>().0;
-    let frames: Vec<u32> = seen.iter().filter(|m| m.writer == 0).map(|m| m.frame).collect();
+    let frames: Vec<u32> = seen
+        .iter()
+        .filter(|m| m.writer == 0)
+        .map(|m| m.frame)
+        .collect();
     assert_eq!(frames, [0, 1, 2, 3, 4]);
     // The first frame's OnEnter of the initial state, then one per frame.
     assert_eq!(seen.iter().filter(|m| m.writer == OUTSIDE).count(), 6);

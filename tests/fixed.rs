@@ -233,3 +233,30 @@ fn fixed_steps_do_not_drop_events_a_frame_reader_has_not_read() {
     assert_eq!(*world.resource::<u32>(), 30, "three fixed steps a frame");
     assert_eq!(world.resource::<Read>().0, (0..9).collect::<Vec<_>>());
 }
+
+/// A panic in a fixed step leaves the frame's clock in `Time` and the
+/// world out of the frame: later runs advance the events as before.
+#[test]
+fn a_panicking_fixed_step_puts_the_frame_clock_back() {
+    struct Armed(bool);
+    let mut world = World::new();
+    world.insert_resource(Armed(true));
+    world.insert_resource(FixedTime::new(Duration::from_millis(20)));
+    world.add_systems(FixedUpdate, |mut armed: ResMut<Armed>| {
+        if std::mem::replace(&mut armed.0, false) {
+            panic!("step failed");
+        }
+    });
+    let mut frame = Schedule::new();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        frame.run_frame(&mut world, Duration::from_millis(40))
+    }));
+    assert!(outcome.is_err());
+    assert_eq!(world.resource::<Time>().delta(), Duration::from_millis(40));
+    // Not stuck inside a frame: an outermost run still ages the events.
+    world.send_event(Key(1));
+    let mut plain = Schedule::new();
+    plain.run(&mut world);
+    plain.run(&mut world);
+    assert!(world.events::<Key>().unwrap().is_empty());
+}

@@ -1452,7 +1452,8 @@ fn a_chained_system_sees_the_commands_of_the_one_before() {
         ),
         (
             |s| {
-                s.add_system("count", counter).after_ignore_deferred("spawn");
+                s.add_system("count", counter)
+                    .after_ignore_deferred("spawn");
                 s.add_system("spawn", spawner);
             },
             [0, 1],
@@ -1466,7 +1467,11 @@ fn a_chained_system_sees_the_commands_of_the_one_before() {
             setup(&mut schedule);
             schedule.run(&mut world);
             schedule.run(&mut world);
-            assert_eq!(*world.resource::<Vec<usize>>(), *expected, "{kind:?}, case {i}");
+            assert_eq!(
+                *world.resource::<Vec<usize>>(),
+                *expected,
+                "{kind:?}, case {i}"
+            );
         }
     }
 }

@@ -182,7 +182,9 @@ fn commands_of_a_panicked_block_apply_at_the_next_sync_point() {
             commands.spawn(Hp(7));
         });
         // In the same block as `spawn` (no sync point in between).
-        schedule.add_system("boom", boom).after_ignore_deferred("spawn");
+        schedule
+            .add_system("boom", boom)
+            .after_ignore_deferred("spawn");
         expect_panic(|| schedule.run(&mut world));
         assert_eq!(world.len(), 0, "{kind:?}");
         schedule.run(&mut world);

@@ -244,13 +244,16 @@ fn command_spawn_ids_are_the_same_on_both_executors() {
                 },
             );
         }
-        schedule.add_system("reaper", |mut commands: Commands, q: Query<(Entity, &Spark)>| {
-            for (e, spark) in q.iter() {
-                if (e.index() + spark.0) % 3 == 0 {
-                    commands.despawn(e);
+        schedule.add_system(
+            "reaper",
+            |mut commands: Commands, q: Query<(Entity, &Spark)>| {
+                for (e, spark) in q.iter() {
+                    if (e.index() + spark.0) % 3 == 0 {
+                        commands.despawn(e);
+                    }
                 }
-            }
-        });
+            },
+        );
         let mut ids = Vec::new();
         for _ in 0..frames {
             schedule.run(&mut world);

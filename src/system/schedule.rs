@@ -1592,7 +1592,10 @@ mod tests {
                 synced += 1;
             }
         }
-        assert!(synced > 0, "some system with commands is ordered before another");
+        assert!(
+            synced > 0,
+            "some system with commands is ordered before another"
+        );
         for step in &plan.steps {
             let Step::Block(block) = step else {
                 start += 1;
