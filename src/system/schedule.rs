@@ -979,7 +979,7 @@ impl Schedule {
     /// for, with `Time` set to the fixed clock, then runs this schedule.
     ///
     /// The frame advances the event buffers once, at its end (see
-    /// [`crate::event`]): the schedules it runs are all part of it. While
+    /// [`Events`](crate::Events), "Lifetime"): the schedules it runs are all part of it. While
     /// the fixed step has systems, a frame that runs no fixed step leaves
     /// them alone, so the fixed step reads every event sent since its last
     /// step, at any frame rate.
