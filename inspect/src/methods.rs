@@ -203,7 +203,7 @@ pub(crate) fn call(
         "schedule.set_enabled" => {
             let name = p.str("system")?;
             let enabled = p.bool("enabled")?;
-            let frame = need(schedule.as_deref_mut())?;
+            let frame = need(schedule)?;
             let fixed = world
                 .get_schedule(FixedUpdate)
                 .is_some_and(|f| f.system_names().contains(&name));
