@@ -27,7 +27,7 @@
 //!   `world.entity_info`, `world.hierarchy`, `world.find`,
 //!   `schedule.set_enabled`, `schedule.pause`, `schedule.step`. Components
 //!   and resources are named by registered name or full type path. Other
-//!   methods (`world.trigger_event`) answer "method not supported: <name>".
+//!   methods (`world.trigger_event`) answer `method not supported: <name>`.
 //!   A method name ending in `+watch` (BRP's form), or
 //!   `GET /watch?request=<call as JSON>`, streams server-sent events: for
 //!   `world.get_components` the components that changed and the names of
