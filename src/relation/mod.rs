@@ -92,6 +92,7 @@ use crate::storage::DeferredPanic;
 use crate::world::{EntityWorldMut, World, WorldId};
 
 mod hierarchy;
+pub(crate) use hierarchy::OnRefused;
 pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 
 /// A type whose values label edges between entities: `Likes`, `ChildOf`,
@@ -197,8 +198,12 @@ pub enum OnTargetDespawn {
     Unrelate,
     /// Despawn the source too (and, in turn, its own sources under their
     /// policies): ownership. Runs iteratively, whatever the depth, after
-    /// the target is gone. A doomed source that is itself kept alive by a
-    /// `Refuse` relation stays (its edge to the despawned target removed).
+    /// the target is gone, as one sweep: the whole doomed set is decided
+    /// on the graph first, so the outcome does not depend on the order the
+    /// edges were made in. A doomed source that is kept alive by a
+    /// `Refuse` relation from an entity outside the doomed set stays (its
+    /// edge to the despawned target removed), and so does what only it
+    /// would doom; a refusing source that is doomed too keeps nothing.
     Despawn,
     /// Refuse to despawn the target while anything relates to it:
     /// [`World::despawn`] fails with [`EntityError::DespawnRefused`](crate::EntityError::DespawnRefused)
@@ -827,6 +832,8 @@ struct Kind {
     /// Announces every edge of a world about to be cleared (see
     /// [`announce_cleared`]).
     announce_cleared: fn(&mut World) -> bool,
+    /// An entity's sources of this relation (see [`World::sources`]).
+    sources_of: for<'w> fn(&'w World, Entity) -> &'w [Entity],
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
@@ -992,21 +999,6 @@ impl Relations {
         true
     }
 
-    /// Holds the despawns of queued sources until [`Relations::release_drain`]
-    /// (as an outer despawn's drain does), so that several despawns run
-    /// first; returns the previous setting, to restore.
-    pub(crate) fn hold_drain(&mut self) -> bool {
-        std::mem::replace(&mut self.draining, true)
-    }
-
-    pub(crate) fn release_drain(&mut self, previous: bool) {
-        self.draining = previous;
-    }
-
-    pub(crate) fn pop_pending(&mut self) -> Option<Entity> {
-        self.pending.pop()
-    }
-
     pub(crate) fn end_drain(&mut self) {
         self.draining = false;
     }
@@ -1090,6 +1082,7 @@ impl World {
             check: check::<R>,
             clone_edges: clone_edges::<R>,
             announce_cleared: announce_cleared::<R>,
+            sources_of: |world, entity| world.sources::<R>(entity),
         });
     }
 
@@ -1462,6 +1455,58 @@ impl World {
     }
 
     // ----- internals -----------------------------------------------------------------
+
+    /// The entities a cascade despawns, decided on the graph alone, before
+    /// any goes: `seeds` (sources whose target was despawned under an
+    /// [`OnTargetDespawn::Despawn`] policy) and, in turn, the sources such
+    /// a policy dooms with each of them; but not an entity that a source
+    /// outside that set keeps alive ([`OnTargetDespawn::Refuse`]), nor
+    /// what only such a survivor would doom. A refusing source that is
+    /// doomed itself keeps nothing. The answer is the largest such set,
+    /// found by leaving survivors out until none is left to find, so it
+    /// does not depend on the order the edges were made in. Breadth first
+    /// from the seeds (dead ones skipped), the order the caller despawns in.
+    pub(crate) fn decide_doomed(&self, seeds: Vec<Entity>) -> Vec<Entity> {
+        let kinds = &self.relations().kinds;
+        let mut kept = rustc_hash::FxHashSet::default();
+        loop {
+            let mut doomed = rustc_hash::FxHashSet::default();
+            let mut order: Vec<Entity> = Vec::with_capacity(seeds.len());
+            for &s in &seeds {
+                if self.contains(s) && !kept.contains(&s) && doomed.insert(s) {
+                    order.push(s);
+                }
+            }
+            let mut i = 0;
+            while i < order.len() {
+                let e = order[i];
+                i += 1;
+                for kind in kinds
+                    .iter()
+                    .filter(|k| k.policy == OnTargetDespawn::Despawn)
+                {
+                    for &s in (kind.sources_of)(self, e) {
+                        if !kept.contains(&s) && doomed.insert(s) {
+                            order.push(s);
+                        }
+                    }
+                }
+            }
+            let before = kept.len();
+            for &e in &order {
+                let refused = kinds
+                    .iter()
+                    .filter(|k| k.policy == OnTargetDespawn::Refuse)
+                    .any(|k| (k.sources_of)(self, e).iter().any(|s| !doomed.contains(s)));
+                if refused {
+                    kept.insert(e);
+                }
+            }
+            if kept.len() == before {
+                return order;
+            }
+        }
+    }
 
     /// True if `to` is `from` or can be reached from it by following `R`
     /// edges from source to target (for [`Relationship::ACYCLIC`]).
