@@ -147,9 +147,12 @@ pub trait Relationship: Send + Sync + Sized + 'static {
     /// [`ChildOf`]: no entity is its own ancestor): [`World::relate`]
     /// refuses an edge `source --R--> target` when `source` can already be
     /// reached from `target` (or is `target`) with
-    /// [`RelationError::Cycle`], changing nothing. The check walks up from
-    /// `target`: O(depth) for a `one` relation, a search of the edges
-    /// reachable from `target` otherwise. Off by default (a `one` relation
+    /// [`RelationError::Cycle`], changing nothing. For a `one` relation
+    /// the check walks up from `target` and down from `source` in turn,
+    /// stopping when either walk ends: about the smaller of `target`'s
+    /// depth and `source`'s subtree, so O(1) when a tree is built top down,
+    /// bottom up, or a scene's chains load in any order; a search of the
+    /// edges reachable from `target` otherwise. Off by default (a `one` relation
     /// such as "aims at" may well be mutual); `#[relation(acyclic)]`.
     const ACYCLIC: bool = false;
 
@@ -1520,17 +1523,7 @@ impl World {
             return false;
         }
         if R::ONE {
-            // A chain up the targets: acyclic (every edge was checked), but
-            // bounded by the entity count all the same.
-            let mut e = from;
-            for _ in 0..=self.len() {
-                match self.get_opt::<Relation<R>>(e) {
-                    Some(rel) if rel.target() == to => return true,
-                    Some(rel) => e = rel.target(),
-                    None => return false,
-                }
-            }
-            return false;
+            return self.reaches_one::<R>(from, to);
         }
         let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = vec![from];
@@ -1546,6 +1539,56 @@ impl World {
             }
         }
         false
+    }
+
+    /// [`World::reaches`] for a `one` relation (a forest): is `to` an
+    /// ancestor of `from`? Two walks in lockstep, one step each in turn:
+    /// up from `from` through its targets, and down from `to` through its
+    /// sources (breadth first, one entity a step), until one finds the
+    /// other end or runs out. So the cost is about twice the smaller of
+    /// `from`'s depth and `to`'s subtree: O(1) when a tree is built in any
+    /// order of whole chains (top down, `to` has no sources; bottom up,
+    /// `from` has no target; a loader alternating between the two, both
+    /// small), where walking up alone costs the depth on every edge.
+    fn reaches_one<R: Relationship>(&self, from: Entity, to: Entity) -> bool {
+        // Up: acyclic (every edge was checked), but bounded by the entity
+        // count all the same.
+        let mut up = Some(from);
+        let mut up_steps = 0usize;
+        // Down: the node whose sources are being listed, and the next one;
+        // then the nodes met with sources of their own (allocated only
+        // once the subtree is two levels deep: leaves are not queued).
+        let mut current = Some((to, 0usize));
+        let mut later = std::collections::VecDeque::new();
+        loop {
+            match up {
+                Some(e) => match self.get_opt::<Relation<R>>(e) {
+                    Some(rel) if rel.target() == to => return true,
+                    Some(rel) if up_steps <= self.len() => {
+                        up_steps += 1;
+                        up = Some(rel.target());
+                    }
+                    _ => return false,
+                },
+                None => return false,
+            }
+            // One entity of `to`'s subtree.
+            let Some((node, next)) = &mut current else {
+                return false;
+            };
+            match self.sources::<R>(*node).get(*next) {
+                Some(&s) => {
+                    *next += 1;
+                    if s == from {
+                        return true;
+                    }
+                    if self.get_opt::<Sources<R>>(s).is_some() {
+                        later.push_back(s);
+                    }
+                }
+                None => current = later.pop_front().map(|e| (e, 0)),
+            }
+        }
     }
 
     /// The position of `target` in `source`'s targets: O(1) expected. A
