@@ -1198,3 +1198,54 @@ fn a_cascade_does_not_depend_on_edge_creation_order() {
         world.check_invariants();
     }
 }
+
+/// Item 14: the cycle check of a `one` relation walks up from the new
+/// parent and down from the child in turn, so a chain linked in any order
+/// (here every other link first, as a scene loader relating one archetype
+/// and then the other does) costs O(1) a link; it still finds every cycle,
+/// whichever walk meets the other end first.
+#[test]
+fn the_lockstep_cycle_check_finds_every_cycle_in_any_link_order() {
+    let n = 64;
+    let mut world = World::new();
+    let chain = spawn_n(&mut world, n);
+    for start in [1, 2] {
+        for i in (start..n).step_by(2) {
+            world.add_child(chain[i - 1], chain[i]).unwrap();
+        }
+    }
+    world.check_invariants();
+    assert_eq!(world.ancestors(chain[n - 1]).count(), n - 1);
+    // Every ancestor of every entity is refused as its child, changing
+    // nothing: deep ancestors (the walk down meets them) and near ones.
+    for i in (0..n).step_by(7) {
+        for j in (i..n).step_by(5) {
+            let err = world.add_child(chain[j], chain[i]).unwrap_err();
+            assert!(matches!(err, RelationError::Cycle { .. }), "{i} under {j}");
+        }
+    }
+    assert_eq!(world.parent(chain[0]), None);
+    // A branch off the middle: moving the chain's top under it is a cycle;
+    // moving the branch under the top is not.
+    let branch = world.spawn_child(chain[n / 2], ()).unwrap();
+    let twig = world.spawn_child(branch, ()).unwrap();
+    assert!(matches!(
+        world.add_child(twig, chain[1]),
+        Err(RelationError::Cycle { .. })
+    ));
+    world.add_child(chain[0], branch).unwrap();
+    assert_eq!(
+        world.ancestors(twig).collect::<Vec<_>>(),
+        [branch, chain[0]]
+    );
+    // Two trees joined either way round.
+    let other = spawn_n(&mut world, 3);
+    world.add_child(other[0], other[1]).unwrap();
+    world.add_child(other[1], other[2]).unwrap();
+    world.add_child(other[2], chain[0]).unwrap();
+    assert!(matches!(
+        world.add_child(chain[n - 1], other[0]),
+        Err(RelationError::Cycle { .. })
+    ));
+    world.check_invariants();
+}

@@ -81,16 +81,20 @@ fn deep_chains(c: &mut Criterion, registry: &TypeRegistry) {
     for (name, alternating) in [("one", false), ("alternating", true)] {
         let (ron, binary) = deep_chain(n, alternating, registry);
         let check = |world: &World| assert_eq!(world.len(), n);
-        group.bench_with_input(BenchmarkId::new(format!("{name}_ron"), n), &ron, |b, ron| {
-            b.iter(|| {
-                let mut world = World::new();
-                Scene::from_ron_str(ron)
-                    .and_then(|s| s.spawn_into(&mut world, registry))
-                    .unwrap();
-                check(&world);
-                black_box(world)
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new(format!("{name}_ron"), n),
+            &ron,
+            |b, ron| {
+                b.iter(|| {
+                    let mut world = World::new();
+                    Scene::from_ron_str(ron)
+                        .and_then(|s| s.spawn_into(&mut world, registry))
+                        .unwrap();
+                    check(&world);
+                    black_box(world)
+                })
+            },
+        );
         group.bench_with_input(
             BenchmarkId::new(format!("{name}_binary"), n),
             &binary,

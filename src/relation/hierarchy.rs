@@ -170,6 +170,30 @@ impl World {
         self.sources::<ChildOf>(parent)
     }
 
+    /// Sorts `parent`'s [`Children`] by `key`, stably (see
+    /// [`World::sort_sources_by_key`]): Bevy's `Children::sort_by_key`.
+    ///
+    /// Fails, changing nothing, if `parent` is not alive.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Slot(u32);
+    /// let mut world = World::new();
+    /// let bar = world.spawn(());
+    /// let kids: Vec<Entity> = [2, 0, 1].map(|s| world.spawn_child(bar, Slot(s)).unwrap()).into();
+    /// let slots: Vec<(Entity, u32)> = kids.iter().map(|&k| (k, world.get::<Slot>(k).unwrap().0)).collect();
+    /// world.sort_children_by_key(bar, |k| slots.iter().find(|s| s.0 == k).unwrap().1).unwrap();
+    /// assert_eq!(world.children(bar), [kids[1], kids[2], kids[0]]);
+    /// ```
+    pub fn sort_children_by_key<K: Ord>(
+        &mut self,
+        parent: Entity,
+        key: impl FnMut(Entity) -> K,
+    ) -> Result<(), RelationError> {
+        self.sort_sources_by_key::<ChildOf, K>(parent, key)
+    }
+
     /// `entity`'s ancestors through [`ChildOf`], nearest first: its parent,
     /// its parent's parent, and so on up to the root of its tree. Empty for
     /// a root, or an entity that is not alive. Lazy, O(depth) in all;

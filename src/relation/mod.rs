@@ -783,6 +783,22 @@ impl<R: Relationship> Sources<R> {
         }
     }
 
+    /// Puts the sources in the order `perm` gives (`perm[j]`: the old
+    /// position of the source that goes to position `j`), with their back
+    /// indices, and rebuilds the index if there is one.
+    fn permute(&mut self, perm: &[usize]) {
+        let SourceList::Many(m) = &mut self.list else {
+            return;
+        };
+        m.sources = perm.iter().map(|&j| m.sources[j]).collect();
+        if !R::ONE {
+            m.back = perm.iter().map(|&j| m.back[j]).collect();
+        }
+        if m.index.is_some() {
+            m.build_index();
+        }
+    }
+
     /// True if this value owns heap memory (a list of more than one
     /// source), so dropping it does something; false if dropping it is a
     /// no-op and it may be forgotten instead.
@@ -1276,6 +1292,67 @@ impl World {
             });
         };
         Ok(self.edge_change(|world, panics| world.remove_edge::<R>(source, i, panics)))
+    }
+
+    /// Sorts `target`'s sources of relation `R` (its [`Sources<R>`]) by
+    /// `key`, stably: the order [`World::sources`] and `&Sources<R>` give
+    /// from now on, until an edit of the list (a removal swaps the last
+    /// source into the gap). Nothing else changes: no edge is made or
+    /// removed, no observer runs; the list counts as changed (`Changed`).
+    /// [`World::sort_children_by_key`] is the hierarchy's form.
+    ///
+    /// Fails, changing nothing, if `target` is not alive.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// #[derive(Component)] struct Rank(u32);
+    /// let mut world = World::new();
+    /// let star = world.spawn(());
+    /// let fans: Vec<Entity> = [3, 1, 2].map(|r| world.spawn(Rank(r))).into();
+    /// for &f in &fans {
+    ///     world.relate(f, star, Likes).unwrap();
+    /// }
+    /// let ranks: Vec<u32> = fans.iter().map(|&f| world.get::<Rank>(f).unwrap().0).collect();
+    /// world.sort_sources_by_key::<Likes, _>(star, |f| ranks[fans.iter().position(|&x| x == f).unwrap()]).unwrap();
+    /// assert_eq!(world.sources::<Likes>(star), [fans[1], fans[2], fans[0]]);
+    /// ```
+    pub fn sort_sources_by_key<R: Relationship, K: Ord>(
+        &mut self,
+        target: Entity,
+        mut key: impl FnMut(Entity) -> K,
+    ) -> Result<(), RelationError> {
+        self.flush();
+        if !self.contains(target) {
+            return Err(RelationError::NoSuchEntity(target));
+        }
+        let sources = self.sources::<R>(target);
+        if sources.len() < 2 {
+            return Ok(());
+        }
+        let keys: Vec<K> = sources.iter().map(|&s| key(s)).collect();
+        let mut perm: Vec<usize> = (0..keys.len()).collect();
+        perm.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+        if perm.iter().enumerate().all(|(j, &p)| j == p) {
+            return Ok(());
+        }
+        let list = self
+            .get_mut_opt::<Sources<R>>(target)
+            .expect("it has two sources");
+        list.permute(&perm);
+        if R::ONE {
+            // A `one` relation's source records its position in the list.
+            let moved: Vec<Entity> = list.as_slice().to_vec();
+            for (j, s) in moved.into_iter().enumerate() {
+                *self
+                    .edge_part_mut_unmarked::<Relation<R>>(s)
+                    .expect("relation invariant: a source has its Relation")
+                    .one_back_mut() = j as u32;
+            }
+        }
+        self.relations_mut().bump::<R>();
+        Ok(())
     }
 
     /// Removes every `R` edge from `source`; returns how many there were.
