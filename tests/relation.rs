@@ -1249,3 +1249,47 @@ fn the_lockstep_cycle_check_finds_every_cycle_in_any_link_order() {
     ));
     world.check_invariants();
 }
+
+/// `sort_children_by_key` / `sort_sources_by_key` reorder a target's list
+/// and keep every back index right: removals after the sort fix the moved
+/// entries (a `one` relation's, and a long indexed many-target list's).
+#[test]
+fn sorting_sources_keeps_both_ends_in_step() {
+    let mut world = World::new();
+    let parent = world.spawn(());
+    let kids: Vec<Entity> = (0..6)
+        .map(|_| world.spawn_child(parent, ()).unwrap())
+        .collect();
+    let rank = |k: Entity| std::cmp::Reverse(k);
+    world.sort_children_by_key(parent, rank).unwrap();
+    let mut want = kids.clone();
+    want.reverse();
+    assert_eq!(world.children(parent), want);
+    world.check_invariants();
+    world.remove_parent(kids[4]).unwrap();
+    world.despawn(kids[2]).unwrap();
+    world.check_invariants();
+    let star = world.spawn(());
+    let fans = spawn_n(&mut world, 40);
+    for &f in &fans {
+        world.relate(f, star, Likes).unwrap();
+        world.relate(f, parent, Likes).unwrap();
+    }
+    world.sort_sources_by_key::<Likes, _>(star, rank).unwrap();
+    let mut want = fans.clone();
+    want.reverse();
+    assert_eq!(world.sources::<Likes>(star), want);
+    world.check_invariants();
+    for &f in fans.iter().step_by(3) {
+        world.unrelate::<Likes>(f, star).unwrap();
+        assert!(!world.has_relation::<Likes>(f, star));
+    }
+    assert!(world.has_relation::<Likes>(fans[1], star));
+    world.check_invariants();
+    let gone = world.spawn(());
+    world.despawn(gone).unwrap();
+    assert_eq!(
+        world.sort_children_by_key(gone, rank),
+        Err(RelationError::NoSuchEntity(gone))
+    );
+}

@@ -851,7 +851,12 @@ impl TypeRegistry {
     /// targets for a `one` relation, a target listed twice, and edges of an
     /// [acyclic](Relationship::ACYCLIC) relation that close a cycle. Edges
     /// go in after every entity of the scene, so hooks and observers of
-    /// `relate` see both ends with all their components. A saved edge whose
+    /// `relate` see both ends with all their components. Both orders come
+    /// back exactly: a source's targets as listed, and a target's sources
+    /// too: loading relates sources in ascending id, and a target whose
+    /// sources were in another order is saved with `"<name>.order"` (for
+    /// `ChildOf`, `"ChildOf.order": [4, 6, 5]`), which loading restores
+    /// ([`World::sort_sources_by_key`](mosaic::World::sort_sources_by_key)). A saved edge whose
     /// target is not among the saved entities makes a file that does not
     /// load ([`Scene::from_entities`](crate::Scene::from_entities) of part
     /// of a hierarchy: include the targets). Edge data that holds entities
