@@ -193,8 +193,29 @@ fn a_frame_with_nothing_pending_does_not_touch_next_state() {
 /// not), while an unscoped parent above it stays.
 #[test]
 fn leaving_a_state_despawns_disabled_and_whole_subtrees() {
+    scoped_sweep(false);
+}
+
+/// The same with an observer watching: the sweep goes entity by entity
+/// (not in one quiet batch), each once, though one scoped entity lies
+/// below another.
+#[test]
+fn leaving_a_state_despawns_whole_subtrees_while_observed() {
+    scoped_sweep(true);
+}
+
+fn scoped_sweep(observed: bool) {
     use mosaic::Disabled;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let mut world = world();
+    let despawned = Arc::new(AtomicUsize::new(0));
+    if observed {
+        let d = Arc::clone(&despawned);
+        world.observe(move |_: Trigger<OnDespawn>, _: DeferredWorld| {
+            d.fetch_add(1, Ordering::Relaxed);
+        });
+    }
     world.apply_state_transitions();
     let keep = world.spawn(());
     let menu = world.spawn(StateScoped(Game::Title));
@@ -214,4 +235,6 @@ fn leaving_a_state_despawns_disabled_and_whole_subtrees() {
     assert!(world.contains(keep) && world.contains(hud));
     assert!(world.children(keep).is_empty());
     world.check_invariants();
+    let heard = despawned.load(Ordering::Relaxed);
+    assert_eq!(heard, if observed { 6 } else { 0 });
 }
