@@ -38,7 +38,8 @@ use mosaic::prelude::*;
 pub use components::*;
 pub use resources::*;
 pub use scene::{
-    DEFAULT_SCENE, load_scene_text, scene_registry, spawn_default_scene, spawn_particles,
+    DEFAULT_SCENE, inspector_registry, load_scene_text, scene_registry, spawn_default_scene,
+    spawn_particles,
 };
 pub use systems::{CastSpell, Phase};
 
