@@ -53,6 +53,8 @@ pub(crate) const READ_METHODS: &[&str] = &[
     "world.list_resources",
     "world.overview",
     "world.entity_info",
+    "world.find",
+    "world.hierarchy",
     "schedule.graph",
     "schedule.list",
     "registry.schema",
@@ -746,10 +748,19 @@ fn watch(mut writer: TcpStream, call: Call, shared: &Shared) {
     }
     let mut last: Option<Value> = None;
     while !shared.shutdown.load(Ordering::Acquire) {
-        let reply = ask(shared, call.clone());
-        let failed = reply.0.is_err();
-        let message = response(id.clone(), reply);
-        if last.as_ref() != Some(&message) {
+        let (result, extra) = ask(shared, call.clone());
+        let failed = result.is_err();
+        // What changed since the last answer (methods::watch_delta), or
+        // the error.
+        let message = match result {
+            Ok(now) => {
+                let delta = crate::methods::watch_delta(&call.method, last.as_ref(), &now);
+                last = Some(now);
+                delta.map(|d| response(id.clone(), (Ok(d), extra)))
+            }
+            Err(e) => Some(rpc::response(id.clone(), Err(e))),
+        };
+        if let Some(message) = message {
             let line = format!("data: {message}\n\n");
             if writer
                 .write_all(line.as_bytes())
@@ -758,7 +769,6 @@ fn watch(mut writer: TcpStream, call: Call, shared: &Shared) {
             {
                 return;
             }
-            last = Some(message);
         } else if writer
             .write_all(b": keep-alive\n\n")
             .and_then(|()| writer.flush())
