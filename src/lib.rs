@@ -61,6 +61,7 @@ mod event;
 mod hooks;
 mod map_entities;
 mod observer;
+mod platform;
 #[allow(
     unsafe_code,
     reason = "fetches hand out references into columns by row"
@@ -101,6 +102,7 @@ pub use observer::{
     DeferredWorld, LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS, ObserverId, OnAdd,
     OnDespawn, OnInsert, OnRemove, OnSpawn, Trigger,
 };
+pub use platform::{SetClockError, set_clock};
 pub use query::{
     Access, Added, Changed, Has, Or, Populated, Query, QueryChunk, QueryCombinations, QueryData,
     QueryFilter, QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState,

@@ -506,7 +506,9 @@ impl<Q: QueryData, F: QueryFilter> IterName for QueryIter<'_, '_, Q, F> {
     }
 }
 
-/// Parallel iteration over a query; see [`Query::par_iter_mut`].
+/// Parallel iteration over a query; see [`Query::par_iter_mut`]. Where
+/// threads cannot start (WebAssembly without `atomics`) it iterates on the
+/// calling thread.
 ///
 /// # Example
 /// ```
@@ -573,7 +575,12 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
         let (world, state, ticks) = (self.world, self.state, self.ticks);
         let driver = state.driver(world);
         let total = state.run_len(world, driver);
-        let threads = rayon::current_num_threads();
+        // No thread pool where threads cannot start (wasm32): serial.
+        let threads = if crate::platform::THREADS {
+            rayon::current_num_threads()
+        } else {
+            1
+        };
         if threads <= 1 || total < MIN_PARALLEL_ROWS {
             // SAFETY: the caller's access (a `&mut Query` or a read-only one)
             // covers this iteration.
