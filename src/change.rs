@@ -120,20 +120,6 @@ impl ComponentTicks {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn never_before_sees_every_clamped_tick() {
-        let now = Tick::new(7);
-        let mut old = Tick::new(now.0.wrapping_sub(u32::MAX - 3));
-        old.clamp_age(now);
-        assert!(old.is_newer_than(Tick::never_before(now), now));
-        assert!(!now.is_newer_than(now, now));
-    }
-}
-
 /// Whether a value was added or changed since the system (or query
 /// state) last ran: Bevy's trait, implemented by [`Ref`](crate::Ref),
 /// [`Mut`](crate::Mut), [`Res`](crate::Res) and [`ResMut`](crate::ResMut).
@@ -247,3 +233,17 @@ pub trait PlainRefChangeHint {
 }
 
 impl<T: crate::Component> PlainRefChangeHint for &mut T {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_before_sees_every_clamped_tick() {
+        let now = Tick::new(7);
+        let mut old = Tick::new(now.0.wrapping_sub(u32::MAX - 3));
+        old.clamp_age(now);
+        assert!(old.is_newer_than(Tick::never_before(now), now));
+        assert!(!now.is_newer_than(now, now));
+    }
+}

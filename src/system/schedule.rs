@@ -1352,6 +1352,43 @@ fn find_cycle(successors: &[Vec<usize>], indegree: &[usize]) -> Vec<usize> {
     }
 }
 
+/// The name among `names` closest to `target` by edit distance, if it is
+/// close enough to be a typo of it (at most a third of its characters
+/// differ, and at least one): for the "did you mean" of
+/// [`ScheduleError::UnknownTarget`]. Ties go to the smallest name, so the
+/// answer does not depend on hash order.
+pub(crate) fn closest_name<'a>(
+    target: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let limit = (target.chars().count() / 3).max(1);
+    names
+        .into_iter()
+        .filter(|name| *name != target)
+        .map(|name| (edit_distance(target, name), name))
+        .filter(|&(d, _)| d <= limit)
+        .min()
+        .map(|(_, name)| name.to_owned())
+}
+
+/// Levenshtein distance between `a` and `b`, by characters, ignoring ASCII
+/// case (a label's case is the commonest slip).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1514,41 +1551,4 @@ mod tests {
         assert_eq!(start, n);
         assert!(blocks > 1, "exclusive systems split the schedule");
     }
-}
-
-/// The name among `names` closest to `target` by edit distance, if it is
-/// close enough to be a typo of it (at most a third of its characters
-/// differ, and at least one): for the "did you mean" of
-/// [`ScheduleError::UnknownTarget`]. Ties go to the smallest name, so the
-/// answer does not depend on hash order.
-pub(crate) fn closest_name<'a>(
-    target: &str,
-    names: impl IntoIterator<Item = &'a str>,
-) -> Option<String> {
-    let limit = (target.chars().count() / 3).max(1);
-    names
-        .into_iter()
-        .filter(|name| *name != target)
-        .map(|name| (edit_distance(target, name), name))
-        .filter(|&(d, _)| d <= limit)
-        .min()
-        .map(|(_, name)| name.to_owned())
-}
-
-/// Levenshtein distance between `a` and `b`, by characters, ignoring ASCII
-/// case (a label's case is the commonest slip).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
-    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(ca != cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
 }
