@@ -132,7 +132,7 @@ pub use system::{
     FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel, State,
     StateScoped, States, in_state,
 };
-pub use time::Time;
+pub use time::{FrameTime, Time};
 pub use world::{
     BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
     EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, MemoryReport, Name,
@@ -309,8 +309,8 @@ pub mod prelude {
         SystemParam, SystemResult, log_error, panic_on_error,
     };
     pub use crate::{
-        FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, State, StateScoped,
-        States, in_state,
+        FixedTime, FixedUpdate, FrameTime, NextState, OnEnter, OnExit, OnTransition, State,
+        StateScoped, States, in_state,
     };
     /// The derives and their traits: `#[derive(QueryData)]`,
     /// `#[derive(QueryFilter)]`.

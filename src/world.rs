@@ -109,6 +109,10 @@ pub struct World {
     relations: Relations,
     change_tick: AtomicU32,
     last_check_tick: Tick,
+    /// How many frames, schedule runs or state transitions are under way:
+    /// only the outermost advances the event buffers (see
+    /// [`World::in_frame`]).
+    frame_depth: u32,
 }
 
 impl fmt::Debug for World {
@@ -204,7 +208,23 @@ impl World {
             relations: Relations::default(),
             change_tick: AtomicU32::new(1),
             last_check_tick: Tick::new(1),
+            frame_depth: 0,
         }
+    }
+
+    /// Runs `f` as part of the frame under way: a schedule run inside it
+    /// is nested, and leaves the event buffers alone (see [`Events`](crate::Events), "Lifetime").
+    pub(crate) fn in_frame<R>(&mut self, f: impl FnOnce(&mut World) -> R) -> R {
+        self.frame_depth += 1;
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(self)));
+        self.frame_depth -= 1;
+        outcome.unwrap_or_else(|payload| resume_unwind(payload))
+    }
+
+    /// True if a frame, schedule run or state transition is under way.
+    #[inline]
+    pub(crate) fn is_in_frame(&self) -> bool {
+        self.frame_depth > 0
     }
 
     /// This world's unique id.

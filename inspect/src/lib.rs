@@ -17,15 +17,22 @@
 //!   names and shapes of the Bevy Remote Protocol where the concepts match:
 //!   `world.query`, `world.get_components`, `world.insert_components`,
 //!   `world.remove_components`, `world.mutate_components`,
-//!   `world.list_components`, `world.spawn_entity`, `world.despawn_entity`,
+//!   `world.list_components`, `world.spawn_entity`, `world.despawn_entity`
+//!   (with its `ChildOf` descendants), `world.reparent_entities`,
 //!   `world.list_resources`, `world.get_resources`,
-//!   `world.insert_resources`, `world.mutate_resources`, `schedule.graph`
-//!   (the world's `FixedUpdate` systems, then the frame schedule's),
-//!   `rpc.discover`; and mosaic's own `world.overview`,
-//!   `world.entity_info`, `schedule.set_enabled`, `schedule.pause`,
-//!   `schedule.step`. A method name ending in `+watch` (BRP's form), or
-//!   `GET /watch?request=<call as JSON>`, streams the call's result as
-//!   server-sent events each time it changes.
+//!   `world.insert_resources`, `world.mutate_resources`,
+//!   `world.remove_resources`, `registry.schema`, `schedule.list`,
+//!   `schedule.graph` (the world's `FixedUpdate` systems, then the frame
+//!   schedule's), `rpc.discover`; and mosaic's own `world.overview`,
+//!   `world.entity_info`, `world.hierarchy`, `world.find`,
+//!   `schedule.set_enabled`, `schedule.pause`, `schedule.step`. Components
+//!   and resources are named by registered name or full type path. Other
+//!   methods (`world.trigger_event`) answer `method not supported: <name>`.
+//!   A method name ending in `+watch` (BRP's form), or
+//!   `GET /watch?request=<call as JSON>`, streams server-sent events: for
+//!   `world.get_components` the components that changed and the names of
+//!   those removed, for `world.list_components` the names added and
+//!   removed, for other methods the whole result each time it changes.
 //!
 //! Component values are read and written through the scene crate's
 //! [`TypeRegistry`] (their JSON is their serde form); components whose types are not registered show their name,

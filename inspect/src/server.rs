@@ -427,8 +427,17 @@ fn watch(mut writer: TcpStream, call: Call, shared: &Shared) {
     while !shared.shutdown.load(Ordering::Acquire) {
         let result = ask(shared, call.clone());
         let failed = result.is_err();
-        let message = rpc::response(id.clone(), result);
-        if last.as_ref() != Some(&message) {
+        // What changed since the last answer (methods::watch_delta), or
+        // the error.
+        let message = match result {
+            Ok(now) => {
+                let delta = crate::methods::watch_delta(&call.method, last.as_ref(), &now);
+                last = Some(now);
+                delta.map(|d| rpc::response(id.clone(), Ok(d)))
+            }
+            Err(e) => Some(rpc::response(id.clone(), Err(e))),
+        };
+        if let Some(message) = message {
             let line = format!("data: {message}\n\n");
             if writer
                 .write_all(line.as_bytes())
@@ -437,7 +446,6 @@ fn watch(mut writer: TcpStream, call: Call, shared: &Shared) {
             {
                 return;
             }
-            last = Some(message);
         } else if writer
             .write_all(b": keep-alive\n\n")
             .and_then(|()| writer.flush())

@@ -352,7 +352,7 @@ type PostcardFn = fn(&dyn Pending) -> Option<Vec<u8>>;
 type ContentOfFn = fn(&dyn Pending) -> Option<Content<'static>>;
 type EncodeFn = fn(&World, Option<Entity>) -> Option<Result<Content<'static>, String>>;
 /// Removes (and drops) the component from an entity; false if it had none.
-type RemoveFn = fn(&mut World, Entity) -> bool;
+type RemoveFn = fn(&mut World, Option<Entity>) -> bool;
 
 /// How a component type's values are read and written a column at a time.
 #[derive(Clone, Copy)]
@@ -391,7 +391,8 @@ pub(crate) struct Entry {
     postcard: PostcardFn,
     content_of: ContentOfFn,
     encode: EncodeFn,
-    /// Components only.
+    /// A component's removal from the entity; a resource's from the world
+    /// (the entity is then ignored).
     remove: Option<RemoveFn>,
     /// Components only.
     pub column: Option<ColumnFns>,
@@ -442,9 +443,9 @@ impl Entry {
         (self.encode)(world, entity)
     }
 
-    /// Removes this component from `entity`: false if it had none (or this
-    /// is a resource type).
-    pub fn remove(&self, world: &mut World, entity: Entity) -> bool {
+    /// Removes this component from `entity` (or, given `None`, this
+    /// resource from the world): false if there was none.
+    pub fn remove(&self, world: &mut World, entity: Option<Entity>) -> bool {
         self.remove.is_some_and(|remove| remove(world, entity))
     }
 }
@@ -637,7 +638,7 @@ impl TypeRegistry {
             postcard: postcard_of::<T>,
             content_of: content_of::<T>,
             encode: encode::<T>,
-            remove: Some(|world, entity| world.remove_one::<T>(entity).is_ok()),
+            remove: Some(|world, entity| entity.is_some_and(|e| world.remove_one::<T>(e).is_ok())),
             column: Some(ColumnFns {
                 new: Some(|| new_column::<T>(None)),
                 encode: encode_rows::<T>,
@@ -702,7 +703,7 @@ impl TypeRegistry {
             postcard: postcard_of::<R>,
             content_of: content_of::<R>,
             encode: encode::<R>,
-            remove: None,
+            remove: Some(|world, _| world.remove_resource::<R>().is_some()),
             column: None,
             take: None,
         })
@@ -792,7 +793,7 @@ impl TypeRegistry {
             postcard: edges_postcard::<R>,
             content_of: edges_content::<R>,
             encode: encode_edges::<R>,
-            remove: Some(|world, entity| world.unrelate_all::<R>(entity) > 0),
+            remove: Some(|world, entity| entity.is_some_and(|e| world.unrelate_all::<R>(e) > 0)),
             column: Some(ColumnFns {
                 new: None,
                 encode: encode_edge_rows::<R>,
@@ -901,6 +902,10 @@ impl TypeRegistry {
 
     pub(crate) fn entries(&self, kind: Kind) -> impl Iterator<Item = &Entry> + '_ {
         self.inner.entries.iter().filter(move |e| e.kind == kind)
+    }
+
+    pub(crate) fn all_entries(&self) -> impl Iterator<Item = &Entry> + '_ {
+        self.inner.entries.iter()
     }
 
     pub(crate) fn names_of(&self, kind: Kind) -> impl Iterator<Item = &str> + '_ {

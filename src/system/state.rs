@@ -511,7 +511,9 @@ impl World {
 
     /// Applies every state type's pending change (see the
     /// [`States`] for the order), and runs `OnEnter` of
-    /// initial states not yet entered.
+    /// initial states not yet entered. The schedules it runs belong to the
+    /// frame: they do not advance the event buffers, so events sent before
+    /// (or by them) reach the frame's readers.
     /// [`Schedule::run_frame`](crate::Schedule::run_frame) calls it at the
     /// start of each frame.
     ///
@@ -531,9 +533,13 @@ impl World {
         let Some(types) = self.get_resource::<StateTypes>() else {
             return;
         };
-        for apply in types.0.clone() {
-            apply(self);
-        }
+        let types = types.0.clone();
+        // Part of the frame: the schedules run here leave the events to it.
+        self.in_frame(|world| {
+            for apply in types {
+                apply(world);
+            }
+        });
     }
 }
 
