@@ -61,7 +61,7 @@ pub type ComponentHook = fn(DeferredWorld<'_>, Entity);
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
-/// use mosaic::{DeferredWorld, HookContext};
+/// use mosaic::{ComponentId, DeferredWorld, HookContext};
 /// #[derive(Component)]
 /// #[component(on_add = log_add)]
 /// struct Tracked;

@@ -652,7 +652,8 @@ impl World {
     /// let (p, v) = world.query_one_mut::<(&mut Pos, &Vel)>(e).unwrap();
     /// p.0 += v.0;
     /// assert_eq!(world.get::<Pos>(e).unwrap().0, 2.0);
-    /// assert!(world.query_one_mut::<&Vel>(world.spawn(())).is_err());
+    /// let still = world.spawn(());
+    /// assert!(world.query_one_mut::<&Vel>(still).is_err());
     /// ```
     pub fn query_one_mut<Q: crate::QueryData>(
         &mut self,
