@@ -43,6 +43,9 @@ use crate::error::{ComponentError, EntityError};
 use crate::storage::DeferredPanic;
 use crate::world::{World, WorldId};
 
+mod entity_commands;
+pub use entity_commands::{ChildSpawnerCommands, EntityCommands};
+
 type Command = Box<dyn FnOnce(&mut World) -> Result<(), CommandError> + Send>;
 
 /// A recorded list of structural changes for one world.

@@ -23,6 +23,27 @@ use crate::storage::ResourceId;
 use crate::system::{SystemMeta, SystemParam};
 use crate::world::{World, WorldId};
 
+/// What an event is: any `Send + Sync + 'static` type (implemented for
+/// all of them). `#[derive(Event)]`, Bevy's habit, compiles and only checks
+/// that bound; a generic function over events may say `E: Event`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Event)]
+/// struct Exploded(u32);
+/// fn count<E: Event>(world: &mut World) -> usize {
+///     let mut cursor = world.event_cursor::<E>();
+///     world.read_events(&mut cursor).count()
+/// }
+/// let mut world = World::new();
+/// world.send_event(Exploded(3));
+/// assert_eq!(count::<Exploded>(&mut world), 1);
+/// ```
+pub trait Event: Send + Sync + 'static {}
+
+impl<T: Send + Sync + 'static> Event for T {}
+
 /// The events of type `E` in a world: a resource with two buffers.
 ///
 /// # Lifetime
@@ -421,6 +442,19 @@ impl<E: Send + Sync + 'static> EventWriter<'_, E> {
     /// ```
     pub fn send(&mut self, event: E) {
         self.events.send(event);
+    }
+
+    /// Sends `event`: Bevy 0.16's name for [`EventWriter::send`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.run_system_once(|mut w: EventWriter<u8>| w.write(9));
+    /// assert_eq!(world.events::<u8>().unwrap().len(), 1);
+    /// ```
+    pub fn write(&mut self, event: E) {
+        self.send(event);
     }
 }
 

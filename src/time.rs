@@ -136,6 +136,53 @@ impl Time {
     }
 }
 
+/// Bevy's names for the accessors above (Bevy 0.16 spells seconds `secs`).
+impl Time {
+    /// The last frame's step in seconds (Bevy's name for
+    /// [`Time::delta_seconds`]).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance(Duration::from_millis(250));
+    /// assert_eq!(time.delta_secs(), 0.25);
+    /// ```
+    pub fn delta_secs(&self) -> f32 {
+        self.delta_seconds()
+    }
+
+    /// Time since the first frame, in seconds, as `f32` as in Bevy (which
+    /// loses precision after hours; [`Time::elapsed_seconds`] is an `f64`).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance(Duration::from_millis(1500));
+    /// assert_eq!(time.elapsed_secs(), 1.5);
+    /// ```
+    pub fn elapsed_secs(&self) -> f32 {
+        self.elapsed.as_secs_f32()
+    }
+}
+
+impl Time {
+    /// Starts a new frame of length `delta`: Bevy's name for
+    /// [`Time::advance`].
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let mut time = mosaic::Time::default();
+    /// time.advance_by(Duration::from_millis(20));
+    /// assert_eq!(time.delta_secs(), 0.02);
+    /// ```
+    pub fn advance_by(&mut self, delta: Duration) {
+        self.advance(delta);
+    }
+}
+
 impl Time {
     /// The fixed clock one fixed step sees: `step` long, `elapsed` of fixed
     /// time (this step included), in frame number `frame`.

@@ -972,6 +972,17 @@ impl World {
     ) {
         let mut changes = self.insert_changes(entity, loc, bundle_id);
         let made = self.make_required(entity, loc, &changes);
+        // `on_replace` hooks of the values about to be overwritten, before
+        // the write, while they are readable. Hooks make no structural
+        // change, so `loc` still holds.
+        let replaced: Vec<ComponentId> = changes
+            .iter()
+            .filter(|&&(id, added)| !added && self.components.info(id).hooks().on_replace.is_some())
+            .map(|&(id, _)| id)
+            .collect();
+        if !replaced.is_empty() {
+            self.announce_replace(entity, &replaced);
+        }
         let panics = if made.is_empty() {
             self.insert_at(entity, loc, bundle_id, bundle)
         } else {

@@ -359,7 +359,8 @@ fn unknown_targets_name_both_sides() {
         err,
         ScheduleError::UnknownTarget {
             from: "b".into(),
-            target: "nowhere".into()
+            target: "nowhere".into(),
+            suggestion: None,
         }
     );
     let text = err.to_string();
@@ -371,7 +372,8 @@ fn unknown_targets_name_both_sides() {
         schedule.build(&mut world).unwrap_err(),
         ScheduleError::UnknownTarget {
             from: "a".into(),
-            target: "ghost".into()
+            target: "ghost".into(),
+            suggestion: None,
         }
     );
 
@@ -382,7 +384,8 @@ fn unknown_targets_name_both_sides() {
         schedule.build(&mut world).unwrap_err(),
         ScheduleError::UnknownTarget {
             from: "s".into(),
-            target: "phantom".into()
+            target: "phantom".into(),
+            suggestion: None,
         }
     );
 }

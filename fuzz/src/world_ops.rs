@@ -36,6 +36,8 @@ use arbitrary::{Arbitrary, Unstructured};
 use mosaic::prelude::*;
 
 use world_model::*;
+// The model's lifecycle log entry, not the prelude's `Event` trait.
+use world_model::Event;
 pub use world_model::{CmdOp, Who};
 
 /// Longest operation sequence run from one input.

@@ -35,9 +35,9 @@ use crate::world::World;
 /// assert_eq!(world.get::<Position>(e).unwrap().0, 2.0);
 /// ```
 pub struct Query<'w, 's, Q: QueryData, F: QueryFilter = ()> {
-    world: &'w World,
-    state: &'s QueryState<Q, F>,
-    ticks: TickRange,
+    pub(super) world: &'w World,
+    pub(super) state: &'s QueryState<Q, F>,
+    pub(super) ticks: TickRange,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for Query<'_, '_, Q, F> {

@@ -256,8 +256,8 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     /// schedule.add_systems((a, b).before("render"));
     /// assert_eq!(schedule.system_names(), ["a", "b", "render"]);
     /// ```
-    fn before(self, target: impl Into<String>) -> SystemConfigs {
-        let target = target.into();
+    fn before<M>(self, target: impl IntoLabel<M>) -> SystemConfigs {
+        let target = target.into_label();
         each_system(self.into_configs(), |system| {
             system.before.push(target.clone())
         })
@@ -274,11 +274,79 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     /// schedule.add_system("input", || {});
     /// assert_eq!(schedule.system_names(), ["input", "a"]);
     /// ```
-    fn after(self, target: impl Into<String>) -> SystemConfigs {
-        let target = target.into();
+    fn after<M>(self, target: impl IntoLabel<M>) -> SystemConfigs {
+        let target = target.into_label();
         each_system(self.into_configs(), |system| {
             system.after.push(target.clone())
         })
+    }
+}
+
+/// What `before` and `after` take: the name of a system or set (any
+/// `Into<String>`: a `&str`, a `String`, a `#[derive(SystemSet)]` value),
+/// or a system function itself, as in Bevy (`.after(despawn_dead)`), which
+/// stands for the name [`Schedule::add_systems`] gives it: the function's
+/// own name. (A function added more than once is named `name`, `name#2`,
+/// ...; the function as a label means the first.)
+///
+/// `Marker` only tells the two kinds apart; it is inferred.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// fn despawn_dead() {}
+/// fn score() {}
+/// fn draw() {}
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems((score.after(despawn_dead), draw.after("score")));
+/// schedule.add_systems(despawn_dead);
+/// assert_eq!(schedule.system_names(), ["despawn_dead", "score", "draw"]);
+/// ```
+pub trait IntoLabel<Marker> {
+    /// The name this label stands for.
+    fn into_label(self) -> String;
+}
+
+/// A set label written as a type, as in Bevy: `#[derive(SystemSet)]` on a
+/// unit struct or an enum of unit variants. The value converts to the
+/// set's name (`Physics`, `GameSet::Input`), so it goes wherever a set's
+/// name does: `.in_set(Physics)`, `configure_set(Physics)`,
+/// `.after(GameSet::Input)`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+/// enum GameSet { Input, Physics }
+/// fn read_keys() {}
+/// fn step() {}
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems((step.in_set(GameSet::Physics), read_keys.in_set(GameSet::Input)));
+/// schedule.configure_set(GameSet::Physics).after(GameSet::Input);
+/// assert_eq!(schedule.system_names(), ["read_keys", "step"]);
+/// assert_eq!(GameSet::Input.set_name(), "GameSet::Input");
+/// ```
+pub trait SystemSet: Send + Sync + 'static {
+    /// The set's name in the schedule.
+    fn set_name(&self) -> &'static str;
+}
+
+/// Marker for [`IntoLabel`] on names.
+#[doc(hidden)]
+pub struct IsName;
+/// Marker for [`IntoLabel`] on system functions.
+#[doc(hidden)]
+pub struct IsSystemLabel<M>(std::marker::PhantomData<M>);
+
+impl<T: Into<String>> IntoLabel<IsName> for T {
+    fn into_label(self) -> String {
+        self.into()
+    }
+}
+
+impl<M, S: IntoSystem<M>> IntoLabel<IsSystemLabel<M>> for S {
+    fn into_label(self) -> String {
+        default_name(std::any::type_name::<S>())
     }
 }
 

@@ -10,7 +10,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use thiserror::Error;
 
 use super::condition::{Condition, ConditionSlot};
-use super::config::{BoxedSystem, PendingSystem};
+use super::config::{BoxedSystem, IntoLabel, PendingSystem};
 use super::executor::{self, Block, ExecutorKind, Plan, SlotStats, Step};
 use super::timing::{SystemTiming, SystemTimings};
 use super::{ErrorHandler, IntoSystem, IntoSystemOutput, System, SystemAccess};
@@ -37,13 +37,17 @@ pub enum ScheduleError {
     DuplicateName(String),
     /// A `before`/`after` names neither a system nor a set.
     #[error(
-        "system or set `{from}` is ordered against `{target}`, which is neither a system nor a set"
+        "system or set `{from}` is ordered against `{target}`, which is neither a system nor a set{}",
+        did_you_mean(.suggestion)
     )]
     UnknownTarget {
         /// The system or set that has the ordering.
         from: String,
         /// The name it orders against.
         target: String,
+        /// The schedule's system or set name closest to `target`, when one
+        /// is close (a typo): the error's text asks "did you mean ...?".
+        suggestion: Option<String>,
     },
     /// The orderings form a cycle, through these systems.
     #[error("the orderings form a cycle: {}", cycle_text(.0))]
@@ -69,6 +73,12 @@ pub enum ScheduleError {
         /// What is wrong.
         detail: String,
     },
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map_or_else(String::new, |s| format!("; did you mean `{s}`?"))
 }
 
 fn cycle_text(names: &[String]) -> String {
@@ -215,8 +225,10 @@ impl SystemConfig<'_> {
     /// schedule.add_system("a", || {}).before("b");
     /// assert_eq!(schedule.system_names(), ["a", "b"]);
     /// ```
-    pub fn before(self, target: impl Into<String>) -> Self {
-        self.schedule.slots[self.index].before.push(target.into());
+    pub fn before<M>(self, target: impl IntoLabel<M>) -> Self {
+        self.schedule.slots[self.index]
+            .before
+            .push(target.into_label());
         self
     }
 
@@ -231,8 +243,10 @@ impl SystemConfig<'_> {
     /// schedule.add_system("a", || {});
     /// assert_eq!(schedule.system_names(), ["a", "b"]);
     /// ```
-    pub fn after(self, target: impl Into<String>) -> Self {
-        self.schedule.slots[self.index].after.push(target.into());
+    pub fn after<M>(self, target: impl IntoLabel<M>) -> Self {
+        self.schedule.slots[self.index]
+            .after
+            .push(target.into_label());
         self
     }
 
@@ -351,8 +365,8 @@ impl SetConfig<'_> {
     /// schedule.configure_set("physics").before("draw");
     /// assert_eq!(schedule.system_names(), ["step", "draw"]);
     /// ```
-    pub fn before(self, target: impl Into<String>) -> Self {
-        self.set.before.push(target.into());
+    pub fn before<M>(self, target: impl IntoLabel<M>) -> Self {
+        self.set.before.push(target.into_label());
         self
     }
 
@@ -367,8 +381,8 @@ impl SetConfig<'_> {
     /// schedule.configure_set("physics").after("input");
     /// assert_eq!(schedule.system_names(), ["input", "step"]);
     /// ```
-    pub fn after(self, target: impl Into<String>) -> Self {
-        self.set.after.push(target.into());
+    pub fn after<M>(self, target: impl IntoLabel<M>) -> Self {
+        self.set.after.push(target.into_label());
         self
     }
 
@@ -862,7 +876,10 @@ impl Schedule {
     /// let mut schedule = Schedule::new();
     /// schedule.add_system("a", || {}).after("nowhere");
     /// let err = schedule.build(&mut World::new()).unwrap_err();
-    /// assert_eq!(err, ScheduleError::UnknownTarget { from: "a".into(), target: "nowhere".into() });
+    /// assert_eq!(
+    ///     err,
+    ///     ScheduleError::UnknownTarget { from: "a".into(), target: "nowhere".into(), suggestion: None }
+    /// );
     /// ```
     pub fn build(&mut self, world: &mut World) -> Result<(), ScheduleError> {
         self.plan = None;
@@ -1077,6 +1094,7 @@ impl Schedule {
         let unknown = |from: &str, target: &str| ScheduleError::UnknownTarget {
             from: from.to_owned(),
             target: target.to_owned(),
+            suggestion: closest_name(target, members_by_name.keys().copied()),
         };
         for (i, slot) in self.slots.iter().enumerate() {
             let sync = |target: &String| !slot.unsynced.contains(target);
@@ -1447,6 +1465,43 @@ fn find_cycle(successors: &[Vec<usize>], indegree: &[usize]) -> Vec<usize> {
         path.push(prev);
         node = prev;
     }
+}
+
+/// The name among `names` closest to `target` by edit distance, if it is
+/// close enough to be a typo of it (at most a third of its characters
+/// differ, and at least one): for the "did you mean" of
+/// [`ScheduleError::UnknownTarget`]. Ties go to the smallest name, so the
+/// answer does not depend on hash order.
+pub(crate) fn closest_name<'a>(
+    target: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let limit = (target.chars().count() / 3).max(1);
+    names
+        .into_iter()
+        .filter(|name| *name != target)
+        .map(|name| (edit_distance(target, name), name))
+        .filter(|&(d, _)| d <= limit)
+        .min()
+        .map(|(_, name)| name.to_owned())
+}
+
+/// Levenshtein distance between `a` and `b`, by characters, ignoring ASCII
+/// case (a label's case is the commonest slip).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]
