@@ -130,6 +130,120 @@ impl ComponentTicks {
     }
 }
 
+/// Whether a value was added or changed since the system (or query
+/// state) last ran: Bevy's trait, implemented by [`Ref`](crate::Ref),
+/// [`Mut`](crate::Mut), [`Res`](crate::Res) and [`ResMut`](crate::ResMut).
+/// (`Ref` and `Res` have these methods of their own too.)
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// fn report<T: DetectChanges>(value: &T) -> &'static str {
+///     if value.is_added() { "new" } else if value.is_changed() { "changed" } else { "same" }
+/// }
+/// let mut world = World::new();
+/// world.insert_resource(1u32);
+/// assert_eq!(world.run_system_once(|n: Res<u32>| report(&n)), "new");
+/// ```
+pub trait DetectChanges {
+    /// True if the value was added since the last run.
+    fn is_added(&self) -> bool;
+    /// True if the value was added or written since the last run.
+    fn is_changed(&self) -> bool;
+}
+
+/// Writing with change detection in mind: Bevy's trait, implemented by
+/// [`Mut`](crate::Mut) and [`ResMut`](crate::ResMut), which mark their
+/// value changed when written through (a `&mut T` query item is marked as
+/// it is fetched: query `Mut<T>` to use these).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(PartialEq)] struct Level(u32);
+/// let mut world = World::new();
+/// world.insert_resource(Level(1));
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems(|mut level: ResMut<Level>| {
+///     level.set_if_neq(Level(1)); // the same value: not a change
+/// });
+/// schedule.add_systems(|level: Res<Level>, mut seen: Local<u32>| {
+///     *seen += 1;
+///     assert_eq!(level.is_changed(), *seen == 1); // only the insert
+/// });
+/// schedule.run(&mut world);
+/// schedule.run(&mut world);
+/// ```
+pub trait DetectChangesMut: DetectChanges {
+    /// The value's type.
+    type Inner: ?Sized;
+
+    /// Marks the value changed without writing it.
+    fn set_changed(&mut self);
+
+    /// The value, without marking it changed (for a write that observers
+    /// of `Changed` must not see, such as a cache).
+    fn bypass_change_detection(&mut self) -> &mut Self::Inner;
+
+    /// Writes `value` only if it differs from the current one, marking the
+    /// value changed only then; true if it wrote.
+    fn set_if_neq(&mut self, value: Self::Inner) -> bool
+    where
+        Self::Inner: Sized + PartialEq,
+    {
+        let current = self.bypass_change_detection();
+        if *current == value {
+            return false;
+        }
+        *current = value;
+        self.set_changed();
+        true
+    }
+}
+
+/// Never implemented: its only use is the error message a Bevy habit meets
+/// (see [`PlainRefChangeHint`]).
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a plain mutable reference, with no change detection of its own",
+    label = "a `&mut T` query item is marked changed when it is fetched, so `set_if_neq` could not keep it unchanged",
+    note = "query `Mut<T>` instead of `&mut T` (it marks the value changed only when written), or use `ResMut<T>` for a resource"
+)]
+pub trait ChangeDetectingPointer {}
+
+/// Gives `set_if_neq`, `is_changed` and `is_added` on a plain `&mut T` a
+/// teaching compile error instead of "no method found": mosaic's
+/// `Query<&mut T>` yields `&mut T` (of a component), Bevy's a `Mut<T>`. In the prelude,
+/// unnamed; nothing implements the bound, so these never run.
+#[doc(hidden)]
+pub trait PlainRefChangeHint {
+    /// See the trait's docs.
+    fn set_if_neq<V>(&mut self, _value: V) -> bool
+    where
+        Self: ChangeDetectingPointer,
+    {
+        unreachable!("`ChangeDetectingPointer` has no implementation")
+    }
+
+    /// See the trait's docs.
+    fn is_changed(&self) -> bool
+    where
+        Self: ChangeDetectingPointer,
+    {
+        unreachable!("`ChangeDetectingPointer` has no implementation")
+    }
+
+    /// See the trait's docs.
+    fn is_added(&self) -> bool
+    where
+        Self: ChangeDetectingPointer,
+    {
+        unreachable!("`ChangeDetectingPointer` has no implementation")
+    }
+}
+
+impl<T: crate::Component> PlainRefChangeHint for &mut T {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,9 @@ use crate::error::{ComponentError, EntityError};
 use crate::storage::DeferredPanic;
 use crate::world::{World, WorldId};
 
+mod entity_commands;
+pub use entity_commands::{ChildSpawnerCommands, EntityCommands};
+
 type Command = Box<dyn FnOnce(&mut World) -> Result<(), CommandError> + Send>;
 
 /// A recorded list of structural changes for one world.
@@ -631,7 +634,10 @@ impl fmt::Debug for Commands<'_, '_> {
 
 impl Commands<'_, '_> {
     /// Records spawning an entity with `bundle`; returns its id, valid at
-    /// once (reusing a freed index when one is left).
+    /// once (reusing a freed index when one is left), so later commands of
+    /// the same system may name it. The id depends on the systems' order
+    /// only, never on the executor or thread timing: systems with
+    /// `Commands` never run at the same time as one another.
     ///
     /// # Example
     /// ```

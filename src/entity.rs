@@ -49,6 +49,23 @@ pub struct Entity {
 }
 
 impl Entity {
+    /// The entity itself. mosaic's `spawn` (on [`World`](crate::World) and
+    /// [`Commands`](crate::Commands)) returns the `Entity` directly, where
+    /// Bevy's returns a handle to call `.id()` on: this lets Bevy's
+    /// `let e = commands.spawn(..).id();` compile unchanged.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn(()).id();
+    /// assert!(world.contains(e));
+    /// ```
+    #[inline]
+    pub const fn id(self) -> Entity {
+        self
+    }
+
     /// The slot this entity occupies. Slots are reused after despawn.
     ///
     /// # Example

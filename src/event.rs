@@ -6,15 +6,7 @@
 //! iterator yields it, so a reader that stops early (`read().next()`) gets
 //! the rest on its next read.
 //!
-//! # Lifetime
-//!
-//! Events live for two schedule runs. [`Schedule::run`](crate::Schedule::run)
-//! calls [`World::update_events`] at its end: events sent before the
-//! previous update are dropped, and the ones sent since move to the older
-//! buffer. So a reader that runs before the writer in a frame sees the
-//! writer's events in the next frame, and one that runs after sees them in
-//! the same frame: both exactly once. A reader that skips more than one
-//! update misses the dropped events (see [`EventCursor::missed`]).
+//! How long events live: see [`Events`] ("Lifetime").
 //!
 //! Replacing the `Events<E>` resource (inserting a new one, or removing it
 //! and sending again) clears it: a reader that read the old one starts at
@@ -31,7 +23,47 @@ use crate::storage::ResourceId;
 use crate::system::{SystemMeta, SystemParam};
 use crate::world::{World, WorldId};
 
+/// What an event is: any `Send + Sync + 'static` type (implemented for
+/// all of them). `#[derive(Event)]`, Bevy's habit, compiles and only checks
+/// that bound; a generic function over events may say `E: Event`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Event)]
+/// struct Exploded(u32);
+/// fn count<E: Event>(world: &mut World) -> usize {
+///     let mut cursor = world.event_cursor::<E>();
+///     world.read_events(&mut cursor).count()
+/// }
+/// let mut world = World::new();
+/// world.send_event(Exploded(3));
+/// assert_eq!(count::<Exploded>(&mut world), 1);
+/// ```
+pub trait Event: Send + Sync + 'static {}
+
+impl<T: Send + Sync + 'static> Event for T {}
+
 /// The events of type `E` in a world: a resource with two buffers.
+///
+/// # Lifetime
+///
+/// Events belong to the frame. The buffers advance ([`World::update_events`])
+/// once per frame, at its end: events sent before the previous update are
+/// dropped, and the ones sent since move to the older buffer. A frame is one
+/// [`Schedule::run_frame`](crate::Schedule::run_frame), or one outermost
+/// [`Schedule::run`](crate::Schedule::run) for a program that runs its
+/// schedules itself; the schedules a frame runs inside it (state
+/// transitions, each fixed step, a run from an exclusive system) and
+/// one-shot systems never advance the buffers. So a reader that runs every
+/// frame sees each event exactly once, before or after the writer and in
+/// whatever schedule of the frame: in the same frame if it runs after the
+/// writer, in the next one if before. A fixed-step reader may skip frames
+/// (at 120 frames a second and 50 steps a second, most frames run no
+/// step): while the fixed step has systems, a frame that ran no step does
+/// not advance the buffers, so the next step still reads everything sent
+/// since the last one. A reader that skips more than one update misses the
+/// dropped events (see [`EventCursor::missed`]).
 ///
 /// # Example
 /// ```
@@ -411,6 +443,19 @@ impl<E: Send + Sync + 'static> EventWriter<'_, E> {
     pub fn send(&mut self, event: E) {
         self.events.send(event);
     }
+
+    /// Sends `event`: Bevy 0.16's name for [`EventWriter::send`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.run_system_once(|mut w: EventWriter<u8>| w.write(9));
+    /// assert_eq!(world.events::<u8>().unwrap().len(), 1);
+    /// ```
+    pub fn write(&mut self, event: E) {
+        self.send(event);
+    }
 }
 
 #[allow(clippy::needless_lifetimes)] // the signature mirrors the trait's
@@ -584,8 +629,8 @@ impl World {
     }
 
     /// Moves every event type's buffers on: events older than the previous
-    /// update are dropped. [`Schedule::run`](crate::Schedule::run) calls this
-    /// at its end.
+    /// update are dropped. The frame calls this at its end (see [`Events`]
+    /// for when that is).
     ///
     /// # Example
     /// ```

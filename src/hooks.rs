@@ -1,7 +1,8 @@
 //! Per-type component hooks and required components: behaviour a component
 //! type declares once, that the world applies on every insert or removal.
 //!
-//! - **Hooks** (`on_add`, `on_insert`, `on_remove`) are plain functions run
+//! - **Hooks** (`on_add`, `on_insert`, `on_replace`, `on_remove`,
+//!   `on_despawn`) are plain functions run
 //!   inside the structural change, before observers, for engine-level
 //!   invariants (an index, a spatial grid). Declare them with
 //!   `#[component(on_add = path::to_fn)]` or [`World::register_component_hooks`].
@@ -54,6 +55,76 @@ use crate::world::World;
 /// applied after the change) and the entity concerned.
 pub type ComponentHook = fn(DeferredWorld<'_>, Entity);
 
+/// What a hook is told, as Bevy's `HookContext`: the entity and the
+/// component. A hook declared with the derive may take it in place of the
+/// `Entity`: `fn(DeferredWorld, HookContext)`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::{ComponentId, DeferredWorld, HookContext};
+/// #[derive(Component)]
+/// #[component(on_add = log_add)]
+/// struct Tracked;
+/// #[derive(Default)] struct Log(Vec<(Entity, ComponentId)>);
+/// fn log_add(mut world: DeferredWorld, context: HookContext) {
+///     world.resource_mut::<Log>().0.push((context.entity, context.component_id));
+/// }
+/// let mut world = World::new();
+/// world.insert_resource(Log::default());
+/// let e = world.spawn(Tracked);
+/// let id = world.component_id::<Tracked>().unwrap();
+/// assert_eq!(world.resource::<Log>().0, [(e, id)]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HookContext {
+    /// The entity whose component the hook is about.
+    pub entity: Entity,
+    /// The component.
+    pub component_id: ComponentId,
+}
+
+/// A function the derive accepts as a hook: `fn(DeferredWorld, Entity)` or
+/// `fn(DeferredWorld, HookContext)`. `Marker` tells them apart.
+#[doc(hidden)]
+pub trait HookFunction<Marker> {
+    /// Runs the hook of component `C` for `entity`.
+    fn call<C: Component>(self, world: DeferredWorld<'_>, entity: Entity);
+}
+
+impl<F: FnOnce(DeferredWorld<'_>, Entity)> HookFunction<Entity> for F {
+    fn call<C: Component>(self, world: DeferredWorld<'_>, entity: Entity) {
+        self(world, entity)
+    }
+}
+
+impl<F: FnOnce(DeferredWorld<'_>, HookContext)> HookFunction<HookContext> for F {
+    fn call<C: Component>(self, world: DeferredWorld<'_>, entity: Entity) {
+        let component_id = world
+            .world()
+            .component_id::<C>()
+            .expect("a hook runs for a registered component");
+        self(
+            world,
+            HookContext {
+                entity,
+                component_id,
+            },
+        )
+    }
+}
+
+/// Runs hook `f` of component `C` (what the derive's hooks call).
+#[doc(hidden)]
+#[inline]
+pub fn call_hook<C: Component, M>(
+    f: impl HookFunction<M>,
+    world: DeferredWorld<'_>,
+    entity: Entity,
+) {
+    f.call::<C>(world, entity);
+}
+
 /// The hooks of one component type.
 ///
 /// # Example
@@ -77,6 +148,8 @@ pub struct ComponentHooks {
     pub(crate) on_add: Option<ComponentHook>,
     pub(crate) on_insert: Option<ComponentHook>,
     pub(crate) on_remove: Option<ComponentHook>,
+    pub(crate) on_replace: Option<ComponentHook>,
+    pub(crate) on_despawn: Option<ComponentHook>,
 }
 
 impl ComponentHooks {
@@ -138,8 +211,67 @@ impl ComponentHooks {
         self
     }
 
+    /// Runs `hook` before the component's value goes: before an insert
+    /// replaces it (the old value is still readable) and before it is
+    /// removed (by `remove`, `despawn` or `take`; before `on_remove`). As
+    /// Bevy's `on_replace`: for an index keyed by the value, say.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)]
+    /// #[component(on_replace = bank_old_score)]
+    /// struct Score(u32);
+    /// #[derive(Default)] struct Banked(u32);
+    /// fn bank_old_score(mut world: DeferredWorld, e: Entity) {
+    ///     let old = world.get::<Score>(e).unwrap().0;
+    ///     world.resource_mut::<Banked>().0 += old;
+    /// }
+    /// let mut world = World::new();
+    /// world.insert_resource(Banked::default());
+    /// let e = world.spawn(Score(7));
+    /// world.insert_one(e, Score(1)).unwrap(); // replaces 7
+    /// world.despawn(e).unwrap(); // removes 1
+    /// assert_eq!(world.resource::<Banked>().0, 8);
+    /// ```
+    pub fn on_replace(&mut self, hook: ComponentHook) -> &mut Self {
+        self.on_replace = Some(hook);
+        self
+    }
+
+    /// Runs `hook` when the entity holding the component is despawned,
+    /// before its `on_replace` and `on_remove` hooks (the entity is whole
+    /// and readable). As Bevy's `on_despawn`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)]
+    /// #[component(on_despawn = count_loss)]
+    /// struct Unit;
+    /// #[derive(Default)] struct Losses(u32);
+    /// fn count_loss(mut world: DeferredWorld, _e: Entity) {
+    ///     world.resource_mut::<Losses>().0 += 1;
+    /// }
+    /// let mut world = World::new();
+    /// world.insert_resource(Losses::default());
+    /// let a = world.spawn(Unit);
+    /// let b = world.spawn(Unit);
+    /// world.remove::<Unit>(a).unwrap(); // a removal, not a despawn
+    /// world.despawn(b).unwrap();
+    /// assert_eq!(world.resource::<Losses>().0, 1);
+    /// ```
+    pub fn on_despawn(&mut self, hook: ComponentHook) -> &mut Self {
+        self.on_despawn = Some(hook);
+        self
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
-        self.on_add.is_none() && self.on_insert.is_none() && self.on_remove.is_none()
+        self.on_add.is_none()
+            && self.on_insert.is_none()
+            && self.on_remove.is_none()
+            && self.on_replace.is_none()
+            && self.on_despawn.is_none()
     }
 }
 

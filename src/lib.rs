@@ -61,6 +61,7 @@ mod event;
 mod hooks;
 mod map_entities;
 mod observer;
+mod platform;
 #[allow(
     unsafe_code,
     reason = "fetches hand out references into columns by row"
@@ -85,25 +86,30 @@ mod world;
 
 pub use archetype::{Archetype, ArchetypeId};
 pub use bundle::Bundle;
-pub use change::Tick;
+pub use change::{DetectChanges, DetectChangesMut, Tick};
 pub use column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
-pub use commands::{CommandBuffer, CommandError, CommandErrors, Commands};
+pub use commands::{
+    ChildSpawnerCommands, CommandBuffer, CommandError, CommandErrors, Commands, EntityCommands,
+};
 pub use component::{
     CloneBehavior, Component, ComponentId, ComponentInfo, StorageType, short_type_name,
 };
 pub use dynamic::{ComponentSchema, DynamicComponent, FieldType, FieldValue, SchemaError};
 pub use entity::{Entity, EntityLocation};
 pub use error::{ComponentError, EntityError, QueryEntityError};
-pub use event::{EventCursor, EventReader, EventWriter, Events};
-pub use hooks::{ComponentHook, ComponentHooks, RequiredComponents, RequiredCycleError};
+pub use event::{Event, EventCursor, EventReader, EventWriter, Events};
+pub use hooks::{
+    ComponentHook, ComponentHooks, HookContext, RequiredComponents, RequiredCycleError,
+};
 pub use map_entities::{EntityMapper, MapEntities};
 pub use observer::{
     DeferredWorld, LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS, ObserverId, OnAdd,
     OnDespawn, OnInsert, OnRemove, OnSpawn, Trigger,
 };
+pub use platform::{SetClockError, set_clock};
 pub use query::{
-    Access, Added, Changed, Has, Or, Populated, Query, QueryChunk, QueryCombinations, QueryData,
-    QueryFilter, QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState,
+    Access, Added, Changed, Has, Mut, Or, Populated, Query, QueryChunk, QueryCombinations,
+    QueryData, QueryFilter, QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState,
     ReadOnlyQueryData, Ref, Single, With, Without,
 };
 pub use relation::{
@@ -111,24 +117,24 @@ pub use relation::{
     RelationError, RelationSide, Relationship, Sources,
 };
 pub use removed::RemovedComponents;
-pub use resource::{Res, ResMut};
+pub use resource::{FromWorld, Res, ResMut, Resource};
 pub use storage::ResourceId;
 pub use system::{
     CombinedCondition, Condition, ExecutorKind, IntoSystem, Local, NotCondition, Schedule,
     ScheduleError, SetConfig, System, SystemAccess, SystemConfig, SystemMeta, SystemParam,
-    SystemParamFunction, SystemParamItem, SystemTiming, SystemTimings, not, on_event,
-    resource_added, resource_changed, resource_exists,
+    SystemParamFunction, SystemParamItem, SystemTiming, SystemTimings, any_with_component, not,
+    on_event, resource_added, resource_changed, resource_exists, run_once,
 };
 pub use system::{
-    ErrorContext, ErrorHandler, IntoSystemConfigs, IntoSystemOutput, ObserverFunction,
-    RunSystemError, SystemConfigs, SystemError, SystemId, SystemResult, SystemSkip, log_error,
-    panic_on_error,
+    ErrorContext, ErrorHandler, IntoLabel, IntoSetConfigs, IntoSystemConfigs, IntoSystemOutput,
+    ObserverFunction, RunSystemError, SetConfigs, SystemConfigs, SystemError, SystemId,
+    SystemResult, SystemSet, SystemSkip, log_error, panic_on_error,
 };
 pub use system::{
     FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, ScheduleLabel, State,
     StateScoped, States, in_state,
 };
-pub use time::Time;
+pub use time::{FrameTime, Time};
 pub use world::{
     BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
     EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, MemoryReport, Name,
@@ -140,6 +146,36 @@ pub use world::{
 /// `#[derive(MapEntities)]`, `#[derive(SystemParam)]`, `#[derive(States)]`
 /// and `#[derive(Relation)]` (see [`Relationship`]).
 pub use mosaic_macros::{Bundle, Component, MapEntities, Relation, States, SystemParam};
+
+/// Bevy's derives, for the names a Bevy program types first:
+/// `#[derive(Resource)]` and `#[derive(Event)]` are markers (mosaic needs
+/// none: every `Send + Sync + 'static` type is a [`Resource`](trait@Resource)
+/// and an [`Event`](trait@Event); the derive checks that bound);
+/// `#[derive(SystemSet)]` makes a type a [set label](trait@SystemSet).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Resource, Default)]
+/// struct Score(u32);
+/// #[derive(Event)]
+/// struct Scored(u32);
+/// #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+/// struct Scoring;
+/// fn score(mut events: EventReader<Scored>, mut total: ResMut<Score>) {
+///     for e in events.read() {
+///         total.0 += e.0;
+///     }
+/// }
+/// let mut world = World::new();
+/// world.init_resource::<Score>();
+/// world.send_event(Scored(5));
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems(score.in_set(Scoring));
+/// schedule.run(&mut world);
+/// assert_eq!(world.resource::<Score>().0, 5);
+/// ```
+pub use mosaic_macros::{Event, Resource, SystemSet};
 
 /// Derives [`QueryData`](trait@QueryData) for a struct of query fields:
 /// named fields instead of a long tuple.
@@ -250,12 +286,16 @@ pub use mosaic_macros::QueryFilter;
 
 /// The names most programs need: `use mosaic::prelude::*;`.
 pub mod prelude {
+    /// Teaching errors for Bevy habits (see `change::PlainRefChangeHint`).
+    #[doc(hidden)]
+    pub use crate::change::PlainRefChangeHint as _;
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
-        Disabled, DynamicBundle, Entity, EntityBuilder, EntityError, EventReader, EventWriter,
-        ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn,
-        Or, Query, QueryEntityError, QuerySingleError, QueryState, RemovedComponents, Res, ResMut,
-        Schedule, ScheduleError, StorageType, Time, Trigger, With, Without, World,
+        Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EventReader,
+        EventWriter, ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn, OnInsert,
+        OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
+        RemovedComponents, Res, ResMut, Schedule, ScheduleError, StorageType, Time, Trigger, With,
+        Without, World,
     };
     pub use crate::{
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
@@ -263,12 +303,16 @@ pub mod prelude {
     };
     pub use crate::{Condition, not, on_event, resource_added, resource_changed, resource_exists};
     pub use crate::{
+        DetectChanges, DetectChangesMut, Event, FromWorld, IntoSetConfigs, Mut, Resource,
+        SystemSet, any_with_component, run_once,
+    };
+    pub use crate::{
         ErrorContext, IntoSystemConfigs, Populated, RunSystemError, Single, SystemError, SystemId,
         SystemParam, SystemResult, log_error, panic_on_error,
     };
     pub use crate::{
-        FixedTime, FixedUpdate, NextState, OnEnter, OnExit, OnTransition, State, StateScoped,
-        States, in_state,
+        FixedTime, FixedUpdate, FrameTime, NextState, OnEnter, OnExit, OnTransition, State,
+        StateScoped, States, in_state,
     };
     /// The derives and their traits: `#[derive(QueryData)]`,
     /// `#[derive(QueryFilter)]`.
@@ -280,5 +324,6 @@ pub mod prelude {
 pub mod __macro {
     pub use crate::bundle::{ComponentReader, ComponentRegistrar, ComponentWriter};
     pub use crate::component::{CloneProbe, ViaClone, ViaSkip};
+    pub use crate::hooks::call_hook;
     pub use crate::query::{FromQueryItem, TickRange};
 }

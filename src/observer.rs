@@ -796,6 +796,10 @@ impl World {
     pub(crate) fn announce_remove(&mut self, entity: Entity, despawn: bool, ids: &[ComponentId]) {
         self.prepare_observers();
         self.discard_commands_on_panic(|world| {
+            if despawn {
+                world.run_hooks(entity, ids, |hooks| hooks.on_despawn);
+            }
+            world.run_hooks(entity, ids, |hooks| hooks.on_replace);
             for &id in ids {
                 if world.components().announces(id) {
                     world.lifecycle(LifecycleKind::Remove, entity, Some(id));
@@ -805,6 +809,33 @@ impl World {
                 world.lifecycle(LifecycleKind::Despawn, entity, None);
             }
         });
+    }
+
+    /// Before `ids` of `entity` are overwritten by an insert: their
+    /// `on_replace` hooks, while the old values are readable.
+    pub(crate) fn announce_replace(&mut self, entity: Entity, ids: &[ComponentId]) {
+        self.prepare_observers();
+        self.discard_commands_on_panic(|world| {
+            world.run_hooks(entity, ids, |hooks| hooks.on_replace);
+        });
+    }
+
+    /// The hook `which` picks, of each of `ids` that has one (a hook has no
+    /// observer counterpart).
+    fn run_hooks(
+        &mut self,
+        entity: Entity,
+        ids: &[ComponentId],
+        which: impl Fn(&crate::hooks::ComponentHooks) -> Option<crate::hooks::ComponentHook>,
+    ) {
+        for &id in ids {
+            if !self.components().announces(id) {
+                continue;
+            }
+            if let Some(hook) = which(self.components().info(id).hooks()) {
+                hook(DeferredWorld { world: self }, entity);
+            }
+        }
     }
 
     /// One lifecycle announcement: the component's hook, its observers, and

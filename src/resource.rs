@@ -13,6 +13,28 @@ use crate::query::TickRange;
 use crate::storage::ResourceTicks;
 use crate::world::World;
 
+/// What a resource is: any `Send + Sync + 'static` type (implemented for
+/// all of them). `#[derive(Resource)]`, Bevy's habit, compiles and only
+/// checks that bound; a generic function over resources may say
+/// `R: Resource`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Resource, Default)]
+/// struct Score(u32);
+/// fn reset<R: Resource + Default>(world: &mut World) {
+///     world.insert_resource(R::default());
+/// }
+/// let mut world = World::new();
+/// world.insert_resource(Score(9));
+/// reset::<Score>(&mut world);
+/// assert_eq!(world.resource::<Score>().0, 0);
+/// ```
+pub trait Resource: Send + Sync + 'static {}
+
+impl<T: Send + Sync + 'static> Resource for T {}
+
 impl World {
     /// Stores `value` as the world's `R`, replacing (and dropping) any `R`
     /// it had.
@@ -175,6 +197,106 @@ impl World {
     }
 }
 
+/// A value made from the world: what [`World::init_resource`] makes when
+/// the world has none. Every `Default` type is one (made with
+/// `Default::default()`); implement it for a resource whose first value
+/// depends on the world (another resource, the entities).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::FromWorld;
+/// struct Difficulty(u32);
+/// struct Spawner { per_wave: u32 }
+/// impl FromWorld for Spawner {
+///     fn from_world(world: &mut World) -> Self {
+///         Spawner { per_wave: 5 * world.resource::<Difficulty>().0 }
+///     }
+/// }
+/// let mut world = World::new();
+/// world.insert_resource(Difficulty(2));
+/// world.init_resource::<Spawner>();
+/// assert_eq!(world.resource::<Spawner>().per_wave, 10);
+/// ```
+pub trait FromWorld {
+    /// Makes the value, reading (or changing) `world`.
+    fn from_world(world: &mut World) -> Self;
+}
+
+impl<T: Default> FromWorld for T {
+    fn from_world(_world: &mut World) -> Self {
+        T::default()
+    }
+}
+
+impl World {
+    /// Inserts `R` made by [`FromWorld`] (`R::default()` for a `Default`
+    /// type) unless the world already has one, which is kept. Returns
+    /// `R`'s id. (Bevy's name; [`World::resource_or_default`] also hands
+    /// the value back.)
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Default)] struct Score(u32);
+    /// let mut world = World::new();
+    /// world.init_resource::<Score>();
+    /// world.resource_mut::<Score>().0 = 7;
+    /// world.init_resource::<Score>(); // already there: kept
+    /// assert_eq!(world.resource::<Score>().0, 7);
+    /// ```
+    pub fn init_resource<R: FromWorld + Send + Sync + 'static>(&mut self) -> crate::ResourceId {
+        if !self.contains_resource::<R>() {
+            let value = R::from_world(self);
+            // `from_world` may have inserted an `R` itself: the one made
+            // here wins, as an `insert_resource` after it would.
+            self.insert_resource(value);
+        }
+        self.resources_mut().register::<R>()
+    }
+
+    /// Runs `f` with the world and its `R` taken out of it, so `f` may use
+    /// both at once (a resource holding the world's map, say), then puts
+    /// `R` back, counted as changed. Returns what `f` returns.
+    ///
+    /// Panics, naming `R`, if there is none. While `f` runs the world has
+    /// no `R`; one that `f` inserts is dropped when the scope's value goes
+    /// back. If `f` panics, `R` goes back before the panic goes on.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Gold(u32);
+    /// struct Bank(u32);
+    /// let mut world = World::new();
+    /// world.insert_resource(Bank(0));
+    /// world.spawn_batch([Gold(3), Gold(4)]);
+    /// world.resource_scope(|world, bank: &mut Bank| {
+    ///     let mut q = world.query::<&Gold>();
+    ///     bank.0 = q.iter(world).map(|g| g.0).sum();
+    /// });
+    /// assert_eq!(world.resource::<Bank>().0, 7);
+    /// ```
+    #[track_caller]
+    pub fn resource_scope<R: Send + Sync + 'static, U>(
+        &mut self,
+        f: impl FnOnce(&mut World, &mut R) -> U,
+    ) -> U {
+        let mut value = self
+            .resources_mut()
+            .remove::<R>()
+            .unwrap_or_else(|| missing_resource::<R>());
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self, &mut value)));
+        let tick = self.change_tick();
+        let inserted_meanwhile = self.resources_mut().restore(value, tick);
+        drop(inserted_meanwhile);
+        match result {
+            Ok(out) => out,
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    }
+}
+
 #[cold]
 #[track_caller]
 pub(crate) fn missing_resource<R>() -> ! {
@@ -302,5 +424,41 @@ impl<R> DerefMut for ResMut<'_, R> {
 impl<R: fmt::Debug> fmt::Debug for ResMut<'_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("ResMut").field(&*self.value).finish()
+    }
+}
+
+impl<R> crate::DetectChanges for Res<'_, R> {
+    fn is_added(&self) -> bool {
+        Res::is_added(self)
+    }
+
+    fn is_changed(&self) -> bool {
+        Res::is_changed(self)
+    }
+}
+
+impl<R> crate::DetectChanges for ResMut<'_, R> {
+    fn is_added(&self) -> bool {
+        self.ticks
+            .added()
+            .is_newer_than(self.run.last_run, self.run.this_run)
+    }
+
+    fn is_changed(&self) -> bool {
+        self.ticks
+            .changed()
+            .is_newer_than(self.run.last_run, self.run.this_run)
+    }
+}
+
+impl<R> crate::DetectChangesMut for ResMut<'_, R> {
+    type Inner = R;
+
+    fn set_changed(&mut self) {
+        self.ticks.set_changed(self.run.this_run);
+    }
+
+    fn bypass_change_detection(&mut self) -> &mut R {
+        self.value
     }
 }

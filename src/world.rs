@@ -110,6 +110,10 @@ pub struct World {
     relations: Relations,
     change_tick: AtomicU32,
     last_check_tick: Tick,
+    /// How many frames, schedule runs or state transitions are under way:
+    /// only the outermost advances the event buffers (see
+    /// [`World::in_frame`]).
+    frame_depth: u32,
 }
 
 impl fmt::Debug for World {
@@ -205,7 +209,23 @@ impl World {
             relations: Relations::default(),
             change_tick: AtomicU32::new(1),
             last_check_tick: Tick::new(1),
+            frame_depth: 0,
         }
+    }
+
+    /// Runs `f` as part of the frame under way: a schedule run inside it
+    /// is nested, and leaves the event buffers alone (see [`Events`](crate::Events), "Lifetime").
+    pub(crate) fn in_frame<R>(&mut self, f: impl FnOnce(&mut World) -> R) -> R {
+        self.frame_depth += 1;
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(self)));
+        self.frame_depth -= 1;
+        outcome.unwrap_or_else(|payload| resume_unwind(payload))
+    }
+
+    /// True if a frame, schedule run or state transition is under way.
+    #[inline]
+    pub(crate) fn is_in_frame(&self) -> bool {
+        self.frame_depth > 0
     }
 
     /// This world's unique id.
@@ -417,8 +437,14 @@ impl World {
     }
 
     /// Destroys `entity`, dropping each of its components exactly once.
+    /// Its relation edges go with it, under each relation's
+    /// [`OnTargetDespawn`](crate::OnTargetDespawn) policy: its
+    /// [`Children`](crate::Children) are unparented and stay, roots (unlike
+    /// Bevy 0.16+). To take the children along, use
+    /// [`World::despawn_recursive`].
     ///
-    /// Fails (changing nothing) if the handle is stale.
+    /// Fails (changing nothing) if the handle is stale, or if a relation
+    /// keeps `entity` alive ([`EntityError::DespawnRefused`]).
     ///
     /// # Example
     /// ```
@@ -478,40 +504,43 @@ impl World {
         }
     }
 
-    /// Despawns the sources queued by relation policies, then raises
-    /// `caught`, the panic of the despawn that queued them, if any (a panic
-    /// of the drain itself is then dropped for it).
-    pub(crate) fn drain_doomed_then_resume(
-        &mut self,
-        caught: Option<Box<dyn std::any::Any + Send>>,
-    ) {
-        match caught {
-            None => self.drain_doomed_sources(),
-            Some(payload) => {
-                let _ = catch_unwind(AssertUnwindSafe(|| self.drain_doomed_sources()));
-                resume_unwind(payload)
-            }
-        }
-    }
-
     /// Despawns the sources queued by relation policies, unless an outer
-    /// despawn is doing so already. A panic in one's despawn (a value's
-    /// drop, a hook, an observer) does not stop the others: the first is
-    /// raised once the queue is empty, so no doomed source waits for some
-    /// later despawn to finish the job.
+    /// despawn is doing so already: one sweep. The doomed set is decided
+    /// first, on the graph alone ([`World::decide_doomed`]: not on the order
+    /// the edges were made in), then each goes; no observer's command runs
+    /// until all did. A panic in one's despawn (a value's drop, a hook, an
+    /// observer) does not stop the others: the first is raised once the
+    /// queue is empty, so no doomed source waits for some later despawn to
+    /// finish the job.
     pub(crate) fn drain_doomed_sources(&mut self) {
         if !self.relations.start_drain() {
             return;
         }
+        let held = self.hold_observer_commands();
         let mut caught = None;
-        while let Some(source) = self.relations.pop_pending() {
-            if self.contains(source) && self.relations.refusing(self, source).is_none() {
-                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_now(source))) {
-                    caught.get_or_insert(payload);
+        loop {
+            // The despawns below queue their own doomed sources again:
+            // those decided already are gone by then, and those a survivor
+            // keeps alive are left out again.
+            let seeds = self.relations.take_pending();
+            if seeds.is_empty() {
+                break;
+            }
+            for source in self.decide_doomed(seeds) {
+                if self.contains(source) {
+                    if let Err(payload) =
+                        catch_unwind(AssertUnwindSafe(|| self.despawn_now(source)))
+                    {
+                        caught.get_or_insert(payload);
+                    }
                 }
             }
         }
+        self.release_observer_commands(held);
         self.relations.end_drain();
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.flush_observer_commands())) {
+            caught.get_or_insert(payload);
+        }
         if let Some(payload) = caught {
             resume_unwind(payload);
         }
@@ -611,13 +640,14 @@ impl World {
         Ok(panics)
     }
 
-    /// Despawns `root` and everything below it through [`Children`], in
-    /// one batch: the hierarchy's part of [`World::despawn_recursive`] for
-    /// a world whose lifecycle is inactive (nothing is announced, and no
-    /// hook or observer can run midway), with `ChildOf`'s cleanup skipped
-    /// (`Relations::skip_during`) and `root` already unlinked from its
-    /// parent, so every `ChildOf` edge left in the subtree joins two of its
-    /// entities.
+    /// Despawns each of `roots` and everything below it through
+    /// [`Children`], in one batch: the hierarchy's part of
+    /// [`World::despawn_recursive`] (and the other sweeps) for a world
+    /// whose lifecycle is inactive (nothing is announced, and no hook or
+    /// observer can run midway), with `ChildOf`'s cleanup skipped
+    /// (`Relations::skip_during`) and each root already unlinked from its
+    /// parent, so every `ChildOf` edge left in the subtrees joins two of
+    /// their entities (and no subtree holds another's root).
     ///
     /// Other relations are detached first, for the whole subtree. Then one
     /// walk, breadth first, reads each entity's children and, in the same
@@ -633,15 +663,16 @@ impl World {
     ///
     /// A panicking drop does not stop the batch; the first is raised at
     /// the end.
-    pub(crate) fn despawn_tree_quietly(&mut self, root: Entity) {
+    pub(crate) fn despawn_tree_quietly(&mut self, roots: &[Entity]) {
         debug_assert!(!self.components.lifecycle_active());
         let (edges_id, children_id) = self.relations.ids::<ChildOf>().expect("registered");
         let mut panics = DeferredPanic::new();
         if self.relations.detaches_any() {
             // Other relations first, while every entity of the subtree is
             // alive (their cleanup keeps `ChildOf`'s edges, skipped).
-            let subtree: Vec<Entity> = std::iter::once(root)
-                .chain(self.descendants(root))
+            let subtree: Vec<Entity> = roots
+                .iter()
+                .flat_map(|&root| std::iter::once(root).chain(self.descendants(root)))
                 .collect();
             for e in subtree {
                 self.detach_relations(e, &mut panics);
@@ -654,20 +685,19 @@ impl World {
         let mut dead: Option<FixedBitSet> = None;
         // Whether some `Children` of the subtree owns a list.
         let mut long_lists = false;
-        let mut order = vec![root];
+        let mut order = roots.to_vec();
         let children_set = self.sparse.get(children_id);
         let (entities, archetypes) = (&mut self.entities, &mut self.archetypes);
         let mut i = 0;
         while i < order.len() {
             let e = order[i];
-            // Every entity of `order` is alive when walked (the root was
+            // Every entity of `order` is alive when walked (the roots were
             // checked; lists name live entities only, and each entity is
-            // listed by its one parent).
+            // listed by its one parent: a root, unlinked from its parent,
+            // by none, so no walk meets one again).
             if let Some(children) = children_set.and_then(|set| set.get_live::<Children>(e)) {
                 long_lists |= children.owns_heap();
-                // `ChildOf` is acyclic; skipping `root` ends the walk even
-                // if an edge closed a cycle through it.
-                order.extend(children.iter().copied().filter(|&c| c != root));
+                order.extend_from_slice(children);
             }
             if let Some(loc) = entities.free(e) {
                 if let Some(dead) = &mut dead {
@@ -963,6 +993,17 @@ impl World {
     ) {
         let mut changes = self.insert_changes(entity, loc, bundle_id);
         let made = self.make_required_or_discard(entity, loc, &changes, spawned);
+        // `on_replace` hooks of the values about to be overwritten, before
+        // the write, while they are readable. Hooks make no structural
+        // change, so `loc` still holds.
+        let replaced: Vec<ComponentId> = changes
+            .iter()
+            .filter(|&&(id, added)| !added && self.components.info(id).hooks().on_replace.is_some())
+            .map(|&(id, _)| id)
+            .collect();
+        if !replaced.is_empty() {
+            self.announce_replace(entity, &replaced);
+        }
         let panics = if made.is_empty() {
             self.insert_at(entity, loc, bundle_id, bundle)
         } else {

@@ -543,9 +543,10 @@ fn commands_apply_at_the_sync_point_not_during_the_block() {
         let mut schedule = Schedule::new();
         schedule.set_executor(kind);
         schedule.add_system("spawn", spawn_once);
+        // Without the sync point `after` would bring (issue #39, item 16).
         schedule
             .add_system("after_spawn", observer("after", &seen))
-            .after("spawn");
+            .after_ignore_deferred("spawn");
         schedule.run(&mut world);
         assert_eq!(
             take(&seen),
@@ -572,7 +573,7 @@ fn exclusive_system_after_commands_sees_them_applied() {
         schedule.add_system("spawn", spawn_once);
         schedule
             .add_system("in_block", observer("in_block", &seen))
-            .after("spawn");
+            .after_ignore_deferred("spawn");
         let seen_ex = seen.clone();
         schedule
             .add_system("exclusive", move |world: &mut World| {

@@ -605,3 +605,66 @@ fn a_user_inserted_events_resource_is_updated_once_per_run() {
     world.update_events();
     assert_eq!(world.events::<u32>().unwrap().len(), 1);
 }
+
+/// Issue #39, item 5: state transitions run schedules of their own, but
+/// they belong to the frame: a frame reader ordered before the writer still
+/// reads every event once, in the next frame, while every frame changes
+/// state (`OnExit`, `OnTransition`, `OnEnter` each run), and events those
+/// schedules send reach the frame's reader too.
+#[test]
+fn state_transition_schedules_do_not_age_the_frame_s_events() {
+    #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+    enum Light {
+        #[default]
+        Red,
+        Green,
+    }
+    fn toggle(state: Res<State<Light>>, mut next: ResMut<NextState<Light>>) {
+        next.set(match state.get() {
+            Light::Red => Light::Green,
+            Light::Green => Light::Red,
+        });
+    }
+    let mut world = World::new();
+    world.insert_resource(Frame::default());
+    world.insert_resource(Seen::<0>::default());
+    world.init_state::<Light>();
+    for light in [Light::Red, Light::Green] {
+        world.add_systems(OnExit(light), || {});
+        world.add_systems(OnEnter(light), |mut w: EventWriter<Msg>| {
+            w.send(Msg {
+                writer: OUTSIDE,
+                frame: 0,
+                seq: 0,
+            })
+        });
+    }
+    let mut schedule = Schedule::new();
+    schedule.add_systems(
+        (
+            |mut r: EventReader<Msg>, mut seen: ResMut<Seen<0>>| seen.0.extend(r.read().copied()),
+            |mut w: EventWriter<Msg>, mut f: ResMut<Frame>| {
+                w.send(Msg {
+                    writer: 0,
+                    frame: f.0,
+                    seq: 0,
+                });
+                f.0 += 1;
+            },
+            toggle,
+        )
+            .chain(),
+    );
+    for _ in 0..6 {
+        schedule.run_frame(&mut world, std::time::Duration::from_millis(16));
+    }
+    let seen = &world.resource::<Seen<0>>().0;
+    let frames: Vec<u32> = seen
+        .iter()
+        .filter(|m| m.writer == 0)
+        .map(|m| m.frame)
+        .collect();
+    assert_eq!(frames, [0, 1, 2, 3, 4]);
+    // The first frame's OnEnter of the initial state, then one per frame.
+    assert_eq!(seen.iter().filter(|m| m.writer == OUTSIDE).count(), 6);
+}

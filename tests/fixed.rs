@@ -124,3 +124,139 @@ fn fixed_steps_run_after_transitions_and_before_the_frame_systems() {
         ["enter run", "fixed Run", "fixed Run", "frame 25ms"]
     );
 }
+
+/// Issue #39, item 6: the fixed clock's elapsed time adds up the steps as
+/// they were, so changing the step does not rewrite the past.
+#[test]
+fn elapsed_fixed_time_keeps_the_steps_taken_before_a_new_timestep() {
+    let mut fixed = FixedTime::new(Duration::from_millis(20));
+    fixed.set_max_steps_per_frame(1000);
+    assert_eq!(fixed.accumulate(Duration::from_secs(1)), 50);
+    assert_eq!(fixed.elapsed(), Duration::from_secs(1));
+    fixed.set_timestep(Duration::from_millis(40));
+    assert_eq!(fixed.accumulate(Duration::from_secs(1)), 25);
+    assert_eq!(fixed.steps(), 75);
+    assert_eq!(fixed.elapsed(), Duration::from_secs(2));
+}
+
+/// What a system saw of `Time`: (delta, elapsed) per run.
+#[derive(Default)]
+struct Seen(Vec<(Duration, Duration)>);
+
+/// Issue #39, item 15: inside the fixed step `Res<Time>` is the fixed
+/// clock (its delta is the step, its elapsed the fixed time so far), and
+/// the frame's systems see the frame clock again afterwards.
+#[test]
+fn time_inside_the_fixed_step_is_the_fixed_clock() {
+    let mut world = World::new();
+    world.insert_resource(Seen::default());
+    world.insert_resource(0u32);
+    world.insert_resource(FixedTime::new(Duration::from_millis(20)));
+    world.add_systems(FixedUpdate, |t: Res<Time>, mut seen: ResMut<Seen>| {
+        seen.0.push((t.delta(), t.elapsed()))
+    });
+    let mut schedule = Schedule::new();
+    schedule.add_system("frame", |t: Res<Time>, mut n: ResMut<u32>| {
+        assert_eq!(t.delta(), Duration::from_millis(40));
+        *n += 1;
+    });
+    schedule.run_frames(&mut world, 2, Duration::from_millis(40));
+    let ms = Duration::from_millis;
+    assert_eq!(
+        world.resource::<Seen>().0,
+        [
+            (ms(20), ms(20)),
+            (ms(20), ms(40)),
+            (ms(20), ms(60)),
+            (ms(20), ms(80))
+        ]
+    );
+    assert_eq!(*world.resource::<u32>(), 2, "the frame system ran");
+    assert_eq!(world.resource::<Time>().delta(), ms(40));
+    assert_eq!(world.resource::<Time>().elapsed(), ms(80));
+}
+
+/// Events sent and read, for the tests of issue #39, item 5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Key(u32);
+#[derive(Default)]
+struct Sent(u32);
+#[derive(Default)]
+struct Read(Vec<u32>);
+
+fn send_key(mut keys: EventWriter<Key>, mut sent: ResMut<Sent>) {
+    keys.send(Key(sent.0));
+    sent.0 += 1;
+}
+
+fn read_keys(mut keys: EventReader<Key>, mut read: ResMut<Read>) {
+    read.0.extend(keys.read().map(|k| k.0));
+}
+
+/// Issue #39, item 5: at 120 frames a second and a 50 Hz step, a fixed
+/// system reads every event the frame systems sent, once each and in
+/// order, though most frames run no fixed step at all.
+#[test]
+fn a_fixed_step_reader_sees_every_event_of_faster_frames() {
+    let mut world = World::new();
+    world.insert_resource(Sent::default());
+    world.insert_resource(Read::default());
+    world.insert_resource(FixedTime::from_hz(50.0));
+    world.add_systems(FixedUpdate, read_keys);
+    let mut frame = Schedule::new();
+    frame.add_systems(send_key.run_if(|s: Res<Sent>| s.0 < 121));
+    let dt = Duration::from_nanos(8_333_333);
+    frame.run_frames(&mut world, 121, dt);
+    assert_eq!(world.resource::<Sent>().0, 121);
+    // A few more frames with nothing sent: the last events reach the
+    // next fixed step.
+    frame.run_frames(&mut world, 4, dt);
+    assert!(world.resource::<FixedTime>().steps() >= 51);
+    let read = &world.resource::<Read>().0;
+    assert_eq!(*read, (0..121).collect::<Vec<_>>());
+}
+
+/// Issue #39, item 5: three fixed steps a frame do not age the events; a
+/// frame system ordered before the writer reads each event in the next
+/// frame, once.
+#[test]
+fn fixed_steps_do_not_drop_events_a_frame_reader_has_not_read() {
+    let mut world = World::new();
+    world.insert_resource(Sent::default());
+    world.insert_resource(Read::default());
+    world.insert_resource(0u32);
+    world.insert_resource(FixedTime::new(Duration::from_millis(20)));
+    world.add_systems(FixedUpdate, |mut n: ResMut<u32>| *n += 1);
+    let mut frame = Schedule::new();
+    frame.add_systems((read_keys, send_key).chain());
+    frame.run_frames(&mut world, 10, Duration::from_millis(60));
+    assert_eq!(*world.resource::<u32>(), 30, "three fixed steps a frame");
+    assert_eq!(world.resource::<Read>().0, (0..9).collect::<Vec<_>>());
+}
+
+/// A panic in a fixed step leaves the frame's clock in `Time` and the
+/// world out of the frame: later runs advance the events as before.
+#[test]
+fn a_panicking_fixed_step_puts_the_frame_clock_back() {
+    struct Armed(bool);
+    let mut world = World::new();
+    world.insert_resource(Armed(true));
+    world.insert_resource(FixedTime::new(Duration::from_millis(20)));
+    world.add_systems(FixedUpdate, |mut armed: ResMut<Armed>| {
+        if std::mem::replace(&mut armed.0, false) {
+            panic!("step failed");
+        }
+    });
+    let mut frame = Schedule::new();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        frame.run_frame(&mut world, Duration::from_millis(40))
+    }));
+    assert!(outcome.is_err());
+    assert_eq!(world.resource::<Time>().delta(), Duration::from_millis(40));
+    // Not stuck inside a frame: an outermost run still ages the events.
+    world.send_event(Key(1));
+    let mut plain = Schedule::new();
+    plain.run(&mut world);
+    plain.run(&mut world);
+    assert!(world.events::<Key>().unwrap().is_empty());
+}

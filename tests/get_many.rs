@@ -110,6 +110,25 @@ fn failed_get_many_mut_stamps_no_change() {
     assert_eq!(changed.iter(&world).collect::<Vec<_>>(), [b]);
 }
 
+/// A disabled entity fails the check made before any item is handed out
+/// (it used to pass it and fail only at its fetch, after the entities
+/// before it had been fetched and marked changed).
+#[test]
+fn get_many_mut_with_a_disabled_entity_stamps_no_change() {
+    let mut world = World::new();
+    let a = world.spawn(A(1));
+    let b = world.spawn(A(2));
+    world.insert_one(b, Disabled).unwrap();
+    let mut changed = world.query_filtered::<Entity, Changed<A>>();
+    changed.iter(&world).count();
+    let mut q = world.query::<&mut A>();
+    assert!(matches!(
+        q.get_many_mut(&mut world, [a, b]),
+        Err(QueryEntityError::QueryDoesNotMatch { entity, .. }) if entity == b
+    ));
+    assert_eq!(changed.iter(&world).count(), 0, "nothing was handed out");
+}
+
 #[test]
 fn filtered_get_many_mut_honours_filter() {
     let mut world = World::new();

@@ -6,6 +6,10 @@
 //! entity index), get_mut, `QueryState::get`, cached queries with every
 //! filter kind, clear, `reserve_entity`, a `CommandBuffer` whose commands
 //! are applied later, and relations: `relate`/`unrelate` of a many-to-many
+//! relation, `add_child`, `despawn_recursive` and `despawn_descendants`,
+//! and ownership (`Ow`, despawn policy) and pins (`Pn`, refuse policy)
+//! whose cascades every despawn runs) and runs each one both on
+//! a [`World`] and on a plain model: one optional value per component type
 //! relation, `add_child` and `despawn_recursive`) and runs each one both on
 //! a [`World`] and on a plain model (and, for issue #39, `EntityBuilder`
 //! spawns and inserts, `clone_entity`, `spawn_at` and disabling): one optional value per component type
@@ -116,6 +120,24 @@ enum Op {
     },
     /// `World::despawn_recursive`.
     DespawnRecursive(Who),
+    /// `World::despawn_descendants`: one sweep of the children.
+    DespawnDescendants(Who),
+    /// `World::relate` with `Ow` (`one`, the source despawned with its
+    /// target).
+    Own {
+        src: Who,
+        dst: Who,
+    },
+    /// `World::relate` with `Pn` (the target refuses to be despawned).
+    Pin {
+        src: Who,
+        dst: Who,
+    },
+    /// `World::unrelate` of a `Pn` edge.
+    Unpin {
+        src: Who,
+        dst: Who,
+    },
     /// `World::spawn` of an `EntityBuilder`'s build.
     SpawnBuilt {
         kind: u8,
@@ -175,6 +197,10 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (who(), who()).prop_map(|(src, dst)| Op::Unrelate { src, dst }),
         3 => (who(), who()).prop_map(|(child, parent)| Op::Parent { child, parent }),
         1 => who().prop_map(Op::DespawnRecursive),
+        1 => who().prop_map(Op::DespawnDescendants),
+        2 => (who(), who()).prop_map(|(src, dst)| Op::Own { src, dst }),
+        1 => (who(), who()).prop_map(|(src, dst)| Op::Pin { src, dst }),
+        1 => (who(), who()).prop_map(|(src, dst)| Op::Unpin { src, dst }),
         3 => (kind.clone(), v).prop_map(|(kind, v)| Op::SpawnBuilt { kind, v }),
         2 => (who(), kind.clone(), v).prop_map(|(who, kind, v)| Op::InsertBuilt { who, kind, v }),
         2 => who().prop_map(Op::Clone),
@@ -236,6 +262,22 @@ fn step(c: &mut Case, op: &Op) {
         Op::DespawnRecursive(who) => {
             let e = c.model.pick(who);
             do_despawn_recursive(c, e);
+        }
+        Op::DespawnDescendants(who) => {
+            let e = c.model.pick(who);
+            do_despawn_descendants(c, e);
+        }
+        Op::Own { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            do_own(c, s, t);
+        }
+        Op::Pin { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            do_pin(c, s, t);
+        }
+        Op::Unpin { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            do_unpin(c, s, t);
         }
         Op::SpawnBuilt { kind, v } => do_spawn_built(c, kind, v),
         Op::InsertBuilt { who, kind, v } => {

@@ -1086,3 +1086,210 @@ fn a_batched_recursive_despawn_keeps_every_survivor_whole() {
     assert_eq!(tags.len(), 21);
     assert_eq!(world.query::<&Rare>().iter(&world).count(), 200);
 }
+
+// ----- one sweep (issue 39) ---------------------------------------------------------
+
+/// Item 9: an observer that plain-despawns a sibling while
+/// `despawn_descendants` runs does not orphan the sibling's children: the
+/// doomed set is decided first and goes whole, the observer's command
+/// finding its target gone.
+#[test]
+fn despawn_descendants_is_one_sweep_whatever_observers_do() {
+    #[derive(Component)]
+    struct Trigger1;
+    let mut world = World::new();
+    let keep = world.spawn(());
+    let first = world.spawn_child(keep, Trigger1).unwrap();
+    let second = world.spawn_child(keep, ()).unwrap();
+    let grandkids: Vec<Entity> = (0..3)
+        .map(|_| world.spawn_child(second, ()).unwrap())
+        .collect();
+    world.observe(
+        move |_: Trigger<OnRemove<Trigger1>>, mut w: DeferredWorld| {
+            w.commands().despawn(second);
+        },
+    );
+    world.despawn_descendants(keep).unwrap();
+    for e in [first, second].iter().chain(&grandkids) {
+        assert!(!world.contains(*e), "{e:?} survived");
+    }
+    assert_eq!(world.len(), 1);
+    assert!(world.children(keep).is_empty());
+    world.check_invariants();
+}
+
+/// Item 10: a panicking `OnUnrelate<ChildOf>` observer does not stop a
+/// recursive despawn of a subtree below a parent: all 101 go, the parent
+/// stays, then the first panic is raised.
+#[test]
+fn a_panicking_unrelate_observer_does_not_keep_the_subtree() {
+    let mut world = World::new();
+    let keep = world.spawn(());
+    let root = world.spawn_child(keep, ()).unwrap();
+    let mut subtree = vec![root];
+    for i in 0..100 {
+        let parent = subtree[i / 2];
+        subtree.push(world.spawn_child(parent, ()).unwrap());
+    }
+    let heard = Arc::new(AtomicUsize::new(0));
+    let h = Arc::clone(&heard);
+    world.observe(move |_: Trigger<OnUnrelate<ChildOf>>, _: DeferredWorld| {
+        h.fetch_add(1, Ordering::Relaxed);
+        panic!("grief");
+    });
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.despawn_recursive(root)
+    }));
+    let payload = result.expect_err("the observer's panic is raised");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"grief"));
+    let alive = subtree.iter().filter(|&&e| world.contains(e)).count();
+    assert_eq!(alive, 0, "{alive} of 101 survived");
+    assert!(world.contains(keep) && world.children(keep).is_empty());
+    // Every edge that went was heard (100 inside, 1 to `keep`).
+    assert_eq!(heard.load(Ordering::Relaxed), 101);
+    world.check_invariants();
+}
+
+/// Item 11: X owns A and B, B depends on A (refuse). Despawning X gives
+/// the same world whichever ownership edge was made first: the doomed set
+/// is decided on the graph, and B, doomed itself, does not keep A.
+#[test]
+fn a_cascade_does_not_depend_on_edge_creation_order() {
+    for a_first in [true, false] {
+        let mut world = World::new();
+        let e = spawn_n(&mut world, 4);
+        let (x, a, b, other) = (e[0], e[1], e[2], e[3]);
+        world.relate(b, a, DependsOn).unwrap();
+        if a_first {
+            world.relate(a, x, OwnedBy).unwrap();
+            world.relate(b, x, OwnedBy).unwrap();
+        } else {
+            world.relate(b, x, OwnedBy).unwrap();
+            world.relate(a, x, OwnedBy).unwrap();
+        }
+        world.despawn(x).unwrap();
+        assert!(
+            !world.contains(a) && !world.contains(b),
+            "a_first = {a_first}: a alive {}, b alive {}",
+            world.contains(a),
+            world.contains(b)
+        );
+        assert!(world.contains(other));
+        world.check_invariants();
+    }
+    // A survivor outside the doomed set still keeps what it depends on,
+    // in either order, and what that one owns.
+    for a_first in [true, false] {
+        let mut world = World::new();
+        let e = spawn_n(&mut world, 5);
+        let (x, a, b, outsider, under_a) = (e[0], e[1], e[2], e[3], e[4]);
+        world.relate(outsider, a, DependsOn).unwrap();
+        world.relate(under_a, a, OwnedBy).unwrap();
+        if a_first {
+            world.relate(a, x, OwnedBy).unwrap();
+            world.relate(b, x, OwnedBy).unwrap();
+        } else {
+            world.relate(b, x, OwnedBy).unwrap();
+            world.relate(a, x, OwnedBy).unwrap();
+        }
+        world.despawn(x).unwrap();
+        assert!(world.contains(a) && world.contains(under_a) && !world.contains(b));
+        assert_eq!(world.targets::<OwnedBy>(a), []);
+        world.check_invariants();
+    }
+}
+
+/// Item 14: the cycle check of a `one` relation walks up from the new
+/// parent and down from the child in turn, so a chain linked in any order
+/// (here every other link first, as a scene loader relating one archetype
+/// and then the other does) costs O(1) a link; it still finds every cycle,
+/// whichever walk meets the other end first.
+#[test]
+fn the_lockstep_cycle_check_finds_every_cycle_in_any_link_order() {
+    let n = 64;
+    let mut world = World::new();
+    let chain = spawn_n(&mut world, n);
+    for start in [1, 2] {
+        for i in (start..n).step_by(2) {
+            world.add_child(chain[i - 1], chain[i]).unwrap();
+        }
+    }
+    world.check_invariants();
+    assert_eq!(world.ancestors(chain[n - 1]).count(), n - 1);
+    // Every ancestor of every entity is refused as its child, changing
+    // nothing: deep ancestors (the walk down meets them) and near ones.
+    for i in (0..n).step_by(7) {
+        for j in (i..n).step_by(5) {
+            let err = world.add_child(chain[j], chain[i]).unwrap_err();
+            assert!(matches!(err, RelationError::Cycle { .. }), "{i} under {j}");
+        }
+    }
+    assert_eq!(world.parent(chain[0]), None);
+    // A branch off the middle: moving the chain's top under it is a cycle;
+    // moving the branch under the top is not.
+    let branch = world.spawn_child(chain[n / 2], ()).unwrap();
+    let twig = world.spawn_child(branch, ()).unwrap();
+    assert!(matches!(
+        world.add_child(twig, chain[1]),
+        Err(RelationError::Cycle { .. })
+    ));
+    world.add_child(chain[0], branch).unwrap();
+    assert_eq!(
+        world.ancestors(twig).collect::<Vec<_>>(),
+        [branch, chain[0]]
+    );
+    // Two trees joined either way round.
+    let other = spawn_n(&mut world, 3);
+    world.add_child(other[0], other[1]).unwrap();
+    world.add_child(other[1], other[2]).unwrap();
+    world.add_child(other[2], chain[0]).unwrap();
+    assert!(matches!(
+        world.add_child(chain[n - 1], other[0]),
+        Err(RelationError::Cycle { .. })
+    ));
+    world.check_invariants();
+}
+
+/// `sort_children_by_key` / `sort_sources_by_key` reorder a target's list
+/// and keep every back index right: removals after the sort fix the moved
+/// entries (a `one` relation's, and a long indexed many-target list's).
+#[test]
+fn sorting_sources_keeps_both_ends_in_step() {
+    let mut world = World::new();
+    let parent = world.spawn(());
+    let kids: Vec<Entity> = (0..6)
+        .map(|_| world.spawn_child(parent, ()).unwrap())
+        .collect();
+    let rank = |k: Entity| std::cmp::Reverse(k);
+    world.sort_children_by_key(parent, rank).unwrap();
+    let mut want = kids.clone();
+    want.reverse();
+    assert_eq!(world.children(parent), want);
+    world.check_invariants();
+    world.remove_parent(kids[4]).unwrap();
+    world.despawn(kids[2]).unwrap();
+    world.check_invariants();
+    let star = world.spawn(());
+    let fans = spawn_n(&mut world, 40);
+    for &f in &fans {
+        world.relate(f, star, Likes).unwrap();
+        world.relate(f, parent, Likes).unwrap();
+    }
+    world.sort_sources_by_key::<Likes, _>(star, rank).unwrap();
+    let mut want = fans.clone();
+    want.reverse();
+    assert_eq!(world.sources::<Likes>(star), want);
+    world.check_invariants();
+    for &f in fans.iter().step_by(3) {
+        world.unrelate::<Likes>(f, star).unwrap();
+        assert!(!world.has_relation::<Likes>(f, star));
+    }
+    assert!(world.has_relation::<Likes>(fans[1], star));
+    world.check_invariants();
+    let gone = world.spawn(());
+    world.despawn(gone).unwrap();
+    assert_eq!(
+        world.sort_children_by_key(gone, rank),
+        Err(RelationError::NoSuchEntity(gone))
+    );
+}

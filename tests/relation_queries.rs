@@ -389,10 +389,10 @@ fn relation_readers_run_together_and_see_the_commands_of_earlier_systems() {
         for run in 1..=4 {
             schedule.run(&mut world);
             world.check_invariants();
-            // Commands apply at the end of a run and before an exclusive
-            // system: the readers see the children of earlier runs.
-            assert_eq!(world.resource::<SourceCount>().0, run - 1, "{executor:?}");
-            assert_eq!(world.resource::<ChildCount>().0, run - 1, "{executor:?}");
+            // The readers come after `grow`, which has commands: a sync
+            // point in between, so they see this run's child too.
+            assert_eq!(world.resource::<SourceCount>().0, run, "{executor:?}");
+            assert_eq!(world.resource::<ChildCount>().0, run, "{executor:?}");
             assert_eq!(world.query::<Relation<ChildOf>>().iter(&world).count(), run);
         }
     }

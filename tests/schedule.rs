@@ -359,7 +359,8 @@ fn unknown_targets_name_both_sides() {
         err,
         ScheduleError::UnknownTarget {
             from: "b".into(),
-            target: "nowhere".into()
+            target: "nowhere".into(),
+            suggestion: None,
         }
     );
     let text = err.to_string();
@@ -371,7 +372,8 @@ fn unknown_targets_name_both_sides() {
         schedule.build(&mut world).unwrap_err(),
         ScheduleError::UnknownTarget {
             from: "a".into(),
-            target: "ghost".into()
+            target: "ghost".into(),
+            suggestion: None,
         }
     );
 
@@ -382,7 +384,8 @@ fn unknown_targets_name_both_sides() {
         schedule.build(&mut world).unwrap_err(),
         ScheduleError::UnknownTarget {
             from: "s".into(),
-            target: "phantom".into()
+            target: "phantom".into(),
+            suggestion: None,
         }
     );
 }
@@ -1402,4 +1405,101 @@ fn adding_a_system_after_runs_rebuilds() {
         .before("first");
     schedule.run(&mut world);
     assert_eq!(world.resource::<Trace>().0, ["first", "zeroth", "first"]);
+}
+
+/// Issue #39, item 16: a chained system sees what the one before it
+/// spawned with `Commands`, in the same run (an automatic sync point), on
+/// both executors; `chain_ignore_deferred` opts out.
+#[test]
+fn a_chained_system_sees_the_commands_of_the_one_before() {
+    #[derive(Component)]
+    struct Spawned;
+    fn spawner(mut commands: Commands) {
+        commands.spawn(Spawned);
+    }
+    fn counter(q: Query<&Spawned>, mut seen: ResMut<Vec<usize>>) {
+        seen.push(q.iter().count());
+    }
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        world.insert_resource(Vec::<usize>::new());
+        let mut schedule = schedule_on(kind);
+        schedule.add_systems((spawner, counter).chain());
+        schedule.run(&mut world);
+        schedule.run(&mut world);
+        assert_eq!(*world.resource::<Vec<usize>>(), [1, 2], "{kind:?}");
+    }
+    // The same through `before`/`after`, and without sync points when
+    // asked: then the count lags one run behind.
+    type Setup = fn(&mut Schedule);
+    let setups: [(Setup, [usize; 2]); 4] = [
+        (
+            |s| {
+                s.add_system("count", counter);
+                s.add_system("spawn", spawner).before("count");
+            },
+            [1, 2],
+        ),
+        (
+            |s| {
+                s.add_system("count", counter).after("spawn");
+                s.add_system("spawn", spawner);
+            },
+            [1, 2],
+        ),
+        (
+            |s| {
+                s.add_systems((spawner, counter).chain_ignore_deferred());
+            },
+            [0, 1],
+        ),
+        (
+            |s| {
+                s.add_system("count", counter)
+                    .after_ignore_deferred("spawn");
+                s.add_system("spawn", spawner);
+            },
+            [0, 1],
+        ),
+    ];
+    for kind in EXECUTORS {
+        for (i, (setup, expected)) in setups.iter().enumerate() {
+            let mut world = World::new();
+            world.insert_resource(Vec::<usize>::new());
+            let mut schedule = schedule_on(kind);
+            setup(&mut schedule);
+            schedule.run(&mut world);
+            schedule.run(&mut world);
+            assert_eq!(
+                *world.resource::<Vec<usize>>(),
+                *expected,
+                "{kind:?}, case {i}"
+            );
+        }
+    }
+}
+
+/// Systems with `Commands` and no ordering between them: their commands
+/// apply, and their spawns get ids, in the order the systems were added,
+/// on both executors.
+#[test]
+fn unordered_systems_with_commands_apply_in_the_order_added() {
+    #[derive(Component, Debug, PartialEq)]
+    struct Tag(u8);
+    for kind in EXECUTORS {
+        let mut world = World::new();
+        let mut schedule = schedule_on(kind);
+        for t in 0..4u8 {
+            schedule.add_systems(move |mut c: Commands| {
+                c.spawn(Tag(t));
+            });
+        }
+        schedule.run(&mut world);
+        let tags = world.run_system_once(|q: Query<(Entity, &Tag)>| {
+            let mut v: Vec<(Entity, u8)> = q.iter().map(|(e, t)| (e, t.0)).collect();
+            v.sort();
+            v.into_iter().map(|(_, t)| t).collect::<Vec<u8>>()
+        });
+        assert_eq!(tags, [0, 1, 2, 3], "{kind:?}");
+    }
 }

@@ -186,3 +186,55 @@ fn a_frame_with_nothing_pending_does_not_touch_next_state() {
     frame.run_frames(&mut world, 3, Duration::from_millis(16));
     assert_eq!(*world.resource::<u32>(), 2);
 }
+
+/// Issue 39, items 4 and 12: leaving a state despawns its scoped entities
+/// whole, as one recursive sweep: a disabled scoped entity goes too, and
+/// so does every descendant of a scoped one (scoped or not, disabled or
+/// not), while an unscoped parent above it stays.
+#[test]
+fn leaving_a_state_despawns_disabled_and_whole_subtrees() {
+    scoped_sweep(false);
+}
+
+/// The same with an observer watching: the sweep goes entity by entity
+/// (not in one quiet batch), each once, though one scoped entity lies
+/// below another.
+#[test]
+fn leaving_a_state_despawns_whole_subtrees_while_observed() {
+    scoped_sweep(true);
+}
+
+fn scoped_sweep(observed: bool) {
+    use mosaic::Disabled;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut world = world();
+    let despawned = Arc::new(AtomicUsize::new(0));
+    if observed {
+        let d = Arc::clone(&despawned);
+        world.observe(move |_: Trigger<OnDespawn>, _: DeferredWorld| {
+            d.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+    world.apply_state_transitions();
+    let keep = world.spawn(());
+    let menu = world.spawn(StateScoped(Game::Title));
+    world.add_child(keep, menu).unwrap();
+    let button = world.spawn_child(menu, ()).unwrap();
+    let label = world.spawn_child(button, ()).unwrap();
+    let hidden = world.spawn((StateScoped(Game::Title), Disabled));
+    let hidden_kid = world.spawn_child(hidden, Disabled).unwrap();
+    // A scoped entity below another scoped one: one sweep takes both.
+    let nested = world.spawn_child(button, StateScoped(Game::Title)).unwrap();
+    let hud = world.spawn(StateScoped(Game::Playing));
+    world.resource_mut::<NextState<Game>>().set(Game::Playing);
+    world.apply_state_transitions();
+    for e in [menu, button, label, hidden, hidden_kid, nested] {
+        assert!(!world.contains(e), "{e:?} outlived its state");
+    }
+    assert!(world.contains(keep) && world.contains(hud));
+    assert!(world.children(keep).is_empty());
+    world.check_invariants();
+    let heard = despawned.load(Ordering::Relaxed);
+    assert_eq!(heard, if observed { 6 } else { 0 });
+}

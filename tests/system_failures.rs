@@ -181,7 +181,10 @@ fn commands_of_a_panicked_block_apply_at_the_next_sync_point() {
         schedule.add_system("spawn", |mut commands: Commands| {
             commands.spawn(Hp(7));
         });
-        schedule.add_system("boom", boom).after("spawn");
+        // In the same block as `spawn` (no sync point in between).
+        schedule
+            .add_system("boom", boom)
+            .after_ignore_deferred("spawn");
         expect_panic(|| schedule.run(&mut world));
         assert_eq!(world.len(), 0, "{kind:?}");
         schedule.run(&mut world);
@@ -245,8 +248,9 @@ fn a_resource_removed_by_commands_is_missing_for_a_later_block_only() {
     });
     schedule
         .add_system("reads", |c: Res<Count>| assert_eq!(c.0, 5))
-        .after("remove");
-    // Commands apply at the end of the block: `reads` still sees it.
+        .after_ignore_deferred("remove");
+    // Commands apply at the end of the block (no sync point asked for
+    // between the two): `reads` still sees it.
     schedule.run(&mut world);
     assert!(!world.contains_resource::<Count>());
     let message = expect_panic(|| schedule.run(&mut world));

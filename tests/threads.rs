@@ -212,3 +212,64 @@ fn commands_from_parallel_systems_get_distinct_ids() {
     assert_eq!(unique.len(), 30);
     world.check_invariants();
 }
+
+/// Issue #39, item 17: the ids `Commands::spawn` hands out do not depend on
+/// the executor or on thread timing: the same systems on the same world
+/// give the same ids, frame after frame, serially and in parallel (with
+/// despawns in between, so freed slots are reused too).
+#[test]
+fn command_spawn_ids_are_the_same_on_both_executors() {
+    #[derive(Component)]
+    struct Spark(u32);
+    let (frames, work) = if cfg!(miri) { (3, 50) } else { (60, 20_000) };
+    let run = |kind: ExecutorKind| {
+        let mut world = World::new();
+        world.spawn_batch((0..N).map(Heat));
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        for s in 0..4u32 {
+            schedule.add_system(
+                format!("spawner{s}"),
+                move |mut commands: Commands, q: Query<&Heat>, mut runs: Local<u32>| {
+                    // Enough work that the parallel executor overlaps them.
+                    let mut acc = 0u64;
+                    for i in 0..work {
+                        acc = acc.wrapping_mul(31).wrapping_add(i);
+                    }
+                    std::hint::black_box(acc);
+                    *runs += 1;
+                    for _ in q.iter().take(1 + ((*runs + s) % 3) as usize) {
+                        commands.spawn(Spark(s));
+                    }
+                },
+            );
+        }
+        schedule.add_system(
+            "reaper",
+            |mut commands: Commands, q: Query<(Entity, &Spark)>| {
+                for (e, spark) in q.iter() {
+                    if (e.index() + spark.0) % 3 == 0 {
+                        commands.despawn(e);
+                    }
+                }
+            },
+        );
+        let mut ids = Vec::new();
+        for _ in 0..frames {
+            schedule.run(&mut world);
+            ids.push(world.run_system_once(|q: Query<(Entity, &Spark)>| {
+                let mut v: Vec<(Entity, u32)> = q.iter().map(|(e, s)| (e, s.0)).collect();
+                v.sort();
+                v
+            }));
+        }
+        world.check_invariants();
+        ids
+    };
+    let serial = run(ExecutorKind::SingleThreaded);
+    for _ in 0..3 {
+        let parallel = run(ExecutorKind::Parallel);
+        let first_difference = (0..frames).find(|&f| parallel[f] != serial[f]);
+        assert_eq!(first_difference, None, "the frame whose ids differ");
+    }
+}

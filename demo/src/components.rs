@@ -121,7 +121,7 @@ pub struct Ghost {
 /// placed every fixed step by the [`carry`](crate::systems::carry) system,
 /// parents before children; despawning the parent with
 /// `despawn_recursive` takes it along.
-#[derive(Component, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Component, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
 pub struct Carried {
     /// Offset from the parent, x.
     pub dx: f32,

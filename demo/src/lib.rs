@@ -38,7 +38,8 @@ use mosaic::prelude::*;
 pub use components::*;
 pub use resources::*;
 pub use scene::{
-    DEFAULT_SCENE, load_scene_text, scene_registry, spawn_default_scene, spawn_particles,
+    DEFAULT_SCENE, inspector_registry, load_scene_text, scene_registry, spawn_default_scene,
+    spawn_particles,
 };
 pub use systems::{CastSpell, Phase};
 
@@ -279,10 +280,12 @@ pub fn build_schedule(parallel: bool) -> Schedule {
         .add_system("glow", glow)
         .in_set("gameplay")
         .after("sparks");
+    // Without a sync point: the ghost picked up this frame starts
+    // counting down next frame, so it lasts its full time.
     schedule
         .add_system("ghost_timer", ghost_timer)
         .in_set("gameplay")
-        .after("pickup");
+        .after_ignore_deferred("pickup");
     schedule
         .add_system("spell", spell)
         .in_set("gameplay")

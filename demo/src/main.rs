@@ -267,7 +267,7 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
 /// inspector between frames, until the process is stopped.
 fn inspect(sim: &mut Sim, addr: &str, out: &mut impl Write) -> Result<(), Stop> {
     let mut inspector = mosaic_inspect::Inspector::builder()
-        .registry(mosaic_demo::scene_registry())
+        .registry(mosaic_demo::inspector_registry())
         .serve(addr)
         .map_err(|e| e.to_string())?;
     writeln!(out, "\nInspector: open {} (Ctrl-C stops)", inspector.url())?;

@@ -5,6 +5,7 @@ use std::fmt;
 use mosaic::prelude::*;
 use rand::SeedableRng;
 use rand_pcg::Pcg32;
+use serde::{Deserialize, Serialize};
 
 /// Height of the ground line: what falls stands on it, what flies bounces
 /// off it.
@@ -19,7 +20,7 @@ pub const VIEW: (u32, u32) = (320, 240);
 pub const AREA_PER_PARTICLE: f32 = 16.0;
 
 /// The box everything moves in: `x` in `0..width`, `y` in `GROUND..height`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 pub struct Arena {
     /// Width in world units.
     pub width: f32,
@@ -63,7 +64,7 @@ impl Arena {
 }
 
 /// The keys held down in one frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Keys {
     /// Walk left.
     pub left: bool,
@@ -119,7 +120,7 @@ impl fmt::Display for Keys {
 /// [`keyboard`](crate::systems::keyboard) system writes it; the
 /// [`input`](crate::systems::input) system reads it, and is the one switched
 /// off: the keys keep coming, nobody listens.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Input {
     /// Keys held this frame.
     pub keys: Keys,
@@ -127,7 +128,7 @@ pub struct Input {
 
 /// The headless stand-in for a player at the keyboard: which keys are held
 /// from which frame on.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct KeyScript {
     /// `(first frame, keys)`, by first frame; each holds until the next.
     pub steps: Vec<(u64, Keys)>,
@@ -153,7 +154,7 @@ impl KeyScript {
 }
 
 /// One notable moment of the run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct StoryLine {
     /// The frame it happened in.
     pub frame: u64,
@@ -174,7 +175,7 @@ impl fmt::Display for StoryLine {
 
 /// The frame-by-frame story: systems, observers and the director append to
 /// it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Story {
     /// Every line so far, in order.
     pub lines: Vec<StoryLine>,
@@ -204,14 +205,14 @@ impl SimRng {
 
 /// Whether the heavy systems split their work over threads
 /// (`--parallel`). Either way the results are the same.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Threading {
     /// Use `par_iter_mut` and the thread pool.
     pub parallel: bool,
 }
 
 /// Running totals for the report.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Collision events sent.
     pub collisions: u64,

@@ -39,6 +39,29 @@ pub fn scene_registry() -> TypeRegistry {
     registry
 }
 
+/// What the live inspector (`--inspect`) reads and edits: the scene's
+/// components, [`Carried`], the `ChildOf` hierarchy (so a child names its
+/// parent) and the resources whose values can be shown.
+///
+/// # Example
+/// ```
+/// let registry = mosaic_demo::inspector_registry();
+/// assert!(registry.contains("ChildOf") && registry.contains("Story"));
+/// ```
+pub fn inspector_registry() -> TypeRegistry {
+    use crate::resources::{Input, KeyScript, Stats, Story, Threading};
+    let mut registry = scene_registry();
+    registry.register::<Carried>();
+    registry.register_relation::<mosaic::ChildOf>();
+    registry.register_resource::<Arena>();
+    registry.register_resource::<Input>();
+    registry.register_resource::<KeyScript>();
+    registry.register_resource::<Story>();
+    registry.register_resource::<Stats>();
+    registry.register_resource::<Threading>();
+    registry
+}
+
 /// Spawns the entities of a scene given as RON text; returns how many it
 /// spawned, or a message saying what is wrong with the text (with its line
 /// and column). This is the only place that turns scene text into

@@ -3,8 +3,11 @@
 //! rendered page (entity count, a component value from the scene file) and
 //! check what the page's edits do to the running world (a value edited in
 //! the page is what the world holds on the next frame; a system switched
-//! off in the page stops moving things). Saves a screenshot to
-//! `target/inspector.png` (the README's picture is a copy of it).
+//! off in the page stops moving things; the `ChildOf` tree names each
+//! child's parent; resources show values; a misspelt filter says why; an
+//! error stays until dismissed; a confirmed despawn takes the children).
+//! Saves a screenshot to `target/inspector.png` and `docs/inspector.png`
+//! (the README's picture).
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs
 //! them); without them the test says so and passes, except under CI
@@ -479,7 +482,96 @@ fn the_showcase_is_inspected_and_edited_in_a_browser() {
     );
     browser.wait(r#"tr.off[id="system-movement"]"#);
 
-    // The picture for the README.
+    // A misspelt filter says why it matches nothing.
+    wait_for("retyping the filter", || {
+        let filter = browser.find("#filter")?;
+        browser.clear(&filter)?;
+        browser.type_text(&filter, "Positon\u{E007}")
+    });
+    browser.wait_text("#filter-error", |t| {
+        t.contains("no component is called `Positon` (did you mean `Position`?)")
+    });
+    wait_for("clearing the filter", || {
+        let filter = browser.find("#filter")?;
+        browser.clear(&filter)?;
+        browser.type_text(&filter, "\u{E007}")
+    });
+    browser.wait_text("#filter-error", str::is_empty);
+
+    // The hierarchy: a carried lamp sits under its carrier in the tree,
+    // and its view names its parent.
+    let nested = "#tree li li[data-entity] > span.node";
+    let child: u64 = wait_for("a child in the tree", || {
+        let node = browser.find(nested)?;
+        let li = browser.find("#tree li li[data-entity]")?;
+        let child = browser.attribute(&li, "data-entity")?.parse().ok()?;
+        browser.click(&node)?;
+        Some(child)
+    });
+    let info = rpc(addr, "world.entity_info", json!({ "entity": child }));
+    let parent = info["parent"]["entity"]
+        .as_u64()
+        .expect("the child has a parent");
+    let parent_label = info["parent"]["label"].as_str().unwrap().to_owned();
+    let family = browser.wait_text("#family", |t| t.contains(&parent_label));
+    assert!(family.starts_with("parent: "), "{family}");
+    browser.wait(&format!(
+        r#"#tree li[data-entity="{parent}"] li[data-entity="{child}"]"#
+    ));
+    assert!(
+        !browser
+            .text(&browser.wait("#entity-view"))
+            .unwrap_or_default()
+            .contains("unregistered"),
+        "the relation is registered and shown by its ends"
+    );
+
+    // Resources show their values.
+    let stats = wait_for("the Stats resource's value", || {
+        let rows = browser.text(&browser.find("#resources tbody")?)?;
+        let line = rows.lines().find(|l| l.starts_with("Stats"))?.to_owned();
+        line.contains("collisions").then_some(line)
+    });
+    assert!(!stats.contains("not registered"), "{stats}");
+    let resources = browser.text(&browser.wait("#resources tbody")).unwrap();
+    assert!(
+        resources
+            .lines()
+            .any(|l| l.starts_with("Story") && l.contains("lines")),
+        "{resources}"
+    );
+
+    // Search by id.
+    wait_for("searching", || {
+        browser.type_text(&browser.find("#search")?, &child.to_string())
+    });
+    browser.wait(&format!(r#"#found li[data-entity="{child}"]"#));
+
+    // An error stays until dismissed.
+    wait_for("adding a misspelt component", || {
+        browser.type_text(&browser.find("#add-name")?, "Helth")?;
+        browser.click(&browser.find("#add")?)
+    });
+    browser.wait("#errors div.error");
+    std::thread::sleep(Duration::from_millis(1500));
+    let error = browser.text(&browser.wait("#errors div.error")).unwrap();
+    assert!(error.contains("did you mean `Health`?"), "{error}");
+    browser.click_css("#errors div.error button");
+    wait_for("the error to be dismissed", || {
+        browser.find("#errors div.error").is_none().then_some(())
+    });
+
+    // The picture for the README: the child picked, its parent named.
+    browser.click_css(&format!(r#"#tree li[data-entity="{child}"] > span.node"#));
+    browser.wait_text("#family", |t| t.contains(&parent_label));
+    wait_for("clearing the add field", || {
+        browser.clear(&browser.find("#add-name")?)
+    });
+    browser.call(
+        "POST",
+        "/execute/sync",
+        Some(json!({ "script": "window.scrollTo(0, 0)", "args": [] })),
+    );
     std::thread::sleep(Duration::from_millis(700));
     let shot = browser.call("GET", "/screenshot", None);
     let png = base64_decode(shot.as_str().expect("base64 PNG"));
@@ -487,6 +579,29 @@ fn the_showcase_is_inspected_and_edited_in_a_browser() {
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target");
     std::fs::create_dir_all(&target).unwrap();
     std::fs::write(target.join("inspector.png"), &png).unwrap();
+    let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    std::fs::write(docs.join("inspector.png"), &png).unwrap();
+
+    // Despawn the parent from the page (confirmed): its child goes too.
+    browser.click_css(&format!(r#"#tree li[data-entity="{parent}"] > span.node"#));
+    browser.wait_text("#entity-title", |t| t.contains(&parent_label));
+    browser.click_css("#despawn");
+    wait_for("the confirmation", || {
+        browser
+            .try_call("POST", "/alert/accept", Some(json!({})))
+            .map(drop)
+    });
+    wait_for("the parent and its child to be gone", || {
+        let gone = |e: u64| {
+            let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "world.entity_info", "params": { "entity": e } });
+            let (_, body) = http(addr, "POST", "/", Some(&call));
+            serde_json::from_slice::<Value>(&body)
+                .ok()?
+                .get("error")
+                .map(drop)
+        };
+        (gone(parent).is_some() && gone(child).is_some()).then_some(())
+    });
 
     drop(browser);
     drop(driver);

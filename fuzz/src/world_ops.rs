@@ -36,6 +36,8 @@ use arbitrary::{Arbitrary, Unstructured};
 use mosaic::prelude::*;
 
 use world_model::*;
+// The model's lifecycle log entry, not the prelude's `Event` trait.
+use world_model::Event;
 pub use world_model::{CmdOp, Who};
 
 /// Longest operation sequence run from one input.
@@ -115,6 +117,10 @@ pub enum Site {
 
 thread_local! {
     static ARMED: Cell<Option<(Site, u8)>> = const { Cell::new(None) };
+    /// The `OnUnrelate<ChildOf>` observer's armed panic: calls left.
+    static ARMED_UNRELATE: Cell<Option<u8>> = const { Cell::new(None) };
+    /// True once that panic struck in the current step.
+    static UNRELATE_FIRED: Cell<bool> = const { Cell::new(false) };
     /// The site that panicked during the current step.
     static FIRED: Cell<Option<Site>> = const { Cell::new(None) };
     /// Constructions and drops of `Hk`, `Df`, `Bm`.
@@ -147,6 +153,55 @@ fn maybe_panic(site: Site) {
     FIRED.with(|f| f.set(Some(site)));
     FIRED_LOG.with(|l| l.borrow_mut().push(site));
     panic!("{INJECTED}: {site:?}");
+}
+
+/// The `OnUnrelate<ChildOf>` observer's panic, when armed (reported as an
+/// observer's, `Site::Observer`: `Site` keeps its variants, so the corpus's
+/// `Arm` ops keep their meaning).
+fn maybe_panic_unrelate() {
+    let Some(left) = ARMED_UNRELATE.with(Cell::get) else {
+        return;
+    };
+    if left > 0 {
+        ARMED_UNRELATE.with(|a| a.set(Some(left - 1)));
+        return;
+    }
+    ARMED_UNRELATE.with(|a| a.set(None));
+    UNRELATE_FIRED.with(|f| f.set(true));
+    FIRED.with(|f| f.set(Some(Site::Observer)));
+    FIRED_LOG.with(|l| l.borrow_mut().push(Site::Observer));
+    panic!("{INJECTED}: OnUnrelate<ChildOf> observer");
+}
+
+/// Runs a despawn step (`f` updates the model before the world's call).
+/// If only the `OnUnrelate<ChildOf>` observer panicked, the sweep must
+/// have finished anyway: every entity the model has dead is dead in the
+/// world and every one it has alive is alive, and both ends of every edge
+/// agree; then the panic goes on (and the run resyncs as after any).
+fn sweep_checked(c: &mut Case<Extras>, f: impl FnOnce(&mut Case<Extras>)) {
+    UNRELATE_FIRED.with(|u| u.set(false));
+    let fired_before = FIRED_LOG.with(|l| l.borrow().len());
+    let known: Vec<Entity> = c.model.live.keys().copied().collect();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(c)));
+    let Err(payload) = result else { return };
+    // A value's `Drop` panicking does not keep its entity either; a hook
+    // (`on_remove`) does, so then nothing is checked here.
+    let benign = FIRED_LOG.with(|l| {
+        l.borrow()[fired_before..]
+            .iter()
+            .all(|s| matches!(s, Site::Observer | Site::Drop))
+    });
+    if UNRELATE_FIRED.with(Cell::get) && benign && payload_message(&*payload).contains(INJECTED) {
+        c.world.check_invariants();
+        for e in known {
+            assert_eq!(
+                c.world.contains(e),
+                c.model.live.contains_key(&e),
+                "after a panicking OnUnrelate observer, the sweep left {e:?} wrong"
+            );
+        }
+    }
+    std::panic::resume_unwind(payload);
 }
 
 fn count_extra(i: usize, made: bool) {
@@ -390,6 +445,29 @@ pub enum Op {
     },
     /// `World::despawn_recursive` through `ChildOf`.
     DespawnRecursive(Who),
+    // New variants go last, so the committed corpus keeps its meaning.
+    /// `World::despawn_descendants`: one sweep of the children.
+    DespawnDescendants(Who),
+    /// `World::relate` with `Ow` (`one`, the source despawned with its
+    /// target: cascades).
+    Own {
+        src: Who,
+        dst: Who,
+    },
+    /// `World::relate` with `Pn` (the target refuses to be despawned).
+    Pin {
+        src: Who,
+        dst: Who,
+    },
+    /// `World::unrelate` of a `Pn` edge.
+    Unpin {
+        src: Who,
+        dst: Who,
+    },
+    /// Arms a panic in the `OnUnrelate<ChildOf>` observer, striking at its
+    /// `countdown % 4`-th next call: during a sweep, the sweep must finish
+    /// (every doomed entity gone) before the panic goes on.
+    ArmUnrelate(u8),
     // Issue #39: run-time bundles, clones, `spawn_at`, disabling. (New
     // variants go last; `arbitrary` still maps tags by variant count, so
     // older corpus inputs decode to other, equally valid, sequences.)
@@ -534,7 +612,7 @@ fn step(c: &mut Case<Extras>, op: &Op) {
         }
         Op::Despawn(who) => {
             let e = c.model.pick(who);
-            do_despawn(c, e);
+            sweep_checked(c, |c| do_despawn(c, e));
         }
         Op::Insert { who, kind, v } => {
             let e = c.model.pick(who);
@@ -554,8 +632,25 @@ fn step(c: &mut Case<Extras>, op: &Op) {
         }
         Op::DespawnRecursive(who) => {
             let e = c.model.pick(who);
-            do_despawn_recursive(c, e);
+            sweep_checked(c, |c| do_despawn_recursive(c, e));
         }
+        Op::DespawnDescendants(who) => {
+            let e = c.model.pick(who);
+            sweep_checked(c, |c| do_despawn_descendants(c, e));
+        }
+        Op::Own { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            do_own(c, s, t);
+        }
+        Op::Pin { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            do_pin(c, s, t);
+        }
+        Op::Unpin { src, dst } => {
+            let (s, t) = (c.model.pick(src), c.model.pick(dst));
+            do_unpin(c, s, t);
+        }
+        Op::ArmUnrelate(countdown) => ARMED_UNRELATE.with(|a| a.set(Some(countdown % 4))),
         Op::InsertOne { who, comp, v } => {
             let e = c.model.pick(who);
             do_insert_one(c, e, fuzz_comp(comp), v);
@@ -783,6 +878,7 @@ fn check_extras(c: &mut Case<Extras>, fired: Option<Site>) {
 /// `tests/panic_safety.rs`).
 fn resync(c: &mut Case<Extras>, fired: Site) {
     ARMED.with(|a| a.set(None));
+    ARMED_UNRELATE.with(|a| a.set(None));
     c.world.check_invariants();
     // Pending commands: drop the buffer (its values with it) and start a
     // new one; a spawn then despawn makes every reserved id live.
@@ -809,6 +905,14 @@ fn resync(c: &mut Case<Extras>, fired: Site) {
     c.model.parents = live
         .keys()
         .filter_map(|&e| c.world.parent(e).map(|p| (e, p)))
+        .collect();
+    c.model.owners = live
+        .keys()
+        .filter_map(|&e| c.world.targets::<Ow>(e).first().map(|&o| (e, o)))
+        .collect();
+    c.model.pins = live
+        .keys()
+        .flat_map(|&e| c.world.targets::<Pn>(e).iter().map(move |&t| (e, t)))
         .collect();
     // A component the interrupted step added is in the world but not in
     // the model's event log: log it as added, so a tick-filtered state
@@ -850,12 +954,14 @@ pub fn run(ops: &[Op]) {
     EXTRA.with(|c| c.set(([0; 3], [0; 3])));
     FIRED_LOG.with(|l| l.borrow_mut().clear());
     ARMED.with(|a| a.set(None));
+    ARMED_UNRELATE.with(|a| a.set(None));
     quiet_injected_panics();
     let mut world = World::new();
     world
         .register_required::<Hk, Df>()
         .expect("no requirement cycle");
     world.observe(|_: Trigger<OnAdd<Hk>>, _: DeferredWorld| maybe_panic(Site::Observer));
+    world.observe(|_: Trigger<OnUnrelate<ChildOf>>, _: DeferredWorld| maybe_panic_unrelate());
     let mut case = Case::new(world, Extras::new);
     check_world(&case.world, &case.model);
     let mut before = case.model.live.clone();

@@ -17,15 +17,22 @@
 //!   names and shapes of the Bevy Remote Protocol where the concepts match:
 //!   `world.query`, `world.get_components`, `world.insert_components`,
 //!   `world.remove_components`, `world.mutate_components`,
-//!   `world.list_components`, `world.spawn_entity`, `world.despawn_entity`,
+//!   `world.list_components`, `world.spawn_entity`, `world.despawn_entity`
+//!   (with its `ChildOf` descendants), `world.reparent_entities`,
 //!   `world.list_resources`, `world.get_resources`,
-//!   `world.insert_resources`, `world.mutate_resources`, `schedule.graph`
-//!   (the world's `FixedUpdate` systems, then the frame schedule's),
-//!   `rpc.discover`; and mosaic's own `world.overview`,
-//!   `world.entity_info`, `schedule.set_enabled`, `schedule.pause`,
-//!   `schedule.step`. A method name ending in `+watch` (BRP's form), or
-//!   `GET /watch?request=<call as JSON>`, streams the call's result as
-//!   server-sent events each time it changes.
+//!   `world.insert_resources`, `world.mutate_resources`,
+//!   `world.remove_resources`, `registry.schema`, `schedule.list`,
+//!   `schedule.graph` (the world's `FixedUpdate` systems, then the frame
+//!   schedule's), `rpc.discover`; and mosaic's own `world.overview`,
+//!   `world.entity_info`, `world.hierarchy`, `world.find`,
+//!   `schedule.set_enabled`, `schedule.pause`, `schedule.step`. Components
+//!   and resources are named by registered name or full type path. Other
+//!   methods (`world.trigger_event`) answer `method not supported: <name>`.
+//!   A method name ending in `+watch` (BRP's form), or
+//!   `GET /watch?request=<call as JSON>`, streams server-sent events: for
+//!   `world.get_components` the components that changed and the names of
+//!   those removed, for `world.list_components` the names added and
+//!   removed, for other methods the whole result each time it changes.
 //!
 //! Component values are read and written through the scene crate's
 //! [`TypeRegistry`] (their JSON is their serde form); components whose types are not registered show their name,
@@ -38,6 +45,41 @@
 //! request must then carry (`Authorization: Bearer <token>`, or
 //! `?token=<token>`). Requests from other web origins, and, on loopback,
 //! with a `Host` other than the loopback address, are refused.
+//!
+//! A call that may change the world (any method not on the read list:
+//! `world.query`, `world.get_components`, `world.list_components`,
+//! `world.get_resources`, `world.list_resources`, `world.overview`,
+//! `world.entity_info`, `schedule.graph`, `rpc.discover`, …) must come in
+//! a `POST` carrying `X-Mosaic-Inspector: 1` or `Content-Type:
+//! application/json` (`curl -H 'Content-Type: application/json' -d …`, or
+//! any JSON-RPC library); watches (`GET /watch`, `+watch`) serve read
+//! methods only.
+//!
+//! # Threat model
+//! Who can reach the port: every process of the machine (loopback); the
+//! user's browser, running pages of any origin, which can send requests
+//! without reading answers (`<img>`, `<script>`, `<iframe>`, forms,
+//! no-cors `fetch`, `EventSource`); pages whose DNS name is rebound to
+//! 127.0.0.1; and, bound elsewhere with [`InspectorBuilder::allow_remote`],
+//! the network. Local processes are trusted (they can read the game's
+//! memory anyway). What each check stops:
+//! - `Host` must name the loopback address (on loopback): DNS rebinding.
+//! - `Origin`, when sent, must be the server's own, and `Sec-Fetch-Site`,
+//!   when sent, `same-origin` or `none`: cross-site requests of browsers.
+//! - The same-origin proof for anything that may change the world (a
+//!   `POST` with `X-Mosaic-Inspector` or a JSON content type, which no
+//!   cross-origin page can send without a CORS preflight, and the server
+//!   answers no preflight): writes by foreign pages that send no `Origin`.
+//!   Watches serve read methods only, so no `GET` changes anything.
+//! - The token: other users of the network when bound elsewhere.
+//! - Body, batch and nesting limits: memory and stack exhaustion.
+//! - A deadline for the whole request, separate bounded pools for
+//!   requests being read (oldest evicted first when full), requests being
+//!   answered and watch streams: slow or idle clients starving others.
+//! - The per-frame budget ([`InspectorBuilder::budget`]), with
+//!   `world.query` built in slices across frames and cut at a default
+//!   limit: a client stalling the game.
+//! - The page is never framed (`frame-ancestors 'none'`): clickjacking.
 //!
 //! # Example
 //! ```
@@ -68,10 +110,11 @@ mod methods;
 mod rpc;
 mod server;
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -259,15 +302,13 @@ impl InspectorBuilder {
             .local_addr()
             .map_err(|e| InspectError::Bind(shown.clone(), e.to_string()))?;
         let (jobs, queue) = mpsc::channel();
-        let shared = Arc::new(server::Shared {
+        let shared = Arc::new(server::Shared::new(
             jobs,
-            shutdown: AtomicBool::new(false),
-            in_flight: AtomicUsize::new(0),
-            token: self.token.clone(),
-            max_body: self.max_body,
-            watch_interval: self.watch_interval,
+            self.token.clone(),
+            self.max_body,
+            self.watch_interval,
             loopback,
-        });
+        ));
         let thread = server::start(listener, Arc::clone(&shared))
             .map_err(|e| InspectError::Bind(shown, e.to_string()))?;
         Ok(Inspector {
@@ -285,7 +326,68 @@ impl InspectorBuilder {
                 last_request: None,
             },
             budget: self.budget,
+            slicing: VecDeque::new(),
         })
+    }
+}
+
+/// A `world.query` answered in slices across frames, each within the
+/// frame's budget, resumed from the next match. The world may change
+/// between slices (the schedule runs), so a sliced answer is not a
+/// snapshot: an entity that changes archetype meanwhile may be missed or
+/// listed twice.
+struct Slicing {
+    job: server::Job,
+    rows: Vec<serde_json::Value>,
+    /// The next match to build.
+    offset: usize,
+    /// Rows still wanted.
+    left: usize,
+}
+
+impl Slicing {
+    /// The query `job` asks, or its parameters' error.
+    fn new(job: server::Job) -> Result<Slicing, Box<(server::Job, rpc::RpcError)>> {
+        match methods::query_window(&job.call.params) {
+            Ok((offset, left)) => Ok(Slicing {
+                job,
+                rows: Vec::new(),
+                offset,
+                left,
+            }),
+            Err(error) => Err(Box::new((job, error))),
+        }
+    }
+
+    /// Builds rows until `deadline` (at least one); the answer once done.
+    fn step(
+        &mut self,
+        world: &mut World,
+        registry: &TypeRegistry,
+        deadline: Option<Instant>,
+    ) -> Option<server::Reply> {
+        world.flush();
+        let params = &self.job.call.params;
+        match methods::query(world, registry, params, self.offset, self.left, deadline) {
+            Err(error) => Some((Err(error), None)),
+            Ok(slice) => {
+                self.offset += slice.rows.len();
+                self.left -= slice.rows.len();
+                self.rows.extend(slice.rows);
+                if slice.more && self.left > 0 {
+                    return None;
+                }
+                let rows = serde_json::Value::Array(std::mem::take(&mut self.rows));
+                // Cut by the limit with matches left: say where to go on.
+                let extra = slice.more.then(|| {
+                    let mut extra = serde_json::Map::new();
+                    extra.insert("truncated".into(), true.into());
+                    extra.insert("next".into(), serde_json::json!({ "offset": self.offset }));
+                    extra
+                });
+                Some((Ok(rows), extra))
+            }
+        }
     }
 }
 
@@ -328,6 +430,8 @@ pub struct Inspector {
     queue: Receiver<server::Job>,
     state: State,
     budget: Duration,
+    /// Queries being answered across frames, oldest first.
+    slicing: VecDeque<Slicing>,
 }
 
 impl fmt::Debug for Inspector {
@@ -527,9 +631,21 @@ impl Inspector {
         mut schedule: Option<&mut Schedule>,
         request: &str,
     ) -> String {
+        let url = &self.url;
+        let state = &mut self.state;
         let mut one = |call: &rpc::Call, schedule: Option<&mut Schedule>| {
-            let result = methods::call(call, world, schedule, &mut self.state, &self.url);
-            call.id.clone().map(|id| rpc::response(id, result))
+            let reply = if call.method == "world.query" {
+                let (job, _) = server::Job::detached(call.clone());
+                match Slicing::new(job) {
+                    Ok(mut slicing) => slicing
+                        .step(world, &state.registry, None)
+                        .unwrap_or((Ok(serde_json::Value::Null), None)),
+                    Err(refused) => (Err(refused.1), None),
+                }
+            } else {
+                (methods::call(call, world, schedule, state, url), None)
+            };
+            call.id.clone().map(|id| server::response(id, reply))
         };
         let answer = match rpc::decode(request.as_bytes(), self.shared.max_body) {
             Err((id, error)) => Some(rpc::response(id, Err(error))),
@@ -550,16 +666,21 @@ impl Inspector {
 
     #[inline]
     fn answer(&mut self, world: &mut World, mut schedule: Option<&mut Schedule>) {
-        let first = match self.queue.try_recv() {
-            Ok(job) => job,
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
-                if self.state.timing_ours {
-                    self.idle_check(world, schedule);
+        let first = if self.slicing.is_empty() {
+            match self.queue.try_recv() {
+                Ok(job) => Some(job),
+                Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
+                    if self.state.timing_ours {
+                        self.idle_check(world, schedule);
+                    }
+                    return;
                 }
-                return;
             }
+        } else {
+            None
         };
         let started = Instant::now();
+        let deadline = started + self.budget;
         self.state.last_request = Some(started);
         if let Some(schedule) = schedule.as_deref_mut() {
             if !schedule.is_timing() {
@@ -568,8 +689,33 @@ impl Inspector {
                 self.state.timing_ours = true;
             }
         }
-        let mut job = first;
+        // Queries under way first, with half the budget while calls wait,
+        // so neither starves the other; then the queued calls (at least
+        // one a frame); then the queries again with what is left.
+        if first.is_none() {
+            let half = started + self.budget / 2;
+            self.slice(world, half, true);
+        }
+        let mut next = first;
         loop {
+            let job = match next.take() {
+                Some(job) => job,
+                None if Instant::now() >= deadline => break,
+                None => match self.queue.try_recv() {
+                    Ok(job) => job,
+                    Err(_) => break,
+                },
+            };
+            if job.call.method == "world.query" {
+                match Slicing::new(job) {
+                    Ok(slicing) => self.slicing.push_back(slicing),
+                    Err(refused) => {
+                        let (job, error) = *refused;
+                        let _ = job.reply.send((Err(error), None));
+                    }
+                }
+                continue;
+            }
             let result = methods::call(
                 &job.call,
                 world,
@@ -577,13 +723,25 @@ impl Inspector {
                 &mut self.state,
                 &self.url,
             );
-            let _ = job.reply.send(result);
-            if started.elapsed() >= self.budget {
+            let _ = job.reply.send((result, None));
+        }
+        self.slice(world, deadline, false);
+    }
+
+    /// Steps the queries under way until `deadline`, round robin; with
+    /// `at_least_one`, one slice even if the deadline has passed.
+    fn slice(&mut self, world: &mut World, deadline: Instant, mut at_least_one: bool) {
+        while let Some(mut slicing) = self.slicing.pop_front() {
+            if !at_least_one && Instant::now() >= deadline {
+                self.slicing.push_front(slicing);
                 return;
             }
-            match self.queue.try_recv() {
-                Ok(next) => job = next,
-                Err(_) => return,
+            at_least_one = false;
+            match slicing.step(world, &self.state.registry, Some(deadline)) {
+                Some(reply) => {
+                    let _ = slicing.job.reply.send(reply);
+                }
+                None => self.slicing.push_back(slicing),
             }
         }
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use mosaic::scene::{TypeRegistry, ValueError};
-use mosaic::{ComponentId, ComponentInfo, Entity, FixedUpdate, Schedule, StorageType, World};
+use mosaic::{ComponentId, ComponentInfo, Entity, FixedUpdate, Name, Schedule, StorageType, World};
 use serde_json::{Map, Value, json};
 
 use crate::State;
@@ -12,34 +12,113 @@ use crate::rpc::{Call, RpcError, codes};
 
 type Answer = Result<Value, RpcError>;
 
+/// A parameter's JSON type, for `rpc.discover`.
+#[derive(Clone, Copy)]
+enum Kind {
+    Entity,
+    Entities,
+    Names,
+    Name,
+    Text,
+    Any,
+    Bool,
+    Count,
+    Object,
+    /// A map from component (or resource) name to value.
+    Values,
+}
+
 /// Every method, with its parameters (for `rpc.discover`).
-const METHODS: &[(&str, &[&str])] = &[
+const METHODS: &[(&str, &[(&str, Kind)])] = &[
     (
         "world.query",
-        &["data", "filter", "strict", "offset", "limit"],
+        &[
+            ("data", Kind::Object),
+            ("filter", Kind::Object),
+            ("strict", Kind::Bool),
+            ("offset", Kind::Count),
+            ("limit", Kind::Count),
+        ],
     ),
-    ("world.get_components", &["entity", "components", "strict"]),
-    ("world.insert_components", &["entity", "components"]),
-    ("world.remove_components", &["entity", "components"]),
+    (
+        "world.get_components",
+        &[
+            ("entity", Kind::Entity),
+            ("components", Kind::Names),
+            ("strict", Kind::Bool),
+        ],
+    ),
+    (
+        "world.insert_components",
+        &[("entity", Kind::Entity), ("components", Kind::Values)],
+    ),
+    (
+        "world.remove_components",
+        &[("entity", Kind::Entity), ("components", Kind::Names)],
+    ),
     (
         "world.mutate_components",
-        &["entity", "component", "path", "value"],
+        &[
+            ("entity", Kind::Entity),
+            ("component", Kind::Name),
+            ("path", Kind::Text),
+            ("value", Kind::Any),
+        ],
     ),
-    ("world.list_components", &["entity"]),
-    ("world.spawn_entity", &["components"]),
-    ("world.despawn_entity", &["entity"]),
+    ("world.list_components", &[("entity", Kind::Entity)]),
+    ("world.spawn_entity", &[("components", Kind::Values)]),
+    ("world.despawn_entity", &[("entity", Kind::Entity)]),
+    (
+        "world.reparent_entities",
+        &[("entities", Kind::Entities), ("parent", Kind::Entity)],
+    ),
     ("world.list_resources", &[]),
-    ("world.get_resources", &["resource"]),
-    ("world.insert_resources", &["resource", "value"]),
-    ("world.mutate_resources", &["resource", "path", "value"]),
+    ("world.get_resources", &[("resource", Kind::Name)]),
+    (
+        "world.insert_resources",
+        &[("resource", Kind::Name), ("value", Kind::Any)],
+    ),
+    (
+        "world.mutate_resources",
+        &[
+            ("resource", Kind::Name),
+            ("path", Kind::Text),
+            ("value", Kind::Any),
+        ],
+    ),
+    ("world.remove_resources", &[("resource", Kind::Name)]),
     ("world.overview", &[]),
-    ("world.entity_info", &["entity"]),
+    ("world.entity_info", &[("entity", Kind::Entity)]),
+    ("world.hierarchy", &[("limit", Kind::Count)]),
+    (
+        "world.find",
+        &[("text", Kind::Text), ("limit", Kind::Count)],
+    ),
+    (
+        "registry.schema",
+        &[
+            ("with_crates", Kind::Names),
+            ("without_crates", Kind::Names),
+            ("type_limit", Kind::Object),
+        ],
+    ),
+    ("schedule.list", &[]),
     ("schedule.graph", &[]),
-    ("schedule.set_enabled", &["system", "enabled"]),
-    ("schedule.pause", &["paused"]),
-    ("schedule.step", &["frames"]),
+    (
+        "schedule.set_enabled",
+        &[("system", Kind::Text), ("enabled", Kind::Bool)],
+    ),
+    ("schedule.pause", &[("paused", Kind::Bool)]),
+    ("schedule.step", &[("frames", Kind::Count)]),
     ("rpc.discover", &[]),
 ];
+
+/// Bevy Remote Protocol methods mosaic has no counterpart for: answered
+/// with an error that names the method and says why.
+const UNSUPPORTED: &[(&str, &str)] = &[(
+    "world.trigger_event",
+    "mosaic's events and observers are typed, and none is registered by name for a remote trigger",
+)];
 
 /// Answers one call.
 pub(crate) fn call(
@@ -53,34 +132,51 @@ pub(crate) fn call(
     world.flush();
     let p = Params(&call.params);
     let registry = &state.registry.clone();
+    let mut schedule = schedule;
     match call.method.as_str() {
-        "world.query" => query(world, registry, &p),
+        "world.query" => {
+            let (offset, limit) = query_window(&call.params)?;
+            query(world, registry, &call.params, offset, limit, None).map(|s| Value::Array(s.rows))
+        }
         "world.get_components" => get_components(world, registry, &p),
         "world.insert_components" => {
             let entity = p.entity("entity", world)?;
             insert_components(world, registry, entity, p.object("components")?)
         }
+        "world.reparent_entities" => reparent(world, &p),
+        "world.remove_resources" => {
+            let name = canonical(registry, p.str("resource")?);
+            registry
+                .remove_resource(world, name)
+                .map_err(resource_error)?;
+            Ok(Value::Null)
+        }
+        "world.hierarchy" => hierarchy(world, &p),
+        "world.find" => find(world, &p),
+        "registry.schema" => Ok(schema(world, registry, &p)),
+        "schedule.list" => schedule_list(world, schedule.as_deref()),
         "world.remove_components" => remove_components(world, registry, &p),
         "world.mutate_components" => mutate_component(world, registry, &p),
         "world.list_components" => list_components(world, registry, &p),
         "world.spawn_entity" => spawn_entity(world, registry, &p),
         "world.despawn_entity" => {
+            // With its `ChildOf` descendants, as Bevy does.
             let entity = p.entity("entity", world)?;
             world
-                .despawn(entity)
+                .despawn_recursive(entity)
                 .map(|()| Value::Null)
                 .map_err(|e| RpcError::new(codes::ENTITY_NOT_FOUND, e.to_string()))
         }
         "world.list_resources" => Ok(list_resources(world, registry)),
         "world.get_resources" => {
-            let name = p.str("resource")?;
+            let name = canonical(registry, p.str("resource")?);
             let value = registry
                 .resource_to_json(world, name)
                 .map_err(resource_error)?;
             Ok(json!({ "value": parse(&value) }))
         }
         "world.insert_resources" => {
-            let name = p.str("resource")?;
+            let name = canonical(registry, p.str("resource")?);
             let value = p.value("value")?;
             registry
                 .insert_resource_json(world, name, &value.to_string())
@@ -88,7 +184,7 @@ pub(crate) fn call(
             Ok(Value::Null)
         }
         "world.mutate_resources" => {
-            let name = p.str("resource")?;
+            let name = canonical(registry, p.str("resource")?);
             let path = p.opt_str("path")?.unwrap_or("");
             let value = p.value("value")?;
             let current = registry
@@ -106,7 +202,7 @@ pub(crate) fn call(
             let entity = p.entity("entity", world)?;
             Ok(entity_info(world, registry, entity))
         }
-        "schedule.graph" => schedule_graph(world, need(schedule)?, state),
+        "schedule.graph" => schedule_graph(world, need(schedule.as_deref_mut())?, state),
         "schedule.set_enabled" => {
             let name = p.str("system")?;
             let enabled = p.bool("enabled")?;
@@ -135,10 +231,13 @@ pub(crate) fn call(
             state.steps += frames;
             Ok(json!({ "paused": true, "steps": state.steps }))
         }
-        "rpc.discover" => Ok(discover(url)),
+        "rpc.discover" => Ok(discover(url, world, registry)),
         other => Err(RpcError::new(
             codes::METHOD_NOT_FOUND,
-            format!("method not found: `{other}`"),
+            match UNSUPPORTED.iter().find(|(name, _)| *name == other) {
+                Some((name, why)) => format!("method not supported: {name} ({why})"),
+                None => format!("method not supported: {other}"),
+            },
         )),
     }
 }
@@ -291,6 +390,31 @@ fn find_component<'w>(
         .or_else(|| infos().find(|i| i.name() == name || i.type_name() == Some(name)))
 }
 
+/// The registered name of component `name` (a registered name, a short
+/// type name or a full type path, as BRP clients send): `None` if its
+/// type is not registered.
+fn registered(world: &World, registry: &TypeRegistry, name: &str) -> Option<String> {
+    if let Some(found) = registry.registered_name(name) {
+        return Some(found.to_owned());
+    }
+    find_component(world, registry, name)
+        .filter(|info| is_registered(info, registry))
+        .map(|info| display_name(info, registry).to_owned())
+}
+
+/// `name` (a registered name or a full type path) as registered;
+/// an unknown name is kept, for the registry's error to name it.
+fn canonical<'a>(registry: &'a TypeRegistry, name: &'a str) -> &'a str {
+    registry.registered_name(name).unwrap_or(name)
+}
+
+fn not_registered(name: &str) -> RpcError {
+    RpcError::new(
+        codes::COMPONENT_ERROR,
+        format!("component `{name}` is not registered"),
+    )
+}
+
 fn resolve(world: &World, registry: &TypeRegistry, name: &str) -> Result<ComponentId, RpcError> {
     find_component(world, registry, name)
         .map(ComponentInfo::id)
@@ -321,7 +445,38 @@ fn unregistered(info: &ComponentInfo) -> Value {
 
 // ----- world.query ----------------------------------------------------------
 
-fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
+/// Rows `world.query` returns when the call gives no `limit`.
+pub(crate) const DEFAULT_QUERY_LIMIT: usize = 1000;
+
+/// A call's `offset` and `limit` (absent: 0 and [`DEFAULT_QUERY_LIMIT`]).
+pub(crate) fn query_window(params: &Value) -> Result<(usize, usize), RpcError> {
+    let p = Params(params);
+    let offset = p.opt_u64("offset")?.unwrap_or(0);
+    let limit = p.opt_u64("limit")?.unwrap_or(DEFAULT_QUERY_LIMIT as u64);
+    let clamp = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Ok((clamp(offset), clamp(limit)))
+}
+
+/// One slice of a `world.query` answer.
+pub(crate) struct QuerySlice {
+    pub rows: Vec<Value>,
+    /// True if matches are left after these rows (the limit or the
+    /// deadline stopped the walk).
+    pub more: bool,
+}
+
+/// Up to `limit` rows of `world.query` from match `offset` on, stopping
+/// early (with `more`) once `deadline` passes; at least one row is built
+/// if one matches.
+pub(crate) fn query(
+    world: &World,
+    registry: &TypeRegistry,
+    params: &Value,
+    offset: usize,
+    limit: usize,
+    deadline: Option<std::time::Instant>,
+) -> Result<QuerySlice, RpcError> {
+    let p = &Params(params);
     let strict = p.opt_bool("strict")?;
     let data = p.get("data").unwrap_or(&Value::Null);
     let filter = p.get("filter").unwrap_or(&Value::Null);
@@ -329,12 +484,16 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
         return Err(RpcError::params("`data` and `filter` must be objects"));
     }
     let components = names_in(data.get("components"), "data.components")?;
-    let option = names_in(data.get("option"), "data.option")?;
+    // BRP's `"option": "all"`: every registered component of each row.
+    let all = data.get("option").and_then(Value::as_str) == Some("all");
+    let option = if all {
+        Vec::new()
+    } else {
+        names_in(data.get("option"), "data.option")?
+    };
     let has = names_in(data.get("has"), "data.has")?;
     let with = names_in(filter.get("with"), "filter.with")?;
     let without = names_in(filter.get("without"), "filter.without")?;
-    let offset = p.opt_u64("offset")?.unwrap_or(0) as usize;
-    let limit = p.opt_u64("limit")?.map_or(usize::MAX, |l| l as usize);
 
     // Names that resolve to nothing: an error in strict mode; otherwise a
     // required one matches nothing and an optional one is left out.
@@ -353,7 +512,10 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
         .chain(lookup(&with)?)
         .collect();
     if required.iter().any(Option::is_none) {
-        return Ok(json!([]));
+        return Ok(QuerySlice {
+            rows: Vec::new(),
+            more: false,
+        });
     }
     let required: Vec<ComponentId> = required.into_iter().flatten().collect();
     let excluded: Vec<ComponentId> = lookup(&without)?.into_iter().flatten().collect();
@@ -376,10 +538,8 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
 
     let mut skip = offset;
     let mut rows = Vec::new();
+    let mut more = false;
     'archetypes: for archetype in world.archetypes() {
-        if rows.len() >= limit {
-            break;
-        }
         if archetype.is_empty()
             || !table_req.iter().all(|&&id| archetype.contains(id))
             || table_ex.iter().any(|&&id| archetype.contains(id))
@@ -404,15 +564,21 @@ fn query(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
                 skip -= 1;
                 continue;
             }
-            if rows.len() >= limit {
+            // A match past the window: say more are left.
+            if rows.len() >= limit
+                || (!rows.is_empty() && deadline.is_some_and(|d| std::time::Instant::now() >= d))
+            {
+                more = true;
                 break 'archetypes;
             }
-            rows.push(query_row(
-                world, registry, entity, &shown, &has_ids, strict,
-            )?);
+            let mut row = query_row(world, registry, entity, &shown, &has_ids, strict)?;
+            if all {
+                all_components(world, registry, entity, &mut row["components"]);
+            }
+            rows.push(row);
         }
     }
-    Ok(Value::Array(rows))
+    Ok(QuerySlice { rows, more })
 }
 
 fn query_row(
@@ -461,6 +627,34 @@ fn query_row(
     Ok(row)
 }
 
+/// Adds every registered component of `entity` to `components`, keyed by
+/// full type path (as Bevy answers `"option": "all"`).
+fn all_components(world: &World, registry: &TypeRegistry, entity: Entity, components: &mut Value) {
+    let Some(components) = components.as_object_mut() else {
+        return;
+    };
+    let Ok(e) = world.entity(entity) else { return };
+    for id in e.component_ids() {
+        let Some(info) = world.component_info(id) else {
+            continue;
+        };
+        if !is_registered(info, registry) {
+            continue;
+        }
+        let name = display_name(info, registry);
+        let path = registry
+            .type_path(name)
+            .or(info.type_name())
+            .unwrap_or(name);
+        if components.contains_key(name) || components.contains_key(path) {
+            continue;
+        }
+        if let Ok(json) = registry.component_to_json(world, entity, name) {
+            components.insert(path.to_owned(), parse(&json));
+        }
+    }
+}
+
 // ----- one entity -----------------------------------------------------------
 
 fn get_components(world: &World, registry: &TypeRegistry, p: &Params) -> Answer {
@@ -484,7 +678,7 @@ fn get_components(world: &World, registry: &TypeRegistry, p: &Params) -> Answer 
                 .map(|json| parse(&json))
                 .map_err(component_error),
             None => registry
-                .component_to_json(world, entity, name)
+                .component_to_json(world, entity, canonical(registry, name))
                 .map(|json| parse(&json))
                 .map_err(component_error),
         };
@@ -509,16 +703,14 @@ fn insert_components(
     entity: Entity,
     values: &Map<String, Value>,
 ) -> Answer {
-    for name in values.keys() {
-        if !registry.component_names().any(|n| n == name) {
-            return Err(RpcError::new(
-                codes::COMPONENT_ERROR,
-                format!("component `{name}` is not registered"),
-            ));
-        }
+    let mut named = Vec::with_capacity(values.len());
+    for (given, value) in values {
+        let name = registered(world, registry, given).ok_or_else(|| not_registered(given))?;
+        named.push((name, value));
     }
     let mut undo: Vec<(&str, Option<String>)> = Vec::new();
-    for (name, value) in values {
+    for (name, value) in &named {
+        let name = name.as_str();
         let before = registry.component_to_json(world, entity, name).ok();
         if let Err(e) = registry.insert_component_json(world, entity, name, &value.to_string()) {
             for (name, before) in undo.into_iter().rev() {
@@ -536,14 +728,18 @@ fn insert_components(
 
 fn remove_components(world: &mut World, registry: &TypeRegistry, p: &Params) -> Answer {
     let entity = p.entity("entity", world)?;
-    let names = p.names("components")?;
+    let names: Vec<String> = p
+        .names("components")?
+        .into_iter()
+        .map(|n| registered(world, registry, n).unwrap_or_else(|| n.to_owned()))
+        .collect();
     // Check everything first: all or nothing.
     for name in &names {
         registry
             .component_to_json(world, entity, name)
             .map_err(component_error)?;
     }
-    for name in names {
+    for name in &names {
         registry
             .remove_component(world, entity, name)
             .map_err(component_error)?;
@@ -553,7 +749,8 @@ fn remove_components(world: &mut World, registry: &TypeRegistry, p: &Params) -> 
 
 fn mutate_component(world: &mut World, registry: &TypeRegistry, p: &Params) -> Answer {
     let entity = p.entity("entity", world)?;
-    let name = p.str("component")?;
+    let given = p.str("component")?;
+    let name = &registered(world, registry, given).unwrap_or_else(|| given.to_owned());
     let path = p.opt_str("path")?.unwrap_or("");
     let value = p.value("value")?;
     let current = registry
@@ -675,9 +872,17 @@ fn entity_info(world: &World, registry: &TypeRegistry, entity: Entity) -> Value 
             row
         })
         .collect();
+    let children: Vec<u64> = world.children(entity).iter().map(|c| c.to_bits()).collect();
     json!({
         "entity": entity.to_bits(),
         "label": format!("{entity:?}"),
+        "name": entity_name(world, entity),
+        "parent": world.parent(entity).map(|p| json!({
+            "entity": p.to_bits(),
+            "label": format!("{p:?}"),
+            "name": entity_name(world, p),
+        })),
+        "children": children,
         "archetype": world.location(entity).map(|l| l.archetype.index()),
         "components": components,
     })
@@ -837,13 +1042,47 @@ fn system_rows(world: &World, schedule: &Schedule, label: &str) -> Vec<Value> {
         .collect()
 }
 
-fn discover(url: &str) -> Value {
+fn discover(url: &str, world: &World, registry: &TypeRegistry) -> Value {
+    let components: Vec<&str> = registry.component_names().collect();
+    let resources: Vec<&str> = registry.resource_names().collect();
+    let with_paths = |names: &[&str]| -> Value {
+        let mut all: Vec<&str> = names.to_vec();
+        all.extend(names.iter().filter_map(|n| registry.type_path(n)));
+        json!(all)
+    };
+    let (component_names, resource_names) = (with_paths(&components), with_paths(&resources));
+    let schemas = schema(world, registry, &Params(&Value::Null));
     let methods: Vec<Value> = METHODS
         .iter()
         .map(|(name, params)| {
+            let on_resources = name.contains("resource");
             let params: Vec<Value> = params
                 .iter()
-                .map(|p| json!({ "name": p, "schema": {} }))
+                .map(|&(param, kind)| {
+                    let names = if on_resources {
+                        &resource_names
+                    } else {
+                        &component_names
+                    };
+                    let schema = match kind {
+                        Kind::Entity => json!({ "type": "integer", "minimum": 0 }),
+                        Kind::Entities => {
+                            json!({ "type": "array", "items": { "type": "integer", "minimum": 0 } })
+                        }
+                        Kind::Names => json!({ "type": "array", "items": { "enum": names } }),
+                        Kind::Name => json!({ "enum": names }),
+                        Kind::Text => json!({ "type": "string" }),
+                        Kind::Any => json!({}),
+                        Kind::Bool => json!({ "type": "boolean" }),
+                        Kind::Count => json!({ "type": "integer", "minimum": 0 }),
+                        Kind::Object => json!({ "type": "object" }),
+                        Kind::Values => json!({
+                            "type": "object",
+                            "propertyNames": { "enum": names },
+                        }),
+                    };
+                    json!({ "name": param, "schema": schema })
+                })
                 .collect();
             json!({ "name": name, "params": params })
         })
@@ -853,5 +1092,277 @@ fn discover(url: &str) -> Value {
         "info": { "title": "mosaic inspector", "version": env!("CARGO_PKG_VERSION") },
         "methods": methods,
         "servers": [{ "name": "mosaic", "url": url }],
+        "components": { "schemas": schemas },
     })
+}
+
+// ----- hierarchy, search ----------------------------------------------------
+
+/// `entity`'s `Name`, if it has one.
+fn entity_name(world: &World, entity: Entity) -> Option<String> {
+    world
+        .get::<Name>(entity)
+        .ok()
+        .map(|n| n.as_str().to_owned())
+}
+
+/// Most nodes `world.hierarchy` and `world.find` answer with by default.
+const DEFAULT_NODES: u64 = 2_000;
+
+/// BRP's `world.reparent_entities`: makes each of `entities` a child of
+/// `parent`, or a root if `parent` is absent. Checked first, so a dead
+/// entity or a cycle changes nothing.
+fn reparent(world: &mut World, p: &Params) -> Answer {
+    let list = p
+        .value("entities")?
+        .as_array()
+        .ok_or_else(|| RpcError::params("`entities` must be a list of entities"))?;
+    let entities: Vec<Entity> = list
+        .iter()
+        .map(|v| entity_of(v, world))
+        .collect::<Result<_, _>>()?;
+    let parent = p.get("parent").map(|v| entity_of(v, world)).transpose()?;
+    if let Some(parent) = parent {
+        // `parent` under one of `entities` (or one of them) would close a
+        // cycle: refused before anything changes.
+        let mut up = Some(parent);
+        while let Some(at) = up {
+            if entities.contains(&at) {
+                return Err(RpcError::params(format!(
+                    "entity {} cannot become a child of its own descendant {}",
+                    at.to_bits(),
+                    parent.to_bits()
+                )));
+            }
+            up = world.parent(at);
+        }
+    }
+    for &child in &entities {
+        let result = match parent {
+            Some(parent) if world.parent(child) == Some(parent) => Ok(()),
+            Some(parent) => world.set_parent(child, parent),
+            None if world.parent(child).is_some() => world.remove_parent(child).map(drop),
+            None => Ok(()),
+        };
+        result.map_err(|e| RpcError::params(e.to_string()))?;
+    }
+    Ok(Value::Null)
+}
+
+/// mosaic's `world.hierarchy`: every entity with a `ChildOf` parent or
+/// children, with its parent and name (the page builds its tree from it).
+fn hierarchy(world: &World, p: &Params) -> Answer {
+    let limit = p.opt_u64("limit")?.unwrap_or(DEFAULT_NODES) as usize;
+    let mut nodes = Vec::new();
+    let mut more = false;
+    for archetype in world.archetypes() {
+        for &entity in archetype.entities() {
+            let parent = world.parent(entity);
+            if parent.is_none() && world.children(entity).is_empty() {
+                continue;
+            }
+            if nodes.len() >= limit {
+                more = true;
+                break;
+            }
+            nodes.push(json!({
+                "entity": entity.to_bits(),
+                "label": format!("{entity:?}"),
+                "name": entity_name(world, entity),
+                "parent": parent.map(Entity::to_bits),
+            }));
+        }
+    }
+    Ok(json!({ "relation": "ChildOf", "nodes": nodes, "truncated": more }))
+}
+
+/// mosaic's `world.find`: entities whose id (`to_bits`, or the `12v0`
+/// label) is `text`, or whose `Name` contains it (ignoring case).
+fn find(world: &World, p: &Params) -> Answer {
+    let text = p.str("text")?.trim();
+    let limit = p.opt_u64("limit")?.unwrap_or(DEFAULT_NODES) as usize;
+    let by_id = text
+        .parse::<u64>()
+        .ok()
+        .and_then(Entity::from_bits)
+        .or_else(|| {
+            let (index, generation) = text.split_once('v')?;
+            let bits = u64::from(generation.parse::<u32>().ok()?) << 32
+                | u64::from(index.parse::<u32>().ok()?);
+            Entity::from_bits(bits)
+        })
+        .filter(|&e| world.contains(e));
+    let lower = text.to_lowercase();
+    let mut found: Vec<Value> = Vec::new();
+    let row = |e: Entity| json!({ "entity": e.to_bits(), "label": format!("{e:?}"), "name": entity_name(world, e) });
+    if let Some(e) = by_id {
+        found.push(row(e));
+    }
+    if !lower.is_empty() {
+        'all: for archetype in world.archetypes() {
+            for &entity in archetype.entities() {
+                if found.len() >= limit {
+                    break 'all;
+                }
+                if Some(entity) == by_id {
+                    continue;
+                }
+                if let Ok(name) = world.get::<Name>(entity) {
+                    if name.as_str().to_lowercase().contains(&lower) {
+                        found.push(row(entity));
+                    }
+                }
+            }
+        }
+    }
+    Ok(json!(found))
+}
+
+// ----- schemas --------------------------------------------------------------
+
+/// BRP's `registry.schema`: a JSON schema per registered type, keyed by
+/// full type path. The fields and their JSON types are read from a live
+/// value (the first entity holding the component, or the resource); a
+/// type with no live value is listed with its names and kind only.
+fn schema(world: &World, registry: &TypeRegistry, p: &Params) -> Value {
+    let with = names_in(p.get("with_crates"), "with_crates").unwrap_or_default();
+    let without = names_in(p.get("without_crates"), "without_crates").unwrap_or_default();
+    let limit = p.get("type_limit");
+    let limit_with = names_in(limit.and_then(|l| l.get("with")), "with").unwrap_or_default();
+    let limit_without =
+        names_in(limit.and_then(|l| l.get("without")), "without").unwrap_or_default();
+    let mut out = Map::new();
+    let kinds = registry
+        .component_names()
+        .map(|n| (n, "Component"))
+        .chain(registry.resource_names().map(|n| (n, "Resource")));
+    for (name, kind) in kinds {
+        let path = registry.type_path(name).unwrap_or(name);
+        let crate_name = path.split("::").next().unwrap_or(path);
+        if (!with.is_empty() && !with.contains(&crate_name)) || without.contains(&crate_name) {
+            continue;
+        }
+        if (!limit_with.is_empty() && !limit_with.contains(&kind)) || limit_without.contains(&kind)
+        {
+            continue;
+        }
+        let sample = match kind {
+            "Component" => sample_component(world, registry, name),
+            _ => registry
+                .resource_to_json(world, name)
+                .ok()
+                .map(|j| parse(&j)),
+        };
+        let module = path.rsplit_once("::").map_or("", |(m, _)| m);
+        let mut entry = json!({
+            "shortPath": name,
+            "typePath": path,
+            "modulePath": module,
+            "crateName": crate_name,
+            "reflectTypes": [kind, "Serialize", "Deserialize"],
+        });
+        if let Some(sample) = sample {
+            describe(&mut entry, &sample);
+        }
+        out.insert(path.to_owned(), entry);
+    }
+    Value::Object(out)
+}
+
+/// The value of component `name` on the first entity holding it.
+fn sample_component(world: &World, registry: &TypeRegistry, name: &str) -> Option<Value> {
+    let id = find_component(world, registry, name)?.id();
+    world
+        .archetypes()
+        .flat_map(|a| a.entities().iter().copied())
+        .find(|&e| world.contains_id(e, id))
+        .and_then(|e| registry.component_to_json(world, e, name).ok())
+        .map(|j| parse(&j))
+}
+
+/// Adds the kind, JSON type and (for an object) the fields of `sample`.
+fn describe(entry: &mut Value, sample: &Value) {
+    let ty = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    entry["type"] = json!(ty(sample));
+    match sample {
+        Value::Object(fields) => {
+            entry["kind"] = json!("Struct");
+            let properties: Map<String, Value> = fields
+                .iter()
+                .map(|(k, v)| (k.clone(), json!({ "type": ty(v) })))
+                .collect();
+            entry["required"] = json!(fields.keys().collect::<Vec<_>>());
+            entry["properties"] = Value::Object(properties);
+        }
+        Value::Array(items) => {
+            entry["kind"] = json!("List");
+            if let Some(first) = items.first() {
+                entry["items"] = json!({ "type": ty(first) });
+            }
+        }
+        _ => entry["kind"] = json!("Value"),
+    }
+}
+
+// ----- schedules --------------------------------------------------------------
+
+/// BRP's `schedule.list`: the schedules and their systems.
+fn schedule_list(world: &World, schedule: Option<&Schedule>) -> Answer {
+    let mut schedules = Vec::new();
+    if let Some(fixed) = world.get_schedule(FixedUpdate) {
+        schedules.push(json!({ "name": "FixedUpdate", "systems": fixed.system_names() }));
+    }
+    if let Some(frame) = schedule {
+        schedules.push(json!({ "name": "frame", "systems": frame.system_names() }));
+    }
+    Ok(json!(schedules))
+}
+
+// ----- watches ----------------------------------------------------------------
+
+/// What a `+watch` stream sends next, given the previous answer (`None` at
+/// first) and this one: `None` if nothing changed. As Bevy's watches:
+/// `world.get_components` sends the components whose values changed and
+/// the names of those removed; `world.list_components` the names added and
+/// removed; other methods their whole result.
+pub(crate) fn watch_delta(method: &str, last: Option<&Value>, now: &Value) -> Option<Value> {
+    let method = method.trim_end_matches("+watch");
+    match method {
+        "world.get_components" => {
+            let empty = Map::new();
+            let before = last
+                .and_then(|l| l["components"].as_object())
+                .unwrap_or(&empty);
+            let after = now["components"].as_object().unwrap_or(&empty);
+            let changed: Map<String, Value> = after
+                .iter()
+                .filter(|(k, v)| before.get(*k) != Some(v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let removed: Vec<&String> = before.keys().filter(|k| !after.contains_key(*k)).collect();
+            let errors = &now["errors"];
+            let errors_changed = last.is_none_or(|l| &l["errors"] != errors);
+            (last.is_none() || !changed.is_empty() || !removed.is_empty() || errors_changed)
+                .then(|| json!({ "components": changed, "removed": removed, "errors": errors }))
+        }
+        "world.list_components" => {
+            let names = |v: Option<&Value>| -> Vec<Value> {
+                v.and_then(Value::as_array).cloned().unwrap_or_default()
+            };
+            let (before, after) = (names(last), names(Some(now)));
+            let added: Vec<&Value> = after.iter().filter(|n| !before.contains(n)).collect();
+            let removed: Vec<&Value> = before.iter().filter(|n| !after.contains(n)).collect();
+            (last.is_none() || !added.is_empty() || !removed.is_empty())
+                .then(|| json!({ "added": added, "removed": removed }))
+        }
+        _ => (last != Some(now)).then(|| now.clone()),
+    }
 }

@@ -4,8 +4,9 @@
 //! generated code names items as `::mosaic::…`.
 //!
 //! - `#[derive(Component)]`, with optional
-//!   `#[component(storage = "sparse", immutable, on_add = f, on_insert = g, on_remove = h)]`
-//!   (storage `"table"` is the default; hooks are `fn(DeferredWorld, Entity)`)
+//!   `#[component(storage = "sparse", immutable, on_add = f, on_insert = g, on_replace = h,
+//!   on_remove = i, on_despawn = j)]` (storage `"table"` is the default; hooks are
+//!   `fn(DeferredWorld, Entity)` or `fn(DeferredWorld, HookContext)`)
 //!   and `#[require(A, B = B(5), C = make_c())]` (required components,
 //!   added with `Default`, or with the expression after `=`);
 //! - `#[derive(Bundle)]` on a struct whose every field is a bundle; on a
@@ -21,8 +22,8 @@ use syn::{Data, DeriveInput, Fields, LitStr, parse_macro_input};
 mod query;
 
 /// Implements `mosaic::Component`. See the `Component` trait for the options:
-/// `#[component(storage = "sparse", immutable, on_add = f, on_insert = g, on_remove = h)]`
-/// and `#[require(A, B = B(5), C = make_c())]`.
+/// `#[component(storage = "sparse", immutable, on_add = f, on_insert = g, on_replace = h,
+/// on_remove = i, on_despawn = j)]` and `#[require(A, B = B(5), C = make_c())]`.
 #[proc_macro_derive(Component, attributes(component, require))]
 pub fn derive_component(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -69,10 +70,14 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let storage = &attrs.storage;
     let hooks = (!attrs.hooks.is_empty()).then(|| {
-        let calls = attrs
-            .hooks
-            .iter()
-            .map(|(kind, path)| quote!(hooks.#kind(#path);));
+        let calls = attrs.hooks.iter().map(|(kind, path)| {
+            // A hook is `fn(DeferredWorld, Entity)` or, as in Bevy,
+            // `fn(DeferredWorld, HookContext)`: the closure (capturing
+            // nothing, so a `fn` pointer) adapts either.
+            quote!(hooks.#kind(|world, entity| {
+                    ::mosaic::__macro::call_hook::<Self, _>(#path, world, entity)
+                });)
+        });
         quote! {
             fn register_hooks(hooks: &mut ::mosaic::ComponentHooks) {
                 #(#calls)*
@@ -174,13 +179,13 @@ fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
                         attrs.clone = Some(meta.value()?.parse()?);
                     }
                     "immutable" => attrs.immutable = true,
-                    "on_add" | "on_insert" | "on_remove" => {
+                    "on_add" | "on_insert" | "on_remove" | "on_replace" | "on_despawn" => {
                         let path: syn::Path = meta.value()?.parse()?;
                         attrs.hooks.push((syn::Ident::new(&key, meta.path.span()), path));
                     }
                     _ => {
                         return Err(meta.error(
-                            "unknown component option; expected `storage`, `clone`, `immutable`, `on_add`, `on_insert` or `on_remove`",
+                            "unknown component option; expected `storage`, `clone`, `immutable`, `on_add`, `on_insert`, `on_replace`, `on_remove` or `on_despawn`",
                         ))
                     }
                 }
@@ -656,6 +661,109 @@ fn relation_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             const ACYCLIC: bool = #acyclic;
             fn clone_behavior() -> ::mosaic::CloneBehavior<Self> {
                 #clone_body
+            }
+        }
+    })
+}
+
+/// Bevy's `#[derive(Resource)]`: mosaic needs none (every
+/// `Send + Sync + 'static` type is a resource), so this only checks that
+/// bound where the type is declared, for an early, clear error.
+#[proc_macro_derive(Resource)]
+pub fn derive_resource(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    marker_check(&input, quote!(::mosaic::Resource))
+}
+
+/// Bevy's `#[derive(Event)]`: mosaic needs none (every
+/// `Send + Sync + 'static` type is an event), so this only checks that
+/// bound where the type is declared, for an early, clear error.
+#[proc_macro_derive(Event)]
+pub fn derive_event(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    marker_check(&input, quote!(::mosaic::Event))
+}
+
+/// A constant that names `Type: Trait` (a blanket-implemented marker), so
+/// a type that is not `Send + Sync + 'static` fails where it is declared.
+/// Generic types are checked where used instead.
+fn marker_check(input: &DeriveInput, trait_path: TokenStream2) -> TokenStream {
+    if !input.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let name = &input.ident;
+    quote! {
+        const _: () = {
+            const fn assert_marker<T: #trait_path>() {}
+            assert_marker::<#name>();
+        };
+    }
+    .into()
+}
+
+/// Bevy's `#[derive(SystemSet)]`: makes a unit struct, or an enum of unit
+/// variants, a set label. Implements `mosaic::SystemSet` and
+/// `From<Type> for String`, so the value goes wherever a set's name does
+/// (`.in_set(Physics)`, `configure_set(GameSet::Input)`, `.after(..)`).
+/// The name is the type's (`Physics`), or the type's and the variant's
+/// (`GameSet::Input`).
+#[proc_macro_derive(SystemSet)]
+pub fn derive_system_set(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match system_set_impl(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+fn system_set_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
+    let name = &input.ident;
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &input.generics,
+            "`#[derive(SystemSet)]` takes a type without generic parameters",
+        ));
+    }
+    let body = match &input.data {
+        Data::Struct(data) if matches!(data.fields, Fields::Unit) => {
+            let text = name.to_string();
+            quote!(#text)
+        }
+        Data::Enum(data) => {
+            let mut arms = Vec::new();
+            for variant in &data.variants {
+                if !matches!(variant.fields, Fields::Unit) {
+                    return Err(syn::Error::new_spanned(
+                        variant,
+                        "`#[derive(SystemSet)]` takes an enum of unit variants (a set is a label)",
+                    ));
+                }
+                let v = &variant.ident;
+                let text = format!("{name}::{v}");
+                arms.push(quote!(#name::#v => #text,));
+            }
+            if arms.is_empty() {
+                quote!(match *self {})
+            } else {
+                quote!(match self { #(#arms)* })
+            }
+        }
+        _ => {
+            return Err(syn::Error::new_spanned(
+                name,
+                "`#[derive(SystemSet)]` takes a unit struct or an enum of unit variants (a set is a label)",
+            ));
+        }
+    };
+    Ok(quote! {
+        impl ::mosaic::SystemSet for #name {
+            fn set_name(&self) -> &'static str {
+                #body
+            }
+        }
+        impl ::core::convert::From<#name> for ::std::string::String {
+            fn from(set: #name) -> ::std::string::String {
+                ::std::string::String::from(::mosaic::SystemSet::set_name(&set))
             }
         }
     })

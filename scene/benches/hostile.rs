@@ -18,6 +18,13 @@
 //!   (`UnknownComponent`; N = 500,000 and 1,000,000: the "did you mean"
 //!   search once compared it with every registered name in full).
 //!
+//! - `deep_chain/{one,alternating}_{ron,binary}/N`: a `ChildOf` chain N
+//!   deep (N = 100,000), saved from a world and loaded, its links all in
+//!   one archetype or alternating between two (issue #39 item 14: every
+//!   relate of the alternating load walked the new parent's whole ancestor
+//!   chain, 29 s at 100,000; now the cycle check walks up and down in
+//!   turn, and the alternating load is within 2x of the one-archetype one).
+//!
 //! The tests in `tests/hostile.rs` check the results; speed is proved here.
 //! `HOSTILE_ONE_PASS=chain` loads the 2,000-deep chain 10 times and exits,
 //! for callgrind's instruction counts.
@@ -38,10 +45,72 @@ use std::hint::black_box;
 #[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
 struct Health(u32);
 
+#[derive(Component, Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Armor(u32);
+
 fn registry() -> TypeRegistry {
     let mut registry = TypeRegistry::new();
     registry.register::<Health>();
+    registry.register::<Armor>();
+    registry.register_relation::<ChildOf>();
     registry
+}
+
+/// A `ChildOf` chain `n` deep, saved as RON and as binary: every link a
+/// `Health`, and every other one an `Armor` too when `alternating` (the
+/// loader then relates one archetype's rows, then the other's).
+fn deep_chain(n: usize, alternating: bool, registry: &TypeRegistry) -> (String, Vec<u8>) {
+    let mut world = World::new();
+    let mut last = world.spawn(Health(0));
+    for i in 1..n {
+        last = match alternating && i % 2 == 1 {
+            true => world.spawn_child(last, (Health(i as u32), Armor(i as u32))),
+            false => world.spawn_child(last, Health(i as u32)),
+        }
+        .unwrap();
+    }
+    let scene = Scene::from_world(&world, registry).unwrap();
+    (scene.to_ron_string().unwrap(), scene.to_binary().unwrap())
+}
+
+/// Loading a deep chain, one archetype or two alternating (item 14).
+fn deep_chains(c: &mut Criterion, registry: &TypeRegistry) {
+    let mut group = c.benchmark_group("deep_chain");
+    group.sample_size(10);
+    let n = 100_000;
+    for (name, alternating) in [("one", false), ("alternating", true)] {
+        let (ron, binary) = deep_chain(n, alternating, registry);
+        let check = |world: &World| assert_eq!(world.len(), n);
+        group.bench_with_input(
+            BenchmarkId::new(format!("{name}_ron"), n),
+            &ron,
+            |b, ron| {
+                b.iter(|| {
+                    let mut world = World::new();
+                    Scene::from_ron_str(ron)
+                        .and_then(|s| s.spawn_into(&mut world, registry))
+                        .unwrap();
+                    check(&world);
+                    black_box(world)
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new(format!("{name}_binary"), n),
+            &binary,
+            |b, binary| {
+                b.iter(|| {
+                    let mut world = World::new();
+                    Scene::from_binary(binary)
+                        .and_then(|s| s.spawn_into(&mut world, registry))
+                        .unwrap();
+                    check(&world);
+                    black_box(world)
+                })
+            },
+        );
+    }
+    group.finish();
 }
 
 /// A RON scene: `n` prefabs, each extending the one before, and one entity
@@ -202,6 +271,7 @@ fn hostile(c: &mut Criterion) {
     }
     group.finish();
     found_later(c, &registry);
+    deep_chains(c, &registry);
 }
 
 criterion_group!(benches, hostile);

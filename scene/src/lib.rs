@@ -46,7 +46,10 @@
 //!   [`TypeRegistry::register_relation`]) are a component of their source
 //!   named after the relation: a list of `(target id, data)` pairs, as
 //!   `"ChildOf": [(1, ())]`; loading relates them, remapped, once every
-//!   entity exists.
+//!   entity exists (sources in ascending id). A target whose sources were
+//!   in another order (its `Children` as laid out, say) also has
+//!   `"ChildOf.order": [4, 6, 5]`, the ids of its sources in their order,
+//!   which loading restores: every relation's lists come back as saved.
 //! - Every top-level section is optional.
 //! - RON extensions (`#![enable(..)]`) apply to the whole file. Under
 //!   `explicit_struct_names` the document's own structs are named too:

@@ -1192,7 +1192,16 @@ impl Apply<'_, '_> {
             missing: None,
             calls: 0,
         };
-        for (row, mut p) in self.dynamics {
+        // Values first, then every source's edges, sources in ascending
+        // scene id (so a target's sources come back in that order), then
+        // the saved orders of targets whose sources were in another.
+        let (mut edges, rest): (Vec<_>, Vec<_>) =
+            self.dynamics.into_iter().partition(|(_, p)| p.is_edges());
+        let (orders, values): (Vec<_>, Vec<_>) =
+            rest.into_iter().partition(|(_, p)| p.after_edges());
+        let order = self.order;
+        edges.sort_by_key(|&(row, _)| order[row].0);
+        for (row, mut p) in values.into_iter().chain(edges).chain(orders) {
             p.map_entities(&mut mapper());
             keep_panic(&mut caught, || p.put(world, Some(spawned[row])));
         }

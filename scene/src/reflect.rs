@@ -87,6 +87,53 @@ impl TypeRegistry {
             .map(|e| e.name.as_str())
     }
 
+    /// The registered name of the type called `name`: `name` itself if a
+    /// type is registered under it, else the name of the type whose full
+    /// Rust type path is `name` (as `std::any::type_name` gives it, the
+    /// form Bevy Remote Protocol clients send).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic_scene::TypeRegistry;
+    /// mod game {
+    ///     #[derive(mosaic::Component, serde::Serialize, serde::Deserialize)]
+    ///     pub struct Health(pub u32);
+    /// }
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register::<game::Health>();
+    /// let path = std::any::type_name::<game::Health>();
+    /// assert_eq!(registry.registered_name(path), Some("Health"));
+    /// assert_eq!(registry.registered_name("Health"), Some("Health"));
+    /// assert_eq!(registry.registered_name("Mana"), None);
+    /// ```
+    pub fn registered_name(&self, name: &str) -> Option<&str> {
+        if self.contains(name) {
+            return self.names().find(|n| *n == name);
+        }
+        self.all_entries()
+            .find(|e| e.type_name == name)
+            .map(|e| e.name.as_str())
+    }
+
+    /// The full Rust type path of the type registered under `name`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic_scene::TypeRegistry;
+    /// #[derive(serde::Serialize, serde::Deserialize)]
+    /// struct Score(u64);
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register_resource::<Score>();
+    /// assert!(registry.type_path("Score").unwrap().ends_with("Score"));
+    /// assert_eq!(registry.type_path("Mana"), None);
+    /// ```
+    pub fn type_path(&self, name: &str) -> Option<&'static str> {
+        self.all_entries()
+            .find(|e| e.name == name)
+            .map(|e| e.type_name)
+    }
+
     /// The names of the registered component types, in registration order.
     ///
     /// # Example
@@ -262,6 +309,36 @@ impl TypeRegistry {
         Ok(())
     }
 
+    /// Removes (and drops) the world's resource `name`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::World;
+    /// use mosaic_scene::{TypeRegistry, ValueError};
+    /// #[derive(serde::Serialize, serde::Deserialize)]
+    /// struct Score(u64);
+    /// let mut registry = TypeRegistry::new();
+    /// registry.register_resource::<Score>();
+    /// let mut world = World::new();
+    /// world.insert_resource(Score(1));
+    /// registry.remove_resource(&mut world, "Score").unwrap();
+    /// assert!(!world.contains_resource::<Score>());
+    /// assert_eq!(
+    ///     registry.remove_resource(&mut world, "Score"),
+    ///     Err(ValueError::Missing("Score".into()))
+    /// );
+    /// ```
+    pub fn remove_resource(&self, world: &mut World, name: &str) -> Result<(), ValueError> {
+        let entry = self
+            .get(name, Kind::Resource)
+            .ok_or_else(|| ValueError::Unregistered(name.to_owned()))?;
+        if entry.remove(world, None) {
+            Ok(())
+        } else {
+            Err(ValueError::Missing(name.to_owned()))
+        }
+    }
+
     /// Removes (and drops) `entity`'s component `name`.
     ///
     /// # Example
@@ -293,7 +370,7 @@ impl TypeRegistry {
         if !world.contains(entity) {
             return Err(ValueError::NoEntity(entity));
         }
-        if entry.remove(world, entity) {
+        if entry.remove(world, Some(entity)) {
             Ok(())
         } else {
             Err(ValueError::Missing(name.to_owned()))

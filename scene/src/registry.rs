@@ -37,6 +37,15 @@ pub(crate) trait Pending: Send {
     fn acyclic_targets(&self) -> Option<(TypeId, Vec<Entity>)> {
         None
     }
+    /// True for a source's edges: the loader relates them after every
+    /// other value, sources in ascending scene id.
+    fn is_edges(&self) -> bool {
+        false
+    }
+    /// True for a target's order of sources: put after every edge.
+    fn after_edges(&self) -> bool {
+        false
+    }
 }
 
 /// How a decoded `T` is put into a world, and remapped.
@@ -220,12 +229,132 @@ impl<R: Relationship> Pending for PendingEdges<R> {
         self
     }
 
+    fn is_edges(&self) -> bool {
+        true
+    }
+
     fn acyclic_targets(&self) -> Option<(TypeId, Vec<Entity>)> {
         R::ACYCLIC.then(|| {
             let targets = self.edges.iter().map(|e| e.0).collect();
             (TypeId::of::<Relation<R>>(), targets)
         })
     }
+}
+
+/// The order of one target's sources of `R`, as a scene holds it (scene
+/// entity references, remapped on load), waiting for every edge.
+struct PendingOrder<R> {
+    sources: Vec<Entity>,
+    relation: PhantomData<fn() -> R>,
+}
+
+impl<R: Relationship> Pending for PendingOrder<R> {
+    fn map_entities(&mut self, mapper: &mut dyn EntityMapper) {
+        for source in &mut self.sources {
+            *source = mapper.map(*source);
+        }
+    }
+
+    /// Sorts the target's sources into the saved order (every edge is in
+    /// by now). A source the list does not name keeps its place after the
+    /// named ones; a name that is not a source is ignored: the order never
+    /// makes or removes an edge.
+    fn put(self: Box<Self>, world: &mut World, entity: Option<Entity>) {
+        let Some(target) = entity else { return };
+        if self.sources.len() < 2 {
+            return;
+        }
+        let rank: rustc_hash::FxHashMap<Entity, usize> = self
+            .sources
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| (s, i))
+            .collect();
+        let _ = world.sort_sources_by_key::<R, usize>(target, |s| {
+            rank.get(&s).copied().unwrap_or(usize::MAX)
+        });
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn after_edges(&self) -> bool {
+        true
+    }
+}
+
+/// True if a load would not give `sources` back in this order by itself:
+/// it relates sources in ascending scene id.
+fn needs_order(sources: &[Entity]) -> bool {
+    sources.windows(2).any(|w| w[0].to_bits() > w[1].to_bits())
+}
+
+fn decode_order<R: Relationship>(value: &SceneValue) -> Result<Box<dyn Pending>, DecodeError> {
+    let sources: Vec<Entity> = value.decode(PhantomData::<Vec<Entity>>)?;
+    Ok(Box::new(PendingOrder::<R> {
+        sources,
+        relation: PhantomData,
+    }))
+}
+
+fn erased_order<R: Relationship>(
+    de: &mut dyn erased_serde::Deserializer<'_>,
+) -> Result<Box<dyn Pending>, erased_serde::Error> {
+    let sources: Vec<Entity> = erased_serde::deserialize(de)?;
+    Ok(Box::new(PendingOrder::<R> {
+        sources,
+        relation: PhantomData,
+    }))
+}
+
+fn take_order<R: Relationship>(bytes: &[u8]) -> Result<(Box<dyn Pending>, &[u8]), DecodeError> {
+    let (sources, rest) = take_postcard(bytes, PhantomData::<Vec<Entity>>)?;
+    let pending = PendingOrder::<R> {
+        sources,
+        relation: PhantomData,
+    };
+    Ok((Box::new(pending), rest))
+}
+
+fn order_postcard<R: Relationship>(pending: &dyn Pending) -> Option<Vec<u8>> {
+    let sources = &pending.as_any().downcast_ref::<PendingOrder<R>>()?.sources;
+    postcard::to_allocvec(sources).ok()
+}
+
+fn order_content<R: Relationship>(pending: &dyn Pending) -> Option<Content<'static>> {
+    let sources = &pending.as_any().downcast_ref::<PendingOrder<R>>()?.sources;
+    to_content(sources).ok()
+}
+
+fn encode_order<R: Relationship>(
+    world: &World,
+    entity: Option<Entity>,
+) -> Option<Result<Content<'static>, String>> {
+    let sources = world.sources::<R>(entity?);
+    needs_order(sources).then(|| to_content(sources))
+}
+
+/// Appends the order of each of `entities`' sources of `R`: the list when
+/// a load would not give it back by itself, else an empty one (and a
+/// column of empty lists only is left out of the file, see
+/// [`ColumnFns::optional`]).
+fn encode_order_rows<R: Relationship>(
+    world: &World,
+    _: mosaic::ArchetypeId,
+    _: Option<&[usize]>,
+    entities: &[Entity],
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    for &entity in entities {
+        let sources = world.sources::<R>(entity);
+        if needs_order(sources) {
+            write_postcard(sources, out)?;
+        } else {
+            write_postcard(&Vec::<Entity>::new(), out)?;
+        }
+    }
+    Ok(())
 }
 
 /// Refuses edges a world would not take as they are: two targets for a
@@ -352,7 +481,7 @@ type PostcardFn = fn(&dyn Pending) -> Option<Vec<u8>>;
 type ContentOfFn = fn(&dyn Pending) -> Option<Content<'static>>;
 type EncodeFn = fn(&World, Option<Entity>) -> Option<Result<Content<'static>, String>>;
 /// Removes (and drops) the component from an entity; false if it had none.
-type RemoveFn = fn(&mut World, Entity) -> bool;
+type RemoveFn = fn(&mut World, Option<Entity>) -> bool;
 
 /// How a component type's values are read and written a column at a time.
 #[derive(Clone, Copy)]
@@ -368,6 +497,10 @@ pub(crate) struct ColumnFns {
     /// Stored in a sparse set: not part of its entity's table (entities
     /// that differ only in sparse components share one table).
     pub sparse: bool,
+    /// Left out of a saved table when every value is empty (one byte,
+    /// postcard's empty list): a relation's order of sources, written only
+    /// for targets whose order a load would not give back.
+    pub optional: bool,
 }
 
 /// What the registry knows about one type.
@@ -391,7 +524,8 @@ pub(crate) struct Entry {
     postcard: PostcardFn,
     content_of: ContentOfFn,
     encode: EncodeFn,
-    /// Components only.
+    /// A component's removal from the entity; a resource's from the world
+    /// (the entity is then ignored).
     remove: Option<RemoveFn>,
     /// Components only.
     pub column: Option<ColumnFns>,
@@ -442,9 +576,9 @@ impl Entry {
         (self.encode)(world, entity)
     }
 
-    /// Removes this component from `entity`: false if it had none (or this
-    /// is a resource type).
-    pub fn remove(&self, world: &mut World, entity: Entity) -> bool {
+    /// Removes this component from `entity` (or, given `None`, this
+    /// resource from the world): false if there was none.
+    pub fn remove(&self, world: &mut World, entity: Option<Entity>) -> bool {
         self.remove.is_some_and(|remove| remove(world, entity))
     }
 }
@@ -452,9 +586,6 @@ impl Entry {
 #[derive(Clone, Debug, Default)]
 struct Inner {
     entries: Vec<Entry>,
-    /// The `Sources<R>` components of registered relations: saved through
-    /// their `Relation<R>` side, never on their own (nor counted skipped).
-    derived: rustc_hash::FxHashSet<TypeId>,
     by_name: FxHashMap<String, usize>,
     by_type: FxHashMap<(TypeId, bool), usize>,
 }
@@ -637,12 +768,13 @@ impl TypeRegistry {
             postcard: postcard_of::<T>,
             content_of: content_of::<T>,
             encode: encode::<T>,
-            remove: Some(|world, entity| world.remove_one::<T>(entity).is_ok()),
+            remove: Some(|world, entity| entity.is_some_and(|e| world.remove_one::<T>(e).is_ok())),
             column: Some(ColumnFns {
                 new: Some(|| new_column::<T>(None)),
                 encode: encode_rows::<T>,
                 write: write_value::<T>,
                 sparse: T::STORAGE == mosaic::StorageType::SparseSet,
+                optional: false,
             }),
             take: None,
         })
@@ -702,7 +834,7 @@ impl TypeRegistry {
             postcard: postcard_of::<R>,
             content_of: content_of::<R>,
             encode: encode::<R>,
-            remove: None,
+            remove: Some(|world, _| world.remove_resource::<R>().is_some()),
             column: None,
             take: None,
         })
@@ -720,7 +852,12 @@ impl TypeRegistry {
     /// targets for a `one` relation, a target listed twice, and edges of an
     /// [acyclic](Relationship::ACYCLIC) relation that close a cycle. Edges
     /// go in after every entity of the scene, so hooks and observers of
-    /// `relate` see both ends with all their components. A saved edge whose
+    /// `relate` see both ends with all their components. Both orders come
+    /// back exactly: a source's targets as listed, and a target's sources
+    /// too: loading relates sources in ascending id, and a target whose
+    /// sources were in another order is saved with `"<name>.order"` (for
+    /// `ChildOf`, `"ChildOf.order": [4, 6, 5]`), which loading restores
+    /// ([`World::sort_sources_by_key`](mosaic::World::sort_sources_by_key)). A saved edge whose
     /// target is not among the saved entities makes a file that does not
     /// load ([`Scene::from_entities`](crate::Scene::from_entities) of part
     /// of a hierarchy: include the targets). Edge data that holds entities
@@ -792,18 +929,43 @@ impl TypeRegistry {
             postcard: edges_postcard::<R>,
             content_of: edges_content::<R>,
             encode: encode_edges::<R>,
-            remove: Some(|world, entity| world.unrelate_all::<R>(entity) > 0),
+            remove: Some(|world, entity| entity.is_some_and(|e| world.unrelate_all::<R>(e) > 0)),
             column: Some(ColumnFns {
                 new: None,
                 encode: encode_edge_rows::<R>,
                 write: write_value::<EdgeList<R>>,
                 sparse: false,
+                optional: false,
             }),
             take: Some(take_edges::<R>),
         });
-        Arc::make_mut(&mut self.inner)
-            .derived
-            .insert(TypeId::of::<mosaic::Sources<R>>());
+        // The targets' side is the mirror of the edges, but for its order:
+        // saved (under `<name>.order`) only for a target whose sources a
+        // load would not give back in order.
+        self.add::<mosaic::Sources<R>, AsComponent>(Entry {
+            name: format!("{name}.order"),
+            type_id: TypeId::of::<mosaic::Sources<R>>(),
+            type_name: std::any::type_name::<mosaic::Sources<R>>(),
+            kind: Kind::Component,
+            maps_entities: true,
+            decode: decode_order::<R>,
+            decode_erased: erased_order::<R>,
+            read: read_as::<Vec<Entity>>,
+            transcode: transcode::<Vec<Entity>>,
+            transcode_erased: transcode_erased::<Vec<Entity>>,
+            postcard: order_postcard::<R>,
+            content_of: order_content::<R>,
+            encode: encode_order::<R>,
+            remove: None,
+            column: Some(ColumnFns {
+                new: None,
+                encode: encode_order_rows::<R>,
+                write: write_value::<Vec<Entity>>,
+                sparse: false,
+                optional: true,
+            }),
+            take: Some(take_order::<R>),
+        });
         self
     }
 
@@ -884,11 +1046,6 @@ impl TypeRegistry {
         self.inner.entries.is_empty()
     }
 
-    /// True if `type_id` is the `Sources<R>` side of a registered relation.
-    pub(crate) fn is_derived(&self, type_id: TypeId) -> bool {
-        self.inner.derived.contains(&type_id)
-    }
-
     pub(crate) fn get(&self, name: &str, kind: Kind) -> Option<&Entry> {
         let e = &self.inner.entries[*self.inner.by_name.get(name)?];
         (e.kind == kind).then_some(e)
@@ -901,6 +1058,10 @@ impl TypeRegistry {
 
     pub(crate) fn entries(&self, kind: Kind) -> impl Iterator<Item = &Entry> + '_ {
         self.inner.entries.iter().filter(move |e| e.kind == kind)
+    }
+
+    pub(crate) fn all_entries(&self) -> impl Iterator<Item = &Entry> + '_ {
+        self.inner.entries.iter()
     }
 
     pub(crate) fn names_of(&self, kind: Kind) -> impl Iterator<Item = &str> + '_ {

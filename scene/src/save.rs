@@ -229,10 +229,10 @@ fn save_run(
         };
         if info.schema().is_some() {
             columns.push(dynamic_column(world, &run, info)?);
-        } else if info.type_id().is_some_and(|t| registry.is_derived(t)) {
-            // A relation's target side: saved with its sources' edges.
         } else if let Some(column) = typed_column(world, registry, &run, info)? {
-            columns.push(column);
+            // (A relation's order of sources only where a load would not
+            // give it back.)
+            columns.extend(column);
         } else {
             // An unregistered relation is one thing left out, not two
             // components: reported by its name, counting its sources (the
@@ -279,13 +279,15 @@ fn dynamic_column(
 
 /// A registered type's column, encoded straight from the archetype's
 /// column by the type's own encoder; `None` if the type is not registered
-/// (or has no column encoder), for the caller to count as skipped.
+/// (or has no column encoder), for the caller to count as skipped;
+/// `Some(None)` for an [optional](crate::registry::ColumnFns::optional)
+/// column of empty values only, left out.
 fn typed_column(
     world: &World,
     registry: &TypeRegistry,
     run: &Run<'_>,
     info: &ComponentInfo,
-) -> Result<Option<TableColumn>, SceneError> {
+) -> Result<Option<Option<TableColumn>>, SceneError> {
     let entry = info
         .type_id()
         .and_then(|t| registry.by_type(t, Kind::Component));
@@ -301,10 +303,14 @@ fn typed_column(
         &mut bytes,
     )
     .map_err(|m| encode_error(&entry.name, m))?;
-    Ok(Some(TableColumn {
+    // Each empty value is one byte; a list that is not empty, more.
+    if fns.optional && bytes.len() == run.entities.len() {
+        return Ok(Some(None));
+    }
+    Ok(Some(Some(TableColumn {
         name: entry.name.clone(),
         bytes: ColumnBytes::owned(bytes),
-    }))
+    })))
 }
 
 impl Scene {

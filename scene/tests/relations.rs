@@ -424,3 +424,67 @@ fn prefab_edges_are_remapped_for_loaded_and_runtime_entities() {
     assert_eq!(world.targets::<ChildOf>(spare), [tank]);
     assert_eq!(world.children(tank), [spawned[2], spare]);
 }
+
+/// Issue 39, item 13: a target's sources come back in their saved order,
+/// in every format and into a non-empty world: `Children` saved
+/// `[4, 6, 5, 1, 3]` loaded `[1, 3, 4, 5, 6]` before. Children in two
+/// archetypes, a many-target relation's sources, and each source's
+/// targets (kept before too) are checked; a parent whose children are in
+/// id order writes no order at all.
+#[test]
+fn loading_keeps_every_relation_order() {
+    let registry = registry();
+    let mut world = World::new();
+    let parent = world.spawn(Name("parent".into()));
+    let kids: Vec<Entity> = (1..=6)
+        .map(|i| match i % 2 {
+            0 => world.spawn(Name(format!("kid{i}"))),
+            _ => world.spawn(()),
+        })
+        .collect();
+    for i in [4, 6, 5, 1, 3] {
+        world.add_child(parent, kids[i - 1]).unwrap();
+    }
+    let target = kids[1];
+    for i in [5, 2, 0] {
+        world
+            .relate(kids[i], target, Damage { amount: i as u32 })
+            .unwrap();
+    }
+    for i in [2, 0, 3] {
+        world
+            .relate(kids[4], kids[i], Damage { amount: 9 })
+            .unwrap();
+    }
+    // A second parent, children in id order: no order saved for it.
+    let tidy = world.spawn(());
+    let tidy_kids: Vec<Entity> = (0..3)
+        .map(|_| world.spawn_child(tidy, ()).unwrap())
+        .collect();
+    for (format, save, load) in formats() {
+        let bytes = save(&Scene::from_world(&world, &registry).unwrap());
+        for mut copy in [World::new(), {
+            let mut w = World::new();
+            w.spawn(());
+            w.spawn(());
+            w
+        }] {
+            let spawned = load(&bytes).spawn_into(&mut copy, &registry).unwrap();
+            let map = |e: Entity| spawned[e.scene_id()];
+            let want: Vec<Entity> = [4, 6, 5, 1, 3].map(|i| map(kids[i - 1])).into();
+            assert_eq!(copy.children(map(parent)), want, "{format}");
+            let want: Vec<Entity> = [5, 2, 0].map(|i| map(kids[i])).into();
+            assert_eq!(copy.sources::<Damage>(map(target)), want, "{format}");
+            let want: Vec<Entity> = [2, 0, 3].map(|i| map(kids[i])).into();
+            assert_eq!(copy.targets::<Damage>(map(kids[4])), want, "{format}");
+            let want: Vec<Entity> = tidy_kids.iter().map(|&k| map(k)).collect();
+            assert_eq!(copy.children(map(tidy)), want, "{format}");
+            copy.check_invariants();
+        }
+    }
+    let text = Scene::from_world(&world, &registry)
+        .unwrap()
+        .to_ron_string()
+        .unwrap();
+    assert_eq!(text.matches("ChildOf.order").count(), 1, "{text}");
+}

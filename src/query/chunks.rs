@@ -7,7 +7,8 @@
 //! the query's iteration order, whatever the pool. Per-chunk results
 //! combined in chunk order (a sum of floats, the order of output written
 //! per chunk, a counting sort) come out bit for bit the same on one thread
-//! or sixteen.
+//! or sixteen (or none: where threads cannot start, as on `wasm32`, the
+//! chunks run one after another on the calling thread).
 
 use std::fmt;
 
@@ -226,7 +227,9 @@ impl<'a, 's, Q: QueryData, F: QueryFilter> QueryParChunks<'a, 's, Q, F> {
     }
 
     fn worth_spreading(&self) -> bool {
-        rayon::current_num_threads() > 1 && self.rows() >= MIN_PARALLEL_ROWS
+        crate::platform::THREADS
+            && self.rows() >= MIN_PARALLEL_ROWS
+            && rayon::current_num_threads() > 1
     }
 
     /// Visits each chunk's start in order: its index, the position in

@@ -55,6 +55,13 @@ impl<'w, T> FromQueryItem<Ref<'w, T>> for Ref<'w, T> {
     }
 }
 
+impl<'w, T> FromQueryItem<super::Mut<'w, T>> for super::Mut<'w, T> {
+    #[inline(always)]
+    fn from_query_item(item: super::Mut<'w, T>) -> Self {
+        item
+    }
+}
+
 impl<T> FromQueryItem<bool> for Has<T> {
     #[inline(always)]
     fn from_query_item(present: bool) -> Self {

@@ -35,9 +35,9 @@ use crate::world::World;
 /// assert_eq!(world.get::<Position>(e).unwrap().0, 2.0);
 /// ```
 pub struct Query<'w, 's, Q: QueryData, F: QueryFilter = ()> {
-    world: &'w World,
-    state: &'s QueryState<Q, F>,
-    ticks: TickRange,
+    pub(super) world: &'w World,
+    pub(super) state: &'s QueryState<Q, F>,
+    pub(super) ticks: TickRange,
 }
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for Query<'_, '_, Q, F> {
@@ -493,7 +493,9 @@ impl<Q: QueryData, F: QueryFilter> IterName for QueryIter<'_, '_, Q, F> {
     }
 }
 
-/// Parallel iteration over a query; see [`Query::par_iter_mut`].
+/// Parallel iteration over a query; see [`Query::par_iter_mut`]. Where
+/// threads cannot start (WebAssembly without `atomics`) it iterates on the
+/// calling thread.
 ///
 /// # Example
 /// ```
@@ -560,7 +562,12 @@ impl<Q: QueryData, F: QueryFilter> QueryParIter<'_, '_, Q, F> {
         let (world, state, ticks) = (self.world, self.state, self.ticks);
         let driver = state.driver(world);
         let total = state.run_len(world, driver);
-        let threads = rayon::current_num_threads();
+        // No thread pool where threads cannot start (wasm32): serial.
+        let threads = if crate::platform::THREADS {
+            rayon::current_num_threads()
+        } else {
+            1
+        };
         if threads <= 1 || total < MIN_PARALLEL_ROWS {
             // SAFETY: the caller's access (a `&mut Query` or a read-only one)
             // covers this iteration.

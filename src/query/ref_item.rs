@@ -279,3 +279,13 @@ unsafe impl<T: Component> QueryData for Ref<'_, T> {
 
 // SAFETY: reports only a read.
 unsafe impl<T: Component> ReadOnlyQueryData for Ref<'_, T> {}
+
+impl<T> crate::DetectChanges for Ref<'_, T> {
+    fn is_added(&self) -> bool {
+        Ref::is_added(self)
+    }
+
+    fn is_changed(&self) -> bool {
+        Ref::is_changed(self)
+    }
+}

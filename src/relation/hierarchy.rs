@@ -70,6 +70,16 @@ impl Relationship for ChildOf {
 /// ```
 pub type Children = Sources<ChildOf>;
 
+/// What a sweep does with a root whose subtree holds an entity a relation
+/// keeps alive ([`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OnRefused {
+    /// Fail the whole sweep, changing nothing.
+    Fail,
+    /// Leave that root's subtree, whole; sweep the others.
+    Keep,
+}
+
 impl World {
     /// Makes `child` a child of `parent` (reparenting it if it had
     /// another): `relate(child, parent, ChildOf)`.
@@ -160,6 +170,30 @@ impl World {
         self.sources::<ChildOf>(parent)
     }
 
+    /// Sorts `parent`'s [`Children`] by `key`, stably (see
+    /// [`World::sort_sources_by_key`]): Bevy's `Children::sort_by_key`.
+    ///
+    /// Fails, changing nothing, if `parent` is not alive.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Slot(u32);
+    /// let mut world = World::new();
+    /// let bar = world.spawn(());
+    /// let kids: Vec<Entity> = [2, 0, 1].map(|s| world.spawn_child(bar, Slot(s)).unwrap()).into();
+    /// let slots: Vec<(Entity, u32)> = kids.iter().map(|&k| (k, world.get::<Slot>(k).unwrap().0)).collect();
+    /// world.sort_children_by_key(bar, |k| slots.iter().find(|s| s.0 == k).unwrap().1).unwrap();
+    /// assert_eq!(world.children(bar), [kids[1], kids[2], kids[0]]);
+    /// ```
+    pub fn sort_children_by_key<K: Ord>(
+        &mut self,
+        parent: Entity,
+        key: impl FnMut(Entity) -> K,
+    ) -> Result<(), RelationError> {
+        self.sort_sources_by_key::<ChildOf, K>(parent, key)
+    }
+
     /// `entity`'s ancestors through [`ChildOf`], nearest first: its parent,
     /// its parent's parent, and so on up to the root of its tree. Empty for
     /// a root, or an entity that is not alive. Lazy, O(depth) in all;
@@ -224,11 +258,13 @@ impl World {
     }
 
     /// Despawns every [`descendant`](World::descendants) of `entity`,
-    /// keeping `entity` itself: [`World::despawn_recursive`] of each of its
-    /// children. The sources their relations doom
+    /// keeping `entity` itself: one sweep, as [`World::despawn_recursive`]
+    /// of all its children at once. The whole set of descendants is decided
+    /// before anything goes, so a hook or observer cannot split it (a
+    /// command of one despawning a child waits until the sweep is done, and
+    /// finds it gone). The sources their relations doom
     /// ([`OnTargetDespawn::Despawn`](super::OnTargetDespawn::Despawn)) go
-    /// after every subtree, so a child doomed by another's subtree still
-    /// goes with its own.
+    /// after the sweep.
     /// Afterwards `entity` has no children.
     ///
     /// Fails, changing nothing, if `entity` is not alive, or if some
@@ -236,8 +272,8 @@ impl World {
     /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
     /// ([`EntityError::DespawnRefused`]): every descendant is checked
     /// before any goes. A panic in user code (a `Drop`, a hook, an
-    /// observer) does not stop the other children's subtrees going: the
-    /// first panic is raised once they are all gone.
+    /// observer) does not stop the sweep: the first panic is raised once
+    /// every descendant is gone.
     ///
     /// # Example
     /// ```
@@ -256,34 +292,8 @@ impl World {
         if !self.contains(entity) {
             return Err(EntityError::NoSuchEntity(entity));
         }
-        let refused = self
-            .descendants(entity)
-            .find_map(|e| self.relations().refusing(self, e).map(|r| (e, r)));
-        if let Some((entity, relation)) = refused {
-            return Err(EntityError::DespawnRefused { entity, relation });
-        }
-        let mut caught = None;
-        // The sources a subtree's relations doom (`OnTargetDespawn::Despawn`)
-        // go after every subtree, as in one recursive despawn: one of them
-        // may be a later child, which must go with its own subtree, not
-        // alone by a plain despawn leaving its children behind.
-        let held = self.relations_mut().hold_drain();
-        for child in self.children(entity).to_vec() {
-            // Each subtree was checked above; a hook or observer of an
-            // earlier one may have despawned this one already, or made
-            // something refuse it (then it stays, as despawn_recursive
-            // leaves it).
-            if !self.contains(child) {
-                continue;
-            }
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_recursive(child))) {
-                caught.get_or_insert(payload);
-            }
-        }
-        self.relations_mut().release_drain(held);
-        // The doomed sources go, then the first panic.
-        self.drain_doomed_then_resume(caught);
-        Ok(())
+        let children = self.children(entity).to_vec();
+        self.despawn_subtrees(&children, OnRefused::Fail)
     }
 
     /// Spawns an entity with `bundle` as a child of `parent`.
@@ -322,21 +332,25 @@ impl World {
     }
 
     /// Despawns `root` and all its descendants (through [`ChildOf`]),
-    /// children before their parents (as hooks and observers see it).
+    /// children before their parents (as hooks and observers see it): one
+    /// sweep, the subtree decided before any user code runs. [`World::despawn`]
+    /// of a parent leaves its children, unparented; this is the form that
+    /// takes them along (Bevy's plain `despawn` since 0.16).
     /// Iterative: a chain of any depth is
     /// fine. Each entity's other relations are cleaned up as by
     /// [`World::despawn`], and each [`ChildOf`] edge that goes is heard by
     /// [`OnUnrelate<ChildOf>`](super::OnUnrelate) observers as a despawn's
-    /// would be.
+    /// would be (`root`'s edge to its parent with `root`, last).
     ///
     /// Fails, changing nothing, if `root` is not alive, or if some entity
     /// of the subtree is the target of a relation whose policy is
     /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
     /// ([`EntityError::DespawnRefused`]).
     ///
-    /// A panic in user code (a value's `Drop`, a hook, an observer) does
-    /// not stop the rest of the subtree going: the first panic is raised
-    /// once every entity was despawned. An entity that stays (its own
+    /// A panic in user code (a value's `Drop`, a hook, an observer, such
+    /// as an `OnUnrelate` one) does not stop the rest of the subtree going:
+    /// the first panic is raised once every entity was despawned and the
+    /// sources other relations doom went. An entity that stays (its own
     /// despawn stopped by a hook or observer, as it would stop
     /// [`World::despawn`]) loses its [`ChildOf`] edges to the entities that
     /// went: no edge ever names a dead entity. The commands hooks and
@@ -371,56 +385,105 @@ impl World {
         if !self.contains(root) {
             return Err(EntityError::NoSuchEntity(root));
         }
+        self.despawn_subtrees(&[root], OnRefused::Fail)
+    }
+
+    /// The sweep of [`World::despawn_recursive`], [`World::despawn_descendants`]
+    /// and state scoping: despawns each of `roots` (alive, checked by the
+    /// caller) with all its descendants, as one operation, in three steps.
+    ///
+    /// 1. Decide: the doomed set is the roots' subtrees, read from the
+    ///    graph before any user code runs; a subtree holding an entity its
+    ///    relations keep alive ([`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse))
+    ///    fails the whole sweep or stays, by `on_refused`.
+    /// 2. Announce and remove, children before parents (pre-order
+    ///    reversed), each entity as by [`World::despawn`]; or, with no hook
+    ///    or observer anywhere, all in one quiet batch. No observer's
+    ///    command runs until every doomed entity was visited, and a panic
+    ///    of user code is kept while the sweep goes on.
+    /// 3. The sources other relations' policies doom go (see
+    ///    [`World::drain_doomed_sources`]), then the observers' commands
+    ///    have run, then the first panic is raised.
+    pub(crate) fn despawn_subtrees(
+        &mut self,
+        roots: &[Entity],
+        on_refused: OnRefused,
+    ) -> Result<(), EntityError> {
+        self.flush();
         self.register_relation::<ChildOf>();
+        let mut roots = roots.to_vec();
+        roots.retain(|&r| self.contains(r));
+        // Step 1: decide. Refusals first: nothing may change if one is
+        // found (or the refused subtrees are left out, whole).
+        if self.relations().any_refuse() {
+            let refused = |world: &World, root: Entity| {
+                std::iter::once(root)
+                    .chain(world.descendants(root))
+                    .find_map(|e| world.relations().refusing(world, e).map(|r| (e, r)))
+            };
+            match on_refused {
+                OnRefused::Fail => {
+                    if let Some((entity, relation)) = roots.iter().find_map(|&r| refused(self, r)) {
+                        return Err(EntityError::DespawnRefused { entity, relation });
+                    }
+                }
+                OnRefused::Keep => roots.retain(|&r| refused(self, r).is_none()),
+            }
+        }
+        if roots.is_empty() {
+            return Ok(());
+        }
         // With no hook or observer (any of them makes the lifecycle
         // active), nothing can watch the subtree go: it goes in one batch.
         let batch = !self.components().lifecycle_active();
-        // Otherwise, pre-order: each parent before its children.
+        // Otherwise, pre-order: each parent before its children, each
+        // entity once (a root may lie below another).
         let mut order = Vec::new();
-        if batch {
-            // Refusals first: nothing may change if one is found.
-            if self.relations().any_refuse() {
-                let refused = std::iter::once(root)
-                    .chain(self.descendants(root))
-                    .find_map(|e| self.relations().refusing(self, e).map(|r| (e, r)));
-                if let Some((entity, relation)) = refused {
-                    return Err(EntityError::DespawnRefused { entity, relation });
-                }
+        if !batch {
+            let mut seen: Option<rustc_hash::FxHashSet<Entity>> = None;
+            if roots.len() == 1 {
+                order.push(roots[0]);
+            } else {
+                let seen = seen.insert(rustc_hash::FxHashSet::default());
+                order.extend(roots.iter().copied().filter(|&r| seen.insert(r)));
             }
-        } else {
-            order.push(root);
             let (_, children_id) = self.relations().ids::<ChildOf>().expect("registered");
             let set = self.sparse_sets().get(children_id);
+            let first = roots[0];
             let mut i = 0;
             while i < order.len() {
                 let e = order[i];
-                if let Some(relation) = self.relations().refusing(self, e) {
-                    return Err(EntityError::DespawnRefused {
-                        entity: e,
-                        relation,
-                    });
-                }
                 if let Some(children) = set.and_then(|set| set.get::<Children>(e)) {
-                    // A `one` relation admits a cycle only through `root`
-                    // (each entity has one parent), so skipping `root`
-                    // ends every walk.
-                    order.extend(children.iter().copied().filter(|&c| c != root));
+                    match &mut seen {
+                        // A `one` relation admits a cycle only through a
+                        // root (each entity has one parent), so skipping
+                        // the root ends every walk.
+                        None => order.extend(children.iter().copied().filter(|&c| c != first)),
+                        Some(seen) => {
+                            order.extend(children.iter().copied().filter(|&c| seen.insert(c)))
+                        }
+                    }
                 }
                 i += 1;
             }
         }
-        // Only the root's own edge to its parent needs unlinking: every
-        // other `ChildOf` edge of the subtree joins two entities that die
-        // here, so their lists are dropped rather than fixed entry by
-        // entry. Their other relations are detached as usual. Unless user
-        // code that can read the world runs on the way (a hook, any
-        // observer): an `OnUnrelate<ChildOf>` observer must hear every edge
-        // that goes, and none may find a dead child in a list. Then each
-        // entity's edges are detached as by `despawn` (children first, so
-        // each edge goes with its child).
-        if let Some(parent) = self.parent(root) {
-            self.unrelate::<ChildOf>(root, parent)
-                .expect("the edge was just read");
+        // In a batch, only the roots' own edges to their parents need
+        // unlinking: every other `ChildOf` edge of the subtrees joins two
+        // entities that die here, so their lists are dropped rather than
+        // fixed entry by entry. Their other relations are detached as
+        // usual. Unless user code that can read the world runs on the way
+        // (a hook, any observer): an `OnUnrelate<ChildOf>` observer must
+        // hear every edge that goes, and none may find a dead child in a
+        // list. Then each entity's edges are detached as by `despawn`
+        // (children first, so each edge goes with its child; a root's edge
+        // to its parent with the root, last), panics and all.
+        if batch {
+            for &root in &roots {
+                if let Some(parent) = self.parent(root) {
+                    self.unrelate::<ChildOf>(root, parent)
+                        .expect("the edge was just read");
+                }
+            }
         }
         let version = self.relations().version::<ChildOf>();
         let skip = batch.then(|| self.relations_mut().skip_during::<ChildOf>());
@@ -429,17 +492,18 @@ impl World {
         let held = self.hold_observer_commands();
         let mut caught = None;
         if batch {
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_tree_quietly(root)))
+            if let Err(payload) =
+                catch_unwind(AssertUnwindSafe(|| self.despawn_tree_quietly(&roots)))
             {
                 caught = Some(payload);
             }
         } else {
-            // Children first.
+            // Step 2, children first.
             for &e in order.iter().rev() {
-                // Observers may have despawned some already. Refusals were
-                // checked above, and the sources other relations' policies
-                // doom are despawned once, after the subtree. A panic is
-                // kept for the end: every entity of the subtree must go.
+                // Refusals were checked above, and the sources other
+                // relations' policies doom are despawned once, after the
+                // subtree. A panic is kept for the end: every entity of
+                // the subtree must go.
                 if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.despawn_now(e))) {
                     caught.get_or_insert(payload);
                 }
@@ -457,13 +521,19 @@ impl World {
             }
         }
         self.release_observer_commands(held);
+        // The skipped cleanup bumped no version: the hierarchy changed.
+        self.relations_mut().bump::<ChildOf>();
+        // Step 3: the sources other relations doom go, then the
+        // observers' commands, then the first panic.
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.drain_doomed_sources())) {
+            caught.get_or_insert(payload);
+        }
         if let Err(payload) = catch_unwind(AssertUnwindSafe(|| self.flush_observer_commands())) {
             caught.get_or_insert(payload);
         }
-        // The skipped cleanup bumped no version: the hierarchy changed.
-        self.relations_mut().bump::<ChildOf>();
-        // The sources other relations doom go, then the first panic.
-        self.drain_doomed_then_resume(caught);
+        if let Some(payload) = caught {
+            std::panic::resume_unwind(payload);
+        }
         Ok(())
     }
 

@@ -92,6 +92,7 @@ use crate::storage::DeferredPanic;
 use crate::world::{EntityWorldMut, World, WorldId};
 
 mod hierarchy;
+pub(crate) use hierarchy::OnRefused;
 pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 
 /// A type whose values label edges between entities: `Likes`, `ChildOf`,
@@ -146,9 +147,12 @@ pub trait Relationship: Send + Sync + Sized + 'static {
     /// [`ChildOf`]: no entity is its own ancestor): [`World::relate`]
     /// refuses an edge `source --R--> target` when `source` can already be
     /// reached from `target` (or is `target`) with
-    /// [`RelationError::Cycle`], changing nothing. The check walks up from
-    /// `target`: O(depth) for a `one` relation, a search of the edges
-    /// reachable from `target` otherwise. Off by default (a `one` relation
+    /// [`RelationError::Cycle`], changing nothing. For a `one` relation
+    /// the check walks up from `target` and down from `source` in turn,
+    /// stopping when either walk ends: about the smaller of `target`'s
+    /// depth and `source`'s subtree, so O(1) when a tree is built top down,
+    /// bottom up, or a scene's chains load in any order; a search of the
+    /// edges reachable from `target` otherwise. Off by default (a `one` relation
     /// such as "aims at" may well be mutual); `#[relation(acyclic)]`.
     const ACYCLIC: bool = false;
 
@@ -197,8 +201,12 @@ pub enum OnTargetDespawn {
     Unrelate,
     /// Despawn the source too (and, in turn, its own sources under their
     /// policies): ownership. Runs iteratively, whatever the depth, after
-    /// the target is gone. A doomed source that is itself kept alive by a
-    /// `Refuse` relation stays (its edge to the despawned target removed).
+    /// the target is gone, as one sweep: the whole doomed set is decided
+    /// on the graph first, so the outcome does not depend on the order the
+    /// edges were made in. A doomed source that is kept alive by a
+    /// `Refuse` relation from an entity outside the doomed set stays (its
+    /// edge to the despawned target removed), and so does what only it
+    /// would doom; a refusing source that is doomed too keeps nothing.
     Despawn,
     /// Refuse to despawn the target while anything relates to it:
     /// [`World::despawn`] fails with [`EntityError::DespawnRefused`](crate::EntityError::DespawnRefused)
@@ -775,6 +783,22 @@ impl<R: Relationship> Sources<R> {
         }
     }
 
+    /// Puts the sources in the order `perm` gives (`perm[j]`: the old
+    /// position of the source that goes to position `j`), with their back
+    /// indices, and rebuilds the index if there is one.
+    fn permute(&mut self, perm: &[usize]) {
+        let SourceList::Many(m) = &mut self.list else {
+            return;
+        };
+        m.sources = perm.iter().map(|&j| m.sources[j]).collect();
+        if !R::ONE {
+            m.back = perm.iter().map(|&j| m.back[j]).collect();
+        }
+        if m.index.is_some() {
+            m.build_index();
+        }
+    }
+
     /// True if this value owns heap memory (a list of more than one
     /// source), so dropping it does something; false if dropping it is a
     /// no-op and it may be forgotten instead.
@@ -827,6 +851,8 @@ struct Kind {
     /// Announces every edge of a world about to be cleared (see
     /// [`announce_cleared`]).
     announce_cleared: fn(&mut World) -> bool,
+    /// An entity's sources of this relation (see [`World::sources`]).
+    sources_of: for<'w> fn(&'w World, Entity) -> &'w [Entity],
 }
 
 /// The relation types a world has seen, and the cleanup work of despawns.
@@ -992,21 +1018,6 @@ impl Relations {
         true
     }
 
-    /// Holds the despawns of queued sources until [`Relations::release_drain`]
-    /// (as an outer despawn's drain does), so that several despawns run
-    /// first; returns the previous setting, to restore.
-    pub(crate) fn hold_drain(&mut self) -> bool {
-        std::mem::replace(&mut self.draining, true)
-    }
-
-    pub(crate) fn release_drain(&mut self, previous: bool) {
-        self.draining = previous;
-    }
-
-    pub(crate) fn pop_pending(&mut self) -> Option<Entity> {
-        self.pending.pop()
-    }
-
     pub(crate) fn end_drain(&mut self) {
         self.draining = false;
     }
@@ -1090,6 +1101,7 @@ impl World {
             check: check::<R>,
             clone_edges: clone_edges::<R>,
             announce_cleared: announce_cleared::<R>,
+            sources_of: |world, entity| world.sources::<R>(entity),
         });
     }
 
@@ -1282,6 +1294,67 @@ impl World {
         Ok(self.edge_change(|world, panics| world.remove_edge::<R>(source, i, panics)))
     }
 
+    /// Sorts `target`'s sources of relation `R` (its [`Sources<R>`]) by
+    /// `key`, stably: the order [`World::sources`] and `&Sources<R>` give
+    /// from now on, until an edit of the list (a removal swaps the last
+    /// source into the gap). Nothing else changes: no edge is made or
+    /// removed, no observer runs; the list counts as changed (`Changed`).
+    /// [`World::sort_children_by_key`] is the hierarchy's form.
+    ///
+    /// Fails, changing nothing, if `target` is not alive.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Relation)] struct Likes;
+    /// #[derive(Component)] struct Rank(u32);
+    /// let mut world = World::new();
+    /// let star = world.spawn(());
+    /// let fans: Vec<Entity> = [3, 1, 2].map(|r| world.spawn(Rank(r))).into();
+    /// for &f in &fans {
+    ///     world.relate(f, star, Likes).unwrap();
+    /// }
+    /// let ranks: Vec<u32> = fans.iter().map(|&f| world.get::<Rank>(f).unwrap().0).collect();
+    /// world.sort_sources_by_key::<Likes, _>(star, |f| ranks[fans.iter().position(|&x| x == f).unwrap()]).unwrap();
+    /// assert_eq!(world.sources::<Likes>(star), [fans[1], fans[2], fans[0]]);
+    /// ```
+    pub fn sort_sources_by_key<R: Relationship, K: Ord>(
+        &mut self,
+        target: Entity,
+        mut key: impl FnMut(Entity) -> K,
+    ) -> Result<(), RelationError> {
+        self.flush();
+        if !self.contains(target) {
+            return Err(RelationError::NoSuchEntity(target));
+        }
+        let sources = self.sources::<R>(target);
+        if sources.len() < 2 {
+            return Ok(());
+        }
+        let keys: Vec<K> = sources.iter().map(|&s| key(s)).collect();
+        let mut perm: Vec<usize> = (0..keys.len()).collect();
+        perm.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+        if perm.iter().enumerate().all(|(j, &p)| j == p) {
+            return Ok(());
+        }
+        let list = self
+            .get_mut_opt::<Sources<R>>(target)
+            .expect("it has two sources");
+        list.permute(&perm);
+        if R::ONE {
+            // A `one` relation's source records its position in the list.
+            let moved: Vec<Entity> = list.as_slice().to_vec();
+            for (j, s) in moved.into_iter().enumerate() {
+                *self
+                    .edge_part_mut_unmarked::<Relation<R>>(s)
+                    .expect("relation invariant: a source has its Relation")
+                    .one_back_mut() = j as u32;
+            }
+        }
+        self.relations_mut().bump::<R>();
+        Ok(())
+    }
+
     /// Removes every `R` edge from `source`; returns how many there were.
     ///
     /// # Example
@@ -1463,6 +1536,58 @@ impl World {
 
     // ----- internals -----------------------------------------------------------------
 
+    /// The entities a cascade despawns, decided on the graph alone, before
+    /// any goes: `seeds` (sources whose target was despawned under an
+    /// [`OnTargetDespawn::Despawn`] policy) and, in turn, the sources such
+    /// a policy dooms with each of them; but not an entity that a source
+    /// outside that set keeps alive ([`OnTargetDespawn::Refuse`]), nor
+    /// what only such a survivor would doom. A refusing source that is
+    /// doomed itself keeps nothing. The answer is the largest such set,
+    /// found by leaving survivors out until none is left to find, so it
+    /// does not depend on the order the edges were made in. Breadth first
+    /// from the seeds (dead ones skipped), the order the caller despawns in.
+    pub(crate) fn decide_doomed(&self, seeds: Vec<Entity>) -> Vec<Entity> {
+        let kinds = &self.relations().kinds;
+        let mut kept = rustc_hash::FxHashSet::default();
+        loop {
+            let mut doomed = rustc_hash::FxHashSet::default();
+            let mut order: Vec<Entity> = Vec::with_capacity(seeds.len());
+            for &s in &seeds {
+                if self.contains(s) && !kept.contains(&s) && doomed.insert(s) {
+                    order.push(s);
+                }
+            }
+            let mut i = 0;
+            while i < order.len() {
+                let e = order[i];
+                i += 1;
+                for kind in kinds
+                    .iter()
+                    .filter(|k| k.policy == OnTargetDespawn::Despawn)
+                {
+                    for &s in (kind.sources_of)(self, e) {
+                        if !kept.contains(&s) && doomed.insert(s) {
+                            order.push(s);
+                        }
+                    }
+                }
+            }
+            let before = kept.len();
+            for &e in &order {
+                let refused = kinds
+                    .iter()
+                    .filter(|k| k.policy == OnTargetDespawn::Refuse)
+                    .any(|k| (k.sources_of)(self, e).iter().any(|s| !doomed.contains(s)));
+                if refused {
+                    kept.insert(e);
+                }
+            }
+            if kept.len() == before {
+                return order;
+            }
+        }
+    }
+
     /// True if `to` is `from` or can be reached from it by following `R`
     /// edges from source to target (for [`Relationship::ACYCLIC`]).
     fn reaches<R: Relationship>(&self, from: Entity, to: Entity) -> bool {
@@ -1475,17 +1600,7 @@ impl World {
             return false;
         }
         if R::ONE {
-            // A chain up the targets: acyclic (every edge was checked), but
-            // bounded by the entity count all the same.
-            let mut e = from;
-            for _ in 0..=self.len() {
-                match self.get_opt::<Relation<R>>(e) {
-                    Some(rel) if rel.target() == to => return true,
-                    Some(rel) => e = rel.target(),
-                    None => return false,
-                }
-            }
-            return false;
+            return self.reaches_one::<R>(from, to);
         }
         let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = vec![from];
@@ -1501,6 +1616,56 @@ impl World {
             }
         }
         false
+    }
+
+    /// [`World::reaches`] for a `one` relation (a forest): is `to` an
+    /// ancestor of `from`? Two walks in lockstep, one step each in turn:
+    /// up from `from` through its targets, and down from `to` through its
+    /// sources (breadth first, one entity a step), until one finds the
+    /// other end or runs out. So the cost is about twice the smaller of
+    /// `from`'s depth and `to`'s subtree: O(1) when a tree is built in any
+    /// order of whole chains (top down, `to` has no sources; bottom up,
+    /// `from` has no target; a loader alternating between the two, both
+    /// small), where walking up alone costs the depth on every edge.
+    fn reaches_one<R: Relationship>(&self, from: Entity, to: Entity) -> bool {
+        // Up: acyclic (every edge was checked), but bounded by the entity
+        // count all the same.
+        let mut up = Some(from);
+        let mut up_steps = 0usize;
+        // Down: the node whose sources are being listed, and the next one;
+        // then the nodes met with sources of their own (allocated only
+        // once the subtree is two levels deep: leaves are not queued).
+        let mut current = Some((to, 0usize));
+        let mut later = std::collections::VecDeque::new();
+        loop {
+            match up {
+                Some(e) => match self.get_opt::<Relation<R>>(e) {
+                    Some(rel) if rel.target() == to => return true,
+                    Some(rel) if up_steps <= self.len() => {
+                        up_steps += 1;
+                        up = Some(rel.target());
+                    }
+                    _ => return false,
+                },
+                None => return false,
+            }
+            // One entity of `to`'s subtree.
+            let Some((node, next)) = &mut current else {
+                return false;
+            };
+            match self.sources::<R>(*node).get(*next) {
+                Some(&s) => {
+                    *next += 1;
+                    if s == from {
+                        return true;
+                    }
+                    if self.get_opt::<Sources<R>>(s).is_some() {
+                        later.push_back(s);
+                    }
+                }
+                None => current = later.pop_front().map(|e| (e, 0)),
+            }
+        }
     }
 
     /// The position of `target` in `source`'s targets: O(1) expected. A

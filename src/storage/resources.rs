@@ -158,6 +158,19 @@ impl Resources {
         old.map(into_inner::<R>)
     }
 
+    /// Puts `value` back as `R` after a [`Resources::remove`] (for
+    /// `World::resource_scope`): its added tick stays, it counts as changed
+    /// at `tick`. Returns the value it replaces (one inserted meanwhile).
+    pub fn restore<R: Send + Sync + 'static>(&mut self, value: R, tick: Tick) -> Option<R> {
+        let id = self.register::<R>();
+        let slot = &mut self.slots[id.index()];
+        slot.ticks.set_changed(tick);
+        let old = slot
+            .value
+            .replace(Box::new(ResourceCell(UnsafeCell::new(value))));
+        old.map(into_inner::<R>)
+    }
+
     /// The ticks of resource `id` (meaningful while it holds a value).
     #[inline]
     pub fn ticks(&self, id: ResourceId) -> &ResourceTicks {

@@ -13,6 +13,13 @@ use crate::entity::Entity;
 ///   change in progress).
 pub(crate) struct Table {
     ids: Box<[ComponentId]>,
+    /// `slots[id.index()]` is the position of component `id`'s column, or
+    /// [`NO_SLOT`]: [`Table::column_index`] in one load rather than a scan
+    /// (random access by entity does it on every call). Covers ids up to
+    /// the table's largest when that is below [`SLOT_IDS`] (so an id past
+    /// the end is not here); a table with larger ids keeps it empty and
+    /// scans `ids` instead.
+    slots: Box<[u16]>,
     columns: Box<[Column]>,
     entities: Vec<Entity>,
     /// Which rows hold a disabled entity (see [`DisabledRows`]).
@@ -147,11 +154,35 @@ impl DisabledRows {
     }
 }
 
+/// A [`Table::slots`] entry for a component the table has no column for.
+const NO_SLOT: u16 = u16::MAX;
+
+/// Tables whose component ids are all below this keep [`Table::slots`]
+/// (at most 2 KiB a table).
+const SLOT_IDS: usize = 1024;
+
 impl Table {
     pub fn new(ids: &[ComponentId], components: &Components) -> Self {
+        Self::with_slot_limit(ids, components, SLOT_IDS)
+    }
+
+    /// [`Table::new`], keeping `slots` only if every id is below `limit`
+    /// (tests use a small one to reach the scan).
+    fn with_slot_limit(ids: &[ComponentId], components: &Components, limit: usize) -> Self {
         debug_assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let end = ids.last().map_or(0, |id| id.index() + 1);
+        let slots = if end <= limit {
+            let mut slots = vec![NO_SLOT; end];
+            for (i, id) in ids.iter().enumerate() {
+                slots[id.index()] = i as u16;
+            }
+            slots.into_boxed_slice()
+        } else {
+            Box::default()
+        };
         Table {
             ids: ids.into(),
+            slots,
             columns: ids
                 .iter()
                 .map(|&id| Column::new(components.info(id)))
@@ -201,6 +232,17 @@ impl Table {
     /// Index of `id`'s column, if this table has one.
     #[inline]
     pub fn column_index(&self, id: ComponentId) -> Option<usize> {
+        if let Some(&slot) = self.slots.get(id.index()) {
+            return (slot != NO_SLOT).then_some(slot as usize);
+        }
+        if self
+            .ids
+            .last()
+            .is_none_or(|last| last.index() < self.slots.len())
+        {
+            // `slots` covers every id up to the largest here.
+            return None;
+        }
         // Most tables have a handful of columns: a linear scan is cheaper
         // than a binary search there, and its branch predicts well.
         if self.ids.len() <= 8 {
@@ -507,4 +549,41 @@ pub(crate) fn is_permutation(order: &[u32], len: usize) -> bool {
             _ => false,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::component::Component;
+
+    struct A;
+    impl Component for A {}
+    struct B;
+    impl Component for B {}
+    struct C;
+    impl Component for C {}
+
+    /// The one-load lookup and the scan a table with large ids falls back
+    /// to answer alike, for ids in the table, between, and past its last.
+    #[test]
+    fn column_index_with_and_without_slots() {
+        let mut components = Components::default();
+        let a = components.register::<A>();
+        let b = components.register::<B>();
+        let c = components.register::<C>();
+        let ids = [a, c];
+        let with = Table::new(&ids, &components);
+        let without = Table::with_slot_limit(&ids, &components, 0);
+        assert!(!with.slots.is_empty());
+        assert!(without.slots.is_empty());
+        for table in [&with, &without] {
+            assert_eq!(table.column_index(a), Some(0));
+            assert_eq!(table.column_index(b), None);
+            assert_eq!(table.column_index(c), Some(1));
+            assert_eq!(table.column_index(ComponentId::new(c.index() + 1)), None);
+            assert_eq!(table.column_index(ComponentId::new(5000)), None);
+        }
+        let empty = Table::new(&[], &components);
+        assert_eq!(empty.column_index(a), None);
+    }
 }

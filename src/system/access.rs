@@ -11,7 +11,9 @@ use crate::world::World;
 /// exclusive (`&mut World`).
 ///
 /// Two systems conflict, and never run at the same time, if one writes what
-/// the other reads or writes. Queries whose filters make them disjoint (one
+/// the other reads or writes, or if both have `Commands` (their `spawn`s
+/// reserve entity ids: one system after the other, the ids are the same on
+/// every executor). Queries whose filters make them disjoint (one
 /// `With<Player>`, the other `Without<Player>`) never conflict.
 ///
 /// # Example
@@ -34,6 +36,8 @@ pub struct SystemAccess {
     resource_writes: FixedBitSet,
     reads_world: bool,
     exclusive: bool,
+    /// Has `Commands`: defers structural changes, and reserves entity ids.
+    deferred: bool,
     conflict: Option<String>,
 }
 
@@ -101,6 +105,30 @@ impl SystemAccess {
         self.reads_world = true;
     }
 
+    /// Marks the system as deferring commands (a `Commands` parameter).
+    pub(crate) fn add_deferred(&mut self) {
+        self.deferred = true;
+    }
+
+    /// True if the system has `Commands`: its structural changes wait for
+    /// a sync point, and a system ordered after it gets one (see
+    /// [`Schedule`](crate::Schedule)). Two such systems never overlap, so
+    /// the entity ids their `spawn`s reserve come in system order, the
+    /// same on every executor.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// use mosaic::{IntoSystem, System};
+    /// let mut world = World::new();
+    /// let mut s = (|mut c: Commands| { c.spawn(()); }).into_system();
+    /// s.initialize(&mut world).unwrap();
+    /// assert!(s.access().has_deferred());
+    /// ```
+    pub fn has_deferred(&self) -> bool {
+        self.deferred
+    }
+
     /// Marks the system exclusive (`&mut World`).
     pub(crate) fn set_exclusive(&mut self) {
         self.exclusive = true;
@@ -124,6 +152,7 @@ impl SystemAccess {
         self.resource_writes.union_with(&other.resource_writes);
         self.reads_world |= other.reads_world;
         self.exclusive |= other.exclusive;
+        self.deferred |= other.deferred;
     }
 
     /// The system's queries: each parameter's name and its component
@@ -232,6 +261,7 @@ impl SystemAccess {
     pub(crate) fn touches_nothing(&self) -> bool {
         !self.exclusive
             && !self.reads_world
+            && !self.deferred
             && self.queries.is_empty()
             && self.resource_reads.is_clear()
             && self.resource_writes.is_clear()
@@ -255,6 +285,11 @@ impl SystemAccess {
     /// ```
     pub fn conflicts_with(&self, other: &SystemAccess) -> bool {
         if self.exclusive || other.exclusive {
+            return true;
+        }
+        // Both reserve entity ids: one after the other, so that the ids
+        // do not depend on thread timing.
+        if self.deferred && other.deferred {
             return true;
         }
         if (self.reads_world && other.writes_anything())

@@ -443,3 +443,39 @@ pub fn resource_added<R: Send + Sync + 'static>(res: Option<Res<R>>) -> bool {
 pub fn on_event<E: Send + Sync + 'static>(mut reader: EventReader<E>) -> bool {
     reader.read().count() > 0
 }
+
+/// A condition: true the first time it is evaluated, false ever after (a
+/// set-up system in a schedule that runs every frame). Each use of it is
+/// its own condition, with its own memory.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Default)] struct Setups(u32);
+/// let mut world = World::new();
+/// world.insert_resource(Setups::default());
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems((|mut s: ResMut<Setups>| s.0 += 1).run_if(run_once));
+/// schedule.run(&mut world);
+/// schedule.run(&mut world);
+/// assert_eq!(world.resource::<Setups>().0, 1);
+/// ```
+pub fn run_once(mut has_run: crate::Local<bool>) -> bool {
+    !std::mem::replace(&mut *has_run, true)
+}
+
+/// A condition: true if some entity has a `T` (disabled entities do not
+/// count).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Enemy;
+/// let mut world = World::new();
+/// assert!(!world.run_system_once(any_with_component::<Enemy>));
+/// world.spawn(Enemy);
+/// assert!(world.run_system_once(any_with_component::<Enemy>));
+/// ```
+pub fn any_with_component<T: crate::Component>(query: crate::Query<(), crate::With<T>>) -> bool {
+    !query.is_empty()
+}

@@ -27,6 +27,9 @@ pub(crate) struct PendingSystem {
     pub after: Vec<String>,
     pub sets: Vec<String>,
     pub conditions: Vec<ConditionSlot>,
+    /// Targets among `before` and `after` whose ordering brings no sync
+    /// point (`*_ignore_deferred`).
+    pub unsynced: Vec<String>,
 }
 
 /// Conditions shared by a group (they become an anonymous set's).
@@ -52,8 +55,9 @@ pub struct SystemConfigs {
     pub(crate) systems: Vec<PendingSystem>,
     /// The top-level elements (ranges of `systems`), which `chain` orders.
     elements: Vec<Range<usize>>,
-    /// Orderings `(first, then)` between systems of this group.
-    pub(crate) order: Vec<(usize, usize)>,
+    /// Orderings `(first, then, sync)` between systems of this group;
+    /// `sync` is false for `chain_ignore_deferred`.
+    pub(crate) order: Vec<(usize, usize, bool)>,
     pub(crate) groups: Vec<PendingGroup>,
 }
 
@@ -78,6 +82,7 @@ impl SystemConfigs {
                 after: Vec::new(),
                 sets: Vec::new(),
                 conditions: Vec::new(),
+                unsynced: Vec::new(),
             }],
             elements: std::iter::once(0..1).collect(),
             order: Vec::new(),
@@ -95,7 +100,7 @@ impl SystemConfigs {
             other
                 .order
                 .into_iter()
-                .map(|(a, b)| (a + offset, b + offset)),
+                .map(|(a, b, sync)| (a + offset, b + offset, sync)),
         );
         self.groups
             .extend(other.groups.into_iter().map(|g| PendingGroup {
@@ -143,10 +148,16 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     /// Runs the elements of this tuple one after the other, in the order
     /// written (each element's systems all before the next element's).
     ///
+    /// Where an element has `Commands`, the next one starts after a sync
+    /// point: it sees what the earlier one spawned, inserted or despawned,
+    /// in the same run (as Bevy's automatic sync points).
+    /// [`IntoSystemConfigs::chain_ignore_deferred`] orders without them.
+    ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
     /// #[derive(Default)] struct Log(Vec<u8>);
+    /// #[derive(Component)] struct Spawned;
     /// let mut world = World::new();
     /// world.insert_resource(Log::default());
     /// let mut schedule = Schedule::new();
@@ -155,19 +166,39 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     ///     |mut l: ResMut<Log>| l.0.push(2),
     ///     |mut l: ResMut<Log>| l.0.push(3),
     /// ).chain());
+    /// schedule.add_systems((
+    ///     |mut c: Commands| { c.spawn(Spawned); },
+    ///     |q: Query<&Spawned>, mut l: ResMut<Log>| l.0.push(q.iter().count() as u8),
+    /// ).chain());
     /// schedule.run(&mut world);
-    /// assert_eq!(world.resource::<Log>().0, [1, 2, 3]);
+    /// assert_eq!(world.resource::<Log>().0, [1, 2, 3, 1]);
     /// ```
     fn chain(self) -> SystemConfigs {
-        let mut configs = self.into_configs();
-        for pair in configs.elements.windows(2) {
-            for first in pair[0].clone() {
-                for then in pair[1].clone() {
-                    configs.order.push((first, then));
-                }
-            }
-        }
-        configs.seal()
+        chained(self.into_configs(), true)
+    }
+
+    /// [`IntoSystemConfigs::chain`] without sync points: the elements run in
+    /// order, but commands still wait for the schedule's next sync point, so
+    /// a later element does not see an earlier one's (and they may share a
+    /// block of systems run together).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Spawned;
+    /// let mut world = World::new();
+    /// world.insert_resource(0usize);
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_systems((
+    ///     |mut c: Commands| { c.spawn(Spawned); },
+    ///     |q: Query<&Spawned>, mut n: ResMut<usize>| *n = q.iter().count(),
+    /// ).chain_ignore_deferred());
+    /// schedule.run(&mut world);
+    /// assert_eq!(*world.resource::<usize>(), 0); // applied after the run
+    /// assert_eq!(world.len(), 1);
+    /// ```
+    fn chain_ignore_deferred(self) -> SystemConfigs {
+        chained(self.into_configs(), false)
     }
 
     /// Runs the group only when `condition` holds. It is evaluated once per
@@ -225,8 +256,8 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     /// schedule.add_systems((a, b).before("render"));
     /// assert_eq!(schedule.system_names(), ["a", "b", "render"]);
     /// ```
-    fn before(self, target: impl Into<String>) -> SystemConfigs {
-        let target = target.into();
+    fn before<M>(self, target: impl IntoLabel<M>) -> SystemConfigs {
+        let target = target.into_label();
         each_system(self.into_configs(), |system| {
             system.before.push(target.clone())
         })
@@ -243,12 +274,93 @@ pub trait IntoSystemConfigs<Marker>: Sized {
     /// schedule.add_system("input", || {});
     /// assert_eq!(schedule.system_names(), ["input", "a"]);
     /// ```
-    fn after(self, target: impl Into<String>) -> SystemConfigs {
-        let target = target.into();
+    fn after<M>(self, target: impl IntoLabel<M>) -> SystemConfigs {
+        let target = target.into_label();
         each_system(self.into_configs(), |system| {
             system.after.push(target.clone())
         })
     }
+}
+
+/// What `before` and `after` take: the name of a system or set (any
+/// `Into<String>`: a `&str`, a `String`, a `#[derive(SystemSet)]` value),
+/// or a system function itself, as in Bevy (`.after(despawn_dead)`), which
+/// stands for the name [`Schedule::add_systems`] gives it: the function's
+/// own name. (A function added more than once is named `name`, `name#2`,
+/// ...; the function as a label means the first.)
+///
+/// `Marker` only tells the two kinds apart; it is inferred.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// fn despawn_dead() {}
+/// fn score() {}
+/// fn draw() {}
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems((score.after(despawn_dead), draw.after("score")));
+/// schedule.add_systems(despawn_dead);
+/// assert_eq!(schedule.system_names(), ["despawn_dead", "score", "draw"]);
+/// ```
+pub trait IntoLabel<Marker> {
+    /// The name this label stands for.
+    fn into_label(self) -> String;
+}
+
+/// A set label written as a type, as in Bevy: `#[derive(SystemSet)]` on a
+/// unit struct or an enum of unit variants. The value converts to the
+/// set's name (`Physics`, `GameSet::Input`), so it goes wherever a set's
+/// name does: `.in_set(Physics)`, `configure_set(Physics)`,
+/// `.after(GameSet::Input)`.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+/// enum GameSet { Input, Physics }
+/// fn read_keys() {}
+/// fn step() {}
+/// let mut schedule = Schedule::new();
+/// schedule.add_systems((step.in_set(GameSet::Physics), read_keys.in_set(GameSet::Input)));
+/// schedule.configure_set(GameSet::Physics).after(GameSet::Input);
+/// assert_eq!(schedule.system_names(), ["read_keys", "step"]);
+/// assert_eq!(GameSet::Input.set_name(), "GameSet::Input");
+/// ```
+pub trait SystemSet: Send + Sync + 'static {
+    /// The set's name in the schedule.
+    fn set_name(&self) -> &'static str;
+}
+
+/// Marker for [`IntoLabel`] on names.
+#[doc(hidden)]
+pub struct IsName;
+/// Marker for [`IntoLabel`] on system functions.
+#[doc(hidden)]
+pub struct IsSystemLabel<M>(std::marker::PhantomData<M>);
+
+impl<T: Into<String>> IntoLabel<IsName> for T {
+    fn into_label(self) -> String {
+        self.into()
+    }
+}
+
+impl<M, S: IntoSystem<M>> IntoLabel<IsSystemLabel<M>> for S {
+    fn into_label(self) -> String {
+        default_name(std::any::type_name::<S>())
+    }
+}
+
+/// `configs` with each element ordered after the one before (with sync
+/// points if `sync`), sealed.
+fn chained(mut configs: SystemConfigs, sync: bool) -> SystemConfigs {
+    for pair in configs.elements.windows(2) {
+        for first in pair[0].clone() {
+            for then in pair[1].clone() {
+                configs.order.push((first, then, sync));
+            }
+        }
+    }
+    configs.seal()
 }
 
 /// `configs` with `edit` applied to each of its systems, sealed (what
@@ -484,8 +596,11 @@ impl Schedule {
             names.push(name);
         }
         let mut systems: Vec<PendingSystem> = configs.systems;
-        for &(first, then) in &configs.order {
+        for &(first, then, sync) in &configs.order {
             let name = names[first].clone();
+            if !sync {
+                systems[then].unsynced.push(name.clone());
+            }
             systems[then].after.push(name);
         }
         for group in configs.groups {

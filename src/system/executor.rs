@@ -22,11 +22,12 @@ use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::config::BoxedSystem;
 use super::schedule::{SetSlot, SystemSlot};
 use super::{ErrorContext, ErrorHandler, SystemResult, SystemSkip, name_panic, run_named};
+use crate::platform;
 use crate::world::World;
 
 /// Below this serial wall time (ns) a block never goes parallel.
@@ -71,14 +72,20 @@ pub enum ExecutorKind {
     /// provenance refuses, so the default keeps every schedule test
     /// checkable under strict provenance. The threading tests set the
     /// variable and run under Tree Borrows instead (see `.ci/run`).
+    ///
+    /// Where threads cannot start (WebAssembly without the `atomics`
+    /// feature, e.g. `wasm32-unknown-unknown`) it runs every block on the
+    /// calling thread too, reading no clock: the single-threaded executor,
+    /// chosen automatically.
     #[default]
     Parallel,
     /// Every system on the calling thread, in the planned order.
     SingleThreaded,
 }
 
-/// Whether the parallel executor may use the thread pool: always, except
-/// under Miri without `MOSAIC_MIRI_THREADS` (see [`ExecutorKind::Parallel`]).
+/// Whether the parallel executor may use the thread pool: wherever threads
+/// can start, except under Miri without `MOSAIC_MIRI_THREADS` (see
+/// [`ExecutorKind::Parallel`]).
 #[inline]
 pub(crate) fn pool_enabled() -> bool {
     #[cfg(miri)]
@@ -87,7 +94,7 @@ pub(crate) fn pool_enabled() -> bool {
     }
     #[cfg(not(miri))]
     {
-        true
+        platform::THREADS
     }
 }
 
@@ -409,7 +416,7 @@ pub(crate) fn run(ctx: &RunContext<'_>, plan: &mut Plan, kind: ExecutorKind, wor
                 let runs = run_named(&slot.name, || unsafe { ctx.should_run(slot, world) });
                 if runs {
                     let mut system = lock(slot);
-                    let start = ctx.timing.then(Instant::now);
+                    let start = ctx.timing.then(platform::now);
                     let result = run_named(&slot.name, || system.run(world));
                     if let Some(start) = start {
                         slot.stats.record(start.elapsed());
@@ -426,16 +433,21 @@ fn run_block(ctx: &RunContext<'_>, block: &mut Block, kind: ExecutorKind, world:
         && block.has_parallelism
         && pool_enabled()
         && block.choose_parallel(ctx.run);
-    let start = Instant::now();
     if parallel {
+        let start = platform::now();
         run_parallel(ctx, block, world);
         block.record(true, start.elapsed());
-    } else {
+    } else if kind == ExecutorKind::Parallel && block.has_parallelism && pool_enabled() {
+        // Serial samples feed only the choice of mode: no clock read where
+        // the block could never go parallel.
         let measure = ctx.timing || block.probe.is_some() || block.wants_serial_sample(ctx.run);
+        let start = measure.then(platform::now);
         run_serial(ctx, block, world);
-        if measure {
+        if let Some(start) = start {
             block.record(false, start.elapsed());
         }
+    } else {
+        run_serial(ctx, block, world);
     }
 }
 
@@ -446,7 +458,7 @@ fn run_serial(ctx: &RunContext<'_>, block: &Block, world: &World) {
             continue;
         }
         let mut system = lock(slot);
-        let start = ctx.timing.then(Instant::now);
+        let start = ctx.timing.then(platform::now);
         // SAFETY: one system (or condition) at a time on this thread, and
         // the caller holds the world exclusively for the block; the schedule
         // initialized every system and condition for this world when it was
@@ -511,7 +523,7 @@ impl ParallelRun<'_> {
             return;
         }
         let mut system = lock(slot);
-        let start = self.ctx.timing.then(Instant::now);
+        let start = self.ctx.timing.then(platform::now);
         // SAFETY: a system starts only once every system it conflicts with
         // (its conditions' access included) and that comes earlier in the
         // block has finished, and later ones wait for it: no two conflicting

@@ -18,17 +18,22 @@
 //! same game time gives the same steps, hence bit-identical simulations,
 //! for any split into frames.
 
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::time::Duration;
 
 use super::Schedule;
-use super::state::{ScheduleLabel, run_labelled};
+use super::state::ScheduleLabel;
+use crate::time::Time;
 use crate::world::World;
 
 /// The fixed-step clock (a resource): the step, the accumulated time not
 /// yet simulated, and a cap on steps per frame.
 ///
-/// Systems in [`FixedUpdate`] read it with `Res<FixedTime>` and advance by
-/// [`FixedTime::delta_seconds`] (the step), never by the frame's `Time`.
+/// Systems in [`FixedUpdate`] advance by the step: `Res<Time>` is the
+/// fixed clock there (its delta is the step, as in Bevy), and
+/// `Res<FixedTime>` gives the step too ([`FixedTime::delta_seconds`]),
+/// with the accumulator and the overstep. The frame's clock stays
+/// reachable as [`FrameTime`](crate::FrameTime).
 ///
 /// # Example
 /// ```
@@ -55,6 +60,8 @@ pub struct FixedTime {
     overstep: Duration,
     max_steps_per_frame: u32,
     steps: u64,
+    /// The steps run so far, each counted at the step it had.
+    elapsed: Duration,
     dropped: Duration,
 }
 
@@ -83,6 +90,7 @@ impl FixedTime {
             overstep: Duration::ZERO,
             max_steps_per_frame: 16,
             steps: 0,
+            elapsed: Duration::ZERO,
             dropped: Duration::ZERO,
         }
     }
@@ -215,7 +223,9 @@ impl FixedTime {
         self.steps
     }
 
-    /// Fixed game time so far: steps × step.
+    /// Fixed game time so far: the sum of the steps run, each at the
+    /// step it had then (so [`FixedTime::set_timestep`] changes what comes,
+    /// not what was).
     ///
     /// # Example
     /// ```
@@ -223,10 +233,12 @@ impl FixedTime {
     /// let mut t = mosaic::FixedTime::new(Duration::from_millis(20));
     /// t.accumulate(Duration::from_millis(45));
     /// assert_eq!(t.elapsed(), Duration::from_millis(40));
+    /// t.set_timestep(Duration::from_millis(10));
+    /// t.accumulate(Duration::from_millis(15)); // 5 ms over + 15 ms: two steps
+    /// assert_eq!(t.elapsed(), Duration::from_millis(60));
     /// ```
     pub fn elapsed(&self) -> Duration {
-        self.timestep
-            .saturating_mul(u32::try_from(self.steps).unwrap_or(u32::MAX))
+        self.elapsed
     }
 
     /// Time dropped because frames were too slow for
@@ -270,6 +282,9 @@ impl FixedTime {
         let dropped = (whole - u128::from(run)) * step;
         self.dropped = self.dropped.saturating_add(from_nanos(dropped));
         self.steps += u64::from(run);
+        self.elapsed = self
+            .elapsed
+            .saturating_add(self.timestep.saturating_mul(run));
         run
     }
 }
@@ -318,11 +333,34 @@ fn from_nanos(nanos: u128) -> Duration {
 }
 
 /// Runs the fixed-step schedule as often as `delta` calls for (nothing if
-/// the world has none).
-pub(crate) fn run_fixed_steps(world: &mut World, delta: Duration) {
-    if !world.contains_resource::<FixedSchedule>() {
-        return;
-    }
+/// the world has none), with [`Time`] set to the fixed clock for each step
+/// and put back to the frame's afterwards (also when a step panics).
+/// Returns true if the fixed step has had its chance at the frame's events:
+/// it ran, or it has no systems to read them.
+pub(crate) fn run_fixed_steps(world: &mut World, delta: Duration) -> bool {
+    let Some(fixed) = world.get_resource::<FixedSchedule>() else {
+        return true;
+    };
+    let idle = fixed.0.is_empty();
     let steps = world.resource_or_default::<FixedTime>().accumulate(delta);
-    run_labelled(world, FixedUpdate, steps);
+    if steps == 0 || idle {
+        return idle;
+    }
+    let fixed = world.resource::<FixedTime>();
+    let (step, end) = (fixed.timestep(), fixed.elapsed());
+    let frame = world.resource_or_default::<Time>().clone();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        world.schedule_scope(FixedUpdate, |world, schedule| {
+            for k in 1..=steps {
+                // The fixed time at the end of step k (of `steps`).
+                let elapsed = end.saturating_sub(step.saturating_mul(steps - k));
+                *world.resource_or_default::<Time>() =
+                    Time::fixed_step(step, elapsed, frame.frame());
+                schedule.run(world);
+            }
+        })
+    }));
+    *world.resource_or_default::<Time>() = frame;
+    outcome.unwrap_or_else(|payload| resume_unwind(payload));
+    true
 }

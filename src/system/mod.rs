@@ -27,15 +27,16 @@ mod observer_system;
 mod param;
 mod registry;
 mod schedule;
+mod set_configs;
 mod state;
 mod timing;
 
 pub use access::SystemAccess;
 pub use condition::{
-    CombinedCondition, Condition, NotCondition, not, on_event, resource_added, resource_changed,
-    resource_exists,
+    CombinedCondition, Condition, NotCondition, any_with_component, not, on_event, resource_added,
+    resource_changed, resource_exists, run_once,
 };
-pub use config::{IntoSystemConfigs, SystemConfigs};
+pub use config::{IntoLabel, IntoSystemConfigs, SystemConfigs, SystemSet};
 pub use executor::ExecutorKind;
 pub use fallible::{
     ErrorContext, ErrorHandler, IntoSystemOutput, SystemError, SystemResult, log_error,
@@ -46,6 +47,7 @@ pub use observer_system::ObserverFunction;
 pub use param::{Local, SystemParam, SystemParamItem, SystemSkip};
 pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
+pub use set_configs::{IntoSetConfigs, SetConfigs};
 pub use state::{
     NextState, OnEnter, OnExit, OnTransition, ScheduleLabel, State, StateScoped, States, in_state,
 };

@@ -279,12 +279,15 @@ unsafe impl<'a, R: Send + Sync + 'static> SystemParam for Option<ResMut<'a, R>> 
 
 // ----- commands ---------------------------------------------------------------------
 
-// SAFETY: borrows nothing of the world but entity reservation (atomic).
+// SAFETY: borrows nothing of the world but entity reservation (atomic),
+// which it records as deferred access (ordering reservations, not for
+// soundness).
 unsafe impl SystemParam for Commands<'_, '_> {
     type State = CommandBuffer;
     type Item<'w, 's> = Commands<'w, 's>;
 
-    fn init_state(world: &mut World, _meta: &mut SystemMeta) -> CommandBuffer {
+    fn init_state(world: &mut World, meta: &mut SystemMeta) -> CommandBuffer {
+        meta.access.add_deferred();
         CommandBuffer::new(world)
     }
 

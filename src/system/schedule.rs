@@ -10,11 +10,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use thiserror::Error;
 
 use super::condition::{Condition, ConditionSlot};
-use super::config::{BoxedSystem, PendingSystem};
+use super::config::{BoxedSystem, IntoLabel, PendingSystem};
 use super::executor::{self, Block, ExecutorKind, Plan, SlotStats, Step};
 use super::timing::{SystemTiming, SystemTimings};
 use super::{ErrorHandler, IntoSystem, IntoSystemOutput, System, SystemAccess};
-use crate::time::Time;
+use crate::time::{FrameTime, Time};
 use crate::world::{World, WorldId};
 
 /// Why a schedule cannot run. Every variant names the systems (and, for
@@ -37,13 +37,17 @@ pub enum ScheduleError {
     DuplicateName(String),
     /// A `before`/`after` names neither a system nor a set.
     #[error(
-        "system or set `{from}` is ordered against `{target}`, which is neither a system nor a set"
+        "system or set `{from}` is ordered against `{target}`, which is neither a system nor a set{}",
+        did_you_mean(.suggestion)
     )]
     UnknownTarget {
         /// The system or set that has the ordering.
         from: String,
         /// The name it orders against.
         target: String,
+        /// The schedule's system or set name closest to `target`, when one
+        /// is close (a typo): the error's text asks "did you mean ...?".
+        suggestion: Option<String>,
     },
     /// The orderings form a cycle, through these systems.
     #[error("the orderings form a cycle: {}", cycle_text(.0))]
@@ -71,6 +75,12 @@ pub enum ScheduleError {
     },
 }
 
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map_or_else(String::new, |s| format!("; did you mean `{s}`?"))
+}
+
 fn cycle_text(names: &[String]) -> String {
     let mut text: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     if let Some(first) = text.first().cloned() {
@@ -95,6 +105,8 @@ pub(crate) struct SystemSlot {
     before: Vec<String>,
     after: Vec<String>,
     sets: Vec<String>,
+    /// Targets among `before` and `after` ordered without a sync point.
+    unsynced: Vec<String>,
 }
 
 #[derive(Default)]
@@ -116,7 +128,15 @@ pub(crate) struct SetSlot {
 /// depend on the executor.
 ///
 /// Commands issued by systems apply at sync points: at the end of the run,
-/// and before each exclusive (`&mut World`) system.
+/// before each exclusive (`&mut World`) system, and between a system with
+/// `Commands` and every system ordered after it (by `chain`,
+/// `before`/`after` or a set's ordering): the later system sees the
+/// earlier one's changes in the same run, as with Bevy's automatic sync
+/// points. `chain_ignore_deferred`, `before_ignore_deferred` and
+/// `after_ignore_deferred` order without one. A sync point ends a block of
+/// systems that run together, so unneeded ones cost parallelism. Systems
+/// with `Commands` never overlap one another (their `spawn`s reserve entity
+/// ids in system order, the same on every executor).
 ///
 /// # Example
 /// ```
@@ -205,8 +225,10 @@ impl SystemConfig<'_> {
     /// schedule.add_system("a", || {}).before("b");
     /// assert_eq!(schedule.system_names(), ["a", "b"]);
     /// ```
-    pub fn before(self, target: impl Into<String>) -> Self {
-        self.schedule.slots[self.index].before.push(target.into());
+    pub fn before<M>(self, target: impl IntoLabel<M>) -> Self {
+        self.schedule.slots[self.index]
+            .before
+            .push(target.into_label());
         self
     }
 
@@ -221,8 +243,48 @@ impl SystemConfig<'_> {
     /// schedule.add_system("a", || {});
     /// assert_eq!(schedule.system_names(), ["a", "b"]);
     /// ```
-    pub fn after(self, target: impl Into<String>) -> Self {
-        self.schedule.slots[self.index].after.push(target.into());
+    pub fn after<M>(self, target: impl IntoLabel<M>) -> Self {
+        self.schedule.slots[self.index]
+            .after
+            .push(target.into_label());
+        self
+    }
+
+    /// [`SystemConfig::before`] without a sync point: if this system has
+    /// `Commands`, `target` does not see them in the same run.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("b", || {});
+    /// schedule.add_system("a", |mut c: Commands| { c.spawn(()); }).before_ignore_deferred("b");
+    /// assert_eq!(schedule.system_names(), ["a", "b"]);
+    /// ```
+    pub fn before_ignore_deferred(self, target: impl Into<String>) -> Self {
+        let target = target.into();
+        let slot = &mut self.schedule.slots[self.index];
+        slot.unsynced.push(target.clone());
+        slot.before.push(target);
+        self
+    }
+
+    /// [`SystemConfig::after`] without a sync point: this system does not
+    /// see the commands of `target` in the same run.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_system("b", || {}).after_ignore_deferred("a");
+    /// schedule.add_system("a", |mut c: Commands| { c.spawn(()); });
+    /// assert_eq!(schedule.system_names(), ["a", "b"]);
+    /// ```
+    pub fn after_ignore_deferred(self, target: impl Into<String>) -> Self {
+        let target = target.into();
+        let slot = &mut self.schedule.slots[self.index];
+        slot.unsynced.push(target.clone());
+        slot.after.push(target);
         self
     }
 
@@ -303,8 +365,8 @@ impl SetConfig<'_> {
     /// schedule.configure_set("physics").before("draw");
     /// assert_eq!(schedule.system_names(), ["step", "draw"]);
     /// ```
-    pub fn before(self, target: impl Into<String>) -> Self {
-        self.set.before.push(target.into());
+    pub fn before<M>(self, target: impl IntoLabel<M>) -> Self {
+        self.set.before.push(target.into_label());
         self
     }
 
@@ -319,8 +381,8 @@ impl SetConfig<'_> {
     /// schedule.configure_set("physics").after("input");
     /// assert_eq!(schedule.system_names(), ["input", "step"]);
     /// ```
-    pub fn after(self, target: impl Into<String>) -> Self {
-        self.set.after.push(target.into());
+    pub fn after<M>(self, target: impl IntoLabel<M>) -> Self {
+        self.set.after.push(target.into_label());
         self
     }
 
@@ -396,6 +458,7 @@ impl Schedule {
             after: Vec::new(),
             sets: Vec::new(),
             conditions: Vec::new(),
+            unsynced: Vec::new(),
         });
         let index = self.slots.len() - 1;
         SystemConfig {
@@ -416,6 +479,7 @@ impl Schedule {
             before: pending.before,
             after: pending.after,
             sets: pending.sets,
+            unsynced: pending.unsynced,
         });
     }
 
@@ -477,6 +541,7 @@ impl Schedule {
             rename(&mut slot.before);
             rename(&mut slot.after);
             rename(&mut slot.sets);
+            rename(&mut slot.unsynced);
             self.insert_slot(slot);
         }
         self.plan = None;
@@ -620,6 +685,7 @@ impl Schedule {
         for slot in &mut self.slots {
             slot.before.retain(|t| t != name);
             slot.after.retain(|t| t != name);
+            slot.unsynced.retain(|t| t != name);
         }
         for set in &mut self.sets {
             set.before.retain(|t| t != name);
@@ -810,7 +876,10 @@ impl Schedule {
     /// let mut schedule = Schedule::new();
     /// schedule.add_system("a", || {}).after("nowhere");
     /// let err = schedule.build(&mut World::new()).unwrap_err();
-    /// assert_eq!(err, ScheduleError::UnknownTarget { from: "a".into(), target: "nowhere".into() });
+    /// assert_eq!(
+    ///     err,
+    ///     ScheduleError::UnknownTarget { from: "a".into(), target: "nowhere".into(), suggestion: None }
+    /// );
     /// ```
     pub fn build(&mut self, world: &mut World) -> Result<(), ScheduleError> {
         self.plan = None;
@@ -822,7 +891,7 @@ impl Schedule {
         }
         // Orderings first: they need no world, so a schedule refused for
         // them has touched no world yet.
-        let edges = self.edges()?;
+        let (edges, syncs) = self.edges_and_syncs()?;
         let order = topological_order(self.slots.len(), &edges).map_err(|cycle| {
             ScheduleError::Cycle(
                 cycle
@@ -852,7 +921,7 @@ impl Schedule {
             // the first parallel run.
             rayon::current_num_threads();
         }
-        self.plan = Some(self.plan_steps(order, &edges));
+        self.plan = Some(self.plan_steps(order, &edges, &syncs));
         self.world = Some(world.id());
         Ok(())
     }
@@ -860,6 +929,12 @@ impl Schedule {
     /// Runs every enabled system once, building first if needed (panicking
     /// with the [`ScheduleError`] message if the schedule is invalid). A
     /// panic inside a system is re-raised as a `String` naming the system.
+    ///
+    /// A run that is not inside another (nor inside
+    /// [`Schedule::run_frame`] or [`World::apply_state_transitions`]) is a
+    /// frame of its own: it advances the event buffers at its end
+    /// ([`World::update_events`]). A nested run, say from an exclusive
+    /// system, is part of the frame under way and leaves them alone.
     ///
     /// # Example
     /// ```
@@ -873,6 +948,18 @@ impl Schedule {
     /// assert_eq!(*world.resource::<u32>(), 2);
     /// ```
     pub fn run(&mut self, world: &mut World) {
+        if world.is_in_frame() {
+            // Nested (a fixed step, a state transition, a run from an
+            // exclusive system): part of the frame under way.
+            self.run_once(world);
+        } else {
+            world.in_frame(|world| self.run_once(world));
+            world.update_events();
+        }
+    }
+
+    /// One run of every enabled system, without touching the events.
+    fn run_once(&mut self, world: &mut World) {
         if self.plan.is_none() || self.world != Some(world.id()) {
             if let Err(err) = self.build(world) {
                 panic!("{err}");
@@ -899,14 +986,20 @@ impl Schedule {
         if self.has_conditions {
             self.apply_condition_commands(world);
         }
-        world.update_events();
     }
 
     /// One frame of the classic `update(dt)` loop: advances the world's
-    /// [`Time`] by `delta` (inserting it if missing), applies pending
-    /// state transitions ([`World::apply_state_transitions`]), runs the
-    /// fixed-step schedule ([`FixedUpdate`](crate::FixedUpdate)) as many
-    /// times as `delta` calls for, then runs this schedule.
+    /// [`Time`] by `delta` (inserting it if missing) and copies it to
+    /// [`FrameTime`], applies pending state transitions
+    /// ([`World::apply_state_transitions`]), runs the fixed-step schedule
+    /// ([`FixedUpdate`](crate::FixedUpdate)) as many times as `delta` calls
+    /// for, with `Time` set to the fixed clock, then runs this schedule.
+    ///
+    /// The frame advances the event buffers once, at its end (see
+    /// [`Events`](crate::Events), "Lifetime"): the schedules it runs are all part of it. While
+    /// the fixed step has systems, a frame that runs no fixed step leaves
+    /// them alone, so the fixed step reads every event sent since its last
+    /// step, at any frame rate.
     ///
     /// # Example
     /// ```
@@ -918,10 +1011,20 @@ impl Schedule {
     /// assert_eq!(world.resource::<Time>().frame(), 1);
     /// ```
     pub fn run_frame(&mut self, world: &mut World, delta: Duration) {
-        world.resource_or_default::<Time>().advance(delta);
-        world.apply_state_transitions();
-        super::fixed::run_fixed_steps(world, delta);
-        self.run(world);
+        let time = world.resource_or_default::<Time>();
+        time.advance(delta);
+        let frame = FrameTime::new(time.clone());
+        *world.resource_or_default::<FrameTime>() = frame;
+        let nested = world.is_in_frame();
+        let fixed_step_read = world.in_frame(|world| {
+            world.apply_state_transitions();
+            let fixed_step_read = super::fixed::run_fixed_steps(world, delta);
+            self.run(world);
+            fixed_step_read
+        });
+        if fixed_step_read && !nested {
+            world.update_events();
+        }
     }
 
     /// Runs `frames` frames of length `delta` ([`Schedule::run_frame`] in a
@@ -976,21 +1079,34 @@ impl Schedule {
 
     /// Every ordering edge `(first, then)`, or the first unknown target.
     fn edges(&self) -> Result<Vec<(usize, usize)>, ScheduleError> {
+        Ok(self.edges_and_syncs()?.0)
+    }
+
+    /// Every ordering edge `(first, then)` and, beside it, whether it
+    /// brings a sync point (all do but `*_ignore_deferred` ones); or the
+    /// first unknown target.
+    #[allow(clippy::type_complexity)]
+    fn edges_and_syncs(&self) -> Result<(Vec<(usize, usize)>, Vec<bool>), ScheduleError> {
         let members_by_name = self.members_by_name();
         let resolve = |name: &str| members_by_name.get(name);
         let mut edges = Vec::new();
+        let mut syncs = Vec::new();
         let unknown = |from: &str, target: &str| ScheduleError::UnknownTarget {
             from: from.to_owned(),
             target: target.to_owned(),
+            suggestion: closest_name(target, members_by_name.keys().copied()),
         };
         for (i, slot) in self.slots.iter().enumerate() {
+            let sync = |target: &String| !slot.unsynced.contains(target);
             for target in &slot.before {
                 let targets = resolve(target).ok_or_else(|| unknown(&slot.name, target))?;
                 edges.extend(targets.iter().map(|&t| (i, t)));
+                syncs.resize(edges.len(), sync(target));
             }
             for target in &slot.after {
                 let targets = resolve(target).ok_or_else(|| unknown(&slot.name, target))?;
                 edges.extend(targets.iter().map(|&t| (t, i)));
+                syncs.resize(edges.len(), sync(target));
             }
         }
         for set in &self.sets {
@@ -1012,23 +1128,40 @@ impl Schedule {
                 );
             }
         }
-        Ok(edges)
+        syncs.resize(edges.len(), true);
+        Ok((edges, syncs))
     }
 
     /// Splits the run order into blocks of systems that may overlap,
-    /// separated by exclusive systems. Within a block a system waits for its
-    /// explicit predecessors and for every earlier system it conflicts with.
-    fn plan_steps(&mut self, order: Vec<usize>, edges: &[(usize, usize)]) -> Plan {
+    /// separated by exclusive systems and by sync points: a system ordered
+    /// after one with `Commands` (by an edge that syncs) starts a new block
+    /// if that one is in the current block, so its commands apply in
+    /// between. Within a block a system waits for its explicit
+    /// predecessors and for every earlier system it conflicts with.
+    fn plan_steps(&mut self, order: Vec<usize>, edges: &[(usize, usize)], syncs: &[bool]) -> Plan {
+        // Per system: the predecessors whose commands it must see.
+        let mut deferred_before: Vec<Vec<usize>> = vec![Vec::new(); self.slots.len()];
+        for (&(a, b), &sync) in edges.iter().zip(syncs) {
+            if sync && self.system_ref(a).access().has_deferred() {
+                deferred_before[b].push(a);
+            }
+        }
+        // Per system: the block it is in (blocks counted from 1).
+        let mut block_of = vec![0usize; self.slots.len()];
+        let mut blocks = 1;
         let mut steps = Vec::new();
         let mut current: Vec<usize> = Vec::new();
         for &i in &order {
             let exclusive = self.system_ref(i).access().is_exclusive();
+            let needs_sync = deferred_before[i].iter().any(|&a| block_of[a] == blocks);
+            if (exclusive || needs_sync) && !current.is_empty() {
+                steps.push(Step::Block(self.block(std::mem::take(&mut current), edges)));
+                blocks += 1;
+            }
             if exclusive {
-                if !current.is_empty() {
-                    steps.push(Step::Block(self.block(std::mem::take(&mut current), edges)));
-                }
                 steps.push(Step::Exclusive(i));
             } else {
+                block_of[i] = blocks;
                 current.push(i);
             }
         }
@@ -1334,6 +1467,43 @@ fn find_cycle(successors: &[Vec<usize>], indegree: &[usize]) -> Vec<usize> {
     }
 }
 
+/// The name among `names` closest to `target` by edit distance, if it is
+/// close enough to be a typo of it (at most a third of its characters
+/// differ, and at least one): for the "did you mean" of
+/// [`ScheduleError::UnknownTarget`]. Ties go to the smallest name, so the
+/// answer does not depend on hash order.
+pub(crate) fn closest_name<'a>(
+    target: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let limit = (target.chars().count() / 3).max(1);
+    names
+        .into_iter()
+        .filter(|name| *name != target)
+        .map(|name| (edit_distance(target, name), name))
+        .filter(|&(d, _)| d <= limit)
+        .min()
+        .map(|(_, name)| name.to_owned())
+}
+
+/// Levenshtein distance between `a` and `b`, by characters, ignoring ASCII
+/// case (a label's case is the commonest slip).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1390,8 +1560,10 @@ mod tests {
     /// enforces is exactly that of a wait for every explicit predecessor
     /// and every earlier conflicting system, each pair compared: checked on
     /// a mix of resource and query readers and writers (disjoint filters
-    /// among them), `&World` readers, conditions, orderings and exclusive
-    /// systems splitting the blocks.
+    /// among them), `&World` readers, conditions, orderings, systems with
+    /// `Commands` (which never overlap one another) and exclusive systems
+    /// and sync points splitting the blocks; every system ordered after one
+    /// with `Commands` is in a later step.
     #[test]
     fn the_plan_orders_exactly_what_pairwise_conflicts_order() {
         let mut world = World::new();
@@ -1410,7 +1582,7 @@ mod tests {
             let kind = if i < split && seed % 4 != 0 {
                 2
             } else {
-                (seed >> 33) % 14
+                (seed >> 33) % 15
             };
             let name = format!("s{i}");
             let config = match kind {
@@ -1430,6 +1602,7 @@ mod tests {
                 12 => schedule
                     .add_system(name, || {})
                     .run_if(|n: Res<u64>| *n == 0),
+                13 => schedule.add_system(name, |_: crate::Commands| {}),
                 _ => schedule.add_system(name, |_: Res<i8>| {}),
             };
             // An ordering against a recent system or any earlier one
@@ -1453,6 +1626,31 @@ mod tests {
         let plan = schedule.plan.take().unwrap();
         let mut blocks = 0;
         let mut start = 0;
+        // Per system: its step, to check the sync points.
+        let mut step_of = vec![0; n];
+        for (k, step) in plan.steps.iter().enumerate() {
+            match step {
+                Step::Block(block) => block.systems().iter().for_each(|&i| step_of[i] = k),
+                Step::Exclusive(i) => step_of[*i] = k,
+            }
+        }
+        let mut synced = 0;
+        for &(a, b) in &edges {
+            if schedule.system_ref(a).access().has_deferred() {
+                let name = |i: usize| schedule.slots[i].name.clone();
+                assert!(
+                    step_of[a] < step_of[b],
+                    "`{}` sees the commands of `{}`",
+                    name(b),
+                    name(a)
+                );
+                synced += 1;
+            }
+        }
+        assert!(
+            synced > 0,
+            "some system with commands is ordered before another"
+        );
         for step in &plan.steps {
             let Step::Block(block) = step else {
                 start += 1;

@@ -220,7 +220,13 @@ pub struct OnTransition<S: States> {
 }
 
 /// Marks an entity as belonging to state `S`'s value: it is despawned when
-/// that state is left (after `OnExit`).
+/// that state is left (after `OnExit`), with its whole subtree through
+/// [`ChildOf`](crate::ChildOf) (as by [`World::despawn_recursive`]), and
+/// also if it is [`Disabled`](crate::Disabled). All the scoped entities go
+/// in one sweep: decided first, then despawned, observers' commands after.
+/// One whose subtree holds an entity that a relation keeps alive
+/// ([`OnTargetDespawn::Refuse`](crate::OnTargetDespawn::Refuse)) stays,
+/// with its subtree.
 ///
 /// # Example
 /// ```
@@ -233,6 +239,20 @@ pub struct OnTransition<S: States> {
 /// world.resource_mut::<NextState<GameState>>().set(GameState::Playing);
 /// world.apply_state_transitions();
 /// assert!(!world.contains(menu));
+/// ```
+///
+/// A scoped parent takes its children along:
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(States, Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+/// enum GameState { #[default] Title, Playing }
+/// let mut world = World::new();
+/// world.init_state::<GameState>();
+/// let menu = world.spawn(StateScoped(GameState::Title));
+/// let button = world.spawn_child(menu, ()).unwrap();
+/// world.resource_mut::<NextState<GameState>>().set(GameState::Playing);
+/// world.apply_state_transitions();
+/// assert!(!world.contains(button));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StateScoped<S: States>(pub S);
@@ -511,7 +531,9 @@ impl World {
 
     /// Applies every state type's pending change (see the
     /// [`States`] for the order), and runs `OnEnter` of
-    /// initial states not yet entered.
+    /// initial states not yet entered. The schedules it runs belong to the
+    /// frame: they do not advance the event buffers, so events sent before
+    /// (or by them) reach the frame's readers.
     /// [`Schedule::run_frame`](crate::Schedule::run_frame) calls it at the
     /// start of each frame.
     ///
@@ -531,9 +553,13 @@ impl World {
         let Some(types) = self.get_resource::<StateTypes>() else {
             return;
         };
-        for apply in types.0.clone() {
-            apply(self);
-        }
+        let types = types.0.clone();
+        // Part of the frame: the schedules run here leave the events to it.
+        self.in_frame(|world| {
+            for apply in types {
+                apply(world);
+            }
+        });
     }
 }
 
@@ -606,16 +632,22 @@ pub(crate) fn run_labelled<L: ScheduleLabel>(world: &mut World, label: L, times:
     });
 }
 
+/// Despawns the entities scoped to `exited`, disabled ones too, each with
+/// its whole subtree (as Bevy does): one sweep ([`World::despawn_recursive`]
+/// of them all at once). A scoped entity whose subtree holds one that a
+/// relation keeps alive (`OnTargetDespawn::Refuse`) stays, with its
+/// subtree, as a `despawn` of it would be refused.
 fn despawn_scoped<S: States>(world: &mut World, exited: &S) {
     let exited = exited.clone();
-    let doomed = world.run_system_once(move |q: Query<(Entity, &StateScoped<S>)>| {
-        q.iter()
-            .filter(|(_, s)| s.0 == exited)
-            .map(|(e, _)| e)
-            .collect::<Vec<_>>()
-    });
-    for entity in doomed {
-        // Already gone (an OnExit system despawned it): nothing to do.
-        let _ = world.despawn(entity);
-    }
+    // Naming `Disabled` makes the query see disabled entities.
+    let doomed = world.run_system_once(
+        move |q: Query<(Entity, &StateScoped<S>, crate::query::Has<crate::Disabled>)>| {
+            q.iter()
+                .filter(|(_, s, _)| s.0 == exited)
+                .map(|(e, _, _)| e)
+                .collect::<Vec<_>>()
+        },
+    );
+    // Already gone (an OnExit system despawned it): nothing to do.
+    let _ = world.despawn_subtrees(&doomed, crate::relation::OnRefused::Keep);
 }

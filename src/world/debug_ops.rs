@@ -84,6 +84,24 @@ impl AsRef<str> for Name {
     }
 }
 
+/// A `Name` reads as the `str` it holds, as Bevy's does: `name.len()`,
+/// `name.starts_with(..)`, `&*name` where a `&str` is wanted.
+///
+/// # Example
+/// ```
+/// let n = mosaic::Name::new("orc 7");
+/// assert!(n.starts_with("orc"));
+/// let s: &str = &n;
+/// assert_eq!(s, "orc 7");
+/// ```
+impl std::ops::Deref for Name {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 impl World {
     /// The first entity (in iteration order) whose [`Name`] is `name`.
     /// A scan of every named entity: for debugging and tools, not for a

@@ -535,3 +535,149 @@ impl World {
         }
     }
 }
+
+/// Bevy's and hecs's names for the entity access above: the name a user
+/// coming from them types first.
+impl World {
+    /// Bevy's name for [`World::entity`]: a shared handle to `entity`, or
+    /// an error if the handle is stale.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// assert_eq!(world.get_entity(e).unwrap().id(), e);
+    /// world.despawn(e).unwrap();
+    /// assert!(world.get_entity(e).is_err());
+    /// ```
+    pub fn get_entity(&self, entity: Entity) -> Result<EntityRef<'_>, EntityError> {
+        self.entity(entity)
+    }
+
+    /// Bevy's name for [`World::entity_mut`]: an exclusive handle to
+    /// `entity`, or an error if the handle is stale.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Armor(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// if let Ok(mut handle) = world.get_entity_mut(e) {
+    ///     handle.insert(Armor(2)).unwrap();
+    /// }
+    /// assert_eq!(world.get::<Armor>(e).unwrap().0, 2);
+    /// ```
+    pub fn get_entity_mut(&mut self, entity: Entity) -> Result<EntityWorldMut<'_>, EntityError> {
+        self.entity_mut(entity)
+    }
+
+    /// Spawns an entity with no components; returns a handle to build on.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Crate;
+    /// let mut world = World::new();
+    /// let e = world.spawn_empty().id();
+    /// world.insert_one(e, Crate).unwrap();
+    /// assert!(world.has::<Crate>(e));
+    /// ```
+    pub fn spawn_empty(&mut self) -> EntityWorldMut<'_> {
+        self.spawn_entity(())
+    }
+
+    /// Bevy's name for [`World::iter`]: every live entity, as an
+    /// [`EntityRef`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.spawn(());
+    /// world.spawn(());
+    /// assert_eq!(world.iter_entities().count(), 2);
+    /// ```
+    pub fn iter_entities(&self) -> impl Iterator<Item = EntityRef<'_>> + '_ {
+        self.iter()
+    }
+
+    /// Bevy's name for [`World::despawn`], which already returns a
+    /// `Result` (and never panics on a stale handle).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// assert!(world.try_despawn(e).is_ok());
+    /// assert_eq!(world.try_despawn(e), Err(EntityError::NoSuchEntity(e)));
+    /// ```
+    pub fn try_despawn(&mut self, entity: Entity) -> Result<(), EntityError> {
+        self.despawn(entity)
+    }
+
+    /// hecs's name: `count` ids reserved at once (see
+    /// [`World::reserve_entity`]); each comes to life, empty, at the next
+    /// structural change or [`World::flush`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Slot;
+    /// let mut world = World::new();
+    /// let ids: Vec<Entity> = world.reserve_entities(3).collect();
+    /// world.flush();
+    /// for &e in &ids {
+    ///     world.insert_one(e, Slot).unwrap();
+    /// }
+    /// assert_eq!(world.len(), 3);
+    /// ```
+    pub fn reserve_entities(&self, count: u32) -> impl Iterator<Item = Entity> + '_ {
+        (0..count).map(move |_| self.reserve_entity())
+    }
+
+    /// hecs's name: the item of query `Q` for one entity, with mutable
+    /// access (a one-off [`QueryState::get_mut`](crate::QueryState::get_mut);
+    /// keep a `QueryState` in a hot loop).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Pos(f32);
+    /// #[derive(Component)] struct Vel(f32);
+    /// let mut world = World::new();
+    /// let e = world.spawn((Pos(0.0), Vel(2.0)));
+    /// let (p, v) = world.query_one_mut::<(&mut Pos, &Vel)>(e).unwrap();
+    /// p.0 += v.0;
+    /// assert_eq!(world.get::<Pos>(e).unwrap().0, 2.0);
+    /// let still = world.spawn(());
+    /// assert!(world.query_one_mut::<&Vel>(still).is_err());
+    /// ```
+    pub fn query_one_mut<Q: crate::QueryData>(
+        &mut self,
+        entity: Entity,
+    ) -> Result<Q::Item<'_>, crate::QueryEntityError> {
+        let mut state = self.query::<Q>();
+        state.get_mut(self, entity)
+    }
+
+    /// hecs's name: true if `entity` is alive and matches query `Q` (has
+    /// what `Q` asks for). Fetches nothing.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Pos(f32);
+    /// #[derive(Component)] struct Vel(f32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Pos(0.0));
+    /// assert!(world.satisfies::<&Pos>(e));
+    /// assert!(!world.satisfies::<(&Pos, &Vel)>(e));
+    /// ```
+    pub fn satisfies<Q: crate::QueryData>(&mut self, entity: Entity) -> bool {
+        let mut state = self.query::<Q>();
+        state.contains(self, entity)
+    }
+}
