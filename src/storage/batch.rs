@@ -304,6 +304,7 @@ pub(crate) struct ErasedWrite<'a> {
 /// Every value's type is checked against its column or set before anything
 /// changes (a mismatch panics then); after that nothing panics but the
 /// drops of replaced values, which `panics` keeps.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_erased(
     src: &mut Table,
     row: usize,
