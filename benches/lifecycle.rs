@@ -29,8 +29,12 @@
 //! within 1.5 (requirements are resolved once per bundle type and written
 //! in the same move).
 //!
+//! Run-time bundles: `built_spawn/builder` spawns `(A, B, C)` through an
+//! `EntityBuilder`, `built_spawn/static` the same as a static bundle; the
+//! ratio should stay within 1.2 (one archetype lookup, one move).
+//!
 //! For instruction counts (stable on a noisy machine), one pass of one
-//! variant: `LIFECYCLE_ONE_PASS=plain|unrelated_observer|observed|diamonds|by_hand`, e.g.
+//! variant: `LIFECYCLE_ONE_PASS=plain|unrelated_observer|observed|diamonds|by_hand|static|builder`, e.g.
 //!
 //! ```text
 //! cargo bench --bench lifecycle
@@ -245,12 +249,50 @@ fn required_spawn(c: &mut Criterion) {
     group.finish();
 }
 
+/// Entities per batch of `built_spawn`.
+const BUILT_SPAWNS: usize = 1_000;
+
+/// `built_spawn/static`: 1,000 spawns of the static bundle `(A, B, C)`.
+#[inline(never)]
+fn spawn_static(world: &mut World) {
+    for i in 0..BUILT_SPAWNS {
+        let x = i as f32;
+        black_box(world.spawn((A(x), B(x), C(x))));
+    }
+}
+
+/// `built_spawn/builder`: the same three components through one reused
+/// `EntityBuilder` (issue #39: within 1.2x of the static bundle, and the
+/// same archetypes).
+#[inline(never)]
+fn spawn_built(world: &mut World) {
+    let mut builder = EntityBuilder::new();
+    for i in 0..BUILT_SPAWNS {
+        let x = i as f32;
+        builder.add(A(x)).add(B(x)).add(C(x));
+        black_box(world.spawn(builder.build()));
+    }
+}
+
+fn built_spawn(c: &mut Criterion) {
+    let mut group = c.benchmark_group("built_spawn");
+    group.bench_function("static", |b| {
+        b.iter_batched_ref(World::new, spawn_static, BatchSize::LargeInput)
+    });
+    group.bench_function("builder", |b| {
+        b.iter_batched_ref(World::new, spawn_built, BatchSize::LargeInput)
+    });
+    group.finish();
+}
+
 /// One add_remove pass of the variant `name` (or one batch of
 /// `required_spawn`: `diamonds`, `by_hand`), for instruction counting.
 fn one_pass(name: &str) {
     match name {
         "diamonds" => return spawn_diamonds(&mut diamond_world()),
         "by_hand" => return spawn_by_hand(&mut diamond_world()),
+        "static" => return spawn_static(&mut World::new()),
+        "builder" => return spawn_built(&mut World::new()),
         _ => {}
     }
     let variant = Variant::ALL
@@ -315,7 +357,7 @@ mod runner {
     criterion_group! {
         name = benches;
         config = config();
-        targets = add_remove, required_spawn
+        targets = add_remove, required_spawn, built_spawn
     }
 }
 
