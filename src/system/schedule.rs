@@ -1624,7 +1624,9 @@ mod tests {
         // One ordering after a system with commands whatever the seed gives
         // (Miri's shorter mix may have none).
         schedule.add_system("deferring", |_: crate::Commands| {});
-        schedule.add_system("after_deferring", || {}).after("deferring");
+        schedule
+            .add_system("after_deferring", || {})
+            .after("deferring");
         let n = n + 2;
         schedule.build(&mut world).unwrap();
         let edges = schedule.edges().unwrap();
