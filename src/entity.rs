@@ -772,6 +772,30 @@ impl Entities {
         );
     }
 
+    /// Forgets the slots from `len` on, so that the next never-used index
+    /// is `len` again: rollback to a state that had `len` slots. Refuses
+    /// (returns false, changing nothing) if one of those slots is live or
+    /// if ids were reserved past the slots (a command buffer's spawns not
+    /// yet applied).
+    pub fn truncate_slots(&mut self, len: usize) -> bool {
+        if len >= self.meta.len() {
+            return true;
+        }
+        if self.needs_flush()
+            || self.fresh.handed_out() != self.meta.len() as u64
+            || self.meta[len..]
+                .iter()
+                .any(|m| m.location != EntityLocation::INVALID)
+        {
+            return false;
+        }
+        self.meta.truncate(len);
+        self.free.retain(|&i| (i as usize) < len);
+        *self.free_cursor.get_mut() = self.free.len() as i64;
+        self.fresh.next.store(len as u64, Ordering::Relaxed);
+        true
+    }
+
     /// Number of slots (live, free or retired).
     pub fn slot_count(&self) -> usize {
         self.meta.len()

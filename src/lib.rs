@@ -74,6 +74,7 @@ mod relation;
 )]
 mod removed;
 mod resource;
+pub mod rollback;
 #[allow(unsafe_code, reason = "type-erased columns, sparse sets and resources")]
 mod storage;
 #[allow(
@@ -118,6 +119,7 @@ pub use relation::{
 };
 pub use removed::RemovedComponents;
 pub use resource::{FromWorld, Res, ResMut, Resource};
+pub use rollback::{RestoreReport, RollbackError, Snapshot, SnapshotRing};
 pub use storage::ResourceId;
 pub use system::{
     CombinedCondition, Condition, ExecutorKind, IntoSystem, Local, NotCondition, Schedule,

@@ -47,6 +47,7 @@ mod dynamic_ops;
 mod entity_ref;
 mod parts_insert;
 mod required_ops;
+mod rollback_ops;
 mod sort;
 mod sparse_view;
 mod spawn_at;
@@ -108,6 +109,8 @@ pub struct World {
     resources: Resources,
     observers: Observers,
     relations: Relations,
+    /// The types [`World::snapshot`] saves (see [`crate::rollback`]).
+    rollback: crate::rollback::RollbackRegistry,
     change_tick: AtomicU32,
     last_check_tick: Tick,
     /// How many frames, schedule runs or state transitions are under way:
@@ -207,6 +210,7 @@ impl World {
             resources: Resources::default(),
             observers: Observers::default(),
             relations: Relations::default(),
+            rollback: crate::rollback::RollbackRegistry::default(),
             change_tick: AtomicU32::new(1),
             last_check_tick: Tick::new(1),
             frame_depth: 0,

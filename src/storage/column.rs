@@ -793,6 +793,81 @@ impl Column {
         Some(unsafe { &mut *self.ptr_at(row).cast::<T>() })
     }
 
+    /// The changed tick of `row`, if the column is tracked and `row` is in
+    /// bounds.
+    #[inline]
+    pub fn changed_tick(&self, row: usize) -> Option<Tick> {
+        self.ticks.get(row).map(|t| t.get_shared().changed)
+    }
+
+    /// True if some row was written (its changed tick is newer than
+    /// `since`, seen from `now`). An untracked column cannot tell: true.
+    pub fn written_since(&self, since: Tick, now: Tick) -> bool {
+        if !self.tracked {
+            return true;
+        }
+        let window = now.get().wrapping_sub(since.get());
+        self.ticks
+            .iter()
+            .any(|t| now.get().wrapping_sub(t.get_shared().changed.get()) < window)
+    }
+
+    /// Rollback: puts `saved[row]` back in every row written since `since`
+    /// (changed tick newer than `since`, seen from `now`) and marks those
+    /// rows changed at `now`; rows not written keep their values and
+    /// ticks. An untracked column cannot tell which rows were written, so
+    /// all are put back (and none marked). Returns how many rows were
+    /// written.
+    ///
+    /// Panics, changing nothing, if the column does not hold `T`s or if
+    /// `saved` does not have a value per row.
+    pub fn restore_written<T: Clone + 'static>(
+        &mut self,
+        saved: &[T],
+        since: Tick,
+        now: Tick,
+    ) -> usize {
+        assert!(
+            self.holds::<T>() && saved.len() == self.len(),
+            "rollback: a saved column must hold one value of the column's type per row"
+        );
+        // SAFETY: the column holds `len` initialised `T`s (checked just
+        // above), contiguous and aligned from the base pointer; `&mut self`
+        // makes the borrow unique, and the ticks are a separate allocation.
+        let values = unsafe {
+            std::slice::from_raw_parts_mut(self.base_ptr().as_ptr().cast::<T>(), self.len())
+        };
+        if !self.tracked {
+            values.clone_from_slice(saved);
+            return values.len();
+        }
+        let window = now.get().wrapping_sub(since.get());
+        let is_written = |t: &ComponentTicks| now.get().wrapping_sub(t.changed.get()) < window;
+        // Blocks of rows: a branch-free test of a whole block first (most
+        // blocks are untouched after a frame that wrote a few rows), then
+        // the rows of the blocks that were written.
+        const BLOCK: usize = 64;
+        let mut written = 0;
+        for (b, ticks) in self.ticks.chunks_mut(BLOCK).enumerate() {
+            let any = ticks
+                .iter_mut()
+                .fold(false, |any, t| any | is_written(t.get_mut()));
+            if !any {
+                continue;
+            }
+            let base = b * BLOCK;
+            for (i, t) in ticks.iter_mut().enumerate() {
+                let t = t.get_mut();
+                if is_written(t) {
+                    values[base + i].clone_from(&saved[base + i]);
+                    t.changed = now;
+                    written += 1;
+                }
+            }
+        }
+        written
+    }
+
     /// Marks `row` changed (if the column is tracked).
     #[inline]
     pub fn set_changed(&mut self, row: usize, tick: Tick) {

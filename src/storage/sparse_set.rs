@@ -66,6 +66,13 @@ impl SparseSet {
         &self.column
     }
 
+    /// The values, for a rewrite in place that keeps them where they are
+    /// (rollback puts saved values back row for row).
+    #[inline]
+    pub fn column_mut(&mut self) -> &mut Column {
+        &mut self.column
+    }
+
     /// Dense index of `entity`'s value, if it has one.
     #[inline(always)]
     pub fn dense_index(&self, entity: Entity) -> Option<usize> {

@@ -1,0 +1,481 @@
+//! Rollback: save a world's state as a [`Snapshot`], put it back with
+//! [`World::restore`](crate::World::restore), compare states with
+//! [`World::checksum`](crate::World::checksum), keep the last frames in a
+//! [`SnapshotRing`].
+//!
+//! Rollback netcode (predict, receive a late input, restore the state of
+//! a few frames ago, re-simulate) saves and restores the whole game state
+//! every frame, so both must cost little more than copying the bytes, and
+//! a restore must not look, to the systems that run after it, like the
+//! world was rebuilt.
+//!
+//! # What is saved
+//!
+//! - The entity allocator: every slot's generation, which slots are live,
+//!   the free list. After a restore the next spawns get the ids they got
+//!   the first time.
+//! - Every component of a type registered with
+//!   [`World::register_rollback`](crate::World::register_rollback) (or
+//!   `register_rollback_unhashed`), table or sparse, column by column: a
+//!   clone of the column, one `memcpy` for a `Copy` type. The order of the
+//!   rows is saved too (it is the order queries visit them).
+//! - [`Disabled`](crate::Disabled), always.
+//! - The resources registered with
+//!   [`World::register_rollback_resource`](crate::World::register_rollback_resource).
+//! - The edges of the relations registered with
+//!   [`World::register_rollback_relation`](crate::World::register_rollback_relation),
+//!   with the order of each target's sources (a parent's [`Children`](crate::Children)).
+//!
+//! Components of other types are not part of the state: a restore leaves
+//! their values as they are, except on entities it despawns (spawned after
+//! the snapshot) or spawns again (despawned since). It lists their types in
+//! [`RestoreReport::unregistered`] rather than failing: a world always
+//! holds some bookkeeping no game wants rolled back (names, debug
+//! markers), and a missing registration shows up in that list.
+//!
+//! # What a restore announces
+//!
+//! A restore undoes, with as little work as the change ticks allow:
+//!
+//! - **Values** written since the snapshot (their change tick is newer)
+//!   are put back and marked changed at the current tick, so `Changed<T>`
+//!   reports exactly those rows; rows nobody wrote keep their values and
+//!   their ticks, and are not even read. No hook or observer runs for a
+//!   value put back (as for any write through `&mut T`).
+//! - **Structure** that differs (entities spawned or despawned since the
+//!   snapshot, registered components added or removed) is undone through
+//!   the world's ordinary operations, so `Added<T>` fires only for
+//!   components the restore had to add, removals are announced in
+//!   [`RemovedComponents`](crate::RemovedComponents), and hooks and
+//!   observers see a despawn, an insert, a removal, as what they are. Table
+//!   rows (and sparse sets) are then put back in the snapshot's order.
+//! - **Relation edges** that changed are rebuilt (unrelate, relate) and
+//!   their observers run; unchanged relations are not touched.
+//!
+//! # Cost
+//!
+//! A snapshot copies every registered column and entity list. A
+//! [`SnapshotRing`] shares with the previous frame's snapshot every column
+//! nobody wrote in between (and every unchanged entity list). A restore
+//! compares each table's entity list with the saved one, scans the change
+//! ticks of the registered columns (a block of rows at a time), and copies
+//! only the written rows back.
+//!
+//! # Example
+//! ```
+//! use mosaic::prelude::*;
+//! #[derive(Component, Clone, Hash, Debug, PartialEq)]
+//! struct Pos(i32);
+//! let mut world = World::new();
+//! world.register_rollback::<Pos>();
+//! let a = world.spawn(Pos(1));
+//! let saved = world.snapshot();
+//! let sum = world.checksum();
+//!
+//! world.get_mut::<Pos>(a).unwrap().0 = 5;
+//! let b = world.spawn(Pos(2));
+//! assert_ne!(world.checksum(), sum);
+//!
+//! let report = world.restore(&saved).unwrap();
+//! assert_eq!(world.get::<Pos>(a), Ok(&Pos(1)));
+//! assert!(!world.contains(b));
+//! assert_eq!(world.checksum(), sum);
+//! assert_eq!(report.rows_restored, 1);
+//! assert_eq!(world.spawn(Pos(2)), b); // the same id as the first time
+//! ```
+
+mod checksum;
+mod ring;
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use thiserror::Error;
+
+use crate::archetype::ArchetypeId;
+use crate::change::Tick;
+use crate::component::{ComponentId, StorageType};
+use crate::entity::Entity;
+use crate::world::{RestoreEntitiesError, WorldId};
+
+pub(crate) use checksum::StableHasher;
+pub use ring::SnapshotRing;
+
+/// A saved column or value: a `Vec<T>` (or a `T`) behind an `Arc`, shared
+/// between the snapshots of a [`SnapshotRing`] while nobody writes it.
+pub(crate) type Saved = Arc<dyn Any + Send + Sync>;
+
+/// A world's state, as [`World::snapshot`](crate::World::snapshot) saved
+/// it, for [`World::restore`](crate::World::restore). See the
+/// [module documentation](self) for what it holds.
+///
+/// A snapshot belongs to the world that took it: restoring it elsewhere is
+/// refused ([`RollbackError::WrongWorld`]). Cloning one is cheap (its
+/// columns are shared).
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component, Clone, Hash)] struct Hp(u32);
+/// let mut world = World::new();
+/// world.register_rollback::<Hp>();
+/// world.spawn(Hp(3));
+/// let saved = world.snapshot();
+/// assert_eq!(saved.entity_count(), 1);
+/// ```
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) world: WorldId,
+    /// The change tick the snapshot was taken at: values written later
+    /// carry a newer one.
+    pub(crate) tick: Tick,
+    pub(crate) slots: Vec<(u32, bool)>,
+    pub(crate) free: Vec<u32>,
+    pub(crate) live: usize,
+    pub(crate) tables: Vec<TableSnapshot>,
+    /// Per archetype index: the position of its table in `tables`.
+    pub(crate) table_of: Vec<Option<u32>>,
+    /// One per registered sparse component, in registration order.
+    pub(crate) sparse: Vec<SparseSnapshot>,
+    /// One per registered resource, in registration order.
+    pub(crate) resources: Vec<Option<Saved>>,
+    /// One per registered relation, in registration order.
+    pub(crate) relations: Vec<Saved>,
+    /// How many components were registered when it was taken (those
+    /// registered later are not in it).
+    pub(crate) components_known: usize,
+}
+
+#[derive(Clone)]
+pub(crate) struct TableSnapshot {
+    pub archetype: ArchetypeId,
+    pub entities: Arc<[Entity]>,
+    pub columns: Vec<SavedColumn>,
+}
+
+#[derive(Clone)]
+pub(crate) struct SavedColumn {
+    /// Registration index of the component.
+    pub component: usize,
+    pub values: Saved,
+    /// Bytes of values saved.
+    pub bytes: usize,
+}
+
+#[derive(Clone)]
+pub(crate) struct SparseSnapshot {
+    pub component: usize,
+    pub entities: Arc<[Entity]>,
+    pub values: SavedColumn,
+}
+
+impl Snapshot {
+    /// How many live entities it holds.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// world.spawn(());
+    /// assert_eq!(world.snapshot().entity_count(), 1);
+    /// ```
+    pub fn entity_count(&self) -> usize {
+        self.live
+    }
+
+    /// The change tick it was taken at: a value whose change tick is newer
+    /// was written after it.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let saved = world.snapshot();
+    /// assert!(world.change_tick().get() > saved.tick().get());
+    /// ```
+    pub fn tick(&self) -> Tick {
+        self.tick
+    }
+
+    /// Bytes of saved values and entity lists it holds (counting shared
+    /// columns in full).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Hash)] struct Hp(u64);
+    /// let mut world = World::new();
+    /// world.register_rollback::<Hp>();
+    /// world.spawn_batch((0..10).map(Hp));
+    /// assert!(world.snapshot().saved_bytes() >= 10 * 8);
+    /// ```
+    pub fn saved_bytes(&self) -> usize {
+        let tables: usize = self
+            .tables
+            .iter()
+            .map(|t| {
+                t.entities.len() * std::mem::size_of::<Entity>()
+                    + t.columns.iter().map(|c| c.bytes).sum::<usize>()
+            })
+            .sum();
+        let sparse: usize = self
+            .sparse
+            .iter()
+            .map(|s| s.entities.len() * std::mem::size_of::<Entity>() + s.values.bytes)
+            .sum();
+        tables + sparse + self.slots.len() * 8 + self.free.len() * 4
+    }
+
+    /// How many columns this snapshot shares with `other` (the same
+    /// allocation, not a copy): what a [`SnapshotRing`] saves.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Hash)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// world.register_rollback::<Hp>();
+    /// world.spawn(Hp(1));
+    /// let a = world.snapshot();
+    /// let b = world.snapshot_after(&a);
+    /// assert_eq!(b.shared_columns(&a), 1);
+    /// ```
+    pub fn shared_columns(&self, other: &Snapshot) -> usize {
+        let mut n = 0;
+        for t in &self.tables {
+            let Some(o) = other.table(t.archetype) else {
+                continue;
+            };
+            for c in &t.columns {
+                if o.columns
+                    .iter()
+                    .any(|oc| oc.component == c.component && Arc::ptr_eq(&c.values, &oc.values))
+                {
+                    n += 1;
+                }
+            }
+        }
+        for (s, o) in self.sparse.iter().zip(&other.sparse) {
+            if Arc::ptr_eq(&s.values.values, &o.values.values) {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    pub(crate) fn table(&self, archetype: ArchetypeId) -> Option<&TableSnapshot> {
+        let i = (*self.table_of.get(archetype.index())?)?;
+        Some(&self.tables[i as usize])
+    }
+
+    pub(crate) fn live_at(&self, e: Entity) -> bool {
+        self.slots.get(e.index() as usize) == Some(&(e.generation(), true))
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("tick", &self.tick)
+            .field("entities", &self.live)
+            .field("tables", &self.tables.len())
+            .field("sparse_sets", &self.sparse.len())
+            .field("resources", &self.resources.len())
+            .field("relations", &self.relations.len())
+            .finish()
+    }
+}
+
+/// What [`World::restore`](crate::World::restore) did.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component, Clone, Hash)] struct Hp(u32);
+/// #[derive(Component)] struct Label;
+/// let mut world = World::new();
+/// world.register_rollback::<Hp>();
+/// let e = world.spawn((Hp(3), Label));
+/// let saved = world.snapshot();
+/// world.get_mut::<Hp>(e).unwrap().0 = 1;
+/// let report = world.restore(&saved).unwrap();
+/// assert_eq!(report.rows_restored, 1);
+/// assert_eq!(report.unregistered, ["Label"]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// Component values put back (rows written since the snapshot, plus
+    /// those of re-added components).
+    pub rows_restored: usize,
+    /// Entities spawned after the snapshot, despawned by the restore.
+    pub despawned: usize,
+    /// Entities despawned after the snapshot, spawned again with their ids.
+    pub respawned: usize,
+    /// Registered components added back to, or removed from, entities that
+    /// lived through (each one an ordinary insert or removal, announced).
+    pub components_changed: usize,
+    /// Resources put back, inserted or removed.
+    pub resources_restored: usize,
+    /// Relations whose edges were rebuilt.
+    pub relations_rebuilt: usize,
+    /// Names of the component types present in the world that are not
+    /// registered for rollback (their values were left as they are),
+    /// sorted.
+    pub unregistered: Vec<String>,
+}
+
+/// Why [`World::restore`](crate::World::restore) refused a snapshot.
+///
+/// # Example
+/// ```
+/// use mosaic::{RollbackError, World};
+/// let mut a = World::new();
+/// let saved = a.snapshot();
+/// let mut b = World::new();
+/// assert!(matches!(b.restore(&saved), Err(RollbackError::WrongWorld)));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum RollbackError {
+    /// The snapshot was taken from another world (component ids and
+    /// archetypes are per world). Nothing was changed.
+    #[error("the snapshot was taken from another world")]
+    WrongWorld,
+    /// The entity allocator could not be put back: a hook or observer run
+    /// by the restore spawned or despawned entities, or a command buffer
+    /// holds ids reserved and not yet applied. The components and
+    /// relations were restored; the allocator was not.
+    #[error("the entity allocator could not be restored: {0}")]
+    Entities(#[from] RestoreEntitiesError),
+    /// An entity spawned after the snapshot could not be despawned (it is
+    /// the target of an unregistered relation that refuses despawn).
+    #[error("entity {0:?} (spawned after the snapshot) refuses despawn")]
+    DespawnRefused(Entity),
+}
+
+/// How the world reads and writes one registered component type.
+pub(crate) struct RollbackComponent {
+    pub id: ComponentId,
+    pub type_name: &'static str,
+    pub storage: StorageType,
+    /// A copy of a column (a `Vec<T>`).
+    pub save: fn(&crate::storage::Column) -> (Saved, usize),
+    /// `Column::restore_written` with the saved `Vec<T>`.
+    pub restore: fn(&mut crate::storage::Column, &Saved, Tick, Tick) -> usize,
+    /// Adds a clone of saved row `row` to a builder.
+    pub add_to: fn(&mut crate::EntityBuilder, &Saved, usize),
+    /// Puts saved row `row` back into `entity`'s value if it was written
+    /// since `since`; true if it was.
+    pub restore_one: fn(&mut crate::World, Entity, &Saved, usize, Tick) -> bool,
+    /// Removes the component from an entity (an ordinary removal).
+    pub remove: fn(&mut crate::World, Entity),
+    /// Hashes an entity's value, if it has one, for the checksum.
+    pub hash: Option<fn(&crate::World, Entity, &mut StableHasher) -> bool>,
+}
+
+/// How the world saves and restores one registered resource type.
+pub(crate) struct RollbackResource {
+    pub type_name: &'static str,
+    pub save: fn(&crate::World) -> Option<Saved>,
+    /// Puts the saved value back if the resource was written since the
+    /// tick (or inserts or removes it); true if it changed anything.
+    pub restore: fn(&mut crate::World, Option<&Saved>, Tick) -> bool,
+    pub hash: Option<fn(&crate::World, &mut StableHasher)>,
+}
+
+/// How the world saves and restores one registered relation type.
+pub(crate) struct RollbackRelation {
+    pub type_name: &'static str,
+    /// The ids of `Relation<R>` and `Sources<R>`.
+    pub ids: (ComponentId, ComponentId),
+    pub save: fn(&crate::World) -> Saved,
+    /// Rebuilds the edges if they changed since the tick; true if it did.
+    pub restore: fn(&mut crate::World, &Saved, Tick) -> bool,
+    pub hash: fn(&crate::World, &[Entity], &mut StableHasher),
+}
+
+/// The types a world rolls back.
+#[derive(Default)]
+pub(crate) struct RollbackRegistry {
+    pub components: Vec<RollbackComponent>,
+    pub by_component: FxHashMap<ComponentId, usize>,
+    pub resources: Vec<RollbackResource>,
+    pub by_resource: FxHashMap<TypeId, usize>,
+    pub relations: Vec<RollbackRelation>,
+    pub by_relation: FxHashMap<TypeId, usize>,
+    /// Hashed components' indices, sorted by type name (the checksum's
+    /// order, the same in every process).
+    pub hash_order: Vec<usize>,
+    /// The last successful restore: the tick of its snapshot, and the tick
+    /// it wrote at. Rows not written since then hold that snapshot's
+    /// values, so restoring it again (or sharing its columns) can start
+    /// from the later tick: what a restore wrote is not written again.
+    pub last_restore: Option<(Tick, Tick)>,
+}
+
+impl RollbackRegistry {
+    /// The tick after which a row may differ from `snapshot_tick`'s
+    /// snapshot (see [`RollbackRegistry::last_restore`]).
+    pub fn written_after(&self, snapshot_tick: Tick) -> Tick {
+        match self.last_restore {
+            Some((s, r)) if s == snapshot_tick => r,
+            _ => snapshot_tick,
+        }
+    }
+}
+
+impl RollbackRegistry {
+    pub fn add_component(&mut self, c: RollbackComponent) {
+        if self.by_component.contains_key(&c.id) {
+            return;
+        }
+        self.by_component.insert(c.id, self.components.len());
+        self.components.push(c);
+        self.sort_hash_order();
+    }
+
+    fn sort_hash_order(&mut self) {
+        let mut order: Vec<usize> = (0..self.components.len())
+            .filter(|&k| self.components[k].hash.is_some())
+            .collect();
+        order.sort_by_key(|&k| self.components[k].type_name);
+        self.hash_order = order;
+    }
+
+    /// True if `id` is the edge component of a registered relation.
+    pub fn is_relation_part(&self, id: ComponentId) -> bool {
+        self.relations
+            .iter()
+            .any(|r| r.ids.0 == id || r.ids.1 == id)
+    }
+}
+
+impl fmt::Debug for RollbackRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RollbackRegistry")
+            .field(
+                "components",
+                &self
+                    .components
+                    .iter()
+                    .map(|c| c.type_name)
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "resources",
+                &self
+                    .resources
+                    .iter()
+                    .map(|c| c.type_name)
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "relations",
+                &self
+                    .relations
+                    .iter()
+                    .map(|c| c.type_name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}

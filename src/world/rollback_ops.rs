@@ -1,0 +1,988 @@
+//! The world's side of rollback (see [`crate::rollback`]): registration,
+//! [`World::snapshot`], [`World::restore`] and [`World::checksum`].
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::{World, location};
+use crate::change::Tick;
+use crate::component::{Component, ComponentId, StorageType};
+use crate::entity::Entity;
+use crate::relation::{Relation, Relationship, Sources};
+use crate::rollback::{
+    RestoreReport, RollbackComponent, RollbackError, RollbackRelation, RollbackResource, Saved,
+    SavedColumn, Snapshot, SparseSnapshot, StableHasher, TableSnapshot,
+};
+use crate::storage::Column;
+use crate::world::{Disabled, EntityBuilder, RestoreEntitiesError};
+
+// ----- per-type functions (monomorphised at registration) --------------------
+
+fn save_column<T: Component + Clone>(column: &Column) -> (Saved, usize) {
+    let values = column
+        .as_slice::<T>()
+        .expect("rollback registry: the column holds the registered type")
+        .to_vec();
+    let bytes = values.len() * std::mem::size_of::<T>();
+    (Arc::new(values), bytes)
+}
+
+fn saved<T: 'static>(s: &Saved) -> &[T] {
+    s.downcast_ref::<Vec<T>>()
+        .expect("rollback registry: a saved column holds the registered type")
+}
+
+fn restore_column<T: Component + Clone>(
+    column: &mut Column,
+    s: &Saved,
+    since: Tick,
+    now: Tick,
+) -> usize {
+    column.restore_written(saved::<T>(s), since, now)
+}
+
+fn add_to<T: Component + Clone>(builder: &mut EntityBuilder, s: &Saved, row: usize) {
+    builder.add(saved::<T>(s)[row].clone());
+}
+
+fn restore_one<T: Component + Clone>(
+    world: &mut World,
+    entity: Entity,
+    s: &Saved,
+    row: usize,
+    since: Tick,
+) -> bool {
+    let now = world.change_tick();
+    let (Some(loc), Some(id)) = (world.entities.get(entity), world.components.id_of::<T>()) else {
+        return false;
+    };
+    let column = match T::STORAGE {
+        StorageType::Table => world
+            .archetypes
+            .get(loc.archetype)
+            .table
+            .column(id)
+            .map(|c| (c, loc.row as usize)),
+        StorageType::SparseSet => world
+            .sparse
+            .get(id)
+            .and_then(|set| Some((set.column(), set.dense_index(entity)?))),
+    };
+    let Some((column, at)) = column else {
+        return false;
+    };
+    // An untracked column cannot tell: put the value back.
+    let written = column
+        .changed_tick(at)
+        .is_none_or(|t| t.is_newer_than(since, now));
+    if written {
+        let value = saved::<T>(s)[row].clone();
+        if let Some(slot) = world.get_mut_opt::<T>(entity) {
+            *slot = value;
+        }
+    }
+    written
+}
+
+fn remove<T: Component>(world: &mut World, entity: Entity) {
+    let _ = world.remove_one::<T>(entity);
+}
+
+fn hash_component<T: Component + Hash>(world: &World, e: Entity, h: &mut StableHasher) -> bool {
+    match world.get_opt::<T>(e) {
+        Some(v) => {
+            v.hash(h);
+            true
+        }
+        None => false,
+    }
+}
+
+fn save_resource<R: Send + Sync + Clone + 'static>(world: &World) -> Option<Saved> {
+    world
+        .get_resource::<R>()
+        .map(|r| Arc::new(r.clone()) as Saved)
+}
+
+fn restore_resource<R: Send + Sync + Clone + 'static>(
+    world: &mut World,
+    s: Option<&Saved>,
+    since: Tick,
+) -> bool {
+    let now = world.change_tick();
+    let saved = s.map(|s| {
+        s.downcast_ref::<R>()
+            .expect("rollback registry: a saved resource has its type")
+    });
+    let written = world.resources.id_of::<R>().is_some_and(|id| {
+        world.resources.contains::<R>()
+            && world
+                .resources
+                .ticks(id)
+                .changed()
+                .is_newer_than(since, now)
+    });
+    match (saved, world.contains_resource::<R>()) {
+        (Some(v), true) if written => {
+            *world.resource_mut::<R>() = v.clone();
+            true
+        }
+        (Some(_), true) | (None, false) => false,
+        (Some(v), false) => {
+            world.insert_resource(v.clone());
+            true
+        }
+        (None, true) => {
+            world.remove_resource::<R>();
+            true
+        }
+    }
+}
+
+fn hash_resource<R: Send + Sync + Hash + 'static>(world: &World, h: &mut StableHasher) {
+    match world.get_resource::<R>() {
+        Some(v) => {
+            h.write_u8(1);
+            v.hash(h);
+        }
+        None => h.write_u8(0),
+    }
+}
+
+/// A relation's saved state: each source's edges (in the order of the
+/// sources' set) and each target's sources (in the order of the targets'
+/// set, each list in its order), and the version it had.
+struct SavedEdges<R> {
+    version: u64,
+    edges: Vec<(Entity, Vec<(Entity, R)>)>,
+    sources: Vec<(Entity, Vec<Entity>)>,
+}
+
+fn save_relation<R: Relationship + Clone>(world: &World) -> Saved {
+    let (rel, src) = world
+        .relations
+        .ids::<R>()
+        .expect("rollback registry: the relation is registered");
+    let of = |id: ComponentId| world.sparse.get(id).map_or(&[][..], |s| s.entities());
+    let edges = of(rel)
+        .iter()
+        .map(|&s| {
+            let r = world
+                .get_opt::<Relation<R>>(s)
+                .expect("relation invariant: a source has its Relation");
+            (s, r.iter().map(|(t, d)| (t, d.clone())).collect())
+        })
+        .collect();
+    let sources = of(src)
+        .iter()
+        .map(|&t| (t, world.sources::<R>(t).to_vec()))
+        .collect();
+    Arc::new(SavedEdges {
+        version: world.relation_version::<R>(),
+        edges,
+        sources,
+    })
+}
+
+fn restore_relation<R: Relationship + Clone>(world: &mut World, s: &Saved, since: Tick) -> bool {
+    let saved = s
+        .downcast_ref::<SavedEdges<R>>()
+        .expect("rollback registry: saved edges have their type");
+    let (rel, src) = world
+        .relations
+        .ids::<R>()
+        .expect("rollback registry: the relation is registered");
+    let now = world.change_tick();
+    let data_written = world
+        .sparse
+        .get(rel)
+        .is_some_and(|set| set.column().written_since(since, now));
+    if world.relation_version::<R>() == saved.version && !data_written {
+        return false;
+    }
+    let sources: Vec<Entity> = world
+        .sparse
+        .get(rel)
+        .map_or(Vec::new(), |s| s.entities().to_vec());
+    for s in sources {
+        world.unrelate_all::<R>(s);
+    }
+    for (s, edges) in &saved.edges {
+        for (t, d) in edges {
+            // Both ends are live (the restore brought the snapshot's
+            // entities back first) and the edges were valid together.
+            let _ = world.relate(*s, *t, d.clone());
+        }
+    }
+    for (t, list) in &saved.sources {
+        if world.sources::<R>(*t) != list.as_slice() {
+            let _ = world.sort_sources_by_key::<R, _>(*t, |e| list.iter().position(|&x| x == e));
+        }
+    }
+    let edge_order: Vec<Entity> = saved.edges.iter().map(|(s, _)| *s).collect();
+    let source_order: Vec<Entity> = saved.sources.iter().map(|(t, _)| *t).collect();
+    world.reorder_sparse(rel, &edge_order);
+    world.reorder_sparse(src, &source_order);
+    true
+}
+
+fn hash_relation<R: Relationship + Hash>(world: &World, live: &[Entity], h: &mut StableHasher) {
+    for &e in live {
+        if let Some(r) = world.get_opt::<Relation<R>>(e) {
+            h.write_u64(e.to_bits());
+            h.write_usize(r.len());
+            for (t, d) in r.iter() {
+                h.write_u64(t.to_bits());
+                d.hash(h);
+            }
+        }
+        if let Some(s) = world.get_opt::<Sources<R>>(e) {
+            h.write_u64(e.to_bits() ^ u64::MAX);
+            h.write_usize(s.len());
+            for t in s.as_slice() {
+                h.write_u64(t.to_bits());
+            }
+        }
+    }
+}
+
+impl World {
+    /// Registers component type `T` for rollback: [`World::snapshot`]
+    /// saves every `T`, [`World::restore`] puts them back, and
+    /// [`World::checksum`] hashes them (with a portable hasher, in entity
+    /// order). Turns on change ticks for `T` (a restore puts back only
+    /// the rows written since the snapshot). Idempotent.
+    ///
+    /// For a type that cannot be hashed (it holds floats), use
+    /// [`World::register_rollback_unhashed`], or implement `Hash` over the
+    /// floats' bits.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Copy, Hash, Debug, PartialEq)]
+    /// struct Pos { x: i32, y: i32 }
+    /// let mut world = World::new();
+    /// world.register_rollback::<Pos>();
+    /// let e = world.spawn(Pos { x: 1, y: 2 });
+    /// let saved = world.snapshot();
+    /// world.get_mut::<Pos>(e).unwrap().x = 9;
+    /// world.restore(&saved).unwrap();
+    /// assert_eq!(world.get::<Pos>(e), Ok(&Pos { x: 1, y: 2 }));
+    /// ```
+    pub fn register_rollback<T: Component + Clone + Hash>(&mut self) {
+        self.register_rollback_with::<T>(Some(hash_component::<T>));
+    }
+
+    /// [`World::register_rollback`] for a type without `Hash`: saved and
+    /// restored, but not part of [`World::checksum`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Debug, PartialEq)]
+    /// struct Vel(f32);
+    /// let mut world = World::new();
+    /// world.register_rollback_unhashed::<Vel>();
+    /// let e = world.spawn(Vel(1.5));
+    /// let (saved, sum) = (world.snapshot(), world.checksum());
+    /// world.get_mut::<Vel>(e).unwrap().0 = 0.0;
+    /// assert_eq!(world.checksum(), sum); // not hashed
+    /// world.restore(&saved).unwrap();
+    /// assert_eq!(world.get::<Vel>(e), Ok(&Vel(1.5)));
+    /// ```
+    pub fn register_rollback_unhashed<T: Component + Clone>(&mut self) {
+        self.register_rollback_with::<T>(None);
+    }
+
+    fn register_rollback_with<T: Component + Clone>(
+        &mut self,
+        hash: Option<fn(&World, Entity, &mut StableHasher) -> bool>,
+    ) {
+        self.register_rollback_builtins();
+        self.register_rollback_component::<T>(hash);
+    }
+
+    fn register_rollback_component<T: Component + Clone>(
+        &mut self,
+        hash: Option<fn(&World, Entity, &mut StableHasher) -> bool>,
+    ) {
+        let id = self.register_component::<T>();
+        if self.rollback.by_component.contains_key(&id) {
+            return;
+        }
+        self.track_ticks(id);
+        self.rollback.add_component(RollbackComponent {
+            id,
+            type_name: std::any::type_name::<T>(),
+            storage: T::STORAGE,
+            save: save_column::<T>,
+            restore: restore_column::<T>,
+            add_to: add_to::<T>,
+            restore_one: restore_one::<T>,
+            remove: remove::<T>,
+            hash,
+        });
+    }
+
+    /// [`Disabled`] is always part of the state.
+    fn register_rollback_builtins(&mut self) {
+        if self.rollback.components.is_empty() {
+            self.register_rollback_component::<Disabled>(Some(hash_component::<Disabled>));
+        }
+    }
+
+    /// Registers resource type `R` for rollback: saved, restored (put
+    /// back if written since the snapshot, inserted or removed if its
+    /// presence differs) and hashed by [`World::checksum`]. Idempotent.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Clone, Hash, Debug, PartialEq)]
+    /// struct Score(u32);
+    /// let mut world = World::new();
+    /// world.register_rollback_resource::<Score>();
+    /// world.insert_resource(Score(1));
+    /// let saved = world.snapshot();
+    /// world.resource_mut::<Score>().0 = 7;
+    /// world.restore(&saved).unwrap();
+    /// assert_eq!(world.resource::<Score>(), &Score(1));
+    /// ```
+    pub fn register_rollback_resource<R: Send + Sync + Clone + Hash + 'static>(&mut self) {
+        self.register_rollback_builtins();
+        let t = std::any::TypeId::of::<R>();
+        if self.rollback.by_resource.contains_key(&t) {
+            return;
+        }
+        self.rollback
+            .by_resource
+            .insert(t, self.rollback.resources.len());
+        self.rollback.resources.push(RollbackResource {
+            type_name: std::any::type_name::<R>(),
+            save: save_resource::<R>,
+            restore: restore_resource::<R>,
+            hash: Some(hash_resource::<R>),
+        });
+    }
+
+    /// Registers relation type `R` for rollback: its edges (and their
+    /// data), each source's targets in order and each target's sources in
+    /// order (a parent's [`Children`](crate::Children)) are saved, rebuilt
+    /// by a restore if they changed, and hashed by [`World::checksum`].
+    /// Idempotent.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.register_rollback_relation::<ChildOf>();
+    /// let parent = world.spawn(());
+    /// let kids: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    /// for &k in &kids { world.relate(k, parent, ChildOf).unwrap(); }
+    /// let saved = world.snapshot();
+    /// world.despawn(kids[0]).unwrap();
+    /// world.restore(&saved).unwrap();
+    /// assert_eq!(world.sources::<ChildOf>(parent), kids);
+    /// ```
+    pub fn register_rollback_relation<R: Relationship + Clone + Hash>(&mut self) {
+        self.register_rollback_builtins();
+        let t = std::any::TypeId::of::<R>();
+        if self.rollback.by_relation.contains_key(&t) {
+            return;
+        }
+        self.register_relation::<R>();
+        let ids = self.relations.ids::<R>().expect("registered just above");
+        self.track_ticks(ids.0);
+        self.rollback
+            .by_relation
+            .insert(t, self.rollback.relations.len());
+        self.rollback.relations.push(RollbackRelation {
+            type_name: std::any::type_name::<R>(),
+            ids,
+            save: save_relation::<R>,
+            restore: restore_relation::<R>,
+            hash: hash_relation::<R>,
+        });
+    }
+
+    /// Saves this world's state (see [`crate::rollback`]): the entity
+    /// allocator, every registered component, resource and relation, and
+    /// [`Disabled`]. Copies each registered column (one `memcpy` for a
+    /// `Copy` type). Applies pending reservations first (spawns reserved
+    /// by commands), as [`World::entities_snapshot`] does, and advances
+    /// the change tick, so that anything written afterwards is newer than
+    /// the snapshot.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Hash)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// world.register_rollback::<Hp>();
+    /// let e = world.spawn(Hp(10));
+    /// let saved = world.snapshot();
+    /// world.despawn(e).unwrap();
+    /// world.restore(&saved).unwrap();
+    /// assert_eq!(world.get::<Hp>(e).unwrap().0, 10);
+    /// ```
+    pub fn snapshot(&mut self) -> Snapshot {
+        self.snapshot_sharing(None)
+    }
+
+    /// [`World::snapshot`], sharing with `base` (an earlier snapshot of
+    /// this world) every column nobody wrote since `base` was taken, and
+    /// every unchanged entity list: what [`SnapshotRing`](crate::SnapshotRing)
+    /// does frame after frame. A `base` from another world shares nothing.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Hash)] struct Pos(i32);
+    /// #[derive(Component, Clone, Hash)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// world.register_rollback::<Pos>();
+    /// world.register_rollback::<Hp>();
+    /// let e = world.spawn((Pos(0), Hp(3)));
+    /// let a = world.snapshot();
+    /// world.get_mut::<Pos>(e).unwrap().0 += 1;
+    /// let b = world.snapshot_after(&a);
+    /// assert_eq!(b.shared_columns(&a), 1); // Hp's column, not Pos's
+    /// ```
+    pub fn snapshot_after(&mut self, base: &Snapshot) -> Snapshot {
+        let base = (base.world == self.id).then_some(base);
+        self.snapshot_sharing(base)
+    }
+
+    fn snapshot_sharing(&mut self, base: Option<&Snapshot>) -> Snapshot {
+        self.flush();
+        self.register_rollback_builtins();
+        let now = self.change_tick();
+        let (slots, free) = self.entities.snapshot();
+        let registry = &self.rollback;
+        let base_since = base.map(|b| registry.written_after(b.tick));
+        let mut tables = Vec::new();
+        let mut table_of = vec![None; self.archetypes.len()];
+        for archetype in self.archetypes.iter() {
+            let table = &archetype.table;
+            if table.len() == 0 {
+                continue;
+            }
+            let old = base.and_then(|b| b.table(archetype.id()));
+            let same_rows = old.filter(|o| *o.entities == *table.entities());
+            let entities = match same_rows {
+                Some(o) => o.entities.clone(),
+                None => Arc::from(table.entities()),
+            };
+            let mut columns = Vec::new();
+            for &id in table.component_ids() {
+                let Some(&k) = registry.by_component.get(&id) else {
+                    continue;
+                };
+                let column = table.column(id).expect("the table has its components");
+                let shared = same_rows.and_then(|o| {
+                    let since = base_since.expect("same_rows comes from base");
+                    o.columns
+                        .iter()
+                        .find(|c| c.component == k)
+                        .filter(|_| !column.written_since(since, now))
+                        .cloned()
+                });
+                columns.push(shared.unwrap_or_else(|| {
+                    let (values, bytes) = (registry.components[k].save)(column);
+                    SavedColumn {
+                        component: k,
+                        values,
+                        bytes,
+                    }
+                }));
+            }
+            table_of[archetype.id().index()] = Some(tables.len() as u32);
+            tables.push(TableSnapshot {
+                archetype: archetype.id(),
+                entities,
+                columns,
+            });
+        }
+        let mut sparse = Vec::new();
+        for (k, c) in registry.components.iter().enumerate() {
+            if c.storage != StorageType::SparseSet {
+                continue;
+            }
+            let old = base.and_then(|b| b.sparse.iter().find(|s| s.component == k));
+            let snap = match self.sparse.get(c.id) {
+                Some(set) => {
+                    let same = old.filter(|o| *o.entities == *set.entities());
+                    let unwritten = same.filter(|_| {
+                        !set.column()
+                            .written_since(base_since.expect("old comes from base"), now)
+                    });
+                    match unwritten {
+                        Some(o) => o.clone(),
+                        None => {
+                            let (values, bytes) = (c.save)(set.column());
+                            SparseSnapshot {
+                                component: k,
+                                entities: same.map_or_else(
+                                    || Arc::from(set.entities()),
+                                    |o| o.entities.clone(),
+                                ),
+                                values: SavedColumn {
+                                    component: k,
+                                    values,
+                                    bytes,
+                                },
+                            }
+                        }
+                    }
+                }
+                None => SparseSnapshot {
+                    component: k,
+                    entities: Arc::from(&[][..]),
+                    values: SavedColumn {
+                        component: k,
+                        values: Arc::new(()),
+                        bytes: 0,
+                    },
+                },
+            };
+            sparse.push(snap);
+        }
+        let resources = registry.resources.iter().map(|r| (r.save)(self)).collect();
+        let relations = registry.relations.iter().map(|r| (r.save)(self)).collect();
+        let components_known = registry.components.len();
+        // Everything written from here on is newer than the snapshot.
+        let tick = self.increment_change_tick_mut();
+        Snapshot {
+            world: self.id,
+            tick,
+            live: self.entities.len() as usize,
+            slots,
+            free,
+            tables,
+            table_of,
+            sparse,
+            resources,
+            relations,
+            components_known,
+        }
+    }
+
+    /// Puts back the state `snapshot` saved (see [`crate::rollback`] for
+    /// what that covers, what it announces and what it costs): afterwards
+    /// the registered components, resources, relations, [`Disabled`] and
+    /// the entity allocator are as they were, the table rows in the same
+    /// order, and the next spawns get the ids they got after the snapshot.
+    ///
+    /// Component types present but not registered are left as they are
+    /// and named in [`RestoreReport::unregistered`].
+    ///
+    /// Fails, changing nothing, with [`RollbackError::WrongWorld`] for a
+    /// snapshot of another world.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Hash, Debug, PartialEq)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// world.register_rollback::<Hp>();
+    /// let a = world.spawn(Hp(1));
+    /// let saved = world.snapshot();
+    /// let b = world.spawn(Hp(2));
+    /// world.despawn(a).unwrap();
+    /// let report = world.restore(&saved).unwrap();
+    /// assert_eq!((report.despawned, report.respawned), (1, 1));
+    /// assert_eq!(world.get::<Hp>(a), Ok(&Hp(1)));
+    /// assert_eq!(world.spawn(Hp(2)), b);
+    /// ```
+    pub fn restore(&mut self, snapshot: &Snapshot) -> Result<RestoreReport, RollbackError> {
+        if snapshot.world != self.id {
+            return Err(RollbackError::WrongWorld);
+        }
+        self.flush();
+        let since = self.rollback.written_after(snapshot.tick);
+        let now = self.change_tick();
+        let mut report = RestoreReport::default();
+        let known = snapshot.components_known;
+
+        // 1. Which entities' structure differs: those of every table, and
+        //    every registered sparse set, whose entity list is not the
+        //    saved one.
+        let mut dirty: Vec<Entity> = Vec::new();
+        let mut dirty_tables: Vec<usize> = Vec::new();
+        for archetype in self.archetypes.iter() {
+            let now_rows = archetype.table.entities();
+            match snapshot.table(archetype.id()) {
+                Some(t) if *t.entities == *now_rows => {}
+                Some(t) => {
+                    dirty.extend_from_slice(now_rows);
+                    dirty.extend_from_slice(&t.entities);
+                    dirty_tables.push(
+                        snapshot.table_of[archetype.id().index()].expect("found above") as usize,
+                    );
+                }
+                None => dirty.extend_from_slice(now_rows),
+            }
+        }
+        let mut dirty_sparse: Vec<usize> = Vec::new();
+        for (i, s) in snapshot.sparse.iter().enumerate() {
+            let id = self.rollback.components[s.component].id;
+            let now_rows = self.sparse.get(id).map_or(&[][..], |set| set.entities());
+            if *s.entities != *now_rows {
+                dirty.extend_from_slice(now_rows);
+                dirty.extend_from_slice(&s.entities);
+                dirty_sparse.push(i);
+            }
+        }
+        dirty.sort_unstable();
+        dirty.dedup();
+
+        // Where each dirty entity's saved values are.
+        let mut saved_row: FxHashMap<Entity, (usize, usize)> = FxHashMap::default();
+        for &t in &dirty_tables {
+            for (row, &e) in snapshot.tables[t].entities.iter().enumerate() {
+                saved_row.insert(e, (t, row));
+            }
+        }
+        let mut saved_dense: Vec<FxHashMap<Entity, usize>> =
+            vec![FxHashMap::default(); snapshot.sparse.len()];
+        for &i in &dirty_sparse {
+            saved_dense[i] = snapshot.sparse[i]
+                .entities
+                .iter()
+                .enumerate()
+                .map(|(d, &e)| (e, d))
+                .collect();
+        }
+        // A registered sparse component of a dirty entity in the snapshot:
+        // (set index, dense index).
+        let saved_sparse = |e: Entity, i: usize, world: &World| -> Option<usize> {
+            if dirty_sparse.contains(&i) {
+                saved_dense[i].get(&e).copied()
+            } else {
+                // Unchanged set: what is there now is what was saved.
+                let id = world.rollback.components[snapshot.sparse[i].component].id;
+                world.sparse.get(id).and_then(|set| set.dense_index(e))
+            }
+        };
+
+        // 2. Entities despawned since: spawned again with their ids and
+        //    their saved registered components, in one structural change.
+        let mut lived: Vec<Entity> = Vec::new();
+        for &e in &dirty {
+            if !snapshot.live_at(e) {
+                continue;
+            }
+            if self.contains(e) {
+                lived.push(e);
+                continue;
+            }
+            let mut builder = EntityBuilder::new();
+            if let Some(&(t, row)) = saved_row.get(&e) {
+                for c in &snapshot.tables[t].columns {
+                    (self.rollback.components[c.component].add_to)(&mut builder, &c.values, row);
+                }
+            }
+            for i in 0..snapshot.sparse.len() {
+                if let Some(d) = saved_sparse(e, i, self) {
+                    let s = &snapshot.sparse[i];
+                    (self.rollback.components[s.component].add_to)(
+                        &mut builder,
+                        &s.values.values,
+                        d,
+                    );
+                }
+            }
+            self.spawn_at(e, builder.build());
+            report.respawned += 1;
+        }
+
+        // 3. Relations (every end is live again), before the despawns below
+        //    so that no cascade reaches an entity of the snapshot.
+        for (k, s) in snapshot.relations.iter().enumerate() {
+            let restore = self.rollback.relations[k].restore;
+            if restore(self, s, since) {
+                report.relations_rebuilt += 1;
+            }
+        }
+
+        // 4. Entities spawned since.
+        for &e in &dirty {
+            if !snapshot.live_at(e) && self.contains(e) {
+                self.despawn(e)
+                    .map_err(|_| RollbackError::DespawnRefused(e))?;
+                report.despawned += 1;
+            }
+        }
+
+        // 5. Entities that lived through: registered components added or
+        //    removed since, undone (inserts in one change).
+        for &e in &lived {
+            let Some(loc) = self.entities.get(e) else {
+                continue;
+            };
+            let mut builder = EntityBuilder::new();
+            let mut removals: Vec<usize> = Vec::new();
+            let archetype = self.archetypes.get(loc.archetype);
+            let saved_table = saved_row
+                .get(&e)
+                .map(|&(t, row)| (&snapshot.tables[t], row));
+            for (k, c) in self.rollback.components.iter().enumerate().take(known) {
+                if c.storage != StorageType::Table {
+                    continue;
+                }
+                let has = archetype.contains(c.id);
+                let saved = match saved_table {
+                    Some((t, row)) => t
+                        .columns
+                        .iter()
+                        .find(|s| s.component == k)
+                        .map(|s| (s, row)),
+                    // Its table did not change: neither did its components.
+                    None => None,
+                };
+                match (has, saved) {
+                    (false, Some((s, row))) => (c.add_to)(&mut builder, &s.values, row),
+                    (true, None) if saved_table.is_some() => removals.push(k),
+                    _ => {}
+                }
+            }
+            for (i, s) in snapshot.sparse.iter().enumerate() {
+                let c = &self.rollback.components[s.component];
+                let has = self.sparse.get(c.id).is_some_and(|set| set.contains(e));
+                match (has, saved_sparse(e, i, self)) {
+                    (false, Some(d)) => (c.add_to)(&mut builder, &s.values.values, d),
+                    (true, None) => removals.push(s.component),
+                    _ => {}
+                }
+            }
+            for k in removals {
+                (self.rollback.components[k].remove)(self, e);
+                report.components_changed += 1;
+            }
+            if !builder.is_empty() {
+                report.components_changed += builder.len();
+                let _ = self.insert(e, builder.build());
+            }
+        }
+
+        // 6. Rows back in the saved order, where the sets now agree.
+        for &t in &dirty_tables {
+            let saved = &snapshot.tables[t];
+            let table = self.archetypes.table_mut(saved.archetype);
+            if let Some(order) = order_of(table.entities(), &saved.entities) {
+                table.reorder(&order);
+                for (row, entity) in table.entities().iter().enumerate() {
+                    self.entities
+                        .set_location(entity.index(), location(saved.archetype, row));
+                }
+            }
+        }
+        for &i in &dirty_sparse {
+            let id = self.rollback.components[snapshot.sparse[i].component].id;
+            self.reorder_sparse(id, &snapshot.sparse[i].entities);
+        }
+
+        // 7. Values written since the snapshot: a scan of the change ticks
+        //    of each table and set whose rows are the saved ones, else
+        //    entity by entity.
+        for saved in &snapshot.tables {
+            let table = self.archetypes.table_mut(saved.archetype);
+            if *table.entities() == *saved.entities {
+                for c in &saved.columns {
+                    let info = &self.rollback.components[c.component];
+                    let column = table
+                        .column_mut(info.id)
+                        .expect("same archetype, same columns");
+                    report.rows_restored += (info.restore)(column, &c.values, since, now);
+                }
+            } else {
+                for (row, &e) in saved.entities.iter().enumerate() {
+                    for c in &saved.columns {
+                        let f = self.rollback.components[c.component].restore_one;
+                        report.rows_restored += usize::from(f(self, e, &c.values, row, since));
+                    }
+                }
+            }
+        }
+        for s in &snapshot.sparse {
+            let info = &self.rollback.components[s.component];
+            let (id, restore, restore_one) = (info.id, info.restore, info.restore_one);
+            match self.sparse.get_mut(id) {
+                Some(set) if *set.entities() == *s.entities => {
+                    report.rows_restored += restore(set.column_mut(), &s.values.values, since, now);
+                }
+                Some(_) => {
+                    for (d, &e) in s.entities.iter().enumerate() {
+                        report.rows_restored +=
+                            usize::from(restore_one(self, e, &s.values.values, d, since));
+                    }
+                }
+                None => {}
+            }
+        }
+        self.sync_disabled_all(&dirty);
+
+        // 8. Resources.
+        for (k, s) in snapshot.resources.iter().enumerate() {
+            let restore = self.rollback.resources[k].restore;
+            if restore(self, s.as_ref(), since) {
+                report.resources_restored += 1;
+            }
+        }
+
+        // 9. The allocator: slots past the saved ones (all dead now) are
+        //    forgotten, then generations and the free list put back.
+        self.flush();
+        if !self.entities.truncate_slots(snapshot.slots.len()) {
+            return Err(RollbackError::Entities(
+                RestoreEntitiesError::TooManySlots {
+                    world: self.entities.slot_count(),
+                    snapshot: snapshot.slots.len(),
+                },
+            ));
+        }
+        let entities = crate::world::EntitiesSnapshot::from_parts(
+            snapshot.slots.clone(),
+            snapshot.free.clone(),
+        );
+        self.restore_entities(&entities)?;
+        // Writes from here on are newer than the restore's.
+        self.rollback.last_restore = Some((snapshot.tick, now));
+        self.increment_change_tick_mut();
+
+        report.unregistered = self.unregistered_components(known);
+        Ok(report)
+    }
+
+    /// Names of the component types present and not rolled back.
+    fn unregistered_components(&self, known: usize) -> Vec<String> {
+        let registered = |id: ComponentId| {
+            self.rollback
+                .by_component
+                .get(&id)
+                .is_some_and(|&k| k < known)
+                || self.rollback.is_relation_part(id)
+        };
+        let mut names: Vec<String> = Vec::new();
+        for archetype in self.archetypes.iter() {
+            if archetype.table.len() == 0 {
+                continue;
+            }
+            for &id in archetype.table.component_ids() {
+                if !registered(id) {
+                    names.push(self.components.name(id).to_string());
+                }
+            }
+        }
+        for (id, set) in self.sparse.iter() {
+            if !set.entities().is_empty() && !registered(id) {
+                names.push(self.components.name(id).to_string());
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Puts sparse set `id` in the order of `order` if it holds exactly
+    /// those entities.
+    fn reorder_sparse(&mut self, id: ComponentId, order: &[Entity]) {
+        if let Some(set) = self.sparse.get_mut(id) {
+            if let Some(perm) = order_of(set.entities(), order) {
+                set.reorder(&perm);
+            }
+        }
+    }
+
+    /// A hash of this world's registered state, equal in any two worlds
+    /// (any process, platform or executor) whose registered state is
+    /// equal: the entity allocator (slots, generations, free list), every
+    /// live entity's registered components in entity-index order (by type
+    /// name), [`Disabled`], the registered relations' edges in order, and
+    /// the registered resources. Values are hashed through their `Hash`
+    /// impls with a fixed, portable hasher (integers as little-endian
+    /// 64-bit words): never memory addresses, padding or map order.
+    /// Unhashed registrations and unregistered types are not included.
+    ///
+    /// Two peers of a rollback game compare it every frame to detect a
+    /// desync.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Hash)] struct Hp(u32);
+    /// let build = |order: &[u32]| {
+    ///     let mut world = World::new();
+    ///     world.register_rollback::<Hp>();
+    ///     let es: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+    ///     for &i in order { world.insert(es[i as usize], Hp(i)).unwrap(); }
+    ///     world.checksum()
+    /// };
+    /// assert_eq!(build(&[0, 1, 2]), build(&[2, 0, 1]));
+    /// ```
+    pub fn checksum(&self) -> u64 {
+        let mut h = StableHasher::new();
+        let (slots, free) = self.entities.snapshot();
+        h.write_usize(slots.len());
+        let mut live = Vec::with_capacity(self.entities.len() as usize);
+        for (i, &(generation, alive)) in slots.iter().enumerate() {
+            h.write_u32(generation);
+            h.write_u8(u8::from(alive));
+            if alive {
+                live.extend(Entity::from_bits((u64::from(generation) << 32) | i as u64));
+            }
+        }
+        h.write_usize(free.len());
+        for f in free {
+            h.write_u32(f);
+        }
+        let order = &self.rollback.hash_order;
+        for &e in &live {
+            h.write_u64(e.to_bits());
+            for (pos, &k) in order.iter().enumerate() {
+                let hash = self.rollback.components[k]
+                    .hash
+                    .expect("hash_order lists hashed types");
+                let mut probe = h.clone();
+                probe.write_u32(pos as u32);
+                if hash(self, e, &mut probe) {
+                    h = probe;
+                }
+            }
+        }
+        let mut relations: Vec<&RollbackRelation> = self.rollback.relations.iter().collect();
+        relations.sort_by_key(|r| r.type_name);
+        for r in relations {
+            (r.hash)(self, &live, &mut h);
+        }
+        let mut resources: Vec<&RollbackResource> = self.rollback.resources.iter().collect();
+        resources.sort_by_key(|r| r.type_name);
+        for r in resources {
+            if let Some(hash) = r.hash {
+                hash(self, &mut h);
+            }
+        }
+        h.finish()
+    }
+}
+
+/// The permutation that puts the rows of `now` in the order they have in
+/// `saved` (`order[i]` = the row that goes to `i`), rows `saved` does not
+/// hold last in their current order; `None` if nothing moves. When both
+/// hold the same entities, this is `saved`'s order exactly.
+fn order_of(now: &[Entity], saved: &[Entity]) -> Option<Vec<u32>> {
+    if now == saved {
+        return None;
+    }
+    let at: FxHashMap<Entity, u32> = saved
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| (e, i as u32))
+        .collect();
+    let mut order: Vec<u32> = (0..now.len() as u32).collect();
+    order.sort_by_key(|&r| at.get(&now[r as usize]).copied().unwrap_or(u32::MAX));
+    (!order.iter().enumerate().all(|(i, &r)| i as u32 == r)).then_some(order)
+}

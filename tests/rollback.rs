@@ -1,0 +1,482 @@
+//! Rollback: `World::snapshot` / `World::restore` give back the same ids,
+//! values, row order, relations and disabled set; change detection after a
+//! restore reports only what really changed; `World::checksum` is equal
+//! for equal states and differs for different ones.
+
+use std::collections::BTreeSet;
+
+use mosaic::prelude::*;
+use mosaic::{Disabled, RemovedComponents, RollbackError, SnapshotRing};
+use proptest::prelude::*;
+
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Pos(i32, i32);
+
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Vel(i32, i32);
+
+#[derive(Component, Clone, Debug, PartialEq, Eq, Hash)]
+struct Label(String);
+
+#[derive(Component, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[component(storage = "sparse")]
+struct Buff(u8);
+
+/// Not registered for rollback.
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+struct Scratch(u32);
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Score(u64);
+
+fn registered() -> World {
+    let mut world = World::new();
+    world.register_rollback::<Pos>();
+    world.register_rollback::<Vel>();
+    world.register_rollback::<Label>();
+    world.register_rollback::<Buff>();
+    world.register_rollback_resource::<Score>();
+    world.register_rollback_relation::<ChildOf>();
+    world
+}
+
+/// Every registered component of every entity, in iteration order.
+fn dump(
+    world: &mut World,
+) -> Vec<(
+    Entity,
+    Option<Pos>,
+    Option<Vel>,
+    Option<Label>,
+    Option<Buff>,
+)> {
+    world.check_invariants();
+    let mut q = world.query::<(
+        Entity,
+        Option<&Pos>,
+        Option<&Vel>,
+        Option<&Label>,
+        Option<&Buff>,
+    )>();
+    q.iter(world)
+        .map(|(e, p, v, l, b)| (e, p.copied(), v.copied(), l.cloned(), b.copied()))
+        .collect()
+}
+
+fn populated(n: i32) -> (World, Vec<Entity>) {
+    let mut world = registered();
+    let es: Vec<Entity> = (0..n)
+        .map(|i| world.spawn((Pos(i, 0), Vel(1, i), Label(format!("e{i}")))))
+        .collect();
+    for &e in es.iter().step_by(3) {
+        world.insert_one(e, Buff(7)).unwrap();
+    }
+    world.insert_resource(Score(10));
+    (world, es)
+}
+
+#[test]
+fn values_come_back_and_only_written_rows_are_copied() {
+    let (mut world, es) = populated(20);
+    let before = dump(&mut world);
+    let sum = world.checksum();
+    let saved = world.snapshot();
+    world.get_mut::<Pos>(es[3]).unwrap().0 = 99;
+    world.get_mut::<Label>(es[4]).unwrap().0.push('!');
+    *world.get_mut::<Buff>(es[6]).unwrap() = Buff(1);
+    world.resource_mut::<Score>().0 = 3;
+    assert_ne!(world.checksum(), sum);
+    let report = world.restore(&saved).unwrap();
+    assert_eq!(report.rows_restored, 3);
+    assert_eq!(report.resources_restored, 1);
+    assert_eq!((report.despawned, report.respawned), (0, 0));
+    assert_eq!(dump(&mut world), before);
+    assert_eq!(world.resource::<Score>(), &Score(10));
+    assert_eq!(world.checksum(), sum);
+}
+
+#[test]
+fn ids_rows_and_allocator_come_back() {
+    let (mut world, es) = populated(12);
+    world.despawn(es[5]).unwrap(); // a free slot before the snapshot
+    let before = dump(&mut world);
+    let saved = world.snapshot();
+    // What the first time spawned after the snapshot.
+    let first: Vec<Entity> = (0..4).map(|i| world.spawn(Pos(i, i))).collect();
+    // A different future: despawns, spawns, moves between tables.
+    world.despawn(es[0]).unwrap();
+    world.despawn(es[7]).unwrap();
+    world.remove_one::<Vel>(es[2]).unwrap();
+    world.insert_one(es[8], Buff(2)).unwrap();
+    world.remove_one::<Label>(es[9]).unwrap();
+    let report = world.restore(&saved).unwrap();
+    assert_eq!(report.despawned, 4);
+    assert_eq!(report.components_changed, 3);
+    assert_eq!(report.respawned, 2);
+    assert_eq!(dump(&mut world), before, "values and iteration order");
+    assert!(!world.contains(es[5]));
+    let again: Vec<Entity> = (0..4).map(|i| world.spawn(Pos(i, i))).collect();
+    assert_eq!(again, first, "the next spawns get the same ids");
+}
+
+#[test]
+fn restore_twice_and_from_older_snapshots() {
+    let (mut world, es) = populated(6);
+    let s0 = world.snapshot();
+    let d0 = dump(&mut world);
+    world.get_mut::<Pos>(es[1]).unwrap().1 = 5;
+    let extra = world.spawn(Pos(7, 7));
+    let s1 = world.snapshot();
+    let d1 = dump(&mut world);
+    world.despawn(es[2]).unwrap();
+    world.restore(&s1).unwrap();
+    assert_eq!(dump(&mut world), d1);
+    world.restore(&s0).unwrap();
+    assert_eq!(dump(&mut world), d0);
+    assert!(!world.contains(extra));
+    world.restore(&s0).unwrap();
+    assert_eq!(dump(&mut world), d0);
+    world.restore(&s1).unwrap();
+    assert_eq!(dump(&mut world), d1);
+    assert!(world.contains(extra));
+}
+
+#[test]
+fn changed_reports_only_rows_written_since_the_snapshot() {
+    let (mut world, es) = populated(10);
+    let mut changed = world.query_filtered::<Entity, Changed<Pos>>();
+    assert_eq!(changed.iter(&world).count(), 10); // first run: everything
+    let saved = world.snapshot();
+    world.get_mut::<Pos>(es[2]).unwrap().0 += 1;
+    world.get_mut::<Pos>(es[5]).unwrap().0 += 1;
+    assert_eq!(changed.iter(&world).count(), 2);
+    world.restore(&saved).unwrap();
+    let after: BTreeSet<Entity> = changed.iter(&world).collect();
+    assert_eq!(after, BTreeSet::from([es[2], es[5]]));
+    // Nothing written since the snapshot: a restore marks nothing.
+    world.restore(&saved).unwrap();
+    assert_eq!(changed.iter(&world).count(), 0);
+}
+
+#[test]
+fn added_fires_only_for_components_the_restore_had_to_add() {
+    let (mut world, es) = populated(6);
+    let mut added = world.query_filtered::<Entity, Added<Vel>>();
+    let mut added_buff = world.query_filtered::<Entity, Added<Buff>>();
+    assert_eq!(added.iter(&world).count(), 6);
+    added_buff.iter(&world).count();
+    let saved = world.snapshot();
+    world.remove_one::<Vel>(es[1]).unwrap();
+    world.remove_one::<Buff>(es[3]).unwrap();
+    world.get_mut::<Vel>(es[2]).unwrap().0 = 5; // a write, not an add
+    assert_eq!(added.iter(&world).count(), 0);
+    world.restore(&saved).unwrap();
+    assert_eq!(added.iter(&world).collect::<Vec<_>>(), [es[1]]);
+    assert_eq!(added_buff.iter(&world).collect::<Vec<_>>(), [es[3]]);
+    assert_eq!(world.get::<Vel>(es[2]), Ok(&Vel(1, 2)));
+}
+
+#[test]
+fn removals_are_announced_as_removals() {
+    let (mut world, es) = populated(4);
+    let mut schedule = Schedule::new();
+    #[derive(Default)]
+    struct Gone(Vec<Entity>);
+    #[derive(Default)]
+    struct Unbuffed(Vec<Entity>);
+    world.insert_resource(Gone::default());
+    world.insert_resource(Unbuffed::default());
+    schedule.add_system(
+        "watch",
+        |mut removed: RemovedComponents<Pos>, mut gone: ResMut<Gone>| {
+            gone.0.extend(removed.read());
+        },
+    );
+    schedule.add_system(
+        "watch buffs",
+        |mut removed: RemovedComponents<Buff>, mut gone: ResMut<Unbuffed>| {
+            gone.0.extend(removed.read());
+        },
+    );
+    schedule.run(&mut world);
+    let saved = world.snapshot();
+    let late = world.spawn(Pos(1, 1));
+    world.insert_one(es[1], Buff(1)).unwrap();
+    world.insert_one(es[1], Label("x".into())).unwrap();
+    world.restore(&saved).unwrap();
+    schedule.run(&mut world);
+    assert_eq!(world.resource::<Gone>().0, [late]);
+    assert_eq!(world.resource::<Unbuffed>().0, [es[1]]);
+    assert!(!world.has::<Buff>(es[1]));
+    assert_eq!(world.get::<Label>(es[1]), Ok(&Label("e1".into())));
+}
+
+#[test]
+fn relations_and_children_order_come_back() {
+    let mut world = registered();
+    let parent = world.spawn(Pos(0, 0));
+    let kids: Vec<Entity> = (1..6).map(|i| world.spawn(Pos(i, 0))).collect();
+    for &k in &kids {
+        world.relate(k, parent, ChildOf).unwrap();
+    }
+    // A custom order, part of the state.
+    world
+        .sort_sources_by_key::<ChildOf, _>(parent, |e| std::cmp::Reverse(e.index()))
+        .unwrap();
+    let order = world.sources::<ChildOf>(parent).to_vec();
+    let sum = world.checksum();
+    let saved = world.snapshot();
+    world.despawn(kids[1]).unwrap();
+    world.unrelate::<ChildOf>(kids[3], parent).unwrap();
+    let newcomer = world.spawn(Pos(9, 9));
+    world.relate(newcomer, parent, ChildOf).unwrap();
+    world.relate(kids[4], kids[0], ChildOf).unwrap(); // reparented
+    assert_ne!(world.checksum(), sum);
+    let report = world.restore(&saved).unwrap();
+    assert_eq!(report.relations_rebuilt, 1);
+    assert_eq!(world.sources::<ChildOf>(parent), order);
+    assert!(world.sources::<ChildOf>(kids[0]).is_empty());
+    for &k in &kids {
+        assert_eq!(world.targets::<ChildOf>(k), [parent]);
+    }
+    assert!(!world.contains(newcomer));
+    assert_eq!(world.checksum(), sum);
+}
+
+#[test]
+fn disabled_entities_come_back() {
+    let (mut world, es) = populated(6);
+    world.insert_one(es[1], Disabled).unwrap();
+    let saved = world.snapshot();
+    let sum = world.checksum();
+    world.remove_one::<Disabled>(es[1]).unwrap();
+    world.insert_one(es[2], Disabled).unwrap();
+    assert_ne!(world.checksum(), sum);
+    world.restore(&saved).unwrap();
+    assert!(world.is_disabled(es[1]));
+    assert!(!world.is_disabled(es[2]));
+    let mut q = world.query::<&Pos>();
+    assert_eq!(
+        q.iter(&world).count(),
+        5,
+        "queries skip exactly the disabled one"
+    );
+    assert_eq!(world.checksum(), sum);
+}
+
+#[test]
+fn unregistered_components_are_left_and_listed() {
+    let (mut world, es) = populated(3);
+    world.insert_one(es[0], Scratch(1)).unwrap();
+    let saved = world.snapshot();
+    world.get_mut::<Scratch>(es[0]).unwrap().0 = 2;
+    world.get_mut::<Pos>(es[0]).unwrap().0 = 50;
+    let report = world.restore(&saved).unwrap();
+    assert_eq!(report.unregistered, ["Scratch"]);
+    assert_eq!(
+        world.get::<Scratch>(es[0]),
+        Ok(&Scratch(2)),
+        "not rolled back"
+    );
+    assert_eq!(world.get::<Pos>(es[0]), Ok(&Pos(0, 0)));
+    // An unregistered component added since the snapshot moves the entity
+    // to another table: its registered values still come back.
+    world.insert_one(es[1], Scratch(3)).unwrap();
+    world.get_mut::<Vel>(es[1]).unwrap().0 = 40;
+    world.restore(&saved).unwrap();
+    assert_eq!(world.get::<Vel>(es[1]), Ok(&Vel(1, 1)));
+    assert_eq!(world.get::<Scratch>(es[1]), Ok(&Scratch(3)));
+}
+
+#[test]
+fn a_snapshot_of_another_world_is_refused() {
+    let (mut a, _) = populated(2);
+    let (mut b, _) = populated(2);
+    let saved = a.snapshot();
+    let before = dump(&mut b);
+    assert_eq!(b.restore(&saved), Err(RollbackError::WrongWorld));
+    assert_eq!(dump(&mut b), before);
+}
+
+#[test]
+fn resources_inserted_or_removed_since_come_back() {
+    let (mut world, _) = populated(1);
+    let saved = world.snapshot();
+    world.remove_resource::<Score>();
+    world.restore(&saved).unwrap();
+    assert_eq!(world.resource::<Score>(), &Score(10));
+    world.remove_resource::<Score>();
+    let empty = world.snapshot();
+    world.insert_resource(Score(4));
+    world.restore(&empty).unwrap();
+    assert!(!world.contains_resource::<Score>());
+}
+
+#[test]
+fn ring_shares_unwritten_columns() {
+    let (mut world, es) = populated(8);
+    let mut ring = SnapshotRing::new(4);
+    ring.save(0, &mut world);
+    world.get_mut::<Pos>(es[0]).unwrap().0 = 1;
+    ring.save(1, &mut world);
+    let (a, b) = (ring.get(0).unwrap(), ring.get(1).unwrap());
+    // Vel and Label (one table) and Buff (sparse) are shared; Pos is not.
+    assert_eq!(b.shared_columns(a), 3);
+    let d1 = dump(&mut world);
+    world.get_mut::<Vel>(es[0]).unwrap().0 = 1;
+    ring.save(2, &mut world);
+    ring.rollback_to(1, &mut world).unwrap().unwrap();
+    assert_eq!(dump(&mut world), d1);
+    assert_eq!(ring.newest_frame(), Some(1));
+}
+
+/// A deterministic simulation step over the registered state.
+fn step(world: &mut World, input: i32) {
+    let mut q = world.query::<(&mut Pos, &Vel)>();
+    for (p, v) in q.iter_mut(world) {
+        p.0 += v.0 + input;
+        p.1 += v.1;
+    }
+    if input % 3 == 0 {
+        world.spawn((Pos(input, 0), Vel(input, 1)));
+    }
+    let doomed: Vec<Entity> = {
+        let mut q = world.query::<(Entity, &Pos)>();
+        q.iter(world)
+            .filter(|(_, p)| p.0 > 40)
+            .map(|(e, _)| e)
+            .collect()
+    };
+    for e in doomed {
+        world.despawn(e).unwrap();
+    }
+    world.resource_mut::<Score>().0 += input as u64;
+}
+
+#[test]
+fn resimulating_after_a_restore_reproduces_the_same_states() {
+    let (mut world, _) = populated(10);
+    let inputs: Vec<i32> = (0..30).map(|i| (i * 7) % 5).collect();
+    let mut sums = Vec::new();
+    let mut saved = Vec::new();
+    for &i in &inputs {
+        saved.push(world.snapshot());
+        step(&mut world, i);
+        sums.push(world.checksum());
+    }
+    for back in [1, 5, 8, 29] {
+        let from = inputs.len() - back;
+        world.restore(&saved[from]).unwrap();
+        // A wrong prediction first, then the real inputs.
+        step(&mut world, 4);
+        world.restore(&saved[from]).unwrap();
+        for f in from..inputs.len() {
+            step(&mut world, inputs[f]);
+            assert_eq!(
+                world.checksum(),
+                sums[f],
+                "frame {f} after going back {back}"
+            );
+        }
+    }
+}
+
+#[test]
+fn checksum_equal_by_different_paths() {
+    // Spawn order, batch vs one by one, insert later vs at spawn.
+    let mut a = registered();
+    let ea: Vec<Entity> = (0..5).map(|i| a.spawn((Pos(i, 0), Vel(0, i)))).collect();
+    a.insert_one(ea[2], Buff(3)).unwrap();
+    let mut b = registered();
+    let eb = b.spawn_batch((0..5).map(|i| Pos(i, 0)));
+    for (i, &e) in eb.iter().enumerate().rev() {
+        b.insert(e, Vel(0, i as i32)).unwrap();
+    }
+    b.insert_one(eb[2], Buff(3)).unwrap();
+    assert_eq!(ea, eb);
+    assert_eq!(a.checksum(), b.checksum());
+    // Registration order does not matter either.
+    let mut c = World::new();
+    c.register_rollback_relation::<ChildOf>();
+    c.register_rollback_resource::<Score>();
+    c.register_rollback::<Buff>();
+    c.register_rollback::<Label>();
+    c.register_rollback::<Vel>();
+    c.register_rollback::<Pos>();
+    for i in 0..5 {
+        let e = c.spawn(Vel(0, i));
+        c.insert(e, Pos(i, 0)).unwrap();
+    }
+    c.insert_one(ea[2], Buff(3)).unwrap();
+    assert_eq!(a.checksum(), c.checksum());
+    b.get_mut::<Vel>(eb[4]).unwrap().1 += 1;
+    assert_ne!(a.checksum(), b.checksum());
+}
+
+#[test]
+fn checksum_equal_under_both_executors() {
+    let run = |kind: ExecutorKind| {
+        let (mut world, _) = populated(50);
+        let mut schedule = Schedule::new();
+        schedule.set_executor(kind);
+        schedule.add_system("move", |mut q: Query<(&mut Pos, &Vel)>| {
+            for (p, v) in q.iter_mut() {
+                p.0 += v.0;
+            }
+        });
+        schedule.add_system("buff", |mut q: Query<&mut Buff>| {
+            for b in q.iter_mut() {
+                b.0 = b.0.wrapping_mul(3);
+            }
+        });
+        schedule.add_system("score", |mut s: ResMut<Score>| s.0 += 1);
+        for _ in 0..5 {
+            schedule.run(&mut world);
+        }
+        world.checksum()
+    };
+    assert_eq!(
+        run(ExecutorKind::SingleThreaded),
+        run(ExecutorKind::Parallel)
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 64 },
+        ..ProptestConfig::default()
+    })]
+
+    /// Equal states built in any spawn order hash equal; changing any one
+    /// registered value changes the hash.
+    #[test]
+    fn checksum_follows_the_state(
+        values in proptest::collection::vec((any::<i32>(), any::<i32>(), any::<bool>()), 1..12),
+        pick in any::<prop::sample::Index>(),
+        delta in 1i32..,
+    ) {
+        let build = |reverse: bool| {
+            let mut world = registered();
+            let es: Vec<Entity> = values.iter().map(|_| world.spawn(())).collect();
+            let mut order: Vec<usize> = (0..values.len()).collect();
+            if reverse {
+                order.reverse();
+            }
+            for i in order {
+                let (x, y, buff) = values[i];
+                world.insert(es[i], Pos(x, y)).unwrap();
+                if buff {
+                    world.insert_one(es[i], Buff(x as u8)).unwrap();
+                }
+            }
+            (world, es)
+        };
+        let (a, es) = build(false);
+        let (mut b, _) = build(true);
+        prop_assert_eq!(a.checksum(), b.checksum());
+        let e = es[pick.index(es.len())];
+        let p = b.get_mut::<Pos>(e).unwrap();
+        p.1 = p.1.wrapping_add(delta);
+        prop_assert_ne!(a.checksum(), b.checksum());
+    }
+}
