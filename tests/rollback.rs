@@ -444,6 +444,12 @@ fn checksum_equal_under_both_executors() {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: if cfg!(miri) { 4 } else { 64 },
+        // Miri runs with isolation: no regression files.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            ProptestConfig::default().failure_persistence
+        },
         ..ProptestConfig::default()
     })]
 
