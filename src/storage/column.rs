@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 
 use super::DeferredPanic;
 use crate::change::{ComponentTicks, Tick};
-use crate::component::ComponentInfo;
+use crate::component::{ComponentInfo, TypedId};
 
 /// A growable array of values of one (erased) type.
 ///
@@ -778,6 +778,45 @@ impl Column {
         // SAFETY: the column holds initialised `T`s in rows < len (checked);
         // `&mut self` makes the borrow unique.
         Some(unsafe { &mut *self.ptr_at(row).cast::<T>() })
+    }
+
+    /// The value in `row` as a `T`, if `row` is in bounds, without comparing
+    /// `TypeId`s as [`Column::get`] does on every call: `id` proves the
+    /// type (see [`TypedId`]).
+    #[inline(always)]
+    pub fn get_typed<T: 'static>(&self, id: TypedId<T>, row: usize) -> Option<&T> {
+        let _ = id;
+        debug_assert!(self.holds::<T>(), "column type mismatch");
+        if row >= self.len() {
+            return None;
+        }
+        // SAFETY: the column holds initialised `T`s in rows < len (checked):
+        // `id` was issued for `T` by the registry this column's world built
+        // it from (`Column::new(info)` of that id, whose value type is `T`;
+        // a world's storage never meets another world's ids). `T`'s own
+        // size strides the array, so the offset needs no load of the
+        // layout.
+        Some(unsafe { &*self.data.base_ptr().as_ptr().cast::<T>().add(row) })
+    }
+
+    /// [`Column::get_mut`] without the `TypeId` compare (see
+    /// [`Column::get_typed`]): the value in `row`, marked changed at `tick`.
+    #[inline(always)]
+    pub fn get_typed_mut<T: 'static>(
+        &mut self,
+        id: TypedId<T>,
+        row: usize,
+        tick: Tick,
+    ) -> Option<&mut T> {
+        let _ = id;
+        debug_assert!(self.holds::<T>(), "column type mismatch");
+        if row >= self.len() {
+            return None;
+        }
+        self.set_changed(row, tick);
+        // SAFETY: as in `get_typed` (the column holds `T`s in rows < len);
+        // `&mut self` makes the borrow unique.
+        Some(unsafe { &mut *self.data.base_ptr().as_ptr().cast::<T>().add(row) })
     }
 
     /// The value in `row` as a `&mut T`, *not* marked changed: for the
