@@ -447,3 +447,48 @@ fn a_builder_holds_any_layout_and_drops_each_value_once() {
     drop(world);
     assert_eq!(drops(&count), 6);
 }
+
+/// A component whose `on_replace` hook logs the value being replaced.
+#[derive(Component)]
+#[component(on_replace = log_replaced)]
+struct Watched(u32);
+
+#[derive(Resource, Default)]
+struct Replaced(Vec<u32>);
+
+fn log_replaced(mut world: mosaic::DeferredWorld, context: mosaic::HookContext) {
+    let old = world.get::<Watched>(context.entity).unwrap().0;
+    world.resource_mut::<Replaced>().0.push(old);
+}
+
+#[test]
+fn a_built_insert_runs_on_replace_hooks_as_a_static_insert_does() {
+    let mut world = World::new();
+    world.init_resource::<Replaced>();
+    let e = world.spawn(Watched(1));
+    world.insert(e, Watched(2)).unwrap();
+    assert_eq!(world.resource::<Replaced>().0, [1], "static insert");
+    world
+        .insert(
+            e,
+            EntityBuilder::new()
+                .add(Watched(3))
+                .add(Pos(0.0, 0.0))
+                .build(),
+        )
+        .unwrap();
+    assert_eq!(
+        world.resource::<Replaced>().0,
+        [1, 2],
+        "the builder's insert replaces 2 and its hook sees it first"
+    );
+    assert_eq!(world.get::<Watched>(e).unwrap().0, 3);
+    // A taken entity inserted over its own kind replaces too (the take
+    // itself runs the hook of the value it removes, 9, as a removal does).
+    let other = world.spawn(Watched(9));
+    let taken = world.take(other).unwrap();
+    assert_eq!(world.resource::<Replaced>().0, [1, 2, 9]);
+    world.insert(e, taken).unwrap();
+    assert_eq!(world.resource::<Replaced>().0, [1, 2, 9, 3]);
+    assert_eq!(world.get::<Watched>(e).unwrap().0, 9);
+}

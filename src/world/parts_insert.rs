@@ -146,6 +146,19 @@ impl World {
                 changes.extend(made.iter().map(|(r, _)| (r.component, true)));
                 extra.extend(made.into_iter().map(|(r, value)| r.maker.erase(value)));
             }
+            // `on_replace` hooks of the values about to be overwritten,
+            // before the write, while they are readable (as a static
+            // insert does). Hooks make no structural change: `loc` holds.
+            let replaced: Vec<ComponentId> = changes
+                .iter()
+                .filter(|&&(id, added)| {
+                    !added && self.components.info(id).hooks().on_replace.is_some()
+                })
+                .map(|&(id, _)| id)
+                .collect();
+            if !replaced.is_empty() {
+                self.announce_replace(entity, &replaced);
+            }
         }
         let values = ErasedValues {
             parts: parts.drain(),
