@@ -595,6 +595,20 @@ impl Column {
         }
     }
 
+    /// Appends the value at `src` (added and changed at `tick`), copied
+    /// bytewise: a value whose type is known only at run time.
+    ///
+    /// # Safety
+    /// - `src` points to a valid value of this column's type, which the
+    ///   caller gives up (never uses or drops it again).
+    #[inline]
+    pub unsafe fn push_bytes(&mut self, src: *const u8, tick: Tick) {
+        self.push_ticks(ComponentTicks::new(tick));
+        // SAFETY: forwarded contract; `push_from` writes the new slot right
+        // away.
+        unsafe { self.data.push_from(src) };
+    }
+
     /// Writes `value` (added and changed at `tick`) to slot `row`, past the
     /// length, without counting it: [`Column::set_len`] does that later.
     /// Batch writers use this to keep lengths out of their loop.
@@ -755,6 +769,12 @@ impl Column {
     #[inline]
     pub fn holds<T: 'static>(&self) -> bool {
         self.type_id == Some(std::any::TypeId::of::<T>())
+    }
+
+    /// True if this column holds values of type `ty`.
+    #[inline]
+    pub fn holds_type(&self, ty: std::any::TypeId) -> bool {
+        self.type_id == Some(ty)
     }
 
     /// The value in `row` as a `T`, if this column holds `T`s and `row` is in
