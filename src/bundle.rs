@@ -221,6 +221,13 @@ pub(crate) struct Bundles {
     /// Bundles known by their component list only (a bundle plus the
     /// requirements an insert brings), by that list.
     combined: FxHashMap<Box<[ComponentId]>, BundleId>,
+    /// Bundles of run-time values (an `EntityBuilder`'s), by the Rust types
+    /// of their values in order: a builder spawned again finds its bundle
+    /// with one lookup, without registering each type.
+    by_types: FxHashMap<Arc<[TypeId]>, BundleId>,
+    /// The list looked up last in `by_types`: a builder spawned in a loop
+    /// skips the hash.
+    last_types: Option<(Arc<[TypeId]>, BundleId)>,
 }
 
 /// A bundle plus the components it requires (transitively) and does not
@@ -330,6 +337,28 @@ impl Bundles {
         let combined = self.push_info(list);
         self.combined.insert(key, combined);
         combined
+    }
+
+    /// The bundle [`Bundles::remember_types`] stored for values of these
+    /// Rust types, in this order.
+    #[inline]
+    pub fn by_types(&mut self, types: &[TypeId]) -> Option<BundleId> {
+        match &self.last_types {
+            Some((last, id)) if **last == *types => Some(*id),
+            _ => self.by_types_lookup(types),
+        }
+    }
+
+    fn by_types_lookup(&mut self, types: &[TypeId]) -> Option<BundleId> {
+        let (key, &id) = self.by_types.get_key_value(types)?;
+        self.last_types = Some((Arc::clone(key), id));
+        Some(id)
+    }
+
+    /// Remembers that values of these Rust types, in this order, form
+    /// bundle `id` (each type registered as the component of that type).
+    pub fn remember_types(&mut self, types: &[TypeId], id: BundleId) {
+        self.by_types.insert(types.into(), id);
     }
 
     /// Registers a bundle of these (distinct) components, known by id only.

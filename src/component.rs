@@ -56,6 +56,12 @@ pub enum StorageType {
 /// let e = world.spawn(Health(3));
 /// assert_eq!(*world.get::<Health>(e).unwrap(), Health(3));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a component",
+    label = "not a component",
+    note = "derive it: `#[derive(Component)]` on the type (it must be `Send + Sync + 'static`)",
+    note = "methods take the component type itself: `world.get::<T>(e)`, not hecs's `get::<&T>(e)`; queries are where `&T` and `&mut T` go"
+)]
 pub trait Component: Send + Sync + 'static {
     /// Where values of this type are stored.
     const STORAGE: StorageType = StorageType::Table;
@@ -260,6 +266,31 @@ impl CloneBoxed {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ComponentId(u32);
+
+/// A component id that one world's registry issued for the Rust type `T`
+/// (only [`Components::typed_id`] makes one): every column and sparse set
+/// of that id in that world holds `T`s, so storage can hand out `&T`
+/// without comparing `TypeId`s on each access.
+pub(crate) struct TypedId<T> {
+    id: ComponentId,
+    _type: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> TypedId<T> {
+    /// The plain id.
+    #[inline(always)]
+    pub fn id(self) -> ComponentId {
+        self.id
+    }
+}
+
+impl<T> Clone for TypedId<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for TypedId<T> {}
 
 impl ComponentId {
     /// The id as an index (dense, from 0).
@@ -582,7 +613,14 @@ const TYPE_CACHE_SLOTS: usize = 256;
 /// with it: callgrind, `examples/profile.rs random-get-mosaic`). A type
 /// whose slot another type holds is found in the map as before: the cache
 /// only ever answers with the id registered for exactly that `TypeId`.
-struct TypeCache(Box<[Option<(TypeId, ComponentId)>; TYPE_CACHE_SLOTS]>);
+///
+/// A free slot holds [`Vacant`]'s `TypeId`, which no lookup asks for (it
+/// is not a component), so a probe is one compare, with no `Option` tag
+/// to test first.
+struct TypeCache(Box<[(TypeId, ComponentId); TYPE_CACHE_SLOTS]>);
+
+/// The type whose `TypeId` marks a free [`TypeCache`] slot.
+struct Vacant;
 
 impl TypeCache {
     #[inline(always)]
@@ -596,30 +634,34 @@ impl TypeCache {
 
     #[inline(always)]
     fn get(&self, type_id: TypeId) -> Option<ComponentId> {
-        match self.0[Self::slot(type_id)] {
-            Some((cached, id)) if cached == type_id => Some(id),
-            _ => None,
-        }
+        let (cached, id) = self.0[Self::slot(type_id)];
+        (cached == type_id).then_some(id)
     }
 
     /// Caches `id` for `type_id` if its slot is free (the first type keeps it).
     fn offer(&mut self, type_id: TypeId, id: ComponentId) {
         let slot = &mut self.0[Self::slot(type_id)];
-        if slot.is_none() {
-            *slot = Some((type_id, id));
+        if slot.0 == TypeId::of::<Vacant>() {
+            *slot = (type_id, id);
         }
     }
 }
 
 impl Default for TypeCache {
     fn default() -> Self {
-        TypeCache(Box::new([None; TYPE_CACHE_SLOTS]))
+        TypeCache(Box::new(
+            [(TypeId::of::<Vacant>(), ComponentId::new(0)); TYPE_CACHE_SLOTS],
+        ))
     }
 }
 
 impl fmt::Debug for TypeCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let used = self.0.iter().filter(|s| s.is_some()).count();
+        let used = self
+            .0
+            .iter()
+            .filter(|s| s.0 != TypeId::of::<Vacant>())
+            .count();
         write!(f, "TypeCache({used}/{TYPE_CACHE_SLOTS} slots used)")
     }
 }
@@ -944,6 +986,16 @@ impl Components {
         self.cache
             .get(type_id)
             .or_else(|| self.by_type.get(&type_id).copied())
+    }
+
+    /// [`Components::id_of`] as a [`TypedId`]: proof for storage that the
+    /// id's columns hold `T`s.
+    #[inline(always)]
+    pub fn typed_id<T: Component>(&self) -> Option<TypedId<T>> {
+        self.id_of::<T>().map(|id| TypedId {
+            id,
+            _type: std::marker::PhantomData,
+        })
     }
 
     #[inline]

@@ -54,6 +54,7 @@ mod spawn_at;
 mod take;
 pub use debug_ops::{MemoryReport, Name, SparseSetMemory, TableMemory};
 pub use disabled_ops::Disabled;
+use disabled_ops::is_disabled_marker;
 pub use dynamic_ops::{DynamicInsertError, DynamicMut, DynamicQueryError};
 pub use entity_ref::{EntityRef, EntityWorldMut};
 pub use sparse_view::{SparseMut, SparseMutError};
@@ -1134,7 +1135,9 @@ impl World {
         // The set is complete before a replaced value's drop runs, so a
         // panic there leaves nothing half-done.
         let replaced = set.insert(entity, component, tick);
-        self.sync_disabled(entity);
+        if is_disabled_marker::<C>() {
+            self.sync_disabled(entity);
+        }
         drop(replaced);
         Ok(())
     }
@@ -1290,6 +1293,16 @@ impl World {
         }
     }
 
+    /// [`World::refuse_edge_components`] of `C`, out of line: while some
+    /// relation is in use, a removal pays for this call, and one with no
+    /// relation pays only the caller's branch on `relations.active()`.
+    #[cold]
+    #[inline(never)]
+    fn refuse_edge_component<C: Component>(&mut self) {
+        let id = self.components.register::<C>();
+        self.refuse_edge_components([id]);
+    }
+
     #[cold]
     #[inline(never)]
     fn missing_component(&self, entity: Entity, id: ComponentId) -> ComponentError {
@@ -1376,8 +1389,7 @@ impl World {
             return Err(ComponentError::NoSuchEntity(entity));
         }
         if self.relations.active() {
-            let id = self.components.register::<C>();
-            self.refuse_edge_components([id]);
+            self.refuse_edge_component::<C>();
         }
         if !self.sparse.remembers::<C>() {
             let id = self.components.register::<C>();
@@ -1393,9 +1405,13 @@ impl World {
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.remove::<C>(entity);
         }
-        let removed = set.remove(entity).ok_or_else(|| missing::<C>(entity));
-        self.sync_disabled(entity);
-        removed
+        let Some(removed) = set.remove(entity) else {
+            return missing_err::<C>(entity);
+        };
+        if is_disabled_marker::<C>() {
+            self.sync_disabled(entity);
+        }
+        Ok(removed)
     }
 
     /// A shared reference to `entity`'s `T`.
@@ -1432,15 +1448,15 @@ impl World {
     /// [`World::get`] and [`World::get_opt`] share.
     #[inline(always)]
     fn component_at<T: Component>(&self, entity: Entity, loc: EntityLocation) -> Option<&T> {
-        let id = self.components.id_of::<T>()?;
+        let id = self.components.typed_id::<T>()?;
         match T::STORAGE {
             StorageType::Table => self
                 .archetypes
                 .get(loc.archetype)
                 .table
-                .column(id)?
-                .get::<T>(loc.row as usize),
-            StorageType::SparseSet => self.sparse.get(id)?.get::<T>(entity),
+                .column(id.id())?
+                .get_typed(id, loc.row as usize),
+            StorageType::SparseSet => self.sparse.get(id.id())?.get::<T>(entity),
         }
     }
 
@@ -1462,16 +1478,16 @@ impl World {
         loc: EntityLocation,
     ) -> Option<&mut T> {
         let tick = self.change_tick();
-        let id = self.components.id_of::<T>()?;
+        let id = self.components.typed_id::<T>()?;
         match T::STORAGE {
             StorageType::Table => self
                 .archetypes
                 .table_mut(loc.archetype)
-                .column_mut(id)
-                .and_then(|c| c.get_mut::<T>(loc.row as usize, tick)),
+                .column_mut(id.id())
+                .and_then(|c| c.get_typed_mut(id, loc.row as usize, tick)),
             StorageType::SparseSet => self
                 .sparse
-                .get_mut(id)
+                .get_mut(id.id())
                 .and_then(|s| s.get_mut::<T>(entity, tick)),
         }
     }
@@ -2021,6 +2037,16 @@ fn location(archetype: ArchetypeId, row: usize) -> EntityLocation {
         archetype,
         row: row as u32,
     }
+}
+
+/// `Err(missing::<T>(entity))`, whole and out of line: a caller that
+/// returns this on its miss path keeps its hit path's `Ok` in registers
+/// (merged with a built error, the whole `Result` went through the stack
+/// on every hit of `remove_one`).
+#[cold]
+#[inline(never)]
+fn missing_err<T>(entity: Entity) -> Result<T, ComponentError> {
+    Err(missing::<T>(entity))
 }
 
 #[cold]

@@ -395,3 +395,100 @@ fn a_panicking_requirement_leaves_no_built_entity() {
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     world.check_invariants();
 }
+
+/// Over-aligned: kept apart from the builder's buffer.
+#[derive(Component, Debug, PartialEq)]
+#[repr(align(64))]
+struct Aligned(u64);
+
+/// Zero-sized.
+#[derive(Component, Debug, PartialEq)]
+struct Marker;
+
+/// Bigger than the builder's inline room.
+#[derive(Component, Debug, PartialEq)]
+struct Big([u64; 32]);
+
+#[test]
+fn a_builder_holds_any_layout_and_drops_each_value_once() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let mut builder = EntityBuilder::new();
+    for round in 0..3u32 {
+        builder
+            .add(Counted(round, count.clone()))
+            .add(Aligned(7))
+            .add(Marker)
+            .add(Big([round as u64; 32]))
+            .add(Name(format!("n{round}")))
+            .add(SparseCounted(round, count.clone()))
+            .add(Pos(1.0, 2.0));
+        assert_eq!(builder.get::<Aligned>(), Some(&Aligned(7)));
+        assert_eq!(builder.get::<Big>().unwrap().0[31], round as u64);
+        builder.get_mut::<Pos>().unwrap().0 = round as f32;
+        assert_eq!(builder.remove::<Marker>(), Some(Marker));
+        builder.add(Marker);
+        if round == 1 {
+            // A built entity dropped unspawned drops its values once.
+            drop(builder.build());
+            assert_eq!(drops(&count), 2);
+            continue;
+        }
+        let e = world.spawn(builder.build());
+        assert_eq!(world.get::<Aligned>(e), Ok(&Aligned(7)));
+        assert_eq!(world.get::<Big>(e).unwrap().0[0], round as u64);
+        assert_eq!(world.get::<Name>(e), Ok(&Name(format!("n{round}"))));
+        assert_eq!(world.get::<Pos>(e), Ok(&Pos(round as f32, 2.0)));
+        assert_eq!(world.get::<SparseCounted>(e).unwrap().0, round);
+        assert!(world.has::<Marker>(e));
+    }
+    world.check_invariants();
+    assert_eq!(drops(&count), 2, "spawned values are not dropped");
+    drop(world);
+    assert_eq!(drops(&count), 6);
+}
+
+/// A component whose `on_replace` hook logs the value being replaced.
+#[derive(Component)]
+#[component(on_replace = log_replaced)]
+struct Watched(u32);
+
+#[derive(Resource, Default)]
+struct Replaced(Vec<u32>);
+
+fn log_replaced(mut world: mosaic::DeferredWorld, context: mosaic::HookContext) {
+    let old = world.get::<Watched>(context.entity).unwrap().0;
+    world.resource_mut::<Replaced>().0.push(old);
+}
+
+#[test]
+fn a_built_insert_runs_on_replace_hooks_as_a_static_insert_does() {
+    let mut world = World::new();
+    world.init_resource::<Replaced>();
+    let e = world.spawn(Watched(1));
+    world.insert(e, Watched(2)).unwrap();
+    assert_eq!(world.resource::<Replaced>().0, [1], "static insert");
+    world
+        .insert(
+            e,
+            EntityBuilder::new()
+                .add(Watched(3))
+                .add(Pos(0.0, 0.0))
+                .build(),
+        )
+        .unwrap();
+    assert_eq!(
+        world.resource::<Replaced>().0,
+        [1, 2],
+        "the builder's insert replaces 2 and its hook sees it first"
+    );
+    assert_eq!(world.get::<Watched>(e).unwrap().0, 3);
+    // A taken entity inserted over its own kind replaces too (the take
+    // itself runs the hook of the value it removes, 9, as a removal does).
+    let other = world.spawn(Watched(9));
+    let taken = world.take(other).unwrap();
+    assert_eq!(world.resource::<Replaced>().0, [1, 2, 9]);
+    world.insert(e, taken).unwrap();
+    assert_eq!(world.resource::<Replaced>().0, [1, 2, 9, 3]);
+    assert_eq!(world.get::<Watched>(e).unwrap().0, 9);
+}

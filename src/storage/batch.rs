@@ -17,6 +17,7 @@
 //! [`SparseSet::insert_checked`]), so a mismatch panics instead of writing
 //! a value into a column of another type.
 
+use super::parts::PartsDrain;
 use super::{Column, DeferredPanic, SparseSet, SparseSets, Table};
 use crate::archetype::InsertEdge;
 use crate::bundle::BundleInfo;
@@ -260,7 +261,7 @@ impl ErasedValue for DynamicComponent {
 
 /// [`ErasedValue::push_to`] of a `T`.
 #[inline]
-fn push_erased<T: 'static>(value: T, column: &mut Column, tick: Tick) {
+pub(crate) fn push_erased<T: 'static>(value: T, column: &mut Column, tick: Tick) {
     assert!(column.holds::<T>(), "erased value type mismatch");
     // SAFETY: the column holds `T`s (asserted just above).
     unsafe { column.push_value(value, tick) };
@@ -268,7 +269,7 @@ fn push_erased<T: 'static>(value: T, column: &mut Column, tick: Tick) {
 
 /// [`ErasedValue::replace_in`] of a `T`.
 #[inline]
-fn replace_erased<T: 'static>(
+pub(crate) fn replace_erased<T: 'static>(
     value: T,
     column: &mut Column,
     row: usize,
@@ -285,6 +286,28 @@ fn replace_erased<T: 'static>(
     }
 }
 
+/// The values of one run-time insert (or spawn), in the order of the
+/// bundle a [`ErasedWrite`] names: a [`Parts`](super::parts::Parts)'
+/// values, then made requirements as boxes.
+pub(crate) struct ErasedValues<'p> {
+    pub parts: PartsDrain<'p>,
+    pub extra: Vec<Box<dyn ErasedValue>>,
+}
+
+impl ErasedValues<'_> {
+    fn len(&self) -> usize {
+        self.parts.len() + self.extra.len()
+    }
+
+    /// True if value `i` fits `column`.
+    fn fits(&self, i: usize, column: &Column) -> bool {
+        match i.checked_sub(self.parts.len()) {
+            None => column.holds_type(self.parts.type_at(i)),
+            Some(j) => self.extra[j].value_fits(column),
+        }
+    }
+}
+
 /// The erased values of one insert (or spawn), in the order of the bundle
 /// `info` describes (a bundle registered by component list), and the place
 /// of the entity they go to.
@@ -292,7 +315,7 @@ pub(crate) struct ErasedWrite<'a> {
     pub entity: Entity,
     pub info: &'a BundleInfo,
     pub edge: &'a InsertEdge,
-    pub values: Vec<Box<dyn ErasedValue>>,
+    pub values: ErasedValues<'a>,
 }
 
 /// Writes `write.values` into `entity`'s row `row` of `src` (when the
@@ -347,21 +370,38 @@ pub(crate) fn write_erased(
         (Some(dst), Some((new_row, _))) => (dst, new_row),
         _ => (src, row),
     };
+    let ErasedValues { mut parts, extra } = values;
+    let mut extra = extra.into_iter();
     let mut slots = edge.slots.iter();
-    for (value, &(id, storage)) in values.into_iter().zip(info.components.iter()) {
+    for &(id, storage) in info.components.iter() {
+        let from_parts = parts.next_index().is_some();
         match storage {
             StorageType::Table => {
                 let &(col, replace) = slots.next().expect("one slot per table component");
                 let column = table.column_at_mut(col as usize);
-                if replace {
-                    value.replace_in(column, target_row, tick, panics);
-                } else {
-                    value.push_to(column, tick);
+                match (from_parts, replace) {
+                    (true, true) => parts.replace_next(column, target_row, tick, panics),
+                    (true, false) => parts.push_next(column, tick),
+                    (false, true) => extra
+                        .next()
+                        .expect("one value per component")
+                        .replace_in(column, target_row, tick, panics),
+                    (false, false) => extra
+                        .next()
+                        .expect("one value per component")
+                        .push_to(column, tick),
                 }
             }
             StorageType::SparseSet => {
                 let set = sparse.get_or_create(id, components);
-                value.insert_into_set(set, entity, tick, panics);
+                if from_parts {
+                    parts.insert_next(set, entity, tick, panics);
+                } else {
+                    extra
+                        .next()
+                        .expect("one value per component")
+                        .insert_into_set(set, entity, tick, panics);
+                }
             }
         }
     }
@@ -374,7 +414,7 @@ pub(crate) fn write_erased(
 fn check_erased(
     src: &Table,
     dst: Option<&Table>,
-    values: &[Box<dyn ErasedValue>],
+    values: &ErasedValues<'_>,
     info: &BundleInfo,
     edge: &InsertEdge,
     sparse: &mut SparseSets,
@@ -391,16 +431,83 @@ fn check_erased(
         assert_eq!(fresh, 0, "a write in place only replaces");
     }
     let mut slots = edge.slots.iter();
-    for (value, &(id, storage)) in values.iter().zip(info.components.iter()) {
+    for (i, &(id, storage)) in info.components.iter().enumerate() {
         let fits = match storage {
             StorageType::Table => {
                 let &(col, _) = slots.next().expect("one slot per table component");
-                value.value_fits(target.column_at(col as usize))
+                values.fits(i, target.column_at(col as usize))
             }
-            StorageType::SparseSet => {
-                value.value_fits(sparse.get_or_create(id, components).column())
-            }
+            StorageType::SparseSet => values.fits(i, sparse.get_or_create(id, components).column()),
         };
         assert!(fits, "erased value type mismatch");
     }
+}
+
+/// Appends a row for the new `entity` to `table`, the target of `edge`
+/// from the empty archetype for the bundle `info` describes, holding
+/// `parts` (its values in bundle order); sparse values go to their sets.
+/// Returns the row. The run-time spawn's write: as a static bundle's, with
+/// no row to move.
+///
+/// Every value's type is checked before anything changes (a mismatch
+/// panics then, dropping the values); after that nothing panics.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_new_row(
+    table: &mut Table,
+    entity: Entity,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    parts: &mut PartsDrain<'_>,
+    sparse: &mut SparseSets,
+    components: &Components,
+    tick: Tick,
+    panics: &mut DeferredPanic,
+) -> usize {
+    assert_eq!(
+        parts.len(),
+        info.components.len(),
+        "one value per component"
+    );
+    assert_eq!(
+        edge.slots.len(),
+        table.component_ids().len(),
+        "the insert plan does not cover the table"
+    );
+    assert_eq!(
+        edge.slots.len(),
+        info.table_ids.len(),
+        "plan is not this bundle's"
+    );
+    let mut slots = edge.slots.iter();
+    for (i, &(id, storage)) in info.components.iter().enumerate() {
+        let ty = parts.type_at(i);
+        let fits = match storage {
+            StorageType::Table => {
+                let &(col, replace) = slots.next().expect("one slot per table component");
+                !replace && table.column_at(col as usize).holds_type(ty)
+            }
+            StorageType::SparseSet => sparse.get_or_create(id, components).column().holds_type(ty),
+        };
+        assert!(fits, "erased value type mismatch");
+    }
+    // Each push below grows its column as needed; a growth that fails
+    // aborts (out of memory), so the row is written whole.
+    let mut slots = edge.slots.iter();
+    for &(id, storage) in info.components.iter() {
+        match storage {
+            StorageType::Table => {
+                let &(col, _) = slots.next().expect("checked above");
+                parts.push_next(table.column_at_mut(col as usize), tick);
+            }
+            StorageType::SparseSet => {
+                let set = sparse.get_or_create(id, components);
+                parts.insert_next(set, entity, tick, panics);
+            }
+        }
+    }
+    // SAFETY: each of the table's columns (the edge's slots cover them,
+    // asserted above, each once: the bundle names a component once) got
+    // one value of its type (checked before writing), so each holds one
+    // value more than the table has rows.
+    unsafe { table.push_entity(entity) }
 }

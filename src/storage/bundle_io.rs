@@ -808,7 +808,8 @@ unsafe impl ComponentReader for Reader<'_> {
                 let column = self.table.column(id).expect("checked present");
                 // SAFETY: the column holds `C`s and row < len (checked by
                 // `take_bundle`); the caller forgets the slot afterwards.
-                unsafe { column.ptr_at(self.row).cast::<C>().read() }
+                // `C`'s own size strides the array (no load of the layout).
+                unsafe { column.base_ptr().as_ptr().cast::<C>().add(self.row).read() }
             }
             StorageType::SparseSet => take_sparse_value::<C>(self.sparse, id, self.entity),
         }
@@ -918,6 +919,7 @@ pub(crate) fn take_sparse<B: Bundle>(
 /// row and the entity that took the old row's place.
 ///
 /// The caller has checked that the entity has every component of the bundle.
+#[inline]
 pub(crate) fn take_bundle<B: Bundle>(
     table: &mut Table,
     row: usize,

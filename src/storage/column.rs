@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 
 use super::DeferredPanic;
 use crate::change::{ComponentTicks, Tick};
-use crate::component::ComponentInfo;
+use crate::component::{ComponentInfo, TypedId};
 
 /// A growable array of values of one (erased) type.
 ///
@@ -595,6 +595,20 @@ impl Column {
         }
     }
 
+    /// Appends the value at `src` (added and changed at `tick`), copied
+    /// bytewise: a value whose type is known only at run time.
+    ///
+    /// # Safety
+    /// - `src` points to a valid value of this column's type, which the
+    ///   caller gives up (never uses or drops it again).
+    #[inline]
+    pub unsafe fn push_bytes(&mut self, src: *const u8, tick: Tick) {
+        self.push_ticks(ComponentTicks::new(tick));
+        // SAFETY: forwarded contract; `push_from` writes the new slot right
+        // away.
+        unsafe { self.data.push_from(src) };
+    }
+
     /// Writes `value` (added and changed at `tick`) to slot `row`, past the
     /// length, without counting it: [`Column::set_len`] does that later.
     /// Batch writers use this to keep lengths out of their loop.
@@ -757,6 +771,12 @@ impl Column {
         self.type_id == Some(std::any::TypeId::of::<T>())
     }
 
+    /// True if this column holds values of type `ty`.
+    #[inline]
+    pub fn holds_type(&self, ty: std::any::TypeId) -> bool {
+        self.type_id == Some(ty)
+    }
+
     /// The value in `row` as a `T`, if this column holds `T`s and `row` is in
     /// bounds.
     #[inline]
@@ -778,6 +798,45 @@ impl Column {
         // SAFETY: the column holds initialised `T`s in rows < len (checked);
         // `&mut self` makes the borrow unique.
         Some(unsafe { &mut *self.ptr_at(row).cast::<T>() })
+    }
+
+    /// The value in `row` as a `T`, if `row` is in bounds, without comparing
+    /// `TypeId`s as [`Column::get`] does on every call: `id` proves the
+    /// type (see [`TypedId`]).
+    #[inline(always)]
+    pub fn get_typed<T: 'static>(&self, id: TypedId<T>, row: usize) -> Option<&T> {
+        let _ = id;
+        debug_assert!(self.holds::<T>(), "column type mismatch");
+        if row >= self.len() {
+            return None;
+        }
+        // SAFETY: the column holds initialised `T`s in rows < len (checked):
+        // `id` was issued for `T` by the registry this column's world built
+        // it from (`Column::new(info)` of that id, whose value type is `T`;
+        // a world's storage never meets another world's ids). `T`'s own
+        // size strides the array, so the offset needs no load of the
+        // layout.
+        Some(unsafe { &*self.data.base_ptr().as_ptr().cast::<T>().add(row) })
+    }
+
+    /// [`Column::get_mut`] without the `TypeId` compare (see
+    /// [`Column::get_typed`]): the value in `row`, marked changed at `tick`.
+    #[inline(always)]
+    pub fn get_typed_mut<T: 'static>(
+        &mut self,
+        id: TypedId<T>,
+        row: usize,
+        tick: Tick,
+    ) -> Option<&mut T> {
+        let _ = id;
+        debug_assert!(self.holds::<T>(), "column type mismatch");
+        if row >= self.len() {
+            return None;
+        }
+        self.set_changed(row, tick);
+        // SAFETY: as in `get_typed` (the column holds `T`s in rows < len);
+        // `&mut self` makes the borrow unique.
+        Some(unsafe { &mut *self.data.base_ptr().as_ptr().cast::<T>().add(row) })
     }
 
     /// The value in `row` as a `&mut T`, *not* marked changed: for the

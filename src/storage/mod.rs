@@ -24,6 +24,7 @@
 pub(crate) mod batch;
 pub(crate) mod bundle_io;
 pub(crate) mod column;
+pub(crate) mod parts;
 pub(crate) mod resources;
 pub(crate) mod sparse_set;
 pub(crate) mod table;

@@ -254,12 +254,20 @@ impl Table {
 
     #[inline]
     pub fn column(&self, id: ComponentId) -> Option<&Column> {
-        self.column_index(id).map(|i| &self.columns[i])
+        let i = self.column_index(id)?;
+        debug_assert!(i < self.columns.len());
+        // SAFETY: `column_index` answers only positions of `ids`, and
+        // `columns` has one column per id (invariant; neither changes after
+        // `new`), so `i < columns.len()`: no bounds check on the `get` path.
+        Some(unsafe { self.columns.get_unchecked(i) })
     }
 
     #[inline]
     pub fn column_mut(&mut self, id: ComponentId) -> Option<&mut Column> {
-        self.column_index(id).map(|i| &mut self.columns[i])
+        let i = self.column_index(id)?;
+        debug_assert!(i < self.columns.len());
+        // SAFETY: as in `column`: `i < columns.len()`.
+        Some(unsafe { self.columns.get_unchecked_mut(i) })
     }
 
     /// The column at `index`, unchecked: for callers that cached an index

@@ -74,6 +74,15 @@ use crate::world::World;
 #[component(storage = "sparse")]
 pub struct Disabled;
 
+/// True if `C` is the [`Disabled`] marker: of one sparse component's insert
+/// or removal, only the marker's changes the disabled mirror, and this
+/// test folds to a constant, so every other type's pays nothing for
+/// disabling (not even [`World::sync_disabled`]'s compare).
+#[inline(always)]
+pub(crate) fn is_disabled_marker<C: 'static>() -> bool {
+    std::any::TypeId::of::<C>() == std::any::TypeId::of::<Disabled>()
+}
+
 impl World {
     /// Makes the disabled mirror of `entity`'s row agree with whether it
     /// has [`Disabled`]. Every operation that can add or remove the marker

@@ -4,25 +4,28 @@
 //! any of those.
 //!
 //! It is the static bundle's change with the types read at run time: the
-//! parts are registered as a bundle of their own (once per component
-//! list), whose archetype edge gives the target archetype; the missing
+//! parts are registered as a bundle of their own (once per list of types,
+//! found again by that list with one lookup), whose archetype edge gives
+//! the target archetype; the missing
 //! required components are made first (a panicking constructor changes
 //! nothing, and a spawn leaves no entity); then the entity's row moves
 //! once, to its final archetype, with every value written there
-//! ([`write_erased`]); only then do hooks and observers run, each seeing
+//! ([`write_erased`]; a spawn writes straight into the target table,
+//! [`write_new_row`]); only then do hooks and observers run, each seeing
 //! the whole entity. A panicking hook or observer leaves the entity whole
 //! (as a static bundle's spawn does) and the panic goes on.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use super::take::{BoxedComponent, ResolvedPart};
 use super::{World, location};
 use crate::archetype::ArchetypeId;
 use crate::bundle::BundleId;
-use crate::component::ComponentId;
+use crate::component::{ComponentId, StorageType};
 use crate::entity::{Entity, EntityLocation};
+use crate::error::EntityError;
 use crate::storage::DeferredPanic;
-use crate::storage::batch::{ErasedValue, ErasedWrite, write_erased};
+use crate::storage::batch::{ErasedValues, ErasedWrite, write_erased, write_new_row};
+use crate::storage::parts::Parts;
 
 use super::required_ops::MadeRequirements;
 
@@ -40,27 +43,94 @@ impl World {
         entity
     }
 
+    /// Spawns an entity holding `parts` (left empty), in one move, and
+    /// announces it.
+    /// Parts the world refuses (a runtime-defined component whose schema
+    /// differs from the world's) are dropped.
+    pub(super) fn spawn_parts(&mut self, parts: &mut Parts) -> Entity {
+        self.flush();
+        let bundle_id = self.parts_bundle(parts);
+        let lifecycle = self.components.lifecycle_active();
+        if lifecycle
+            && self
+                .components
+                .announces_any(self.bundles.get(bundle_id).component_ids())
+        {
+            // Hooks, observers or requirements: the general path.
+            let entity = self.alloc_empty();
+            self.insert_resolved(entity, bundle_id, parts, true);
+            return entity;
+        }
+        // As a static bundle's spawn: straight into the target table.
+        let tick = self.change_tick();
+        let entity = self.entities.alloc();
+        let info = self.bundles.get(bundle_id);
+        let plan = self
+            .archetypes
+            .insert_plan(ArchetypeId::EMPTY, info, &self.components);
+        let target = plan.edge.target;
+        let table = plan.dst.unwrap_or(plan.src);
+        let mut panics = DeferredPanic::new();
+        let row = write_new_row(
+            table,
+            entity,
+            info,
+            plan.edge,
+            &mut parts.drain(),
+            &mut self.sparse,
+            &self.components,
+            tick,
+            &mut panics,
+        );
+        self.entities
+            .set_location(entity.index(), location(target, row));
+        self.sync_disabled(entity);
+        if lifecycle && self.components.spawn_announced() {
+            self.announce_insert(entity, true, &[]);
+            self.flush_observer_commands();
+        }
+        panics.resume();
+        entity
+    }
+
+    /// [`World::insert_parts`] into `entity` if it is alive; fails,
+    /// dropping the parts, for a stale handle.
+    pub(super) fn insert_parts_checked(
+        &mut self,
+        entity: Entity,
+        parts: &mut Parts,
+    ) -> Result<(), EntityError> {
+        self.flush();
+        if !self.contains(entity) {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        self.insert_parts(entity, parts, false);
+        Ok(())
+    }
+
     /// Gives `entity` (alive) every part, in one move, then announces the
     /// change (as a spawn if `spawned`: the entity was just placed, empty
     /// and unannounced). Parts the world refuses (a runtime-defined
     /// component whose schema differs from the world's) are dropped.
-    pub(super) fn insert_parts(
+    pub(super) fn insert_parts(&mut self, entity: Entity, parts: &mut Parts, spawned: bool) {
+        let bundle_id = self.parts_bundle(parts);
+        self.insert_resolved(entity, bundle_id, parts, spawned);
+    }
+
+    /// [`World::insert_parts`] of parts that form bundle `bundle_id` (in
+    /// its order).
+    fn insert_resolved(
         &mut self,
         entity: Entity,
-        parts: Vec<Box<dyn BoxedComponent>>,
+        mut bundle_id: BundleId,
+        parts: &mut Parts,
         spawned: bool,
     ) {
         let loc = self
             .entities
             .get(entity)
             .expect("checked alive by the caller");
-        let resolved = self.resolve_parts(parts);
-        let unit = self.bundles.register::<()>(&mut self.components).id;
-        let mut bundle_id = self
-            .bundles
-            .combined(unit, resolved.iter().map(|&(id, storage, _)| (id, storage)));
-        let mut values: Vec<Box<dyn ErasedValue>> =
-            resolved.into_iter().map(|(_, _, value)| value).collect();
+        let mut extra = Vec::new();
         let lifecycle = self.components.lifecycle_active();
         let announces = lifecycle
             && self
@@ -74,9 +144,26 @@ impl World {
                 let extras = made.iter().map(|(r, _)| (r.component, r.storage));
                 bundle_id = self.bundles.combined(bundle_id, extras);
                 changes.extend(made.iter().map(|(r, _)| (r.component, true)));
-                values.extend(made.into_iter().map(|(r, value)| r.maker.erase(value)));
+                extra.extend(made.into_iter().map(|(r, value)| r.maker.erase(value)));
+            }
+            // `on_replace` hooks of the values about to be overwritten,
+            // before the write, while they are readable (as a static
+            // insert does). Hooks make no structural change: `loc` holds.
+            let replaced: Vec<ComponentId> = changes
+                .iter()
+                .filter(|&&(id, added)| {
+                    !added && self.components.info(id).hooks().on_replace.is_some()
+                })
+                .map(|&(id, _)| id)
+                .collect();
+            if !replaced.is_empty() {
+                self.announce_replace(entity, &replaced);
             }
         }
+        let values = ErasedValues {
+            parts: parts.drain(),
+            extra,
+        };
         let panics = self.write_parts(entity, loc, bundle_id, values);
         self.sync_disabled(entity);
         if announces || (lifecycle && spawned && self.components.spawn_announced()) {
@@ -88,20 +175,61 @@ impl World {
         panics.resume();
     }
 
-    /// Registers each part; keeps the last of two parts of one component
-    /// (a bundle names each component once).
-    fn resolve_parts(&mut self, parts: Vec<Box<dyn BoxedComponent>>) -> Vec<ResolvedPart> {
-        let mut resolved: Vec<ResolvedPart> = Vec::with_capacity(parts.len());
-        for part in parts {
-            let Some(part) = part.resolve(self) else {
+    /// The bundle `parts` form in this world (registered once per list of
+    /// types), and the parts in its order: a runtime-defined part the
+    /// world refuses is dropped, and of two parts of one component the
+    /// last stays.
+    #[inline]
+    fn parts_bundle(&mut self, parts: &mut Parts) -> BundleId {
+        match self.bundles.by_types(parts.types()) {
+            Some(id) => id,
+            None => self.register_parts(parts),
+        }
+    }
+
+    /// [`World::parts_bundle`] the first time.
+    #[cold]
+    fn register_parts(&mut self, parts: &mut Parts) -> BundleId {
+        let mut list: Vec<(ComponentId, StorageType)> = Vec::with_capacity(parts.len());
+        // Only lists of Rust types are remembered by type: runtime-defined
+        // values all have one Rust type.
+        let mut by_type = true;
+        let mut i = 0;
+        while i < parts.len() {
+            let ops = parts.ops(i);
+            let id = match ops.register {
+                Some(register) => Some(register(&mut self.components)),
+                None => {
+                    by_type = false;
+                    let schema = parts
+                        .dynamic_at(i)
+                        .map(|d| d.schema.clone())
+                        .expect("a part without a Rust type is runtime-defined");
+                    // A world whose own schema of that name differs refuses
+                    // the value (dropped): the same rule as
+                    // `insert_dynamic`.
+                    self.register_dynamic_component(schema).ok()
+                }
+            };
+            let Some(id) = id else {
+                parts.remove_at(i);
                 continue;
             };
-            match resolved.iter().position(|&(id, _, _)| id == part.0) {
-                Some(i) => resolved[i] = part,
-                None => resolved.push(part),
+            if let Some(j) = list.iter().position(|&(c, _)| c == id) {
+                // A bundle names each component once: the later value stays.
+                list.remove(j);
+                parts.remove_at(j);
+                i -= 1;
             }
+            list.push((id, ops.storage));
+            i += 1;
         }
-        resolved
+        let unit = self.bundles.register::<()>(&mut self.components).id;
+        let bundle_id = self.bundles.combined(unit, list.into_iter());
+        if by_type {
+            self.bundles.remember_types(parts.types(), bundle_id);
+        }
+        bundle_id
     }
 
     /// [`World::make_required`]; for a spawn (`spawned`), a panicking
@@ -139,7 +267,7 @@ impl World {
         entity: Entity,
         loc: EntityLocation,
         bundle_id: BundleId,
-        values: Vec<Box<dyn ErasedValue>>,
+        values: ErasedValues<'_>,
     ) -> DeferredPanic {
         let tick = self.change_tick();
         let info = self.bundles.get(bundle_id);

@@ -1,102 +1,41 @@
-//! Components as boxed values, for entities built or moved at run time:
-//! [`World::take`] and [`TakenEntity`], [`EntityBuilder`], and the
-//! [`DynamicBundle`] trait through which [`World::spawn`] takes them all.
+//! Components whose types are known at run time, for entities built or
+//! moved then: [`World::take`] and [`TakenEntity`], [`EntityBuilder`], and
+//! the [`DynamicBundle`] trait through which [`World::spawn`] takes them
+//! all. Their values live in one type-erased buffer
+//! ([`Parts`](crate::storage::parts::Parts)), not a box each: a builder
+//! spawned in a loop allocates nothing per entity, and the world finds
+//! the bundle of a list of types it saw before with one comparison.
 
-use std::any::{Any, TypeId};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::location;
 use crate::archetype::ArchetypeId;
 use crate::bundle::Bundle;
-use crate::component::{
-    CloneBehavior, CloneBoxed, Component, ComponentId, StorageType, short_type_name,
-};
-use crate::dynamic::{ComponentSchema, DynamicComponent};
+use crate::component::{CloneBehavior, CloneBoxed, Component, ComponentId, StorageType};
+use crate::dynamic::DynamicComponent;
 use crate::entity::Entity;
 use crate::error::{ComponentError, EntityError};
-use crate::storage::batch::ErasedValue;
+use crate::storage::parts::{DynamicPart, Parts};
 use crate::storage::{TakenSlot, bundle_io};
 use crate::world::World;
 
-/// One component as a boxed value that can put itself on an entity.
+/// One component as a boxed value (a taken or cloned one) that can put
+/// itself into [`Parts`].
 pub(crate) trait BoxedComponent: Send + Sync {
-    /// The value's Rust type (`DynamicComponent` for a runtime-defined one).
-    fn value_type(&self) -> TypeId;
-    /// The component's short name.
-    fn name(&self) -> String;
-    /// Registers the component in `world` and gives back its id, its
-    /// storage and the value, ready to write; `None` (the value dropped)
-    /// if the world refuses it.
-    fn resolve(self: Box<Self>, world: &mut World) -> Option<ResolvedPart>;
-    fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+    /// Moves the value into `parts` (replacing one of its type).
+    fn push_into(self: Box<Self>, parts: &mut Parts);
 }
 
 impl<C: Component> BoxedComponent for C {
-    fn value_type(&self) -> TypeId {
-        TypeId::of::<C>()
-    }
-
-    fn name(&self) -> String {
-        short_type_name::<C>()
-    }
-
-    fn resolve(self: Box<Self>, world: &mut World) -> Option<ResolvedPart> {
-        let id = world.components.register::<C>();
-        Some((id, C::STORAGE, self))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        self
+    fn push_into(self: Box<Self>, parts: &mut Parts) {
+        parts.set(*self);
     }
 }
 
-/// A part registered in a world: its component id, storage and value.
-pub(crate) type ResolvedPart = (ComponentId, StorageType, Box<dyn ErasedValue>);
-
-/// A runtime-defined component's value, with its schema so that a world
-/// that has not seen it can register it.
-struct DynamicValue {
-    schema: ComponentSchema,
-    value: DynamicComponent,
-}
-
-impl BoxedComponent for DynamicValue {
-    fn value_type(&self) -> TypeId {
-        TypeId::of::<DynamicComponent>()
-    }
-
-    fn name(&self) -> String {
-        self.value.name().to_owned()
-    }
-
-    fn resolve(self: Box<Self>, world: &mut World) -> Option<ResolvedPart> {
-        // A world whose own schema of that name differs refuses the value
-        // (dropped): the same rule as `insert_dynamic`.
-        let id = world.register_dynamic_component(self.schema).ok()?;
-        Some((id, StorageType::SparseSet, Box::new(self.value)))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        &self.value
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        &mut self.value
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any> {
-        Box::new(self.value)
+impl BoxedComponent for DynamicPart {
+    fn push_into(self: Box<Self>, parts: &mut Parts) {
+        parts.set(*self);
     }
 }
 
@@ -163,55 +102,6 @@ impl<B: Bundle> DynamicBundle for B {
 
     fn spawn_placed(self, world: &mut World, entity: Entity) {
         world.spawn_bundle_placed(entity, self);
-    }
-}
-
-/// Components as boxed values, in the order they were added.
-#[derive(Default)]
-struct Parts(Vec<Box<dyn BoxedComponent>>);
-
-impl Parts {
-    fn position(&self, ty: TypeId) -> Option<usize> {
-        self.0.iter().position(|c| c.value_type() == ty)
-    }
-
-    fn get<T: 'static>(&self) -> Option<&T> {
-        let i = self.position(TypeId::of::<T>())?;
-        self.0[i].as_any().downcast_ref()
-    }
-
-    fn get_mut<T: 'static>(&mut self) -> Option<&mut T> {
-        let i = self.position(TypeId::of::<T>())?;
-        self.0[i].as_any_mut().downcast_mut()
-    }
-
-    fn remove<T: 'static>(&mut self) -> Option<T> {
-        let i = self.position(TypeId::of::<T>())?;
-        self.0.remove(i).into_any().downcast().ok().map(|b| *b)
-    }
-
-    fn names(&self) -> Vec<String> {
-        self.0.iter().map(|c| c.name()).collect()
-    }
-
-    fn spawn_in(self, world: &mut World) -> Entity {
-        world.flush();
-        let entity = world.alloc_empty();
-        world.insert_parts(entity, self.0, true);
-        entity
-    }
-
-    fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
-        world.flush();
-        if !world.contains(entity) {
-            return Err(EntityError::NoSuchEntity(entity));
-        }
-        world.insert_parts(entity, self.0, false);
-        Ok(())
-    }
-
-    fn spawn_placed(self, world: &mut World, entity: Entity) {
-        world.insert_parts(entity, self.0, true);
     }
 }
 
@@ -307,7 +197,7 @@ impl TakenEntity {
     /// assert!(world.take(e).unwrap().has::<Hp>());
     /// ```
     pub fn has<T: 'static>(&self) -> bool {
-        self.parts.position(TypeId::of::<T>()).is_some()
+        self.parts.position(std::any::TypeId::of::<T>()).is_some()
     }
 
     /// How many components were taken.
@@ -322,7 +212,7 @@ impl TakenEntity {
     /// assert_eq!(world.take(e).unwrap().len(), 2);
     /// ```
     pub fn len(&self) -> usize {
-        self.parts.0.len()
+        self.parts.len()
     }
 
     /// True if the entity had no component.
@@ -334,7 +224,7 @@ impl TakenEntity {
     /// assert!(world.take(e).unwrap().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.parts.0.is_empty()
+        self.parts.is_empty()
     }
 
     /// The components' short names, in the order they were taken.
@@ -353,16 +243,16 @@ impl TakenEntity {
 }
 
 impl DynamicBundle for TakenEntity {
-    fn spawn_in(self, world: &mut World) -> Entity {
-        self.parts.spawn_in(world)
+    fn spawn_in(mut self, world: &mut World) -> Entity {
+        world.spawn_parts(&mut self.parts)
     }
 
-    fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
-        self.parts.insert_in(world, entity)
+    fn insert_in(mut self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+        world.insert_parts_checked(entity, &mut self.parts)
     }
 
-    fn spawn_placed(self, world: &mut World, entity: Entity) {
-        self.parts.spawn_placed(world, entity)
+    fn spawn_placed(mut self, world: &mut World, entity: Entity) {
+        world.insert_parts(entity, &mut self.parts, true)
     }
 }
 
@@ -427,10 +317,7 @@ impl EntityBuilder {
     /// assert_eq!(b.len(), 1);
     /// ```
     pub fn add<C: Component>(&mut self, component: C) -> &mut Self {
-        match self.parts.position(TypeId::of::<C>()) {
-            Some(i) => self.parts.0[i] = Box::new(component),
-            None => self.parts.0.push(Box::new(component)),
-        }
+        self.parts.set(component);
         self
     }
 
@@ -513,7 +400,7 @@ impl EntityBuilder {
     /// assert!(b.has::<Hp>());
     /// ```
     pub fn has<T: Component>(&self) -> bool {
-        self.parts.position(TypeId::of::<T>()).is_some()
+        self.parts.position(std::any::TypeId::of::<T>()).is_some()
     }
 
     /// How many components were added.
@@ -523,7 +410,7 @@ impl EntityBuilder {
     /// assert_eq!(mosaic::EntityBuilder::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
-        self.parts.0.len()
+        self.parts.len()
     }
 
     /// True if nothing was added.
@@ -533,7 +420,7 @@ impl EntityBuilder {
     /// assert!(mosaic::EntityBuilder::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.parts.0.is_empty()
+        self.parts.is_empty()
     }
 
     /// Drops every added component.
@@ -547,7 +434,7 @@ impl EntityBuilder {
     /// assert!(b.is_empty());
     /// ```
     pub fn clear(&mut self) {
-        self.parts.0.clear();
+        self.parts.clear();
     }
 
     /// The added components, to spawn (`world.spawn(builder.build())`) or
@@ -604,7 +491,7 @@ impl BuiltEntity {
     /// assert!(mosaic::EntityBuilder::new().build().is_empty());
     /// ```
     pub fn len(&self) -> usize {
-        self.parts.0.len()
+        self.parts.len()
     }
 
     /// True if no component was built.
@@ -614,21 +501,21 @@ impl BuiltEntity {
     /// assert!(mosaic::EntityBuilder::new().build().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.parts.0.is_empty()
+        self.parts.is_empty()
     }
 }
 
 impl DynamicBundle for BuiltEntity {
-    fn spawn_in(self, world: &mut World) -> Entity {
-        self.parts.spawn_in(world)
+    fn spawn_in(mut self, world: &mut World) -> Entity {
+        world.spawn_parts(&mut self.parts)
     }
 
-    fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
-        self.parts.insert_in(world, entity)
+    fn insert_in(mut self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+        world.insert_parts_checked(entity, &mut self.parts)
     }
 
-    fn spawn_placed(self, world: &mut World, entity: Entity) {
-        self.parts.spawn_placed(world, entity)
+    fn spawn_placed(mut self, world: &mut World, entity: Entity) {
+        world.insert_parts(entity, &mut self.parts, true)
     }
 }
 
@@ -697,7 +584,7 @@ impl World {
     /// no user code.
     fn take_values(&mut self, entity: Entity, ids: &[ComponentId]) -> Parts {
         // The room for every value: no push below reallocates (nor panics).
-        let mut parts = Vec::with_capacity(ids.len());
+        let mut parts: Vec<Box<dyn BoxedComponent>> = Vec::with_capacity(ids.len());
         let loc = self.entities.get(entity).expect("taken entity is alive");
         if loc.archetype != ArchetypeId::EMPTY {
             let components = &self.components;
@@ -735,14 +622,18 @@ impl World {
                 parts.extend(set.take_with(entity, take).flatten());
             } else if let Some(schema) = info.schema() {
                 if let Some(value) = set.remove_checked::<DynamicComponent>(entity) {
-                    parts.push(Box::new(DynamicValue {
+                    parts.push(Box::new(DynamicPart {
                         schema: schema.clone(),
                         value,
                     }));
                 }
             }
         }
-        Parts(parts)
+        let mut out = Parts::new();
+        for part in parts {
+            part.push_into(&mut out);
+        }
+        out
     }
 
     /// Removes bundle `Old` from `entity` and inserts `new` in its place,
@@ -828,14 +719,16 @@ impl World {
     /// ```
     pub fn clone_entity(&mut self, entity: Entity) -> Result<Entity, EntityError> {
         self.flush();
-        let parts = self.clone_parts(entity)?;
+        let mut parts = self.clone_parts(entity)?;
         // Every value is copied before the copy is spawned: a panicking
         // clone leaves no half-copied entity behind.
         let edges = self.copy_relations(entity);
         let copy = self.alloc_empty();
         // The copy is whole before its hooks and observers run; if one
         // panics, the copy still gets its edges before the panic goes on.
-        let spawned = catch_unwind(AssertUnwindSafe(|| parts.spawn_placed(self, copy)));
+        let spawned = catch_unwind(AssertUnwindSafe(|| {
+            self.insert_parts(copy, &mut parts, true)
+        }));
         if self.contains(copy) {
             self.relate_copies(edges, copy);
         }
@@ -868,8 +761,8 @@ impl World {
         target: &mut World,
     ) -> Result<Entity, EntityError> {
         self.flush();
-        let parts = self.clone_parts(entity)?;
-        Ok(parts.spawn_in(target))
+        let mut parts = self.clone_parts(entity)?;
+        Ok(target.spawn_parts(&mut parts))
     }
 
     /// Sets how [`World::clone_entity`] copies `T` in this world,
@@ -906,14 +799,14 @@ impl World {
             let info = self.components.info(id);
             if let Some(clone) = info.clone_boxed() {
                 if let Some(part) = (clone.0)(self, entity) {
-                    parts.0.push(part);
+                    part.push_into(&mut parts);
                 }
             } else if let Some(schema) = info.schema() {
                 if let Ok(value) = self.get_dynamic(entity, schema.name()) {
-                    parts.0.push(Box::new(DynamicValue {
+                    parts.set(DynamicPart {
                         schema: schema.clone(),
                         value: value.clone(),
-                    }));
+                    });
                 }
             }
         }
