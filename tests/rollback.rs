@@ -40,16 +40,17 @@ fn registered() -> World {
     world
 }
 
-/// Every registered component of every entity, in iteration order.
-fn dump(
-    world: &mut World,
-) -> Vec<(
+/// One entity's registered components, as `dump` lists them.
+type Row = (
     Entity,
     Option<Pos>,
     Option<Vel>,
     Option<Label>,
     Option<Buff>,
-)> {
+);
+
+/// Every registered component of every entity, in iteration order.
+fn dump(world: &mut World) -> Vec<Row> {
     world.check_invariants();
     let mut q = world.query::<(
         Entity,
