@@ -56,6 +56,12 @@ pub enum StorageType {
 /// let e = world.spawn(Health(3));
 /// assert_eq!(*world.get::<Health>(e).unwrap(), Health(3));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a component",
+    label = "not a component",
+    note = "derive it: `#[derive(Component)]` on the type (it must be `Send + Sync + 'static`)",
+    note = "methods take the component type itself: `world.get::<T>(e)`, not hecs's `get::<&T>(e)`; queries are where `&T` and `&mut T` go"
+)]
 pub trait Component: Send + Sync + 'static {
     /// Where values of this type are stored.
     const STORAGE: StorageType = StorageType::Table;

@@ -109,8 +109,8 @@ pub use observer::{
 pub use platform::{SetClockError, set_clock};
 pub use query::{
     Access, Added, Changed, Has, Mut, Or, Populated, Query, QueryChunk, QueryCombinations,
-    QueryData, QueryFilter, QueryIter, QueryParChunks, QueryParIter, QuerySingleError, QueryState,
-    ReadOnlyQueryData, Ref, Single, With, Without,
+    QueryData, QueryFilter, QueryIter, QueryMut, QueryMutIter, QueryParChunks, QueryParIter,
+    QuerySingleError, QueryState, ReadOnlyQueryData, Ref, Single, With, Without,
 };
 pub use relation::{
     ChildOf, ChildSpawner, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
@@ -120,10 +120,10 @@ pub use removed::RemovedComponents;
 pub use resource::{FromWorld, Res, ResMut, Resource};
 pub use storage::ResourceId;
 pub use system::{
-    CombinedCondition, Condition, ExecutorKind, IntoSystem, Local, NotCondition, Schedule,
-    ScheduleError, SetConfig, System, SystemAccess, SystemConfig, SystemMeta, SystemParam,
-    SystemParamFunction, SystemParamItem, SystemTiming, SystemTimings, any_with_component, not,
-    on_event, resource_added, resource_changed, resource_exists, run_once,
+    CombinedCondition, Condition, ExecutorKind, In, IntoSystem, Local, NotCondition, PipeSystem,
+    Schedule, ScheduleError, SetConfig, System, SystemAccess, SystemConfig, SystemMeta,
+    SystemParam, SystemParamFunction, SystemParamItem, SystemTiming, SystemTimings,
+    any_with_component, not, on_event, resource_added, resource_changed, resource_exists, run_once,
 };
 pub use system::{
     ErrorContext, ErrorHandler, IntoLabel, IntoSetConfigs, IntoSystemConfigs, IntoSystemOutput,
@@ -314,6 +314,7 @@ pub mod prelude {
         FixedTime, FixedUpdate, FrameTime, NextState, OnEnter, OnExit, OnTransition, State,
         StateScoped, States, in_state,
     };
+    pub use crate::{In, IntoSystem};
     /// The derives and their traits: `#[derive(QueryData)]`,
     /// `#[derive(QueryFilter)]`.
     pub use crate::{QueryData, QueryFilter};

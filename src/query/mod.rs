@@ -35,6 +35,7 @@ mod iter;
 mod many;
 mod mut_item;
 mod param;
+mod query_mut;
 mod ref_item;
 mod relation;
 mod state;
@@ -49,6 +50,7 @@ pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
 pub use iter::QueryIter;
 pub use mut_item::Mut;
 pub use param::{Populated, Query, QueryCombinations, QueryParIter, QuerySingleError, Single};
+pub use query_mut::{QueryMut, QueryMutIter};
 pub use ref_item::Ref;
 pub use state::QueryState;
 

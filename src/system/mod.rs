@@ -25,6 +25,7 @@ mod fallible;
 mod fixed;
 mod observer_system;
 mod param;
+mod pipe;
 mod registry;
 mod schedule;
 mod set_configs;
@@ -45,6 +46,7 @@ pub use fallible::{
 pub use fixed::{FixedTime, FixedUpdate};
 pub use observer_system::ObserverFunction;
 pub use param::{Local, SystemParam, SystemParamItem, SystemSkip};
+pub use pipe::{In, PipeSystem};
 pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};
 pub use set_configs::{IntoSetConfigs, SetConfigs};
@@ -196,6 +198,35 @@ pub trait IntoSystem<Marker>: Sized {
     type System: System;
     /// Makes the system.
     fn into_system(self) -> Self::System;
+
+    /// A system that runs this one, then `next` with this one's output as
+    /// `next`'s [`In`] parameter (Bevy's `pipe`). The pair is one system
+    /// to the schedule: both halves' access, run back to back.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Hp(i32);
+    /// fn lowest(q: Query<&Hp>) -> Option<i32> {
+    ///     q.iter().map(|hp| hp.0).min()
+    /// }
+    /// fn warn(In(lowest): In<Option<i32>>, mut alarm: ResMut<bool>) {
+    ///     *alarm = lowest.is_some_and(|hp| hp < 10);
+    /// }
+    /// let mut world = World::new();
+    /// world.insert_resource(false);
+    /// world.spawn_batch([Hp(50), Hp(5)]);
+    /// let mut schedule = Schedule::new();
+    /// schedule.add_systems(lowest.pipe(warn));
+    /// schedule.run(&mut world);
+    /// assert!(*world.resource::<bool>());
+    /// ```
+    fn pipe<MB, B: IntoSystem<MB>>(self, next: B) -> PipeSystem<Self::System, B::System>
+    where
+        <Self::System as System>::Out: Send + 'static,
+    {
+        PipeSystem::new(self.into_system(), next.into_system())
+    }
 }
 
 /// Marker for [`IntoSystem`] on functions of system parameters.
