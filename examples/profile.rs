@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Instructions per run = total collected / N. Workloads (each `*-for-*` is
-//! the same work written as a plain `for` loop, the README's form):
+//! the same work written as a plain `for` loop, the guide's form):
 //! `simple-for-mosaic`, `simple-for-hecs`, `simple-derive-for-mosaic` (the
 //! same query as a `#[derive(QueryData)]` struct; `simple-derive-mosaic` is
 //! its `for_each` form), `frag-for-mosaic`,
@@ -153,7 +153,7 @@ fn measured_simple_hecs(world: &mut hecs::World, n: usize) {
     }
 }
 
-/// The `for`-loop forms: what a user writes after reading the README.
+/// The `for`-loop forms: what a user writes after reading the guide.
 #[inline(never)]
 fn measured_simple_for_mosaic(
     world: &mut World,

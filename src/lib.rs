@@ -2,8 +2,8 @@
 //! components, storage, queries, systems, events, observers, hooks and
 //! required components, columnar spawning. Programs depend on `mosaic-ecs`
 //! (library `mosaic`), which re-exports all of this and, behind its default
-//! `serde` feature, the scenes of `mosaic-scene`; the README there is the
-//! guide. This crate has no serde dependency and knows nothing of scenes:
+//! `serde` feature, the scenes of `mosaic-scene`; the guide is
+//! `docs/guide/` in the repository. This crate has no serde dependency and knows nothing of scenes:
 //! the scene crate is built on the public API below.
 //!
 //! ```

@@ -3,8 +3,8 @@
 //! give disjoint `&mut` (table rows in one or several archetypes, sparse
 //! entries); a repeated entity is refused with `AliasedMutability` before
 //! any reference is made; a failure for any entity hands out nothing and
-//! stamps no change tick. Run under Miri (see the README's Soundness
-//! section) to check the references never alias.
+//! stamps no change tick. Run under Miri (see the guide's Soundness
+//! chapter) to check the references never alias.
 
 use mosaic::prelude::*;
 

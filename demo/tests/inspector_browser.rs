@@ -7,7 +7,7 @@
 //! child's parent; resources show values; a misspelt filter says why; an
 //! error stays until dismissed; a confirmed despawn takes the children).
 //! Saves a screenshot to `target/inspector.png` and `docs/inspector.png`
-//! (the README's picture).
+//! (the picture in the guide's inspector chapter).
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`.ci/run` installs
 //! them); without them the test says so and passes, except under CI
@@ -230,7 +230,7 @@ fn the_showcase_is_inspected_and_edited_in_a_browser() {
         browser.find("#errors div.error").is_none().then_some(())
     });
 
-    // The picture for the README: the child picked, its parent named.
+    // The picture for the guide: the child picked, its parent named.
     browser.click_css(&format!(r#"#tree li[data-entity="{child}"] > span.node"#));
     browser.wait_text("#family", |t| t.contains(&parent_label));
     wait_for("clearing the add field", || {

@@ -124,6 +124,12 @@ use mosaic::{Schedule, World};
 
 pub use rpc::codes;
 
+/// The guide's inspector chapter (`docs/guide/src/inspector.md`), compiled
+/// here (it needs this crate) so that `cargo test` runs its code blocks.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/src/inspector.md")]
+pub struct GuideInspector;
+
 /// Why the inspector could not start.
 ///
 /// # Example

@@ -28,9 +28,9 @@ const MIN_PARALLEL_ROWS: usize = 64;
 /// Chunk `k` covers positions `k * chunk_len .. (k + 1) * chunk_len` of the
 /// sequence [`Query::iter`](crate::Query::iter) walks: the matched tables'
 /// rows, across table boundaries, or the entities of the sparse set the
-/// query walks instead (see the README's rule on sparse components). The
-/// cut depends on the world and `chunk_len` only, never on the thread
-/// count. A position whose entity fails a per-entity test
+/// query walks instead (see the guide's rule on sparse components,
+/// `docs/guide/src/performance.md`). The cut depends on the world and
+/// `chunk_len` only, never on the thread count. A position whose entity fails a per-entity test
 /// ([`Added`](crate::Added), [`Changed`](crate::Changed), a sparse
 /// component, or a table the walked set's entity does not match) yields no
 /// item, so a chunk may hold fewer items than positions.

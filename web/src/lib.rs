@@ -19,7 +19,7 @@
 //! into the module's memory (see [`text_ptr`]). The module imports two
 //! functions ([`host`]).
 //!
-//! Build the page with `bash web/build.sh` (see README.md).
+//! Build the page with `bash web/build.sh` (see demo/README.md, "In the browser").
 
 pub mod host;
 

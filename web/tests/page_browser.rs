@@ -3,8 +3,8 @@
 //! the built folder from a small static file server of its own, loads the
 //! page, waits for frames, checks that the world advanced (the frame count
 //! grows, the entities are there) and that the story reached the ghost
-//! power-up, then saves a screenshot to `target/web.png` (the README's
-//! picture, `docs/web.png`, is a copy of it) and prints the wasm size, the
+//! power-up, then saves a screenshot to `target/web.png` (the showcase
+//! README's picture, `docs/web.png`, is a copy of it) and prints the wasm size, the
 //! frame rate and the page's timing table.
 //!
 //! Ignored by a plain `cargo test`: it needs the page built for wasm32.
