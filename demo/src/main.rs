@@ -184,10 +184,15 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
     let started = Instant::now();
     let mut shown = false;
     let mut simulating = Duration::ZERO;
+    // Each frame's time, for the median: a frame that does extra work now
+    // and then (`tidy`, the spell) moves the mean, not the median.
+    let mut frame_ms: Vec<f32> = Vec::with_capacity(args.frames as usize);
     for _ in 0..args.frames {
         let step = Instant::now();
         sim.step();
-        simulating += step.elapsed();
+        let took = step.elapsed();
+        simulating += took;
+        frame_ms.push(took.as_secs_f32() * 1000.0);
         if let Some(pictures) = &mut pictures {
             pictures.after_step(&mut sim)?;
         }
@@ -238,6 +243,7 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
         writeln!(out, "  {line}")?;
     }
     let fps = args.frames as f64 / simulating.as_secs_f64();
+    let median = median(&mut frame_ms);
     writeln!(
         out,
         "  simulation: {} frames in {:.3} s = {fps:.1} frames/s ({:.3} ms a frame{})",
@@ -245,6 +251,11 @@ fn run(args: &Args, out: &mut impl Write) -> Result<(), Stop> {
         simulating.as_secs_f64(),
         simulating.as_secs_f64() * 1000.0 / args.frames as f64,
         if drawn { "; drawing not counted" } else { "" },
+    )?;
+    writeln!(
+        out,
+        "  median frame: {median:.3} ms = {:.1} frames/s",
+        1000.0 / median
     )?;
 
     writeln!(out, "\nThe scene at the end:")?;
@@ -334,6 +345,21 @@ fn print_census(out: &mut impl Write, sim: &mut Sim) -> io::Result<()> {
         census.total,
         sim.world.archetypes().filter(|a| !a.is_empty()).count()
     )
+}
+
+/// The median of `values` (the mean of the middle two for an even count;
+/// 0 for none). Reorders `values`.
+fn median(values: &mut [f32]) -> f32 {
+    let n = values.len();
+    if n == 0 {
+        return 0.0;
+    }
+    values.sort_unstable_by(f32::total_cmp);
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
 }
 
 /// `n` and `word`, with an `s` unless `n` is 1.

@@ -249,10 +249,7 @@ pub fn collision(
         // The same chunks, one after another.
         let chunks = colliders.par_chunks(GRID_CHUNK).len();
         grid.begin(arena.width, arena.height, chunks);
-        let mut bodies = colliders.iter().map(body);
-        for k in 0..chunks {
-            grid.add_chunk(k, bodies.by_ref().take(GRID_CHUNK));
-        }
+        grid.add_chunks(GRID_CHUNK, colliders.iter().map(body));
     }
     grid.finish(threading.parallel);
     let mut sent = 0;

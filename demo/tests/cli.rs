@@ -48,6 +48,7 @@ fn short_run_prints_the_report() {
         "Systems",
         "collision",
         "frames/s",
+        "median frame",
         "Archetypes at the end",
         "Position + Velocity + Collider + Light",
     ] {
