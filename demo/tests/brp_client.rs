@@ -3,25 +3,16 @@
 //! show them, components named by full type path; only the port differs
 //! from Bevy's. It spawns, mutates, queries, reparents and despawns.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+mod common;
+
 const POSITION: &str = "mosaic_demo::components::Position";
 const CARRIED: &str = "mosaic_demo::components::Carried";
-
-/// The showcase, killed when the test ends, however it ends.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// One JSON-RPC call over HTTP (`Connection: close`); the whole response.
 fn brp(addr: SocketAddr, method: &str, params: Value) -> Value {
@@ -55,27 +46,8 @@ fn ok(addr: SocketAddr, method: &str, params: Value) -> Value {
 #[cfg_attr(miri, ignore = "starts a process")]
 #[test]
 fn a_client_from_bevys_docs_drives_the_showcase() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mosaic-demo"))
-        .args(["--inspect", "127.0.0.1:0", "--no-render"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the showcase");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let _demo = Killed(child);
-    let url = BufReader::new(stdout)
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.split_once("Inspector: open ")
-                .map(|(_, rest)| rest.split(' ').next().unwrap().to_owned())
-        })
-        .expect("the showcase prints the inspector's URL");
-    let addr: SocketAddr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
+    // Started as the browser tests start it (the client itself is below).
+    let (_demo, _url, addr) = common::showcase();
 
     // Spawn a carrier and a lamp, by full type path.
     let spawn = |x: f64| {

@@ -108,6 +108,7 @@ pub mod guide {
     chapter!(FixedStep, "fixed_step.md");
     chapter!(OneShot, "one_shot.md");
     chapter!(Disabling, "disabling.md");
+    chapter!(Rollback, "rollback.md");
     chapter!(Parallelism, "parallelism.md");
     chapter!(Performance, "performance.md");
     chapter!(Soundness, "soundness.md");
