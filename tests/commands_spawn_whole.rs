@@ -8,7 +8,7 @@ use mosaic::prelude::*;
 #[derive(Component)]
 struct Trigger1;
 #[derive(Component)]
-struct Body(u32);
+struct Body(#[allow(dead_code, reason = "a value to spawn with")] u32);
 
 #[derive(Default)]
 struct Seen(Vec<(bool, bool)>);
