@@ -10,7 +10,9 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::component::{Component, ComponentId, Components, StorageType};
+use crate::entity::Entity;
 use crate::hooks::Requirement;
+use crate::relation::ChildOf;
 
 /// A group of components. Implemented for every [`Component`], for tuples of
 /// bundles, and by `#[derive(Bundle)]`.
@@ -65,6 +67,20 @@ pub unsafe trait Bundle: Send + Sync + 'static {
     unsafe fn take_components<R: ComponentReader>(reader: &mut R) -> Self
     where
         Self: Sized;
+
+    /// True if the bundle holds an edge to make from its entity
+    /// ([`ChildOf`](crate::ChildOf)`(parent)`) besides its components: a
+    /// spawn or insert of it makes the edge between the move and the
+    /// announcements. False for every component; a tuple or derived
+    /// bundle is true if a part is.
+    #[doc(hidden)]
+    const RELATES: bool = false;
+
+    /// Reports the edges the bundle makes, in bundle order (only asked of
+    /// a bundle whose [`Bundle::RELATES`]).
+    #[doc(hidden)]
+    #[inline]
+    fn edges(&self, _edges: &mut BundleEdges) {}
 }
 
 /// Hands a world's component registry to [`Bundle::component_ids`].
@@ -121,6 +137,64 @@ unsafe impl<C: Component> Bundle for C {
     }
 }
 
+/// The edges a bundle makes from its entity, as [`Bundle::edges`] reports
+/// them: the parent of a [`ChildOf`] it holds. Plumbing of the `Bundle`
+/// trait, for its derive.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct BundleEdges {
+    parent: Option<Entity>,
+    /// True if the bundle named `ChildOf` more than once.
+    repeated: bool,
+}
+
+impl BundleEdges {
+    /// Reports a `ChildOf(parent)` of the bundle.
+    #[inline]
+    pub fn child_of(&mut self, parent: Entity) {
+        self.repeated |= self.parent.is_some();
+        self.parent = Some(parent);
+    }
+
+    /// The parent reported (the last, if several were).
+    pub(crate) fn parent(&self) -> Option<Entity> {
+        self.parent
+    }
+
+    /// True if the bundle named `ChildOf` more than once.
+    pub(crate) fn repeated(&self) -> bool {
+        self.repeated
+    }
+}
+
+// SAFETY: reports no component, and writes and takes none. (`ChildOf` is
+// the hierarchy's edge, not a component: a spawn or insert makes the edge,
+// see `relation::bundle_edge`.)
+unsafe impl Bundle for ChildOf {
+    #[inline]
+    fn component_ids(
+        _components: &mut ComponentRegistrar<'_>,
+        _ids: &mut dyn FnMut(ComponentId, StorageType),
+    ) {
+    }
+
+    #[inline]
+    fn write_components<W: ComponentWriter>(self, _writer: &mut W) {}
+
+    /// Never called: `World::remove` of a bundle that relates takes its
+    /// own path, which unrelates.
+    unsafe fn take_components<R: ComponentReader>(_reader: &mut R) -> Self {
+        unreachable!("`World::remove` of a relating bundle does not take its components")
+    }
+
+    const RELATES: bool = true;
+
+    #[inline]
+    fn edges(&self, edges: &mut BundleEdges) {
+        edges.child_of(self.0);
+    }
+}
+
 macro_rules! tuple_bundle {
     ($($name:ident),*) => {
         // SAFETY: each element reports, writes and takes in the same order.
@@ -143,6 +217,15 @@ macro_rules! tuple_bundle {
             unsafe fn take_components<R: ComponentReader>(reader: &mut R) -> Self {
                 // SAFETY: forwarded in component_ids order.
                 ($(unsafe { $name::take_components(reader) },)*)
+            }
+
+            const RELATES: bool = false $(|| $name::RELATES)*;
+
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn edges(&self, edges: &mut BundleEdges) {
+                let ($($name,)*) = self;
+                $($name.edges(edges);)*
             }
         }
     };

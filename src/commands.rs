@@ -22,7 +22,8 @@
 //!   it is despawned;
 //! - a spawn command whose insert panics before the entity got anything (a
 //!   required component's constructor, or an observer of its `OnSpawn`)
-//!   despawns the entity, empty, before the panic goes on.
+//!   despawns the entity, empty, before the panic goes on; one refused (a
+//!   `ChildOf` whose parent is gone) despawns it, and fails.
 //!
 //! A command whose entity is gone by the time it applies is skipped and
 //! reported ([`CommandErrors`], or a `log::warn!` inside a schedule); the
@@ -160,7 +161,9 @@ impl CommandBuffer {
     /// already came to life, empty, at a structural change in between: then
     /// it stays). If the spawn panics before the entity got anything (a
     /// required component's `Default`, an `OnSpawn` observer), the entity
-    /// is despawned before the panic goes on.
+    /// is despawned before the panic goes on; if it is refused (a
+    /// [`ChildOf`](crate::ChildOf) whose parent is gone, reported as the
+    /// command's error), the entity is despawned too.
     ///
     /// # Example
     /// ```
@@ -184,7 +187,13 @@ impl CommandBuffer {
         self.spawned.push(entity);
         self.push(move |world| {
             match catch_unwind(AssertUnwindSafe(|| world.insert(entity, bundle))) {
-                Ok(result) => Ok(result?),
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(err)) => {
+                    // Refused before the entity got anything (a `ChildOf`
+                    // whose parent is gone): it leaves no entity either.
+                    despawn_if_empty(world, entity);
+                    Err(err.into())
+                }
                 Err(payload) => {
                     // The spawn failed before the entity got anything: like
                     // a failed `World::spawn`, it leaves no entity. (The

@@ -6,6 +6,7 @@
 use thiserror::Error;
 
 use crate::entity::Entity;
+use crate::relation::RelationError;
 
 /// An operation named an entity that does not exist.
 ///
@@ -36,6 +37,11 @@ pub enum EntityError {
         /// The relation's short type name.
         relation: &'static str,
     },
+    /// A bundle's [`ChildOf`](crate::ChildOf)`(parent)` could not be
+    /// related: the parent is not alive, or it is the entity itself or one
+    /// of its descendants ([`RelationError::Cycle`]). Nothing was changed.
+    #[error(transparent)]
+    Relation(#[from] RelationError),
 }
 
 /// Reading or removing a component failed.
@@ -70,6 +76,9 @@ pub enum ComponentError {
         /// The relation's short type name.
         relation: &'static str,
     },
+    /// See [`EntityError::Relation`].
+    #[error(transparent)]
+    Relation(RelationError),
 }
 
 impl From<EntityError> for ComponentError {
@@ -79,6 +88,7 @@ impl From<EntityError> for ComponentError {
             EntityError::DespawnRefused { entity, relation } => {
                 ComponentError::DespawnRefused { entity, relation }
             }
+            EntityError::Relation(err) => ComponentError::Relation(err),
         }
     }
 }

@@ -325,7 +325,7 @@ pub mod prelude {
 /// Items the derive macros name. Not part of the public API.
 #[doc(hidden)]
 pub mod __macro {
-    pub use crate::bundle::{ComponentReader, ComponentRegistrar, ComponentWriter};
+    pub use crate::bundle::{BundleEdges, ComponentReader, ComponentRegistrar, ComponentWriter};
     pub use crate::component::{CloneProbe, ViaClone, ViaSkip};
     pub use crate::hooks::call_hook;
     pub use crate::query::{FromQueryItem, TickRange};

@@ -775,6 +775,8 @@ impl World {
     ) {
         self.prepare_observers();
         self.discard_commands_on_panic(|world| {
+            // A `ChildOf(parent)` of the bundle: the edge first.
+            world.announce_bundle_edge(entity, spawned);
             if spawned {
                 world.lifecycle(LifecycleKind::Spawn, entity, None);
             }

@@ -154,7 +154,7 @@ impl Default for World {
 /// ```
 impl<B: Bundle> Extend<B> for World {
     fn extend<I: IntoIterator<Item = B>>(&mut self, bundles: I) {
-        if self.spawn_brings_required::<B>() {
+        if B::RELATES || self.spawn_brings_required::<B>() {
             for bundle in bundles {
                 self.spawn(bundle);
             }
@@ -327,8 +327,8 @@ impl World {
         B: Bundle,
         I: IntoIterator<Item = B>,
     {
-        if self.spawn_brings_required::<B>() {
-            // Each entity in one move with its requirements.
+        if B::RELATES || self.spawn_brings_required::<B>() {
+            // Each entity in one move with its requirements (or its edge).
             return bundles.into_iter().map(|b| self.spawn(b)).collect();
         }
         let rows = self.spawn_rows(bundles);
@@ -611,7 +611,7 @@ impl World {
     }
 
     /// Destroys `entity` without lifecycle announcements.
-    fn despawn_quietly(&mut self, entity: Entity) -> Result<(), EntityError> {
+    pub(crate) fn despawn_quietly(&mut self, entity: Entity) -> Result<(), EntityError> {
         let panics = self.despawn_deferred(entity)?;
         if self.relations.active() {
             self.drain_doomed_sources();
@@ -1158,6 +1158,9 @@ impl World {
     /// assert!(world.remove::<A>(e).is_err());
     /// ```
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
+        if B::RELATES {
+            return self.remove_relating::<B>(entity);
+        }
         let removed = self.remove_bundle::<B>(entity);
         if removed.is_ok() {
             self.sync_disabled(entity);

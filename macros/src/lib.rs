@@ -257,6 +257,13 @@ fn bundle_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 // SAFETY: forwarded: fields are taken in `component_ids` order.
                 #build
             }
+
+            const RELATES: bool = false #(|| <#types as ::mosaic::Bundle>::RELATES)*;
+
+            #[allow(unused_variables)]
+            fn edges(&self, edges: &mut ::mosaic::__macro::BundleEdges) {
+                #(<#types as ::mosaic::Bundle>::edges(&self.#members, edges);)*
+            }
         }
     })
 }

@@ -1,12 +1,14 @@
-//! `Relation<R>` as query data: the source's edges, as `&Relation<R>`.
+//! `Relation<R>` as query data: the source's edges, as `&Relation<R>`;
+//! and the hierarchy as Bevy users query it: `&ChildOf` (the parent),
+//! `With<ChildOf>` and `Without<ChildOf>` (children and roots).
 
 use std::ops::Range;
 
-use super::{Access, QueryData, ReadOnlyQueryData, TickRange};
+use super::{Access, QueryData, QueryFilter, ReadOnlyQueryData, TickRange, With, Without};
 use crate::archetype::Archetype;
 use crate::component::ComponentId;
 use crate::entity::Entity;
-use crate::relation::{Relation, Relationship};
+use crate::relation::{ChildOf, Relation, Relationship};
 use crate::world::World;
 
 type Inner<R> = &'static Relation<R>;
@@ -108,3 +110,168 @@ unsafe impl<R: Relationship> QueryData for Relation<R> {
 
 // SAFETY: forwards to `&Relation<R>`, which only reads.
 unsafe impl<R: Relationship> ReadOnlyQueryData for Relation<R> {}
+
+// ----- &ChildOf: the parent, as Bevy users read it --------------------------------
+
+type ParentEdge = Relation<ChildOf>;
+
+// SAFETY: forwards every method to `Relation<ChildOf>` (the same access,
+// archetypes, states and fetches: a read of the child's edge component);
+// each item is a reference into the `&Relation<ChildOf>` that fetch
+// yields, its one edge's data.
+unsafe impl QueryData for &ChildOf {
+    type Item<'w> = &'w ChildOf;
+    type Fetch<'w> = <ParentEdge as QueryData>::Fetch<'w>;
+    type State = <ParentEdge as QueryData>::State;
+    type ArchetypeState = <ParentEdge as QueryData>::ArchetypeState;
+    const DENSE: bool = <ParentEdge as QueryData>::DENSE;
+    const FALLIBLE: bool = <ParentEdge as QueryData>::FALLIBLE;
+    const WRITES_ON_FETCH: bool = <ParentEdge as QueryData>::WRITES_ON_FETCH;
+
+    fn init_state(world: &mut World) -> Self::State {
+        <ParentEdge as QueryData>::init_state(world)
+    }
+
+    fn update_access(state: &Self::State, access: &mut Access) {
+        <ParentEdge as QueryData>::update_access(state, access);
+    }
+
+    fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
+        <ParentEdge as QueryData>::match_archetype(state, archetype)
+    }
+
+    #[inline]
+    unsafe fn init_fetch<'w>(
+        world: &'w World,
+        state: &Self::State,
+        ticks: TickRange,
+    ) -> Self::Fetch<'w> {
+        // SAFETY: forwarded contract.
+        unsafe { <ParentEdge as QueryData>::init_fetch(world, state, ticks) }
+    }
+
+    #[inline]
+    unsafe fn set_archetype<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        state: &Self::State,
+        arch: Self::ArchetypeState,
+        archetype: &'w Archetype,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { <ParentEdge as QueryData>::set_archetype(fetch, state, arch, archetype) }
+    }
+
+    #[inline(always)]
+    unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { <ParentEdge as QueryData>::can_fetch(fetch, entity) }
+    }
+
+    #[inline]
+    unsafe fn set_driver(fetch: &mut Self::Fetch<'_>, state: &Self::State, driver: ComponentId) {
+        // SAFETY: forwarded contract.
+        unsafe { <ParentEdge as QueryData>::set_driver(fetch, state, driver) }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { <ParentEdge as QueryData>::fetch(fetch, entity, row) }.map(Relation::one_data)
+    }
+
+    #[inline(always)]
+    unsafe fn fetch_unstamped<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { <ParentEdge as QueryData>::fetch_unstamped(fetch, entity, row) }
+            .map(Relation::one_data)
+    }
+
+    #[inline(always)]
+    unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
+        // SAFETY: forwarded contract.
+        unsafe { <ParentEdge as QueryData>::stamp_rows(fetch, rows) }
+    }
+
+    #[inline(always)]
+    fn tracks(fetch: &Self::Fetch<'_>) -> bool {
+        <ParentEdge as QueryData>::tracks(fetch)
+    }
+
+    #[inline(always)]
+    fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
+        <ParentEdge as QueryData>::writes_ticks(fetch)
+    }
+}
+
+// SAFETY: forwards to `Relation<ChildOf>`, which only reads.
+unsafe impl ReadOnlyQueryData for &ChildOf {}
+
+/// `With<ChildOf>` / `Without<ChildOf>`: the children, and the roots (Bevy's
+/// spelling of `With<Relation<ChildOf>>`).
+macro_rules! child_of_filter {
+    ($name:ident) => {
+        // SAFETY: forwards every method to the same filter of
+        // `Relation<ChildOf>`, the component that holds a child's edge.
+        unsafe impl QueryFilter for $name<ChildOf> {
+            type Fetch<'w> = <$name<ParentEdge> as QueryFilter>::Fetch<'w>;
+            type State = <$name<ParentEdge> as QueryFilter>::State;
+            type ArchetypeState = <$name<ParentEdge> as QueryFilter>::ArchetypeState;
+
+            fn init_state(world: &mut World) -> Self::State {
+                world.register_relation::<ChildOf>();
+                <$name<ParentEdge> as QueryFilter>::init_state(world)
+            }
+
+            fn update_access(state: &Self::State, access: &mut Access) {
+                <$name<ParentEdge> as QueryFilter>::update_access(state, access);
+            }
+
+            fn match_archetype(
+                state: &Self::State,
+                archetype: &Archetype,
+            ) -> Option<Self::ArchetypeState> {
+                <$name<ParentEdge> as QueryFilter>::match_archetype(state, archetype)
+            }
+
+            #[inline]
+            unsafe fn init_fetch<'w>(
+                world: &'w World,
+                state: &Self::State,
+                ticks: TickRange,
+            ) -> Self::Fetch<'w> {
+                // SAFETY: forwarded contract.
+                unsafe { <$name<ParentEdge> as QueryFilter>::init_fetch(world, state, ticks) }
+            }
+
+            #[inline]
+            unsafe fn set_archetype<'w>(
+                fetch: &mut Self::Fetch<'w>,
+                state: &Self::State,
+                arch: Self::ArchetypeState,
+                archetype: &'w Archetype,
+            ) {
+                // SAFETY: forwarded contract.
+                unsafe {
+                    <$name<ParentEdge> as QueryFilter>::set_archetype(fetch, state, arch, archetype)
+                }
+            }
+
+            #[inline(always)]
+            unsafe fn filter(fetch: &mut Self::Fetch<'_>, entity: Entity, row: usize) -> bool {
+                // SAFETY: forwarded contract.
+                unsafe { <$name<ParentEdge> as QueryFilter>::filter(fetch, entity, row) }
+            }
+        }
+    };
+}
+
+child_of_filter!(With);
+child_of_filter!(Without);

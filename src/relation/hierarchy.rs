@@ -14,43 +14,108 @@ use crate::error::EntityError;
 use crate::storage::DeferredPanic;
 use crate::world::{EntityWorldMut, World};
 
-/// The hierarchy relation: `child --ChildOf--> parent`. A `one` relation
-/// (a child has at most one parent: relating it again reparents it); the
-/// parent's [`Children`] lists its children. Acyclic
-/// ([`Relationship::ACYCLIC`]): making an entity a child of itself or of
-/// one of its descendants fails with [`RelationError::Cycle`] and changes
-/// nothing. [`World::clone_entity`] of a child gives the copy the same
-/// parent. Despawning a parent unparents
+/// The hierarchy relation: `child --ChildOf--> parent`, as Bevy spells it:
+/// `ChildOf(parent)` in a spawn or an insert makes the entity a child of
+/// `parent`, and `&ChildOf` as query data reads it back.
+///
+/// A `one` relation (a child has at most one parent: relating it again
+/// reparents it); the parent's [`Children`] lists its children, in the
+/// order they were made. Acyclic ([`Relationship::ACYCLIC`]): making an
+/// entity a child of itself or of one of its descendants fails with
+/// [`RelationError::Cycle`] and changes nothing. [`World::clone_entity`] of
+/// a child gives the copy the same parent. Despawning a parent unparents
 /// its children ([`OnTargetDespawn::Unrelate`](super::OnTargetDespawn));
 /// [`World::despawn_recursive`] takes the whole subtree.
+///
+/// The value is both the relation's label and its edge data: the edge
+/// `child --ChildOf--> parent` holds `ChildOf(parent)`, whatever value was
+/// passed to [`World::relate`] (its `.0` is set to the target), so it
+/// always names the parent. It is not a component: the edge lives in the
+/// hierarchy's two sparse components (see [`Relationship`]), and
+/// [`World::relation_mut`] of it does not build.
+///
+/// # In a bundle
+///
+/// `ChildOf(parent)` is a [`Bundle`] that makes the edge instead of
+/// writing a component: [`World::spawn`], [`World::insert`],
+/// [`EntityWorldMut::insert`](crate::EntityWorldMut::insert), `spawn_batch`,
+/// and their commands ([`Commands::spawn`](crate::Commands::spawn),
+/// `commands.entity(e).insert(..)`) take it alone or in a tuple. The
+/// entity's components are moved in first, in one move, then the edge is
+/// made (with its own announcements: `OnAdd<Children>` on a first child,
+/// [`OnRelate<ChildOf>`](super::OnRelate)), then the bundle's hooks and
+/// observers run: an `on_add` hook or `OnAdd` observer of the child's
+/// components sees its parent. Inserting it into an entity that has a
+/// parent reparents it. Nothing changes if the parent is not alive or the
+/// edge would close a cycle: [`World::insert`] fails with
+/// [`EntityError::Relation`](crate::EntityError::Relation), a command is
+/// reported as failed (its spawned entity does not stay), and
+/// [`World::spawn`], which returns no `Result`, panics (check with
+/// [`World::contains`] first, or use [`World::spawn_child`]). A bundle
+/// naming `ChildOf` twice panics, as one naming a component twice does.
+/// `remove::<ChildOf>()` unparents (Bevy's way; [`World::remove_parent`]
+/// is mosaic's); removing a tuple that holds `ChildOf` is refused with a
+/// panic. An [`EntityBuilder`](crate::EntityBuilder) does not take it.
 ///
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
+/// #[derive(Component)] struct Turret;
 /// let mut world = World::new();
 /// let tank = world.spawn(());
-/// let turret = world.spawn(());
-/// world.relate(turret, tank, ChildOf).unwrap(); // same as add_child(tank, turret)
+/// let turret = world.spawn((Turret, ChildOf(tank)));
 /// assert_eq!(world.parent(turret), Some(tank));
 /// assert_eq!(world.children(tank), [turret]);
+/// let mut q = world.query::<(Entity, &ChildOf)>();
+/// assert_eq!(q.iter(&world).map(|(e, c)| (e, c.parent())).collect::<Vec<_>>(), [(turret, tank)]);
 /// // The tank cannot become its turret's child: that would be a cycle.
 /// assert!(matches!(
-///     world.add_child(turret, tank),
-///     Err(RelationError::Cycle { .. })
+///     world.insert(tank, ChildOf(turret)),
+///     Err(EntityError::Relation(RelationError::Cycle { .. }))
 /// ));
+/// // The relation API makes the same edge.
+/// let hull = world.spawn(());
+/// world.relate(turret, hull, ChildOf(hull)).unwrap(); // reparents
+/// world.add_child(tank, turret).unwrap(); // back again
+/// assert_eq!(world.relation::<ChildOf>(turret, tank), Some(&ChildOf(tank)));
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct ChildOf;
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChildOf(pub Entity);
+
+impl ChildOf {
+    /// The parent this names (Bevy's accessor; `.0` is the same).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let parent = world.spawn(());
+    /// let child = world.spawn(ChildOf(parent));
+    /// let mut q = world.query::<&ChildOf>();
+    /// assert_eq!(q.get(&world, child).unwrap().parent(), parent);
+    /// ```
+    #[inline]
+    pub fn parent(&self) -> Entity {
+        self.0
+    }
+}
 
 impl Relationship for ChildOf {
     const ONE: bool = true;
     /// No entity is its own ancestor: making a child of its own descendant
     /// fails with [`RelationError::Cycle`].
     const ACYCLIC: bool = true;
+    /// `ChildOf(parent)` names the edge's target.
+    const NAMES_TARGET: bool = true;
 
     /// A clone of a child is a child of the same parent.
     fn clone_behavior() -> CloneBehavior<Self> {
         CloneBehavior::Clone(Clone::clone)
+    }
+
+    #[inline]
+    fn set_target(&mut self, target: Entity) {
+        self.0 = target;
     }
 }
 
@@ -82,7 +147,7 @@ pub(crate) enum OnRefused {
 
 impl World {
     /// Makes `child` a child of `parent` (reparenting it if it had
-    /// another): `relate(child, parent, ChildOf)`.
+    /// another): `relate(child, parent, ChildOf(parent))`.
     ///
     /// # Example
     /// ```
@@ -95,7 +160,7 @@ impl World {
     /// assert!(world.children(a).is_empty());
     /// ```
     pub fn add_child(&mut self, parent: Entity, child: Entity) -> Result<(), RelationError> {
-        self.relate(child, parent, ChildOf)
+        self.relate(child, parent, ChildOf(parent))
     }
 
     /// Makes `child` a child of `parent`: [`World::add_child`] with the
@@ -110,7 +175,7 @@ impl World {
     /// assert_eq!(world.parent(child), Some(parent));
     /// ```
     pub fn set_parent(&mut self, child: Entity, parent: Entity) -> Result<(), RelationError> {
-        self.relate(child, parent, ChildOf)
+        self.relate(child, parent, ChildOf(parent))
     }
 
     /// Detaches `child` from its parent, which it returns (the child
@@ -322,7 +387,7 @@ impl World {
         let child = self.spawn(bundle);
         // The spawn's observers may have despawned either end: then the
         // child goes again (nothing is left spawned, as documented).
-        if let Err(err) = self.relate(child, parent, ChildOf) {
+        if let Err(err) = self.relate(child, parent, ChildOf(parent)) {
             if self.contains(child) {
                 let _ = self.despawn(child);
             }
@@ -830,7 +895,7 @@ impl ChildSpawner<'_> {
         let child = self.world.spawn(bundle);
         // The parent is alive (checked by `with_children`) unless an
         // observer despawned it; then the child stays a root.
-        let _ = self.world.relate(child, self.parent, ChildOf);
+        let _ = self.world.relate(child, self.parent, ChildOf(self.parent));
         child
     }
 

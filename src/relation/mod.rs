@@ -91,7 +91,9 @@ use crate::entity::Entity;
 use crate::storage::DeferredPanic;
 use crate::world::{EntityWorldMut, World, WorldId};
 
+mod bundle_edge;
 mod hierarchy;
+pub(crate) use bundle_edge::PendingEdge;
 pub(crate) use hierarchy::OnRefused;
 pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 
@@ -177,6 +179,21 @@ pub trait Relationship: Send + Sync + Sized + 'static {
     fn clone_behavior() -> CloneBehavior<Self> {
         CloneBehavior::Skip
     }
+
+    /// True if an edge's data names its own target, as [`ChildOf`]`(parent)`
+    /// does: [`World::relate`] sets it with [`Relationship::set_target`],
+    /// and [`World::relation_mut`] of such a relation does not build (a
+    /// changed name would disagree with the edge). Only the hierarchy
+    /// needs it.
+    #[doc(hidden)]
+    const NAMES_TARGET: bool = false;
+
+    /// Makes this edge data name `target` (for a relation whose
+    /// [`Relationship::NAMES_TARGET`]): called by [`World::relate`] before
+    /// the data is stored, so it always agrees with the edge it labels.
+    #[doc(hidden)]
+    #[inline]
+    fn set_target(&mut self, _target: Entity) {}
 }
 
 /// What despawning a target does to the entities relating to it (the
@@ -419,6 +436,13 @@ impl<R: Relationship> Relation<R> {
             Edges::One(_, _, d) => std::slice::from_ref(d),
             Edges::Many(m) => &m.data,
         }
+    }
+
+    /// The data of a `one` relation's edge (a source has its component
+    /// only while it has an edge).
+    #[inline]
+    pub(crate) fn one_data(&self) -> &R {
+        &self.data()[0]
     }
 
     /// Each target with its edge's data.
@@ -869,6 +893,9 @@ pub(crate) struct Relations {
     last: (TypeId, usize),
     /// True if some relation's policy is [`OnTargetDespawn::Refuse`].
     any_refuse: bool,
+    /// The `ChildOf` edge a spawn or insert under way makes once its
+    /// components are in (see `bundle_edge`).
+    bundle_edge: Option<PendingEdge>,
 }
 
 /// The type [`Relations::last`] names while it remembers nothing: private,
@@ -885,6 +912,7 @@ impl Default for Relations {
             skip: None,
             last: (TypeId::of::<NoRelation>(), 0),
             any_refuse: false,
+            bundle_edge: None,
         }
     }
 }
@@ -1138,6 +1166,28 @@ impl World {
         data: R,
     ) -> Result<(), RelationError> {
         self.flush();
+        self.check_relate::<R>(source, target)?;
+        let mut data = data;
+        data.set_target(target);
+        if let Some(i) = self.edge_index::<R>(source, target) {
+            let old = std::mem::replace(&mut self.relation_mut_of::<R>(source).data_mut()[i], data);
+            self.relations_mut().bump::<R>();
+            // Dropped once the new data is in (its drop may panic).
+            drop(old);
+            return Ok(());
+        }
+        self.edge_change(|world, panics| world.add_edge::<R>(source, target, data, panics));
+        Ok(())
+    }
+
+    /// Whether [`World::relate`] of `source --R--> target` would succeed:
+    /// both ends alive, and no cycle for an acyclic relation. Registers
+    /// `R`. Changes nothing else.
+    pub(crate) fn check_relate<R: Relationship>(
+        &mut self,
+        source: Entity,
+        target: Entity,
+    ) -> Result<(), RelationError> {
         for e in [source, target] {
             if !self.contains(e) {
                 return Err(RelationError::NoSuchEntity(e));
@@ -1151,14 +1201,6 @@ impl World {
                 relation: name_of::<R>(),
             });
         }
-        if let Some(i) = self.edge_index::<R>(source, target) {
-            let old = std::mem::replace(&mut self.relation_mut_of::<R>(source).data_mut()[i], data);
-            self.relations_mut().bump::<R>();
-            // Dropped once the new data is in (its drop may panic).
-            drop(old);
-            return Ok(());
-        }
-        self.edge_change(|world, panics| world.add_edge::<R>(source, target, data, panics));
         Ok(())
     }
 
@@ -1467,6 +1509,12 @@ impl World {
         source: Entity,
         target: Entity,
     ) -> Option<&mut R> {
+        const {
+            assert!(
+                !R::NAMES_TARGET,
+                "this relation's edge data names its target (as `ChildOf(parent)`): relate again to change it"
+            )
+        };
         let i = self.edge_index::<R>(source, target)?;
         Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
     }

@@ -92,15 +92,24 @@ pub trait DynamicBundle: Send + 'static {
 impl<B: Bundle> DynamicBundle for B {
     #[inline]
     fn spawn_in(self, world: &mut World) -> Entity {
+        if B::RELATES {
+            return world.spawn_relating(self);
+        }
         world.spawn_bundle(self)
     }
 
     #[inline]
     fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+        if B::RELATES {
+            return world.insert_relating(entity, self);
+        }
         world.insert_bundle(entity, self)
     }
 
     fn spawn_placed(self, world: &mut World, entity: Entity) {
+        if B::RELATES {
+            return world.spawn_placed_relating(entity, self);
+        }
         world.spawn_bundle_placed(entity, self);
     }
 }
@@ -334,6 +343,12 @@ impl EntityBuilder {
     /// assert_eq!(b.len(), 2);
     /// ```
     pub fn add_bundle<B: Bundle>(&mut self, bundle: B) -> &mut Self {
+        assert!(
+            !B::RELATES,
+            "EntityBuilder::add_bundle of `{}`: `ChildOf` is an edge, not a component, and a \
+             builder holds components; make the edge after the spawn (`World::set_parent`)",
+            crate::component::short_type_name::<B>()
+        );
         struct Adder<'a>(&'a mut EntityBuilder);
         impl crate::bundle::ComponentWriter for Adder<'_> {
             fn write<C: Component>(&mut self, value: C) {
