@@ -10,10 +10,10 @@
 //! use bevy_time::Time;
 //! ```
 //!
-//! Everything below the `use` lines is as written for Bevy, with one
-//! exception, marked `NOT BEVY'S`: mosaic's `ChildOf` is the hierarchy's
-//! edge label (a unit struct), so Bevy's `spawn((Sprite, ChildOf(ship)))`
-//! is spelled with `with_children`, which both accept.
+//! Everything below the `use` lines is as written for Bevy: the
+//! hierarchy too (`spawn((Sprite, ChildOf(ship)))`, `Query<&ChildOf>`,
+//! `with_children`), since `ChildOf(parent)` is a spawn bundle and query
+//! data in mosaic as in Bevy.
 
 // Bevy's `&mut T` query items are `Mut<T>`, which need `mut` bindings to
 // write through; mosaic's are `&mut T`, which do not.
@@ -79,7 +79,7 @@ fn count_wreck(mut world: DeferredWorld, _context: HookContext) {
 
 fn setup(mut commands: Commands, mut ids: ResMut<Ids>) {
     let ship = commands.spawn((Ship, Position(0.0), Velocity(2.0))).id();
-    // NOT BEVY'S: Bevy also writes `commands.spawn((Sprite, ChildOf(ship)));`
+    commands.spawn((Sprite, Position(0.0), ChildOf(ship)));
     commands.entity(ship).with_children(|parent| {
         parent.spawn(Sprite);
     });
@@ -90,6 +90,50 @@ fn setup(mut commands: Commands, mut ids: ResMut<Ids>) {
         ids.rocks.push(rock);
     }
     ids.ship = Some(ship);
+}
+
+/// Sprites follow their parent ship.
+fn follow_parent(
+    mut sprites: Query<(&ChildOf, &mut Position), With<Sprite>>,
+    ships: Query<&Position, Without<Sprite>>,
+) {
+    for (child_of, mut position) in &mut sprites {
+        if let Ok(parent) = ships.get(child_of.parent()) {
+            position.0 = parent.0 - 1.0;
+        }
+    }
+}
+
+/// A rock down to its last hit point is salvaged: made a child of the
+/// ship.
+fn salvage(
+    mut commands: Commands,
+    ids: Res<Ids>,
+    healths: Query<(Entity, &Health), Without<ChildOf>>,
+) {
+    let Some(ship) = ids.ship else { return };
+    for (rock, health) in &healths {
+        if health.0 == 1 {
+            commands.entity(rock).insert(ChildOf(ship));
+        }
+    }
+}
+
+/// Keeps the ship under its top speed, writing only when it was over.
+fn cap_speed(mut ships: Query<Mut<Velocity>, With<Ship>>) {
+    for mut velocity in &mut ships {
+        let capped = Velocity(velocity.0.min(2.0));
+        velocity.set_if_neq(capped);
+    }
+}
+
+/// 100 points each time the ship's velocity changed (it never does after
+/// its spawn: `set_if_neq` wrote nothing).
+fn count_speed_changes(
+    changed: Query<(), (Changed<Velocity>, With<Ship>)>,
+    mut score: ResMut<Score>,
+) {
+    score.0 += 100 * changed.iter().count() as u32;
 }
 
 fn greet(mut runs: ResMut<SetupRuns>) {
@@ -131,15 +175,16 @@ fn apply_hits(mut hits: EventReader<Hit>, mut commands: Commands, mut healths: Q
 
 fn despawn_dead(
     mut commands: Commands,
-    dead: Query<(Entity, &Health)>,
+    dead: Query<(Entity, &Health, Option<&ChildOf>)>,
     mut ids: ResMut<Ids>,
     mut score: ResMut<Score>,
 ) {
-    for (entity, health) in &dead {
+    for (entity, health, salvaged) in &dead {
         if health.0 == 0 {
             commands.entity(entity).despawn();
             ids.rocks.retain(|&rock| rock != entity);
-            score.0 += 10;
+            // A salvaged rock (a child of the ship) is worth more.
+            score.0 += if salvaged.is_some() { 15 } else { 10 };
         }
     }
 }
@@ -173,6 +218,9 @@ fn a_bevy_program_runs_with_only_its_imports_changed() {
     let mut schedule = Schedule::default();
     schedule.add_systems(greet.run_if(run_once));
     schedule.add_systems(movement.in_set(GameSet::Physics));
+    schedule.add_systems(follow_parent.after(movement));
+    schedule.add_systems((cap_speed, count_speed_changes).chain().before(movement));
+    schedule.add_systems(salvage.after(despawn_dead));
     schedule.add_systems((shoot, apply_hits).chain().in_set(GameSet::Combat));
     schedule.add_systems(despawn_dead.after(apply_hits));
     schedule.add_systems(
@@ -198,15 +246,25 @@ fn a_bevy_program_runs_with_only_its_imports_changed() {
     assert_eq!(world.resource::<Wrecks>().0, 3);
     assert!(world.resource::<Ids>().rocks.is_empty());
     // Alarm: inserted and raised before `count_alarm_changes` first ran (one
-    // change seen: 1000), lowered once the last rock went (2000); plus 10
-    // per rock.
-    assert_eq!(world.resource::<Score>().0, 3000 + 30);
+    // change seen: 1000), lowered once the last rock went (2000); plus 15
+    // per rock, each salvaged (a child of the ship) before its last hit;
+    // plus 100 for the ship's velocity, changed by its spawn only.
+    assert_eq!(world.resource::<Score>().0, 3000 + 45 + 100);
     assert_eq!(*world.resource::<Alarm>(), Alarm(false));
     // The ship moved 2.0 per second for four seconds.
     let ship = world.resource::<Ids>().ship.unwrap();
     assert_eq!(world.get::<Position>(ship).unwrap().0, 8.0);
-    let sprite = world.children(ship)[0];
-    assert!(world.get_entity(sprite).unwrap().contains::<Sprite>());
+    // Two sprites (one by `ChildOf`, one by `with_children`, in that
+    // order); the first followed its ship. Every rock was salvaged, then
+    // despawned, taking its edge along.
+    let children = world.children(ship).to_vec();
+    assert_eq!(children.len(), 2);
+    assert!(
+        children
+            .iter()
+            .all(|&c| world.get_entity(c).unwrap().contains::<Sprite>())
+    );
+    assert_eq!(world.get::<Position>(children[0]).unwrap().0, 7.0);
 }
 
 // ----- Each name on its own ---------------------------------------------------
