@@ -1,7 +1,8 @@
 //! The hierarchy: parents and children through the built-in `ChildOf`.
 //!
 //! Shows: `with_children` on a spawn and on `commands.entity(e)`,
-//! `spawn_child`, `add_child`/`set_parent`, `parent`, `children`,
+//! `ChildOf(parent)` in a spawn bundle and `Query<&ChildOf>` (Bevy's
+//! spelling), `spawn_child`, `add_child`/`set_parent`, `parent`, `children`,
 //! `ancestors`, `descendants`, a parent-first pass for global positions
 //! (`ParentFirst`), a refused cycle, and `despawn_recursive` against
 //! `despawn`.
@@ -30,12 +31,21 @@ fn main() {
         .spawn_child(turret, (Name::new("barrel"), Local(0.5), Global(0.0)))
         .unwrap();
 
-    // From a system: `commands.entity(e).with_children(..)`.
+    // From a system: `commands.entity(e).with_children(..)`, or Bevy's
+    // `ChildOf(parent)` in the bundle.
     world.run_system_once(move |mut commands: Commands| {
         commands.entity(tank).with_children(|t| {
             t.spawn((Name::new("antenna"), Local(-1.0), Global(0.0)));
         });
+        commands.spawn((Name::new("flag"), Local(-2.0), Global(0.0), ChildOf(tank)));
     });
+    let parents = world.run_system_once(|q: Query<(&Name, &ChildOf)>| {
+        q.iter()
+            .map(|(name, child_of)| (name.as_str().to_owned(), child_of.parent()))
+            .collect::<Vec<_>>()
+    });
+    println!("children and their parents: {parents:?}");
+    assert_eq!(parents.len(), 4);
 
     // Parent-first order: each entity after its parent.
     let mut order = ParentFirst::<ChildOf>::new();

@@ -79,6 +79,16 @@ use crate::world::{EntityWorldMut, World};
 /// world.add_child(tank, turret).unwrap(); // back again
 /// assert_eq!(world.relation::<ChildOf>(turret, tank), Some(&ChildOf(tank)));
 /// ```
+///
+/// The edge's data cannot be changed in place (it would name another
+/// entity than the edge's target):
+/// ```compile_fail
+/// use mosaic::prelude::*;
+/// let mut world = World::new();
+/// let parent = world.spawn(());
+/// let child = world.spawn(ChildOf(parent));
+/// world.relation_mut::<ChildOf>(child, parent); // relate again instead
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ChildOf(pub Entity);
 
