@@ -1199,23 +1199,39 @@ fn find(world: &World, p: &Params) -> Answer {
         found.push(row(e));
     }
     if !lower.is_empty() {
+        // Only archetypes holding `Name` are read, their names straight
+        // from the column: the cost follows the named entities, not the
+        // world's size (100,000 unnamed entities cost one check each
+        // archetype).
         'all: for archetype in world.archetypes() {
-            for &entity in archetype.entities() {
+            let Some(names) = archetype.column::<Name>() else {
+                continue;
+            };
+            for (&entity, name) in archetype.entities().iter().zip(names) {
                 if found.len() >= limit {
                     break 'all;
                 }
-                if Some(entity) == by_id {
-                    continue;
-                }
-                if let Ok(name) = world.get::<Name>(entity) {
-                    if name.as_str().to_lowercase().contains(&lower) {
-                        found.push(row(entity));
-                    }
+                if Some(entity) != by_id && contains_ignoring_case(name.as_str(), &lower) {
+                    found.push(row(entity));
                 }
             }
         }
     }
     Ok(json!(found))
+}
+
+/// True if `text`, lowercased, contains `lower` (already lowercase).
+/// ASCII text is compared in place; other text is lowercased first.
+fn contains_ignoring_case(text: &str, lower: &str) -> bool {
+    if text.is_ascii() && lower.is_ascii() {
+        let (text, lower) = (text.as_bytes(), lower.as_bytes());
+        lower.is_empty()
+            || text
+                .windows(lower.len())
+                .any(|w| w.eq_ignore_ascii_case(lower))
+    } else {
+        text.to_lowercase().contains(lower)
+    }
 }
 
 // ----- schemas --------------------------------------------------------------
@@ -1364,5 +1380,65 @@ pub(crate) fn watch_delta(method: &str, last: Option<&Value>, now: &Value) -> Op
                 .then(|| json!({ "added": added, "removed": removed }))
         }
         _ => (last != Some(now)).then(|| now.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mosaic::prelude::Component;
+
+    #[test]
+    fn contains_ignoring_case_matches_to_lowercase() {
+        let cases = [
+            ("Boss", "boss", true),
+            ("the BOSS room", "oss r", true),
+            ("Boss", "bosses", false),
+            ("ab", "", true),
+            ("ÉCLAIR", "éclair", true),
+            ("Straße", "ße", true),
+            ("Boss", "ö", false),
+        ];
+        for (text, lower, want) in cases {
+            assert_eq!(
+                text.to_lowercase().contains(lower),
+                want,
+                "{text} / {lower}"
+            );
+            assert_eq!(
+                contains_ignoring_case(text, lower),
+                want,
+                "{text} / {lower}"
+            );
+        }
+    }
+
+    #[test]
+    fn find_reads_names_in_every_archetype_and_skips_the_unnamed() {
+        #[derive(Component)]
+        struct Marker;
+        let mut world = World::new();
+        for _ in 0..10 {
+            world.spawn(());
+        }
+        let a = world.spawn(Name::new("Crate A"));
+        let b = world.spawn((Name::new("crate b"), Marker));
+        world.spawn(Name::new("Barrel"));
+        let params = json!({ "text": "CRATE" });
+        let found = find(&world, &Params(&params)).unwrap();
+        let mut ids: Vec<u64> = found
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["entity"].as_u64().unwrap())
+            .collect();
+        ids.sort_unstable();
+        let mut want = vec![a.to_bits(), b.to_bits()];
+        want.sort_unstable();
+        assert_eq!(ids, want, "{found}");
+        // The limit still cuts across archetypes.
+        let params = json!({ "text": "crate", "limit": 1 });
+        let found = find(&world, &Params(&params)).unwrap();
+        assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
     }
 }
