@@ -104,8 +104,8 @@ pub use hooks::{
 };
 pub use map_entities::{EntityMapper, MapEntities};
 pub use observer::{
-    DeferredWorld, LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS, ObserverId, OnAdd,
-    OnDespawn, OnInsert, OnRemove, OnSpawn, Trigger,
+    AnyComponent, DeferredWorld, LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS, ObserverEvent,
+    ObserverId, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Trigger,
 };
 pub use platform::{SetClockError, set_clock};
 pub use query::{
