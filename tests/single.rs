@@ -304,7 +304,11 @@ fn query_state_single_mut_marks_nothing_when_it_fails() {
     assert_eq!(changed.iter(&world).count(), 2, "both were just added");
     let mut q = world.query::<&mut Hp>();
     assert!(q.get_single_mut(&mut world).is_err());
-    assert_eq!(changed.iter(&world).count(), 0, "a failed single marks nothing");
+    assert_eq!(
+        changed.iter(&world).count(),
+        0,
+        "a failed single marks nothing"
+    );
     world.despawn(a).unwrap();
     q.single_mut(&mut world).0 = 9;
     assert_eq!(changed.iter(&world).count(), 1);
