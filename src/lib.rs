@@ -294,10 +294,10 @@ pub mod prelude {
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
         Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EventReader,
-        EventWriter, ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn, OnInsert,
-        OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
-        RemovedComponents, Res, ResMut, Schedule, ScheduleError, StorageType, Time, Trigger, With,
-        Without, World,
+        EventWriter, Events, ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn,
+        OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
+        Ref, RemovedComponents, Res, ResMut, Schedule, ScheduleError, StorageType, Time, Trigger,
+        With, Without, World,
     };
     pub use crate::{
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
