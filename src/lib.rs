@@ -83,6 +83,7 @@ mod storage;
 )]
 mod system;
 mod time;
+mod timer;
 mod world;
 
 pub use archetype::{Archetype, ArchetypeId};
@@ -137,6 +138,7 @@ pub use system::{
     StateScoped, States, in_state,
 };
 pub use time::{FrameTime, Time};
+pub use timer::{Timer, TimerMode};
 pub use world::{
     BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
     EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, MemoryReport, Name,
@@ -296,8 +298,8 @@ pub mod prelude {
         Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EventReader,
         EventWriter, Events, ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn,
         OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
-        Ref, RemovedComponents, Res, ResMut, Schedule, ScheduleError, StorageType, Time, Trigger,
-        With, Without, World,
+        Ref, RemovedComponents, Res, ResMut, Schedule, ScheduleError, StorageType, Time, Timer,
+        TimerMode, Trigger, With, Without, World,
     };
     pub use crate::{
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
