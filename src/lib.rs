@@ -295,11 +295,11 @@ pub mod prelude {
     pub use crate::change::PlainRefChangeHint as _;
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
-        Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EventReader,
-        EventWriter, Events, ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn,
-        OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
-        Ref, RemovedComponents, Res, ResMut, Schedule, ScheduleError, StorageType, Time, Timer,
-        TimerMode, Trigger, With, Without, World,
+        Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EntityRef,
+        EntityWorldMut, EventReader, EventWriter, Events, ExecutorKind, Has, Local, MapEntities,
+        Name, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
+        QuerySingleError, QueryState, Ref, RemovedComponents, Res, ResMut, Schedule, ScheduleError,
+        StorageType, Time, Timer, TimerMode, Trigger, With, Without, World,
     };
     pub use crate::{
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
