@@ -184,7 +184,13 @@ impl CommandBuffer {
         self.spawned.push(entity);
         self.push(move |world| {
             match catch_unwind(AssertUnwindSafe(|| world.insert(entity, bundle))) {
-                Ok(result) => Ok(result?),
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(err)) => {
+                    // Refused before anything changed (a `ChildOf` naming
+                    // a parent that is gone): no entity either.
+                    despawn_if_empty(world, entity);
+                    Err(err.into())
+                }
                 Err(payload) => {
                     // The spawn failed before the entity got anything: like
                     // a failed `World::spawn`, it leaves no entity. (The

@@ -37,9 +37,9 @@ fn build(world: &mut World) -> Vec<Entity> {
         .iter()
         .map(|n| world.spawn(Name(n.to_string())))
         .collect();
-    world.relate(e[1], e[0], ChildOf).unwrap();
-    world.relate(e[2], e[1], ChildOf).unwrap();
-    world.relate(e[3], e[0], ChildOf).unwrap();
+    world.relate(e[1], e[0], ChildOf(e[0])).unwrap();
+    world.relate(e[2], e[1], ChildOf(e[1])).unwrap();
+    world.relate(e[3], e[0], ChildOf(e[0])).unwrap();
     world.relate(e[1], e[4], Damage { amount: 7 }).unwrap();
     world.relate(e[1], e[3], Damage { amount: 2 }).unwrap();
     world.relate(e[2], e[2], Damage { amount: 1 }).unwrap();
@@ -136,7 +136,7 @@ fn round_trip_into_a_non_empty_world_remaps_targets() {
         // Entities that hold the saved handles' indices, and their own edge.
         let a = other.spawn(Name("a".into()));
         let b = other.spawn(Name("b".into()));
-        other.relate(b, a, ChildOf).unwrap();
+        other.relate(b, a, ChildOf(a)).unwrap();
         let spawned = load(&bytes).spawn_into(&mut other, &registry).unwrap();
         check_copy(&other);
         for &e in &original {
