@@ -7,7 +7,8 @@
 //! writer through a set never overlapping a reader under the parallel
 //! executor); `Res`, `ResMut`, `Commands`, `Local` and `EventReader` inside a
 //! set; change detection through `p0()`; skipping (a `Single` with no match)
-//! and a missing resource; and an 8-member set.
+//! and a missing resource; an 8-member set; and a set in a derived
+//! `SystemParam` struct.
 
 // A set's type spells out its members, as a user's system signature does.
 #![allow(clippy::type_complexity)]
@@ -472,4 +473,41 @@ fn a_set_debug_names_its_members() {
         world.run_system_once(|set: ParamSet<(Query<&'static A>, Res<u32>)>| format!("{set:?}"));
     assert!(text.starts_with("ParamSet"), "{text}");
     assert!(text.contains("Query"), "{text}");
+}
+
+// ----- in a derived parameter ---------------------------------------------------------
+
+// The members' own lifetimes are `'static` (only the set's are the
+// struct's): the set hands them out with its own borrow's lifetimes.
+#[derive(SystemParam)]
+struct Movers<'w, 's> {
+    set: ParamSet<
+        'w,
+        's,
+        (
+            Query<'static, 'static, &'static mut A, With<Player>>,
+            Query<'static, 'static, &'static mut A, With<Enemy>>,
+        ),
+    >,
+    runs: Local<'s, u32>,
+}
+
+#[test]
+fn a_set_inside_a_derived_system_param() {
+    let mut world = World::new();
+    let es = spawn_three(&mut world);
+    let mut schedule = Schedule::new();
+    schedule.add_systems(|mut m: Movers| {
+        *m.runs += 1;
+        let runs = *m.runs;
+        for a in m.set.p0().iter_mut() {
+            a.0 += runs;
+        }
+        for a in m.set.p1().iter_mut() {
+            a.0 += 10 * runs;
+        }
+    });
+    schedule.run(&mut world);
+    schedule.run(&mut world);
+    assert_eq!(values(&world, es), [3, 30, 33]);
 }

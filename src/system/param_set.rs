@@ -37,7 +37,9 @@ use crate::world::World;
 /// does so through a compatibility rule in rustc that is reserved for
 /// Bevy's own crate. Without it the compiler says the type "does not
 /// fulfill the required lifetime". `Res`, `ResMut`, `Commands`, `Local`
-/// and the other parameters need no change.
+/// and the other parameters need no change. In a `#[derive(SystemParam)]`
+/// struct, the set takes the struct's lifetimes and its members `'static`
+/// ones: `ParamSet<'w, 's, (Query<'static, 'static, &'static mut A>,)>`.
 ///
 /// # Example
 /// ```
