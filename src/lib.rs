@@ -83,6 +83,7 @@ mod storage;
 )]
 mod system;
 mod time;
+mod timer;
 mod world;
 
 pub use archetype::{Archetype, ArchetypeId};
@@ -137,6 +138,7 @@ pub use system::{
     StateScoped, States, in_state,
 };
 pub use time::{FrameTime, Time};
+pub use timer::{Timer, TimerMode};
 pub use world::{
     BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
     EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, MemoryReport, Name,
@@ -293,11 +295,11 @@ pub mod prelude {
     pub use crate::change::PlainRefChangeHint as _;
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
-        Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EventReader,
-        EventWriter, ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn, OnInsert,
-        OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
-        RemovedComponents, Res, ResMut, Schedule, ScheduleError, StorageType, Time, Trigger, With,
-        Without, World,
+        Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EntityRef,
+        EntityWorldMut, EventReader, EventWriter, Events, ExecutorKind, Has, Local, MapEntities,
+        Name, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
+        QuerySingleError, QueryState, Ref, RemovedComponents, Res, ResMut, Schedule, ScheduleError,
+        StorageType, Time, Timer, TimerMode, Trigger, With, Without, World,
     };
     pub use crate::{
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
