@@ -123,8 +123,8 @@ pub use resource::{FromWorld, Res, ResMut, Resource};
 pub use rollback::{RestoreReport, RollbackError, Snapshot, SnapshotRing};
 pub use storage::ResourceId;
 pub use system::{
-    CombinedCondition, Condition, ExecutorKind, In, IntoSystem, Local, NotCondition, PipeSystem,
-    Schedule, ScheduleError, SetConfig, System, SystemAccess, SystemConfig, SystemMeta,
+    CombinedCondition, Condition, ExecutorKind, In, IntoSystem, Local, NotCondition, ParamSet,
+    PipeSystem, Schedule, ScheduleError, SetConfig, System, SystemAccess, SystemConfig, SystemMeta,
     SystemParam, SystemParamFunction, SystemParamItem, SystemTiming, SystemTimings,
     any_with_component, not, on_event, resource_added, resource_changed, resource_exists, run_once,
 };
@@ -311,8 +311,8 @@ pub mod prelude {
         SystemSet, any_with_component, run_once,
     };
     pub use crate::{
-        ErrorContext, IntoSystemConfigs, Populated, RunSystemError, Single, SystemError, SystemId,
-        SystemParam, SystemResult, log_error, panic_on_error,
+        ErrorContext, IntoSystemConfigs, ParamSet, Populated, RunSystemError, Single, SystemError,
+        SystemId, SystemParam, SystemResult, log_error, panic_on_error,
     };
     pub use crate::{
         FixedTime, FixedUpdate, FrameTime, NextState, OnEnter, OnExit, OnTransition, State,
