@@ -206,3 +206,35 @@ fn query_child_of_yields_the_parent() {
         &ChildOf(ship)
     );
 }
+
+#[test]
+fn requirements_come_with_the_edge_and_a_panicking_one_leaves_nothing() {
+    #[derive(Component, Default, Debug, PartialEq)]
+    struct Hull(u32);
+    #[derive(Component)]
+    #[require(Hull)]
+    struct Turret;
+    struct Fragile;
+    impl Default for Fragile {
+        fn default() -> Self {
+            panic!("no Fragile today")
+        }
+    }
+    impl Component for Fragile {}
+    #[derive(Component)]
+    #[require(Fragile)]
+    struct Glass;
+
+    let mut world = World::new();
+    let ship = world.spawn(Ship);
+    let turret = world.spawn((Turret, ChildOf(ship)));
+    assert_eq!(world.get::<Hull>(turret), Ok(&Hull(0)));
+    assert_eq!(world.children(ship), [turret]);
+    let before = world.len();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn((Glass, ChildOf(ship)));
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(world.len(), before);
+    assert_eq!(world.children(ship), [turret]);
+}
