@@ -1100,3 +1100,25 @@ impl<'w, 's, 'c, F: crate::QueryFilter> crate::Query<'w, 's, &'c Children, F> {
         })
     }
 }
+
+impl<'w, 's, 'c, F: crate::QueryFilter> crate::Query<'w, 's, &'c ChildOf, F> {
+    /// `entity`'s ancestors, nearest first (as [`World::ancestors`]), read
+    /// through this `Query<&ChildOf>`: Bevy's `iter_ancestors`. Not
+    /// `entity` itself; an ancestor the query does not match (filtered
+    /// out) ends the walk after it. [`ChildOf`] is acyclic, so it ends.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let tank = world.spawn(());
+    /// let turret = world.spawn(ChildOf(tank));
+    /// let gun = world.spawn(ChildOf(turret));
+    /// let up = world.run_system_once(move |q: Query<&ChildOf>| q.iter_ancestors(gun).collect::<Vec<_>>());
+    /// assert_eq!(up, [turret, tank]);
+    /// ```
+    pub fn iter_ancestors(&self, entity: Entity) -> impl Iterator<Item = Entity> + '_ {
+        let parent = |e: Entity| self.get(e).ok().map(|c| c.parent());
+        std::iter::successors(parent(entity), move |&e| parent(e))
+    }
+}
