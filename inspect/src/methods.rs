@@ -1223,35 +1223,47 @@ fn reparent(world: &mut World, p: &Params) -> Answer {
 }
 
 /// mosaic's `world.hierarchy`: every entity with a `ChildOf` parent or
-/// children, with its parent and name (the page builds its tree from it).
-fn hierarchy(world: &World, p: &Params) -> Answer {
+/// children, with its parent and name (the page builds its tree from it):
+/// the roots (parents without a parent) first, then the children. Its cost
+/// follows the number of children, not of entities: the query walks the
+/// sparse set of `Relation<ChildOf>`, not the world.
+fn hierarchy(world: &mut World, p: &Params) -> Answer {
     let limit = p.opt_u64("limit")?.unwrap_or(DEFAULT_NODES) as usize;
-    let mut nodes = Vec::new();
-    let mut more = false;
-    for archetype in world.archetypes() {
-        for &entity in archetype.entities() {
-            let parent = world.parent(entity);
-            if parent.is_none() && world.children(entity).is_empty() {
-                continue;
-            }
-            if nodes.len() >= limit {
-                more = true;
-                break;
-            }
-            nodes.push(json!({
-                "entity": entity.to_bits(),
-                "label": format!("{entity:?}"),
-                "name": entity_name(world, entity),
-                "parent": parent.map(Entity::to_bits),
-            }));
-        }
-    }
-    Ok(json!({ "relation": "ChildOf", "nodes": nodes, "truncated": more }))
+    let mut edges = world.query::<(Entity, &mosaic::Relation<mosaic::ChildOf>)>();
+    let children: Vec<(Entity, Entity)> = edges
+        .iter(world)
+        .map(|(child, edge)| (child, edge.target()))
+        .collect();
+    let is_child: std::collections::HashSet<Entity> = children.iter().map(|&(c, _)| c).collect();
+    let mut roots: Vec<Entity> = children
+        .iter()
+        .map(|&(_, parent)| parent)
+        .filter(|parent| !is_child.contains(parent))
+        .collect();
+    roots.sort_unstable();
+    roots.dedup();
+    let node = |entity: Entity, parent: Option<Entity>| {
+        json!({
+            "entity": entity.to_bits(),
+            "label": format!("{entity:?}"),
+            "name": entity_name(world, entity),
+            "parent": parent.map(Entity::to_bits),
+        })
+    };
+    let all = roots.iter().map(|&root| (root, None)).chain(
+        children
+            .iter()
+            .map(|&(child, parent)| (child, Some(parent))),
+    );
+    let total = roots.len() + children.len();
+    let nodes: Vec<Value> = all.take(limit).map(|(e, parent)| node(e, parent)).collect();
+    Ok(json!({ "relation": "ChildOf", "nodes": nodes, "truncated": total > limit }))
 }
 
 /// mosaic's `world.find`: entities whose id (`to_bits`, or the `12v0`
-/// label) is `text`, or whose `Name` contains it (ignoring case).
-fn find(world: &World, p: &Params) -> Answer {
+/// label) is `text`, or whose `Name` contains it (ignoring case). Its cost
+/// follows the number of named entities: the query visits only those.
+fn find(world: &mut World, p: &Params) -> Answer {
     let text = p.str("text")?.trim();
     let limit = p.opt_u64("limit")?.unwrap_or(DEFAULT_NODES) as usize;
     let by_id = text
@@ -1266,28 +1278,22 @@ fn find(world: &World, p: &Params) -> Answer {
         })
         .filter(|&e| world.contains(e));
     let lower = text.to_lowercase();
-    let mut found: Vec<Value> = Vec::new();
-    let row = |e: Entity| json!({ "entity": e.to_bits(), "label": format!("{e:?}"), "name": entity_name(world, e) });
-    if let Some(e) = by_id {
-        found.push(row(e));
-    }
+    let mut matches: Vec<Entity> = by_id.into_iter().collect();
     if !lower.is_empty() {
-        'all: for archetype in world.archetypes() {
-            for &entity in archetype.entities() {
-                if found.len() >= limit {
-                    break 'all;
-                }
-                if Some(entity) == by_id {
-                    continue;
-                }
-                if let Ok(name) = world.get::<Name>(entity) {
-                    if name.as_str().to_lowercase().contains(&lower) {
-                        found.push(row(entity));
-                    }
-                }
+        let mut named = world.query::<(Entity, &Name)>();
+        for (entity, name) in named.iter(world) {
+            if matches.len() >= limit {
+                break;
+            }
+            if Some(entity) != by_id && name.as_str().to_lowercase().contains(&lower) {
+                matches.push(entity);
             }
         }
     }
+    let found: Vec<Value> = matches
+        .into_iter()
+        .map(|e| json!({ "entity": e.to_bits(), "label": format!("{e:?}"), "name": entity_name(world, e) }))
+        .collect();
     Ok(json!(found))
 }
 
