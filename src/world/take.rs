@@ -452,7 +452,7 @@ impl EntityBuilder {
     /// ```
     pub fn build(&mut self) -> BuiltEntity {
         BuiltEntity {
-            parts: std::mem::take(&mut self.parts),
+            parts: self.parts.take(),
         }
     }
 }
