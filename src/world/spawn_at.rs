@@ -174,6 +174,41 @@ impl World {
         components.spawn_placed(self, entity);
     }
 
+    /// Reserves an id for a spawn command ([`Commands::spawn`](crate::Commands::spawn)):
+    /// unlike [`World::reserve_entity`], the id never comes to life empty
+    /// at a flush; it stays reserved until [`World::spawn_held`] places
+    /// the entity whole (or the command is dropped and the id given up).
+    pub(crate) fn reserve_held_entity(&self) -> Entity {
+        self.entities.reserve_held()
+    }
+
+    /// The spawn command's step: makes `entity`, reserved with
+    /// [`World::reserve_held_entity`] (or a buffer's fresh index held the
+    /// same way), a live entity holding `components`, on the path of
+    /// [`World::spawn_at`]: placed with none and unannounced, moved once
+    /// to its final archetype, then announced whole. Until here, nothing
+    /// (queries, `contains`, observers) saw it. Fails, dropping the
+    /// components, if the id is not held any more (taken by a
+    /// [`World::spawn_at`] of its index).
+    pub(crate) fn spawn_held(
+        &mut self,
+        entity: Entity,
+        components: impl DynamicBundle,
+    ) -> Result<(), EntityError> {
+        self.flush();
+        if !self.entities.take_held(entity) {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        let row = self
+            .archetypes
+            .table_mut(ArchetypeId::EMPTY)
+            .push_empty(entity);
+        self.entities
+            .place(entity, location(ArchetypeId::EMPTY, row));
+        components.spawn_placed(self, entity);
+        Ok(())
+    }
+
     /// The state of this world's entity allocator, to restore with
     /// [`World::restore_entities`] (see [`EntitiesSnapshot`]).
     ///
