@@ -787,8 +787,10 @@ impl Model {
 
     /// One sweep in the model (`despawn_recursive` of each root, as
     /// `despawn_descendants` runs it): refused, changing nothing, if any
-    /// entity of the subtrees is pinned (by anyone); else the subtrees go,
-    /// then their cascade. Returns whether it went.
+    /// entity of the subtrees is pinned by an entity outside them (a pin
+    /// between two doomed entities keeps nothing, as in a cascade: issue
+    /// 39, item 11); else the subtrees go, then their cascade. Returns
+    /// whether it went.
     pub fn sweep(&mut self, roots: &[Entity]) -> bool {
         let mut doomed = Vec::new();
         for &r in roots {
@@ -798,7 +800,10 @@ impl Model {
                 }
             }
         }
-        if doomed.iter().any(|&e| !self.live_pinners(e).is_empty()) {
+        if doomed
+            .iter()
+            .any(|&e| self.live_pinners(e).iter().any(|p| !doomed.contains(p)))
+        {
             return false;
         }
         for e in &doomed {
