@@ -442,6 +442,23 @@ impl CommandBuffer {
         self.commands.push(Box::new(command));
     }
 
+    /// [`CommandBuffer::apply`] under hecs's name: applies every command
+    /// in order, reporting those whose entity was gone.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let mut commands = CommandBuffer::new(&world);
+    /// let e = commands.spawn(A);
+    /// commands.run_on(&mut world).unwrap();
+    /// assert!(world.has::<A>(e));
+    /// ```
+    pub fn run_on(&mut self, world: &mut World) -> Result<(), CommandErrors> {
+        self.apply(world)
+    }
+
     /// Applies every command in the order recorded, leaving the buffer empty
     /// and ready for reuse. Commands whose entity is gone are skipped and
     /// reported together; the others still apply.

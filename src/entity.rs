@@ -49,6 +49,23 @@ pub struct Entity {
 }
 
 impl Entity {
+    /// A handle that never names a live entity (index `u32::MAX`, which the
+    /// allocator never hands out), for fields that need an `Entity` before
+    /// the real one exists: Bevy's name. Every API reports it as stale.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.spawn(());
+    /// assert!(!world.contains(Entity::PLACEHOLDER));
+    /// assert!(world.despawn(Entity::PLACEHOLDER).is_err());
+    /// ```
+    pub const PLACEHOLDER: Entity = Entity {
+        index: u32::MAX,
+        generation: NonZeroU32::MIN,
+    };
+
     /// The entity itself. mosaic's `spawn` (on [`World`](crate::World) and
     /// [`Commands`](crate::Commands)) returns the `Entity` directly, where
     /// Bevy's returns a handle to call `.id()` on: this lets Bevy's

@@ -979,3 +979,35 @@ impl EntityWorldMut<'_> {
         self.into_world_mut().despawn_recursive(id)
     }
 }
+
+impl<'w, 's, 'c, F: crate::QueryFilter> crate::Query<'w, 's, &'c Children, F> {
+    /// `entity`'s descendants, breadth first (as
+    /// [`World::descendants`]), read through this `Query<&Children>`: the
+    /// form a system uses, Bevy's `iter_descendants`. Not `entity`
+    /// itself; entities the query does not match (filtered out) end their
+    /// branch.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let tank = world.spawn(());
+    /// let turret = world.spawn_child(tank, ()).unwrap();
+    /// let wheel = world.spawn_child(tank, ()).unwrap();
+    /// let gun = world.spawn_child(turret, ()).unwrap();
+    /// let all = world.run_system_once(move |q: Query<&Children>| q.iter_descendants(tank).collect::<Vec<_>>());
+    /// assert_eq!(all, [turret, wheel, gun]);
+    /// ```
+    pub fn iter_descendants(&self, entity: Entity) -> impl Iterator<Item = Entity> + '_ {
+        let children = |e: Entity| self.get(e).map(|c| c.iter().copied());
+        let mut queue: std::collections::VecDeque<Entity> =
+            children(entity).into_iter().flatten().collect();
+        std::iter::from_fn(move || {
+            let next = queue.pop_front()?;
+            if let Ok(grandchildren) = children(next) {
+                queue.extend(grandchildren);
+            }
+            Some(next)
+        })
+    }
+}

@@ -134,7 +134,8 @@ impl World {
     /// # Panics
     /// If that occupant refuses despawn (the target of a relation with
     /// `on_target_despawn = "refuse"` that has sources), naming it, before
-    /// anything changes: unrelate its sources first.
+    /// anything changes: unrelate its sources first. If `entity` has index
+    /// `u32::MAX`, [`Entity::PLACEHOLDER`]'s, which no world hands out.
     ///
     /// # Example
     /// ```
@@ -152,6 +153,10 @@ impl World {
     /// assert_eq!(world.len(), 1);
     /// ```
     pub fn spawn_at(&mut self, entity: Entity, components: impl DynamicBundle) {
+        assert!(
+            entity.index() != u32::MAX,
+            "spawn_at({entity:?}): index u32::MAX is Entity::PLACEHOLDER's, never a real entity's"
+        );
         self.flush();
         while let Err(occupant) = self.entities.claim(entity) {
             // Its despawn may run observers, which may spawn: claim again.
