@@ -699,7 +699,7 @@ fn child_of_refuses_cycles_and_changes_nothing() {
     };
     assert_eq!(world.add_child(a, a), Err(cycle(a, a)));
     assert_eq!(world.set_parent(a, d), Err(cycle(a, d)));
-    assert_eq!(world.relate(b, c, ChildOf), Err(cycle(b, c)));
+    assert_eq!(world.relate(b, c, ChildOf(c)), Err(cycle(b, c)));
     assert_eq!(world.add_child(d, a), Err(cycle(a, d)));
     // Nothing changed: same parents, same children, same version.
     assert_eq!(world.parent(a), Some(other));

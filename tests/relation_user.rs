@@ -80,7 +80,7 @@ fn self_edges_of_an_acyclic_relation_are_cycles_and_change_nothing() {
             Err(RelationError::Cycle { .. })
         ));
         assert!(matches!(
-            world.relate(x, x, ChildOf),
+            world.relate(x, x, ChildOf(x)),
             Err(RelationError::Cycle { .. })
         ));
         world.check_invariants();

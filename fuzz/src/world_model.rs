@@ -2069,6 +2069,7 @@ pub fn do_despawn_recursive<X>(c: &mut Case<X>, e: Entity) {
         Err(EntityError::DespawnRefused { .. }) => {
             assert!(alive && !went, "despawn_recursive({e:?}) refused")
         }
+        Err(err @ EntityError::Relation(_)) => panic!("despawn_recursive({e:?}): {err}"),
     }
 }
 
@@ -2085,6 +2086,7 @@ pub fn do_despawn_descendants<X>(c: &mut Case<X>, e: Entity) {
         Err(EntityError::DespawnRefused { .. }) => {
             assert!(alive && !went, "despawn_descendants({e:?}) refused")
         }
+        Err(err @ EntityError::Relation(_)) => panic!("despawn_descendants({e:?}): {err}"),
     }
     if went {
         assert!(

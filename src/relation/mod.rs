@@ -177,6 +177,24 @@ pub trait Relationship: Send + Sync + Sized + 'static {
     fn clone_behavior() -> CloneBehavior<Self> {
         CloneBehavior::Skip
     }
+
+    /// Called with the target each time an edge's data is stored by
+    /// [`World::relate`] (new edge or replaced data), for a value that
+    /// names its own target, as [`ChildOf`]`(parent)` does: it keeps the two
+    /// in step. Does nothing by default.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let (a, b, child) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    /// world.relate(child, a, ChildOf(b)).unwrap(); // the target wins
+    /// assert_eq!(world.relation::<ChildOf>(child, a), Some(&ChildOf(a)));
+    /// ```
+    #[inline]
+    fn set_target(&mut self, target: Entity) {
+        let _ = target;
+    }
 }
 
 /// What despawning a target does to the entities relating to it (the
@@ -1159,8 +1177,9 @@ impl World {
         &mut self,
         source: Entity,
         target: Entity,
-        data: R,
+        mut data: R,
     ) -> Result<(), RelationError> {
+        data.set_target(target);
         self.flush();
         for e in [source, target] {
             if !self.contains(e) {

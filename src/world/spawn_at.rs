@@ -189,16 +189,18 @@ impl World {
 
     /// The spawn command's step: makes `entity`, reserved with
     /// [`World::reserve_held_entity`] (or a buffer's fresh index held the
-    /// same way), a live entity holding `components`, on the path of
-    /// [`World::spawn_at`]: placed with none and unannounced, moved once
-    /// to its final archetype, then announced whole. Until here, nothing
-    /// (queries, `contains`, observers) saw it. Fails, dropping the
-    /// components, if the id is not held any more (taken by a
-    /// [`World::spawn_at`] of its index).
-    pub(crate) fn spawn_held(
+    /// same way), a live entity holding `bundle`, on the path of
+    /// [`World::spawn_at`]: placed with nothing and unannounced, moved
+    /// once to its final archetype, then announced whole. Until here,
+    /// nothing (queries, `contains`, observers) saw it. Fails, dropping
+    /// the bundle, if the id is not held any more (taken by a
+    /// [`World::spawn_at`] of its index), or if the bundle's
+    /// [`ChildOf`](crate::ChildOf) names a parent it cannot have (gone, or
+    /// a cycle): then the id is given up, never announced.
+    pub(crate) fn spawn_held<B: crate::bundle::Bundle>(
         &mut self,
         entity: Entity,
-        components: impl DynamicBundle,
+        bundle: B,
     ) -> Result<(), EntityError> {
         self.flush();
         if !self.entities.take_held(entity) {
@@ -210,7 +212,14 @@ impl World {
             .push_empty(entity);
         self.entities
             .place(entity, location(ArchetypeId::EMPTY, row));
-        components.spawn_placed(self, entity);
+        if let Err(err) = self.bundle_parent(&bundle, entity) {
+            // Placed with nothing and unannounced: it goes the same way,
+            // so the refused spawn leaves no entity (the slot is freed
+            // under a newer generation).
+            let _ = self.despawn_quietly(entity);
+            return Err(err.into());
+        }
+        self.spawn_bundle_placed(entity, bundle);
         Ok(())
     }
 

@@ -333,7 +333,15 @@ impl EntityBuilder {
     /// b.add_bundle((A, B));
     /// assert_eq!(b.len(), 2);
     /// ```
+    ///
+    /// Panics if the bundle holds a [`ChildOf`](crate::ChildOf): a builder
+    /// holds components, and `ChildOf` is an edge (insert it once spawned).
     pub fn add_bundle<B: Bundle>(&mut self, bundle: B) -> &mut Self {
+        assert!(
+            !B::HAS_PARENT,
+            "an EntityBuilder holds components only: spawn its build, then \
+             `world.insert(e, ChildOf(parent))` (or use `World::spawn_child`)"
+        );
         struct Adder<'a>(&'a mut EntityBuilder);
         impl crate::bundle::ComponentWriter for Adder<'_> {
             fn write<C: Component>(&mut self, value: C) {
