@@ -57,14 +57,13 @@
 //!   rounds of it) are **dropped**, unapplied: the panic goes on, and the
 //!   next operation or `trigger` starts with an empty queue. A dropped
 //!   `spawn` command leaves no entity: the id it reserved never comes to
-//!   life (its handle stays stale; the slot is reused under a newer
-//!   generation), and if it already did, empty, at a structural change of
-//!   the failed flush, it is despawned;
+//!   life (it was held, not live, since it was recorded; its handle stays
+//!   stale; the slot is reused under a newer generation);
 //! - a `spawn` command (of any [`CommandBuffer`] or
-//!   [`Commands`](crate::Commands)) that panics before its entity got
-//!   anything — a required component's constructor, an `OnSpawn` observer —
-//!   leaves no entity either, as a failed `World::spawn` leaves none: the
-//!   entity, empty, is despawned before the panic goes on.
+//!   [`Commands`](crate::Commands)) whose required component's constructor
+//!   panics leaves no entity either, as a failed `World::spawn` leaves
+//!   none; an `OnSpawn` observer that panics sees the entity whole and
+//!   leaves it so, as with `World::spawn`.
 //!
 //! A component's `Drop` that panics inside a structural change (a replaced
 //! value on insert, a value of a despawned or cleared entity) does not fail
@@ -1068,8 +1067,7 @@ impl World {
     }
 
     /// Drops every queued command, unapplied (after a panic). The ids their
-    /// spawn commands reserved never come to life; one that already did (at
-    /// a structural change of the failed flush), still empty, is despawned.
+    /// spawn commands reserved (held, not live) never come to life.
     fn discard_observer_commands(&mut self) {
         if let Some(mut dropped) = self.observers_mut().take_queued() {
             dropped.discard(self);

@@ -2042,8 +2042,10 @@ impl World {
         }
     }
 
-    /// Reserved ids (from commands) come to life here: announced as
-    /// spawned, before whatever the current operation adds.
+    /// Reserved ids ([`World::reserve_entity`]) come to life here:
+    /// announced as spawned, before whatever the current operation adds.
+    /// Those of spawn commands are held instead, not live, until their
+    /// command places them whole ([`World::spawn_held`]).
     #[cold]
     #[inline(never)]
     fn flush_reserved(&mut self) {

@@ -238,3 +238,25 @@ fn requirements_come_with_the_edge_and_a_panicking_one_leaves_nothing() {
     assert_eq!(world.len(), before);
     assert_eq!(world.children(ship), [turret]);
 }
+
+/// A spawn command whose `ChildOf` names a parent gone by the time it
+/// applies: the command reports the error and leaves no entity (its id,
+/// held until then, is given up unannounced), and the commands after it
+/// still apply.
+#[test]
+fn a_command_spawn_under_a_gone_parent_leaves_no_entity() {
+    let mut world = World::new();
+    let gone = world.spawn(Ship);
+    let mut commands = CommandBuffer::new(&world);
+    commands.despawn(gone);
+    let orphan = commands.spawn((Sprite(1), ChildOf(gone)));
+    let kept = commands.spawn(Sprite(2));
+    let errors = commands.apply(&mut world).unwrap_err();
+    assert_eq!(errors.len(), 1);
+    assert!(!world.contains(orphan));
+    assert_eq!(world.get::<Sprite>(kept).map(|s| s.0), Ok(2));
+    assert_eq!(world.len(), 1);
+    world.check_invariants();
+    let again = world.spawn(());
+    assert!(again != orphan && !world.contains(orphan));
+}

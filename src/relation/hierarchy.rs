@@ -390,9 +390,11 @@ impl World {
     ///
     /// Fails, changing nothing, if `entity` is not alive, or if some
     /// descendant is the target of a relation whose policy is
-    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
-    /// ([`EntityError::DespawnRefused`]): every descendant is checked
-    /// before any goes. A panic in user code (a `Drop`, a hook, an
+    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse) from a
+    /// source that stays ([`EntityError::DespawnRefused`]): every
+    /// descendant is checked before any goes. A refusing source that goes
+    /// in the same sweep keeps nothing (the rule of cascades, so the same
+    /// graph gives the same world). A panic in user code (a `Drop`, a hook, an
     /// observer) does not stop the sweep: the first panic is raised once
     /// every descendant is gone.
     ///
@@ -465,8 +467,11 @@ impl World {
     ///
     /// Fails, changing nothing, if `root` is not alive, or if some entity
     /// of the subtree is the target of a relation whose policy is
-    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
-    /// ([`EntityError::DespawnRefused`]).
+    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse) from a
+    /// source outside the subtree ([`EntityError::DespawnRefused`]). A
+    /// refusing source inside the subtree goes with it and keeps nothing,
+    /// as in a cascade ([`OnTargetDespawn::Despawn`](super::OnTargetDespawn::Despawn)):
+    /// the same graph gives the same world.
     ///
     /// A panic in user code (a value's `Drop`, a hook, an observer, such
     /// as an `OnUnrelate` one) does not stop the rest of the subtree going:
@@ -515,8 +520,9 @@ impl World {
     ///
     /// 1. Decide: the doomed set is the roots' subtrees, read from the
     ///    graph before any user code runs; a subtree holding an entity its
-    ///    relations keep alive ([`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse))
-    ///    fails the whole sweep or stays, by `on_refused`.
+    ///    relations keep alive ([`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
+    ///    from a source outside the doomed set) fails the whole sweep or
+    ///    stays, by `on_refused`.
     /// 2. Announce and remove, children before parents (pre-order
     ///    reversed), each entity as by [`World::despawn`]; or, with no hook
     ///    or observer anywhere, all in one quiet batch. No observer's
@@ -535,20 +541,46 @@ impl World {
         let mut roots = roots.to_vec();
         roots.retain(|&r| self.contains(r));
         // Step 1: decide. Refusals first: nothing may change if one is
-        // found (or the refused subtrees are left out, whole).
+        // found (or the refused subtrees are left out, whole). As for a
+        // cascade ([`World::decide_doomed`]), only a refusing source
+        // outside the doomed set keeps an entity alive: a pin between two
+        // entities of the sweep keeps nothing, whatever order the edges
+        // were made in. Leaving a subtree out shrinks the set, so that is
+        // repeated until no root is refused.
         if self.relations().any_refuse() {
-            let refused = |world: &World, root: Entity| {
-                std::iter::once(root)
-                    .chain(world.descendants(root))
-                    .find_map(|e| world.relations().refusing(world, e).map(|r| (e, r)))
-            };
-            match on_refused {
-                OnRefused::Fail => {
-                    if let Some((entity, relation)) = roots.iter().find_map(|&r| refused(self, r)) {
-                        return Err(EntityError::DespawnRefused { entity, relation });
+            loop {
+                let mut doomed = rustc_hash::FxHashSet::default();
+                for &r in &roots {
+                    doomed.insert(r);
+                    doomed.extend(self.descendants(r));
+                }
+                let refused = |world: &World, root: Entity| {
+                    std::iter::once(root)
+                        .chain(world.descendants(root))
+                        .find_map(|e| {
+                            world
+                                .relations()
+                                .refusing_outside(world, e, &doomed)
+                                .map(|r| (e, r))
+                        })
+                };
+                match on_refused {
+                    OnRefused::Fail => {
+                        if let Some((entity, relation)) =
+                            roots.iter().find_map(|&r| refused(self, r))
+                        {
+                            return Err(EntityError::DespawnRefused { entity, relation });
+                        }
+                        break;
+                    }
+                    OnRefused::Keep => {
+                        let before = roots.len();
+                        roots.retain(|&r| refused(self, r).is_none());
+                        if roots.len() == before {
+                            break;
+                        }
                     }
                 }
-                OnRefused::Keep => roots.retain(|&r| refused(self, r).is_none()),
             }
         }
         if roots.is_empty() {

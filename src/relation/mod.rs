@@ -970,6 +970,30 @@ impl Relations {
             .map(|k| k.name)
     }
 
+    /// [`Relations::refusing`] for `entity` going with every entity of
+    /// `doomed`: only a refusing source outside that set keeps it alive (a
+    /// doomed source keeps nothing, the rule of
+    /// [`World::decide_doomed`]).
+    pub(crate) fn refusing_outside(
+        &self,
+        world: &World,
+        entity: Entity,
+        doomed: &rustc_hash::FxHashSet<Entity>,
+    ) -> Option<&'static str> {
+        if !self.any_refuse {
+            return None;
+        }
+        self.kinds
+            .iter()
+            .filter(|k| k.policy == OnTargetDespawn::Refuse)
+            .find(|k| {
+                (k.sources_of)(world, entity)
+                    .iter()
+                    .any(|s| !doomed.contains(s))
+            })
+            .map(|k| k.name)
+    }
+
     /// Makes despawns skip `R`'s cleanup until [`Relations::end_skip`]
     /// (for a recursive despawn, whose `R` edges all die together); returns
     /// the previous setting, to restore.

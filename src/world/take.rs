@@ -460,7 +460,7 @@ impl EntityBuilder {
     /// ```
     pub fn build(&mut self) -> BuiltEntity {
         BuiltEntity {
-            parts: std::mem::take(&mut self.parts),
+            parts: self.parts.take(),
         }
     }
 }
@@ -514,6 +514,9 @@ impl BuiltEntity {
 }
 
 impl DynamicBundle for BuiltEntity {
+    // Inlined into the caller's `World::spawn`: the parts are spawned
+    // from where they are, not copied into this call's frame first.
+    #[inline]
     fn spawn_in(mut self, world: &mut World) -> Entity {
         world.spawn_parts(&mut self.parts)
     }
