@@ -97,7 +97,7 @@ fn shoot(
                     Bullet { ttl: 60 },
                 ))
                 .id();
-            commands.relate(bullet, e, ChildOf);
+            commands.relate(bullet, e, ChildOf(e));
         }
     }
 }

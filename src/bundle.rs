@@ -10,6 +10,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::component::{Component, ComponentId, Components, StorageType};
+use crate::entity::Entity;
 use crate::hooks::Requirement;
 
 /// A group of components. Implemented for every [`Component`], for tuples of
@@ -65,6 +66,21 @@ pub unsafe trait Bundle: Send + Sync + 'static {
     unsafe fn take_components<R: ComponentReader>(reader: &mut R) -> Self
     where
         Self: Sized;
+
+    /// Whether the bundle holds a [`ChildOf`](crate::ChildOf): spawning or
+    /// inserting it also makes the entity that parent's child. Tuples and
+    /// the derive forward it; a constant, so the bundles without one pay
+    /// nothing.
+    #[doc(hidden)]
+    const HAS_PARENT: bool = false;
+
+    /// The parent the bundle's [`ChildOf`](crate::ChildOf) names, if it
+    /// holds one (the first one, if several).
+    #[doc(hidden)]
+    #[inline]
+    fn parent_in_bundle(&self) -> Option<Entity> {
+        None
+    }
 }
 
 /// Hands a world's component registry to [`Bundle::component_ids`].
@@ -121,10 +137,45 @@ unsafe impl<C: Component> Bundle for C {
     }
 }
 
+// SAFETY: no components: `component_ids` reports none, `write_components`
+// writes none and `take_components` takes none (the world removes a
+// `ChildOf` bundle itself, see `World::remove`).
+unsafe impl Bundle for crate::ChildOf {
+    const HAS_PARENT: bool = true;
+
+    #[inline]
+    fn component_ids(
+        _components: &mut ComponentRegistrar<'_>,
+        _ids: &mut dyn FnMut(ComponentId, StorageType),
+    ) {
+    }
+
+    #[inline]
+    fn write_components<W: ComponentWriter>(self, _writer: &mut W) {}
+
+    unsafe fn take_components<R: ComponentReader>(_reader: &mut R) -> Self {
+        unreachable!("`World::remove` takes a `ChildOf` bundle through `remove_parent`")
+    }
+
+    #[inline]
+    fn parent_in_bundle(&self) -> Option<Entity> {
+        Some(self.0)
+    }
+}
+
 macro_rules! tuple_bundle {
     ($($name:ident),*) => {
         // SAFETY: each element reports, writes and takes in the same order.
         unsafe impl<$($name: Bundle),*> Bundle for ($($name,)*) {
+            const HAS_PARENT: bool = false $(|| $name::HAS_PARENT)*;
+
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn parent_in_bundle(&self) -> Option<Entity> {
+                let ($($name,)*) = self;
+                None $(.or_else(|| $name.parent_in_bundle()))*
+            }
+
             #[inline]
             #[allow(unused_variables)]
             fn component_ids(components: &mut ComponentRegistrar<'_>, ids: &mut dyn FnMut(ComponentId, StorageType)) {

@@ -140,7 +140,7 @@ impl<'de> Deserialize<'de> for crate::ChildOf {
                 f.write_str("the unit struct ChildOf")
             }
             fn visit_unit<E: serde::de::Error>(self) -> Result<crate::ChildOf, E> {
-                Ok(crate::ChildOf)
+                Ok(crate::ChildOf(Entity::PLACEHOLDER))
             }
         }
         deserializer.deserialize_unit_struct("ChildOf", Unit)

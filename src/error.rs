@@ -36,6 +36,11 @@ pub enum EntityError {
         /// The relation's short type name.
         relation: &'static str,
     },
+    /// A [`ChildOf`](crate::ChildOf) in an inserted bundle named a parent
+    /// that is not alive, or one that would close a cycle (the entity's
+    /// own descendant). Nothing changed.
+    #[error(transparent)]
+    Relation(#[from] crate::relation::RelationError),
 }
 
 /// Reading or removing a component failed.
@@ -70,6 +75,9 @@ pub enum ComponentError {
         /// The relation's short type name.
         relation: &'static str,
     },
+    /// See [`EntityError::Relation`].
+    #[error(transparent)]
+    Relation(crate::relation::RelationError),
 }
 
 impl From<EntityError> for ComponentError {
@@ -79,6 +87,10 @@ impl From<EntityError> for ComponentError {
             EntityError::DespawnRefused { entity, relation } => {
                 ComponentError::DespawnRefused { entity, relation }
             }
+            EntityError::Relation(crate::relation::RelationError::NoSuchEntity(e)) => {
+                ComponentError::NoSuchEntity(e)
+            }
+            EntityError::Relation(err) => ComponentError::Relation(err),
         }
     }
 }

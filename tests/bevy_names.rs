@@ -10,10 +10,7 @@
 //! use bevy_time::Time;
 //! ```
 //!
-//! Everything below the `use` lines is as written for Bevy, with one
-//! exception, marked `NOT BEVY'S`: mosaic's `ChildOf` is the hierarchy's
-//! edge label (a unit struct), so Bevy's `spawn((Sprite, ChildOf(ship)))`
-//! is spelled with `with_children`, which both accept.
+//! Everything below the `use` lines is as written for Bevy.
 
 // Bevy's `&mut T` query items are `Mut<T>`, which need `mut` bindings to
 // write through; mosaic's are `&mut T`, which do not.
@@ -79,10 +76,7 @@ fn count_wreck(mut world: DeferredWorld, _context: HookContext) {
 
 fn setup(mut commands: Commands, mut ids: ResMut<Ids>) {
     let ship = commands.spawn((Ship, Position(0.0), Velocity(2.0))).id();
-    // NOT BEVY'S: Bevy also writes `commands.spawn((Sprite, ChildOf(ship)));`
-    commands.entity(ship).with_children(|parent| {
-        parent.spawn(Sprite);
-    });
+    commands.spawn((Sprite, ChildOf(ship)));
     for i in 0..3 {
         let rock = commands
             .spawn((Position(10.0 * (i + 1) as f32), Health(2), Wreckable))

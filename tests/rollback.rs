@@ -218,7 +218,7 @@ fn relations_and_children_order_come_back() {
     let parent = world.spawn(Pos(0, 0));
     let kids: Vec<Entity> = (1..6).map(|i| world.spawn(Pos(i, 0))).collect();
     for &k in &kids {
-        world.relate(k, parent, ChildOf).unwrap();
+        world.relate(k, parent, ChildOf(parent)).unwrap();
     }
     // A custom order, part of the state.
     world
@@ -230,8 +230,8 @@ fn relations_and_children_order_come_back() {
     world.despawn(kids[1]).unwrap();
     world.unrelate::<ChildOf>(kids[3], parent).unwrap();
     let newcomer = world.spawn(Pos(9, 9));
-    world.relate(newcomer, parent, ChildOf).unwrap();
-    world.relate(kids[4], kids[0], ChildOf).unwrap(); // reparented
+    world.relate(newcomer, parent, ChildOf(parent)).unwrap();
+    world.relate(kids[4], kids[0], ChildOf(kids[0])).unwrap(); // reparented
     assert_ne!(world.checksum(), sum);
     let report = world.restore(&saved).unwrap();
     assert_eq!(report.relations_rebuilt, 1);

@@ -257,6 +257,14 @@ fn bundle_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 // SAFETY: forwarded: fields are taken in `component_ids` order.
                 #build
             }
+
+            // A `ChildOf` field makes the spawned entity its parent's child.
+            const HAS_PARENT: bool = false #(|| <#types as ::mosaic::Bundle>::HAS_PARENT)*;
+
+            fn parent_in_bundle(&self) -> ::core::option::Option<::mosaic::Entity> {
+                ::core::option::Option::None
+                    #(.or_else(|| <#types as ::mosaic::Bundle>::parent_in_bundle(&self.#members)))*
+            }
         }
     })
 }

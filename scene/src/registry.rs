@@ -880,7 +880,7 @@ impl TypeRegistry {
     ///
     /// let mut world = World::new();
     /// let (tank, turret) = (world.spawn(()), world.spawn(()));
-    /// world.relate(turret, tank, ChildOf).unwrap();
+    /// world.relate(turret, tank, ChildOf(tank)).unwrap();
     /// world.relate(tank, turret, Owes(5)).unwrap();
     /// let text = Scene::from_world(&world, &registry).unwrap().to_ron_string().unwrap();
     ///

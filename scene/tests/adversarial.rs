@@ -732,7 +732,7 @@ fn a_failed_relation_load_leaks_no_edge_and_the_next_load_works() {
     let mut world = World::new();
     let parent = world.spawn(Health(1));
     let child = world.spawn(Health(2));
-    world.relate(child, parent, ChildOf).unwrap();
+    world.relate(child, parent, ChildOf(parent)).unwrap();
     let before = Scene::from_world(&world, &registry)
         .unwrap()
         .to_ron_string()
@@ -1626,8 +1626,8 @@ fn rich_world() -> World {
     let a = world.spawn((Health(100), Label("reused".into())));
     let b = world.spawn(Target(a));
     world.insert_one(a, Target(b)).unwrap();
-    world.relate(b, a, ChildOf).unwrap();
-    world.relate(kept[3], a, ChildOf).unwrap();
+    world.relate(b, a, ChildOf(a)).unwrap();
+    world.relate(kept[3], a, ChildOf(a)).unwrap();
     world.relate(a, b, Damage { amount: 9 }).unwrap();
     world.relate(b, b, Damage { amount: 1 }).unwrap();
     world

@@ -37,9 +37,9 @@ fn build(world: &mut World) -> Vec<Entity> {
         .iter()
         .map(|n| world.spawn(Name(n.to_string())))
         .collect();
-    world.relate(e[1], e[0], ChildOf).unwrap();
-    world.relate(e[2], e[1], ChildOf).unwrap();
-    world.relate(e[3], e[0], ChildOf).unwrap();
+    world.relate(e[1], e[0], ChildOf(e[0])).unwrap();
+    world.relate(e[2], e[1], ChildOf(e[1])).unwrap();
+    world.relate(e[3], e[0], ChildOf(e[0])).unwrap();
     world.relate(e[1], e[4], Damage { amount: 7 }).unwrap();
     world.relate(e[1], e[3], Damage { amount: 2 }).unwrap();
     world.relate(e[2], e[2], Damage { amount: 1 }).unwrap();
@@ -136,7 +136,7 @@ fn round_trip_into_a_non_empty_world_remaps_targets() {
         // Entities that hold the saved handles' indices, and their own edge.
         let a = other.spawn(Name("a".into()));
         let b = other.spawn(Name("b".into()));
-        other.relate(b, a, ChildOf).unwrap();
+        other.relate(b, a, ChildOf(a)).unwrap();
         let spawned = load(&bytes).spawn_into(&mut other, &registry).unwrap();
         check_copy(&other);
         for &e in &original {
@@ -180,6 +180,12 @@ fn text_written_by_hand_loads() {
     let spawned = scene.spawn_into(&mut world, &registry).unwrap();
     assert_eq!(world.targets::<ChildOf>(spawned[2]), [spawned[1]]);
     assert_eq!(world.children(spawned[1]), [spawned[2]]);
+    // Written as a unit (`()`) as before `ChildOf` named its parent: the
+    // loaded edge's value names the parent all the same.
+    assert_eq!(
+        world.relation::<ChildOf>(spawned[2], spawned[1]),
+        Some(&ChildOf(spawned[1]))
+    );
     assert_eq!(
         world.relation::<Damage>(spawned[2], spawned[2]),
         Some(&Damage { amount: 4 })

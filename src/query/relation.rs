@@ -1,4 +1,5 @@
-//! `Relation<R>` as query data: the source's edges, as `&Relation<R>`.
+//! `Relation<R>` as query data: the source's edges, as `&Relation<R>`; and
+//! `&ChildOf`, a child's edge value (Bevy's `Query<&ChildOf>`).
 
 use std::ops::Range;
 
@@ -6,7 +7,7 @@ use super::{Access, QueryData, ReadOnlyQueryData, TickRange};
 use crate::archetype::Archetype;
 use crate::component::ComponentId;
 use crate::entity::Entity;
-use crate::relation::{Relation, Relationship};
+use crate::relation::{ChildOf, Relation, Relationship};
 use crate::world::World;
 
 type Inner<R> = &'static Relation<R>;
@@ -108,3 +109,108 @@ unsafe impl<R: Relationship> QueryData for Relation<R> {
 
 // SAFETY: forwards to `&Relation<R>`, which only reads.
 unsafe impl<R: Relationship> ReadOnlyQueryData for Relation<R> {}
+
+// SAFETY: `&ChildOf` is `&Relation<ChildOf>` (whose implementation upholds
+// the contract) with each item narrowed to the edge's value, which lives in
+// the fetched `Relation<ChildOf>`: the same access, archetypes, states and
+// fetches, forwarded unchanged.
+unsafe impl QueryData for &ChildOf {
+    type Item<'w> = &'w ChildOf;
+    type Fetch<'w> = <Inner<ChildOf> as QueryData>::Fetch<'w>;
+    type State = <Inner<ChildOf> as QueryData>::State;
+    type ArchetypeState = <Inner<ChildOf> as QueryData>::ArchetypeState;
+    const DENSE: bool = <Inner<ChildOf> as QueryData>::DENSE;
+    const FALLIBLE: bool = <Inner<ChildOf> as QueryData>::FALLIBLE;
+    const WRITES_ON_FETCH: bool = <Inner<ChildOf> as QueryData>::WRITES_ON_FETCH;
+
+    fn init_state(world: &mut World) -> Self::State {
+        world.register_relation::<ChildOf>();
+        <Inner<ChildOf> as QueryData>::init_state(world)
+    }
+
+    fn update_access(state: &Self::State, access: &mut Access) {
+        <Inner<ChildOf> as QueryData>::update_access(state, access);
+    }
+
+    fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
+        <Inner<ChildOf> as QueryData>::match_archetype(state, archetype)
+    }
+
+    #[inline]
+    unsafe fn init_fetch<'w>(
+        world: &'w World,
+        state: &Self::State,
+        ticks: TickRange,
+    ) -> Self::Fetch<'w> {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<ChildOf> as QueryData>::init_fetch(world, state, ticks) }
+    }
+
+    #[inline]
+    unsafe fn set_archetype<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        state: &Self::State,
+        arch: Self::ArchetypeState,
+        archetype: &'w Archetype,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<ChildOf> as QueryData>::set_archetype(fetch, state, arch, archetype) }
+    }
+
+    #[inline(always)]
+    unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<ChildOf> as QueryData>::can_fetch(fetch, entity) }
+    }
+
+    #[inline]
+    unsafe fn set_driver(fetch: &mut Self::Fetch<'_>, state: &Self::State, driver: ComponentId) {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<ChildOf> as QueryData>::set_driver(fetch, state, driver) }
+    }
+
+    #[inline(always)]
+    unsafe fn fetch<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<ChildOf> as QueryData>::fetch(fetch, entity, row) }.map(child_of)
+    }
+
+    #[inline(always)]
+    unsafe fn fetch_unstamped<'w>(
+        fetch: &mut Self::Fetch<'w>,
+        entity: Entity,
+        row: usize,
+    ) -> Option<Self::Item<'w>> {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<ChildOf> as QueryData>::fetch_unstamped(fetch, entity, row) }.map(child_of)
+    }
+
+    #[inline(always)]
+    unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
+        // SAFETY: forwarded contract.
+        unsafe { <Inner<ChildOf> as QueryData>::stamp_rows(fetch, rows) }
+    }
+
+    #[inline(always)]
+    fn tracks(fetch: &Self::Fetch<'_>) -> bool {
+        <Inner<ChildOf> as QueryData>::tracks(fetch)
+    }
+
+    #[inline(always)]
+    fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
+        <Inner<ChildOf> as QueryData>::writes_ticks(fetch)
+    }
+}
+
+// SAFETY: forwards to `&Relation<ChildOf>`, which only reads.
+unsafe impl ReadOnlyQueryData for &ChildOf {}
+
+/// A child's edge value: a `one` relation's source holds exactly one.
+#[inline(always)]
+fn child_of(edges: &Relation<ChildOf>) -> &ChildOf {
+    &edges.data()[0]
+}

@@ -177,6 +177,24 @@ pub trait Relationship: Send + Sync + Sized + 'static {
     fn clone_behavior() -> CloneBehavior<Self> {
         CloneBehavior::Skip
     }
+
+    /// Called with the target each time an edge's data is stored by
+    /// [`World::relate`] (new edge or replaced data), for a value that
+    /// names its own target, as [`ChildOf`]`(parent)` does: it keeps the two
+    /// in step. Does nothing by default.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let (a, b, child) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    /// world.relate(child, a, ChildOf(b)).unwrap(); // the target wins
+    /// assert_eq!(world.relation::<ChildOf>(child, a), Some(&ChildOf(a)));
+    /// ```
+    #[inline]
+    fn set_target(&mut self, target: Entity) {
+        let _ = target;
+    }
 }
 
 /// What despawning a target does to the entities relating to it (the
@@ -952,6 +970,30 @@ impl Relations {
             .map(|k| k.name)
     }
 
+    /// [`Relations::refusing`] for `entity` going with every entity of
+    /// `doomed`: only a refusing source outside that set keeps it alive (a
+    /// doomed source keeps nothing, the rule of
+    /// [`World::decide_doomed`]).
+    pub(crate) fn refusing_outside(
+        &self,
+        world: &World,
+        entity: Entity,
+        doomed: &rustc_hash::FxHashSet<Entity>,
+    ) -> Option<&'static str> {
+        if !self.any_refuse {
+            return None;
+        }
+        self.kinds
+            .iter()
+            .filter(|k| k.policy == OnTargetDespawn::Refuse)
+            .find(|k| {
+                (k.sources_of)(world, entity)
+                    .iter()
+                    .any(|s| !doomed.contains(s))
+            })
+            .map(|k| k.name)
+    }
+
     /// Makes despawns skip `R`'s cleanup until [`Relations::end_skip`]
     /// (for a recursive despawn, whose `R` edges all die together); returns
     /// the previous setting, to restore.
@@ -1135,8 +1177,9 @@ impl World {
         &mut self,
         source: Entity,
         target: Entity,
-        data: R,
+        mut data: R,
     ) -> Result<(), RelationError> {
+        data.set_target(target);
         self.flush();
         for e in [source, target] {
             if !self.contains(e) {

@@ -381,7 +381,7 @@ impl World {
     /// world.register_rollback_relation::<ChildOf>();
     /// let parent = world.spawn(());
     /// let kids: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
-    /// for &k in &kids { world.relate(k, parent, ChildOf).unwrap(); }
+    /// for &k in &kids { world.relate(k, parent, ChildOf(parent)).unwrap(); }
     /// let saved = world.snapshot();
     /// world.despawn(kids[0]).unwrap();
     /// world.restore(&saved).unwrap();

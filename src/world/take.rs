@@ -333,7 +333,15 @@ impl EntityBuilder {
     /// b.add_bundle((A, B));
     /// assert_eq!(b.len(), 2);
     /// ```
+    ///
+    /// Panics if the bundle holds a [`ChildOf`](crate::ChildOf): a builder
+    /// holds components, and `ChildOf` is an edge (insert it once spawned).
     pub fn add_bundle<B: Bundle>(&mut self, bundle: B) -> &mut Self {
+        assert!(
+            !B::HAS_PARENT,
+            "an EntityBuilder holds components only: spawn its build, then \
+             `world.insert(e, ChildOf(parent))` (or use `World::spawn_child`)"
+        );
         struct Adder<'a>(&'a mut EntityBuilder);
         impl crate::bundle::ComponentWriter for Adder<'_> {
             fn write<C: Component>(&mut self, value: C) {
@@ -452,7 +460,7 @@ impl EntityBuilder {
     /// ```
     pub fn build(&mut self) -> BuiltEntity {
         BuiltEntity {
-            parts: std::mem::take(&mut self.parts),
+            parts: self.parts.take(),
         }
     }
 }
@@ -506,6 +514,9 @@ impl BuiltEntity {
 }
 
 impl DynamicBundle for BuiltEntity {
+    // Inlined into the caller's `World::spawn`: the parts are spawned
+    // from where they are, not copied into this call's frame first.
+    #[inline]
     fn spawn_in(mut self, world: &mut World) -> Entity {
         world.spawn_parts(&mut self.parts)
     }

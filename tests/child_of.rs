@@ -1,0 +1,262 @@
+//! `ChildOf(parent)` as a spawn/insert bundle, Bevy 0.16's spelling
+//! (issue #37): the edge is made with the entity's components, reparents
+//! on insert, refuses a gone parent before changing anything, and is in
+//! place when the bundle's `OnAdd` observers run.
+
+use mosaic::prelude::*;
+
+#[derive(Component, Debug, PartialEq)]
+struct Sprite(u32);
+
+#[derive(Component)]
+struct Ship;
+
+#[test]
+fn spawn_with_child_of_makes_the_edge_in_spawn_order() {
+    let mut world = World::new();
+    let ship = world.spawn(Ship);
+    let kids: Vec<Entity> = (0..4)
+        .map(|i| world.spawn((Sprite(i), ChildOf(ship))))
+        .collect();
+    assert_eq!(world.children(ship), kids);
+    for (i, &k) in kids.iter().enumerate() {
+        assert_eq!(world.parent(k), Some(ship));
+        assert_eq!(world.get::<Sprite>(k).unwrap().0, i as u32);
+        let edge = world.get::<Relation<ChildOf>>(k).unwrap();
+        assert_eq!(edge.data()[0].parent(), ship);
+        assert_eq!(edge.data()[0].0, ship);
+    }
+    // ChildOf alone, and inside a derived bundle.
+    #[derive(Bundle)]
+    struct Part {
+        sprite: Sprite,
+        child_of: ChildOf,
+    }
+    let lone = world.spawn(ChildOf(ship));
+    let part = world.spawn(Part {
+        sprite: Sprite(9),
+        child_of: ChildOf(kids[0]),
+    });
+    assert_eq!(world.parent(lone), Some(ship));
+    assert_eq!(world.parent(part), Some(kids[0]));
+    assert_eq!(world.get::<Sprite>(part).unwrap().0, 9);
+    // spawn_batch and extend take the same path.
+    let batch = world.spawn_batch((0..2).map(|i| (Sprite(i), ChildOf(lone))));
+    world.extend([(Sprite(5), ChildOf(lone))]);
+    assert_eq!(world.children(lone).len(), 3);
+    assert_eq!(world.children(lone)[..2], batch[..]);
+}
+
+#[test]
+fn insert_child_of_reparents() {
+    let mut world = World::new();
+    let (p, q) = (world.spawn(Ship), world.spawn(Ship));
+    let a = world.spawn((Sprite(0), ChildOf(p)));
+    let b = world.spawn((Sprite(1), ChildOf(p)));
+    world.insert(a, ChildOf(q)).unwrap();
+    assert_eq!(world.parent(a), Some(q));
+    assert_eq!(world.children(p), [b]);
+    assert_eq!(world.children(q), [a]);
+    world
+        .entity_mut(b)
+        .unwrap()
+        .insert((Sprite(7), ChildOf(q)))
+        .unwrap();
+    assert_eq!(world.parent(b), Some(q));
+    assert_eq!(world.get::<Sprite>(b).unwrap().0, 7);
+    assert!(world.children(p).is_empty());
+    // Inserting the same parent again keeps one edge.
+    world.insert(b, ChildOf(q)).unwrap();
+    assert_eq!(world.children(q), [a, b]);
+    // remove::<ChildOf> detaches and gives the old value back.
+    assert_eq!(world.remove::<ChildOf>(a), Ok(ChildOf(q)));
+    assert_eq!(world.parent(a), None);
+    assert!(world.remove::<ChildOf>(a).is_err());
+}
+
+#[test]
+fn commands_forms() {
+    let mut world = World::new();
+    let mut commands = CommandBuffer::new(&world);
+    let ship = commands.spawn(Ship);
+    let sprite = commands.spawn((Sprite(1), ChildOf(ship)));
+    let other = commands.spawn(Ship);
+    commands.apply(&mut world).unwrap();
+    assert_eq!(world.children(ship), [sprite]);
+    let mut commands = CommandBuffer::new(&world);
+    commands.insert(sprite, ChildOf(other));
+    commands.apply(&mut world).unwrap();
+    assert_eq!(world.parent(sprite), Some(other));
+    assert!(world.children(ship).is_empty());
+
+    // The system form, Bevy's: commands.spawn / commands.entity(e).insert.
+    #[derive(Resource)]
+    struct Ids(Entity, Entity);
+    world.insert_resource(Ids(ship, sprite));
+    let mut schedule = Schedule::new();
+    schedule.add_systems(|mut commands: Commands, ids: Res<Ids>| {
+        commands.spawn((Sprite(2), ChildOf(ids.0)));
+        commands.entity(ids.1).insert(ChildOf(ids.0));
+    });
+    schedule.run(&mut world);
+    assert_eq!(world.children(ship).len(), 2);
+    assert_eq!(world.parent(sprite), Some(ship));
+    assert!(world.children(other).is_empty());
+}
+
+#[test]
+fn stale_parent_is_refused_and_changes_nothing() {
+    let mut world = World::new();
+    let gone = world.spawn(Ship);
+    world.despawn(gone).unwrap();
+    let e = world.spawn(Sprite(3));
+    let count = world.len();
+    // World insert: an error, the entity unchanged.
+    assert_eq!(
+        world.insert(e, (Ship, ChildOf(gone))),
+        Err(EntityError::Relation(RelationError::NoSuchEntity(gone)))
+    );
+    assert!(!world.has::<Ship>(e));
+    assert_eq!(world.parent(e), None);
+    // A cycle is refused the same way.
+    let kid = world.spawn((Sprite(4), ChildOf(e)));
+    assert!(matches!(
+        world.insert(e, (Ship, ChildOf(kid))),
+        Err(EntityError::Relation(RelationError::Cycle { .. }))
+    ));
+    assert!(!world.has::<Ship>(e));
+    assert_eq!(world.parent(e), None);
+    // Commands: the command error path, and no entity spawned.
+    let before = world.len();
+    let mut commands = CommandBuffer::new(&world);
+    let spawned = commands.spawn((Sprite(5), ChildOf(gone)));
+    commands.insert(e, (Ship, ChildOf(gone)));
+    let errors = commands.apply(&mut world).unwrap_err();
+    assert_eq!(errors.iter().count(), 2);
+    assert!(!world.contains(spawned));
+    assert_eq!(world.len(), before);
+    assert!(!world.has::<Ship>(e));
+    // World spawn has no error to return: it panics, spawning nothing.
+    let before = world.len();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn((Sprite(6), ChildOf(gone)));
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(world.len(), before);
+    let mut sprites = world.query::<&Sprite>();
+    assert!(sprites.iter(&world).all(|s| s.0 != 6));
+    assert_eq!(count + 1, world.len());
+}
+
+#[test]
+fn on_add_observer_sees_the_parent() {
+    #[derive(Resource, Default)]
+    struct Seen(Vec<(Entity, Option<Entity>)>);
+    let mut world = World::new();
+    world.init_resource::<Seen>();
+    world.observe(|t: Trigger<OnAdd, Sprite>, mut w: DeferredWorld| {
+        let e = t.target();
+        let parent = w.get::<Relation<ChildOf>>(e).ok().map(|r| r.target());
+        w.resource_mut::<Seen>().0.push((e, parent));
+    });
+    let ship = world.spawn(Ship);
+    let a = world.spawn((Sprite(1), ChildOf(ship)));
+    let b = world.spawn(Ship);
+    world.insert(b, (Sprite(2), ChildOf(a))).unwrap();
+    assert_eq!(world.resource::<Seen>().0, [(a, Some(ship)), (b, Some(a))]);
+}
+
+#[test]
+fn despawn_recursive_takes_the_child() {
+    let mut world = World::new();
+    let ship = world.spawn(Ship);
+    let a = world.spawn((Sprite(1), ChildOf(ship)));
+    let b = world.spawn((Sprite(2), ChildOf(a)));
+    let other = world.spawn(Ship);
+    world.despawn_recursive(ship).unwrap();
+    assert!(!world.contains(ship) && !world.contains(a) && !world.contains(b));
+    assert!(world.contains(other));
+}
+
+#[test]
+fn query_child_of_yields_the_parent() {
+    let mut world = World::new();
+    let ship = world.spawn(Ship);
+    let other = world.spawn(Ship);
+    let a = world.spawn((Sprite(1), ChildOf(ship)));
+    let b = world.spawn((Sprite(2), ChildOf(other)));
+    world.relate(b, ship, ChildOf(other)).unwrap(); // the target wins
+    let mut q = world.query::<(Entity, &ChildOf, &Sprite)>();
+    let mut seen: Vec<(Entity, Entity, Entity)> = q
+        .iter(&world)
+        .map(|(e, child_of, _)| (e, child_of.parent(), child_of.0))
+        .collect();
+    seen.sort();
+    assert_eq!(seen, [(a, ship, ship), (b, ship, ship)]);
+    let mut roots = world.query::<(Entity, Option<&ChildOf>)>();
+    let parentless: Vec<Entity> = roots
+        .iter(&world)
+        .filter(|(_, c)| c.is_none())
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(parentless.len(), 2);
+    assert!(parentless.contains(&ship) && parentless.contains(&other));
+    assert_eq!(
+        world.query::<&ChildOf>().get(&world, a).unwrap(),
+        &ChildOf(ship)
+    );
+}
+
+#[test]
+fn requirements_come_with_the_edge_and_a_panicking_one_leaves_nothing() {
+    #[derive(Component, Default, Debug, PartialEq)]
+    struct Hull(u32);
+    #[derive(Component)]
+    #[require(Hull)]
+    struct Turret;
+    struct Fragile;
+    impl Default for Fragile {
+        fn default() -> Self {
+            panic!("no Fragile today")
+        }
+    }
+    impl Component for Fragile {}
+    #[derive(Component)]
+    #[require(Fragile)]
+    struct Glass;
+
+    let mut world = World::new();
+    let ship = world.spawn(Ship);
+    let turret = world.spawn((Turret, ChildOf(ship)));
+    assert_eq!(world.get::<Hull>(turret), Ok(&Hull(0)));
+    assert_eq!(world.children(ship), [turret]);
+    let before = world.len();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn((Glass, ChildOf(ship)));
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(world.len(), before);
+    assert_eq!(world.children(ship), [turret]);
+}
+
+/// A spawn command whose `ChildOf` names a parent gone by the time it
+/// applies: the command reports the error and leaves no entity (its id,
+/// held until then, is given up unannounced), and the commands after it
+/// still apply.
+#[test]
+fn a_command_spawn_under_a_gone_parent_leaves_no_entity() {
+    let mut world = World::new();
+    let gone = world.spawn(Ship);
+    let mut commands = CommandBuffer::new(&world);
+    commands.despawn(gone);
+    let orphan = commands.spawn((Sprite(1), ChildOf(gone)));
+    let kept = commands.spawn(Sprite(2));
+    let errors = commands.apply(&mut world).unwrap_err();
+    assert_eq!(errors.len(), 1);
+    assert!(!world.contains(orphan));
+    assert_eq!(world.get::<Sprite>(kept).map(|s| s.0), Ok(2));
+    assert_eq!(world.len(), 1);
+    world.check_invariants();
+    let again = world.spawn(());
+    assert!(again != orphan && !world.contains(orphan));
+}
