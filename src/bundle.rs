@@ -12,7 +12,6 @@ use rustc_hash::FxHashMap;
 use crate::component::{Component, ComponentId, Components, StorageType};
 use crate::entity::Entity;
 use crate::hooks::Requirement;
-use crate::relation::ChildOf;
 
 /// A group of components. Implemented for every [`Component`], for tuples of
 /// bundles, and by `#[derive(Bundle)]`.
@@ -68,19 +67,20 @@ pub unsafe trait Bundle: Send + Sync + 'static {
     where
         Self: Sized;
 
-    /// True if the bundle holds an edge to make from its entity
-    /// ([`ChildOf`](crate::ChildOf)`(parent)`) besides its components: a
-    /// spawn or insert of it makes the edge between the move and the
-    /// announcements. False for every component; a tuple or derived
-    /// bundle is true if a part is.
+    /// Whether the bundle holds a [`ChildOf`](crate::ChildOf): spawning or
+    /// inserting it also makes the entity that parent's child. Tuples and
+    /// the derive forward it; a constant, so the bundles without one pay
+    /// nothing.
     #[doc(hidden)]
-    const RELATES: bool = false;
+    const HAS_PARENT: bool = false;
 
-    /// Reports the edges the bundle makes, in bundle order (only asked of
-    /// a bundle whose [`Bundle::RELATES`]).
+    /// The parent the bundle's [`ChildOf`](crate::ChildOf) names, if it
+    /// holds one (the first one, if several).
     #[doc(hidden)]
     #[inline]
-    fn edges(&self, _edges: &mut BundleEdges) {}
+    fn parent_in_bundle(&self) -> Option<Entity> {
+        None
+    }
 }
 
 /// Hands a world's component registry to [`Bundle::component_ids`].
@@ -137,40 +137,12 @@ unsafe impl<C: Component> Bundle for C {
     }
 }
 
-/// The edges a bundle makes from its entity, as [`Bundle::edges`] reports
-/// them: the parent of a [`ChildOf`] it holds. Plumbing of the `Bundle`
-/// trait, for its derive.
-#[doc(hidden)]
-#[derive(Debug, Default)]
-pub struct BundleEdges {
-    parent: Option<Entity>,
-    /// True if the bundle named `ChildOf` more than once.
-    repeated: bool,
-}
+// SAFETY: no components: `component_ids` reports none, `write_components`
+// writes none and `take_components` takes none (the world removes a
+// `ChildOf` bundle itself, see `World::remove`).
+unsafe impl Bundle for crate::ChildOf {
+    const HAS_PARENT: bool = true;
 
-impl BundleEdges {
-    /// Reports a `ChildOf(parent)` of the bundle.
-    #[inline]
-    pub fn child_of(&mut self, parent: Entity) {
-        self.repeated |= self.parent.is_some();
-        self.parent = Some(parent);
-    }
-
-    /// The parent reported (the last, if several were).
-    pub(crate) fn parent(&self) -> Option<Entity> {
-        self.parent
-    }
-
-    /// True if the bundle named `ChildOf` more than once.
-    pub(crate) fn repeated(&self) -> bool {
-        self.repeated
-    }
-}
-
-// SAFETY: reports no component, and writes and takes none. (`ChildOf` is
-// the hierarchy's edge, not a component: a spawn or insert makes the edge,
-// see `relation::bundle_edge`.)
-unsafe impl Bundle for ChildOf {
     #[inline]
     fn component_ids(
         _components: &mut ComponentRegistrar<'_>,
@@ -181,17 +153,13 @@ unsafe impl Bundle for ChildOf {
     #[inline]
     fn write_components<W: ComponentWriter>(self, _writer: &mut W) {}
 
-    /// Never called: `World::remove` of a bundle that relates takes its
-    /// own path, which unrelates.
     unsafe fn take_components<R: ComponentReader>(_reader: &mut R) -> Self {
-        unreachable!("`World::remove` of a relating bundle does not take its components")
+        unreachable!("`World::remove` takes a `ChildOf` bundle through `remove_parent`")
     }
 
-    const RELATES: bool = true;
-
     #[inline]
-    fn edges(&self, edges: &mut BundleEdges) {
-        edges.child_of(self.0);
+    fn parent_in_bundle(&self) -> Option<Entity> {
+        Some(self.0)
     }
 }
 
@@ -199,6 +167,15 @@ macro_rules! tuple_bundle {
     ($($name:ident),*) => {
         // SAFETY: each element reports, writes and takes in the same order.
         unsafe impl<$($name: Bundle),*> Bundle for ($($name,)*) {
+            const HAS_PARENT: bool = false $(|| $name::HAS_PARENT)*;
+
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn parent_in_bundle(&self) -> Option<Entity> {
+                let ($($name,)*) = self;
+                None $(.or_else(|| $name.parent_in_bundle()))*
+            }
+
             #[inline]
             #[allow(unused_variables)]
             fn component_ids(components: &mut ComponentRegistrar<'_>, ids: &mut dyn FnMut(ComponentId, StorageType)) {
@@ -217,15 +194,6 @@ macro_rules! tuple_bundle {
             unsafe fn take_components<R: ComponentReader>(reader: &mut R) -> Self {
                 // SAFETY: forwarded in component_ids order.
                 ($(unsafe { $name::take_components(reader) },)*)
-            }
-
-            const RELATES: bool = false $(|| $name::RELATES)*;
-
-            #[inline]
-            #[allow(unused_variables, non_snake_case)]
-            fn edges(&self, edges: &mut BundleEdges) {
-                let ($($name,)*) = self;
-                $($name.edges(edges);)*
             }
         }
     };

@@ -7,23 +7,23 @@
 //! query borrow (spawn inside a loop over `iter_mut`, apply after).
 //!
 //! Entity ids returned by `spawn` are valid at once: they can be stored in
-//! components and named by later commands. The entity comes to life (with no
-//! components) at the world's next structural change, and gets its bundle
-//! when the buffer is applied.
+//! components and named by later commands. Until the spawn command applies
+//! the id is *held*: reserved, but not live (structural changes in between
+//! do not bring it to life, unlike [`World::reserve_entity`]'s ids); no
+//! query, `contains` or observer sees it. The command then places the
+//! entity whole, as [`World::spawn_at`] does: one move to its final
+//! archetype, then hooks and observers, each seeing every component.
 //!
 //! A spawn that never happens leaves no entity behind, as a failed
 //! [`World::spawn`] leaves none:
 //! - a spawn command dropped unapplied (the buffer dropped, or discarded
 //!   after a panic, see [`crate::observer`]) gives its id up: it never comes
 //!   to life, and its handle stays stale for good (the slot is reused under
-//!   a newer generation). If the entity already came to life, empty, at a
-//!   structural change in between, it stays, unless the world itself
-//!   discards the command (observers' commands dropped after a panic): then
-//!   it is despawned;
-//! - a spawn command whose insert panics before the entity got anything (a
-//!   required component's constructor, or an observer of its `OnSpawn`)
-//!   despawns the entity, empty, before the panic goes on; one refused (a
-//!   `ChildOf` whose parent is gone) despawns it, and fails.
+//!   a newer generation);
+//! - a spawn command whose required component's constructor panics leaves
+//!   no entity, as [`World::spawn`] leaves none. (An `OnSpawn` observer
+//!   that panics sees the entity whole, and leaves it so, as for
+//!   [`World::spawn`].)
 //!
 //! A command whose entity is gone by the time it applies is skipped and
 //! reported ([`CommandErrors`], or a `log::warn!` inside a schedule); the
@@ -157,13 +157,10 @@ impl CommandBuffer {
     /// A spawn that never happens leaves no entity, as a failed
     /// [`World::spawn`] leaves none. If the command is dropped unapplied
     /// (the buffer dropped, or discarded after a panic), its id never comes
-    /// to life and the handle stays stale for good (unless the entity
-    /// already came to life, empty, at a structural change in between: then
-    /// it stays). If the spawn panics before the entity got anything (a
-    /// required component's `Default`, an `OnSpawn` observer), the entity
-    /// is despawned before the panic goes on; if it is refused (a
-    /// [`ChildOf`](crate::ChildOf) whose parent is gone, reported as the
-    /// command's error), the entity is despawned too.
+    /// to life and the handle stays stale for good: until the command
+    /// applies, the id is held, not live, whatever structural changes come
+    /// in between. If a required component's `Default` panics, the entity
+    /// is not left behind either.
     ///
     /// # Example
     /// ```
@@ -176,24 +173,19 @@ impl CommandBuffer {
     /// assert!(world.has::<Spark>(e));
     /// ```
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
-        let entity = Entity::new(self.fresh.next(), crate::entity::FIRST_GENERATION);
+        let entity = self.fresh.next_held();
         self.spawn_reserved(entity, bundle);
         entity
     }
 
-    /// Records spawning `entity`, an id just reserved for this command,
-    /// with `bundle`.
+    /// Records spawning `entity`, an id just reserved (held) for this
+    /// command, with `bundle`: placed whole when it applies, on
+    /// [`World::spawn_at`]'s path.
     pub(crate) fn spawn_reserved<B: Bundle>(&mut self, entity: Entity, bundle: B) {
         self.spawned.push(entity);
         self.push(move |world| {
-            match catch_unwind(AssertUnwindSafe(|| world.insert(entity, bundle))) {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(err)) => {
-                    // Refused before the entity got anything (a `ChildOf`
-                    // whose parent is gone): it leaves no entity either.
-                    despawn_if_empty(world, entity);
-                    Err(err.into())
-                }
+            match catch_unwind(AssertUnwindSafe(|| world.spawn_held(entity, bundle))) {
+                Ok(result) => Ok(result?),
                 Err(payload) => {
                     // The spawn failed before the entity got anything: like
                     // a failed `World::spawn`, it leaves no entity. (The
@@ -427,10 +419,9 @@ impl CommandBuffer {
     }
 
     /// Drops every command unapplied, as after a panic, for `world` (the
-    /// world the buffer was made for): the ids of its spawn commands are
-    /// given up, and those that already came to life, still empty, are
-    /// despawned. A panic while dropping or despawning is not raised: this
-    /// runs while another panic is under way.
+    /// world the buffer was made for): the ids of its spawn commands (held,
+    /// never live) are given up. A panic while dropping or despawning is
+    /// not raised: this runs while another panic is under way.
     pub(crate) fn discard(&mut self, world: &mut World) {
         debug_assert!(self.world == world.id());
         let commands = std::mem::take(&mut self.commands);
@@ -449,6 +440,23 @@ impl CommandBuffer {
         command: impl FnOnce(&mut World) -> Result<(), CommandError> + Send + 'static,
     ) {
         self.commands.push(Box::new(command));
+    }
+
+    /// [`CommandBuffer::apply`] under hecs's name: applies every command
+    /// in order, reporting those whose entity was gone.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct A;
+    /// let mut world = World::new();
+    /// let mut commands = CommandBuffer::new(&world);
+    /// let e = commands.spawn(A);
+    /// commands.run_on(&mut world).unwrap();
+    /// assert!(world.has::<A>(e));
+    /// ```
+    pub fn run_on(&mut self, world: &mut World) -> Result<(), CommandErrors> {
+        self.apply(world)
     }
 
     /// Applies every command in the order recorded, leaving the buffer empty
@@ -657,7 +665,7 @@ impl Commands<'_, '_> {
     /// assert!(world.has::<Spark>(e));
     /// ```
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
-        let entity = self.world.reserve_entity();
+        let entity = self.world.reserve_held_entity();
         self.buffer.spawn_reserved(entity, bundle);
         entity
     }

@@ -19,7 +19,7 @@
 
 use std::fmt;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rustc_hash::FxHashSet;
@@ -49,6 +49,23 @@ pub struct Entity {
 }
 
 impl Entity {
+    /// A handle that never names a live entity (index `u32::MAX`, which the
+    /// allocator never hands out), for fields that need an `Entity` before
+    /// the real one exists: Bevy's name. Every API reports it as stale.
+    ///
+    /// # Example
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.spawn(());
+    /// assert!(!world.contains(Entity::PLACEHOLDER));
+    /// assert!(world.despawn(Entity::PLACEHOLDER).is_err());
+    /// ```
+    pub const PLACEHOLDER: Entity = Entity {
+        index: u32::MAX,
+        generation: NonZeroU32::MIN,
+    };
+
     /// The entity itself. mosaic's `spawn` (on [`World`](crate::World) and
     /// [`Commands`](crate::Commands)) returns the `Entity` directly, where
     /// Bevy's returns a handle to call `.id()` on: this lets Bevy's
@@ -200,6 +217,16 @@ pub(crate) const FIRST_GENERATION: NonZeroU32 = NonZeroU32::MIN;
 pub(crate) struct FreshIndices {
     next: AtomicU64,
     released: Mutex<Vec<Entity>>,
+    /// Reservations owned by spawn commands ([`Entities::reserve_held`],
+    /// [`FreshIndices::next_held`]): the next flush *holds* them (reserved,
+    /// not live) instead of making them live and empty, for their command
+    /// to place whole. A fresh index is taken and recorded under this lock,
+    /// and a flush reads the counter under it, so a flush never sees a
+    /// held index without its record.
+    held: Mutex<Vec<Entity>>,
+    /// True while `released` may hold ids: a held slot's release needs a
+    /// flush even when nothing new was reserved.
+    any_released: AtomicBool,
 }
 
 impl FreshIndices {
@@ -220,6 +247,32 @@ impl FreshIndices {
         }
     }
 
+    /// A never-used index as an id owned by a spawn command: the next
+    /// flush holds it (see [`FreshIndices::held`]). Panics as
+    /// [`FreshIndices::next`] does.
+    pub fn next_held(&self) -> Entity {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let entity = Entity::new(self.next(), FIRST_GENERATION);
+        held.push(entity);
+        entity
+    }
+
+    /// Records `entity`, reserved from the free list through `&self` (so
+    /// no flush runs meanwhile), as owned by a spawn command.
+    fn hold(&self, entity: Entity) {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(entity);
+    }
+
+    /// How many indices were handed out, and every held reservation
+    /// recorded since the last call, read together.
+    fn take_held(&self) -> (usize, Vec<Entity>) {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        (self.handed_out() as usize, std::mem::take(&mut *held))
+    }
+
     /// Test hook: the next fresh index will be `next` (none may have been
     /// handed out past it).
     #[cfg(test)]
@@ -237,15 +290,24 @@ impl FreshIndices {
     /// flush they do not come to life (see [`Entities::flush`]). An id that
     /// is not (or no longer) a pending reservation by then is ignored.
     pub fn release(&self, entities: impl IntoIterator<Item = Entity>) {
-        self.released
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend(entities);
+        let mut released = self.released.lock().unwrap_or_else(PoisonError::into_inner);
+        released.extend(entities);
+        if !released.is_empty() {
+            self.any_released.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Every id released since the last call.
     fn take_released(&self) -> Vec<Entity> {
-        std::mem::take(&mut *self.released.lock().unwrap_or_else(PoisonError::into_inner))
+        let mut released = self.released.lock().unwrap_or_else(PoisonError::into_inner);
+        self.any_released.store(false, Ordering::Relaxed);
+        std::mem::take(&mut *released)
+    }
+
+    /// True if ids were released since [`FreshIndices::take_released`].
+    #[inline]
+    fn any_released(&self) -> bool {
+        self.any_released.load(Ordering::Relaxed)
     }
 
     /// Takes `n` never-used indices in one step and returns the first, or
@@ -314,6 +376,11 @@ pub(crate) struct Entities {
     fresh: Arc<FreshIndices>,
     /// Fresh indices reserved elsewhere that `alloc` stepped over.
     pending: Vec<u32>,
+    /// Slots reserved by spawn commands not applied yet: flushed, but not
+    /// live (no location) nor free, under their slot's generation, until
+    /// the command places the entity whole ([`Entities::take_held`]) or is
+    /// dropped (its reservation released: the slot is freed).
+    held: FxHashSet<u32>,
     len: u32,
 }
 
@@ -340,6 +407,7 @@ impl Entities {
             free_cursor: AtomicI64::new(0),
             fresh: Arc::default(),
             pending: Vec::new(),
+            held: FxHashSet::default(),
             len: 0,
         }
     }
@@ -375,12 +443,41 @@ impl Entities {
         }
     }
 
+    /// [`Entities::reserve`] for a spawn command: the next flush holds the
+    /// id (reserved, not live) rather than making it live and empty, until
+    /// the command places it whole ([`Entities::take_held`]).
+    pub fn reserve_held(&self) -> Entity {
+        let n = self.free_cursor.fetch_sub(1, Ordering::Relaxed);
+        if n > 0 {
+            let index = self.free[n as usize - 1];
+            let entity = Entity::new(index, self.meta[index as usize].generation);
+            self.fresh.hold(entity);
+            entity
+        } else {
+            self.fresh.next_held()
+        }
+    }
+
+    /// Ends the hold of a flushed spawn command's id: true if `entity` was
+    /// held (its slot then waits, dead, for [`Entities::place`]); false if
+    /// it was not (never reserved for a spawn, or taken since).
+    pub fn take_held(&mut self, entity: Entity) -> bool {
+        debug_assert!(!self.needs_flush());
+        let index = entity.index;
+        let ours = self
+            .meta
+            .get(index as usize)
+            .is_some_and(|m| m.generation == entity.generation);
+        ours && self.held.remove(&index)
+    }
+
     /// True if ids were reserved since the last flush.
     #[inline]
     pub fn needs_flush(&self) -> bool {
         self.free_cursor.load(Ordering::Relaxed) != self.free.len() as i64
             || !self.pending.is_empty()
             || self.fresh.handed_out() != self.meta.len() as u64
+            || (!self.held.is_empty() && self.fresh.any_released())
     }
 
     /// Makes every reserved id a live entity, in reservation order for each
@@ -391,8 +488,10 @@ impl Entities {
     /// slot is freed, or retired if its generation is exhausted.
     pub fn flush(&mut self, mut place: impl FnMut(Entity) -> EntityLocation) {
         // Fresh indices up to `end` are flushed now; one reserved (and
-        // perhaps released) after this read waits for the next flush.
-        let end = self.fresh.handed_out() as usize;
+        // perhaps released) after this read waits for the next flush. The
+        // held ones among them are all recorded by now (same lock).
+        let (end, held) = self.fresh.take_held();
+        let mut held: FxHashSet<Entity> = held.into_iter().collect();
         let mut released: FxHashSet<Entity> = self.fresh.take_released().into_iter().collect();
         let mut given_up = Vec::new();
         let cursor = *self.free_cursor.get_mut();
@@ -401,19 +500,40 @@ impl Entities {
         // reserved is the last in the list.
         for i in (start..self.free.len()).rev() {
             let index = self.free[i];
-            self.make_live(index, &mut released, &mut given_up, &mut place);
+            self.make_live(index, &mut released, &mut held, &mut given_up, &mut place);
         }
         self.free.truncate(start);
         for index in std::mem::take(&mut self.pending) {
-            self.make_live(index, &mut released, &mut given_up, &mut place);
+            self.make_live(index, &mut released, &mut held, &mut given_up, &mut place);
         }
         for index in self.meta.len()..end {
             self.meta.push(DEAD);
-            self.make_live(index as u32, &mut released, &mut given_up, &mut place);
+            self.make_live(
+                index as u32,
+                &mut released,
+                &mut held,
+                &mut given_up,
+                &mut place,
+            );
+        }
+        // Spawn commands dropped since their id was held: the slot is
+        // freed, as for a reservation given up before any flush.
+        if !self.held.is_empty() && !released.is_empty() {
+            released.retain(|e| {
+                let meta = &self.meta[e.index as usize];
+                let held_here = meta.generation == e.generation && self.held.remove(&e.index);
+                if held_here {
+                    given_up.push(e.index);
+                }
+                !held_here
+            });
         }
         for index in given_up {
             self.free_unborn(index);
         }
+        // Every held record named an id flushed here (recorded before the
+        // counter was read): none is left.
+        debug_assert!(held.is_empty(), "a held id that was not reserved");
         *self.free_cursor.get_mut() = self.free.len() as i64;
         // A fresh index not flushed yet may still be a pending reservation;
         // any other id left was not one (it is live, or gone): ignored.
@@ -429,13 +549,20 @@ impl Entities {
         &mut self,
         index: u32,
         released: &mut FxHashSet<Entity>,
+        held: &mut FxHashSet<Entity>,
         given_up: &mut Vec<u32>,
         place: &mut impl FnMut(Entity) -> EntityLocation,
     ) {
         let generation = self.meta[index as usize].generation;
         let entity = Entity::new(index, generation);
         if !released.is_empty() && released.remove(&entity) {
+            held.remove(&entity);
             given_up.push(index);
+            return;
+        }
+        if !held.is_empty() && held.remove(&entity) {
+            // A spawn command's: reserved, not live, until it applies.
+            self.held.insert(index);
             return;
         }
         let location = place(entity);
@@ -717,6 +844,9 @@ impl Entities {
             }
         }
         self.grow_to(entity.index as usize + 1);
+        // A slot held for a pending spawn command is taken from it (that
+        // command then reports its entity gone).
+        self.held.remove(&entity.index);
         self.free.retain(|&i| i != entity.index);
         *self.free_cursor.get_mut() = self.free.len() as i64;
         self.meta[entity.index as usize].generation = entity.generation;
@@ -782,6 +912,7 @@ impl Entities {
             return true;
         }
         if self.needs_flush()
+            || self.held.iter().any(|&i| i as usize >= len)
             || self.fresh.handed_out() != self.meta.len() as u64
             || self.meta[len..]
                 .iter()
@@ -828,6 +959,14 @@ impl Entities {
                 self.meta[i as usize].location,
                 EntityLocation::INVALID,
                 "live index {i} on the free list"
+            );
+        }
+        for &i in &self.held {
+            assert!(!seen[i as usize], "held index {i} on the free list");
+            assert_eq!(
+                self.meta[i as usize].location,
+                EntityLocation::INVALID,
+                "held index {i} is live"
             );
         }
     }

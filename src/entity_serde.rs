@@ -123,17 +123,14 @@ impl<'de> Deserialize<'de> for Entity {
 }
 
 /// Written as a unit struct, so scenes can save the hierarchy (the scene
-/// crate's `TypeRegistry::register_relation::<ChildOf>()`): a scene saves
-/// each edge's target beside its data, so the parent is not written twice.
+/// crate's `TypeRegistry::register_relation::<ChildOf>()`).
 impl Serialize for crate::ChildOf {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_unit_struct("ChildOf")
     }
 }
 
-/// Read from a unit (`()` in RON, `null` in JSON, nothing in postcard), as
-/// `ChildOf` naming no live entity: [`World::relate`](crate::World::relate)
-/// sets the parent when the edge is made, as a scene's load does.
+/// Read from a unit (`()` in RON, `null` in JSON, nothing in postcard).
 impl<'de> Deserialize<'de> for crate::ChildOf {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<crate::ChildOf, D::Error> {
         struct Unit;
@@ -143,7 +140,7 @@ impl<'de> Deserialize<'de> for crate::ChildOf {
                 f.write_str("the unit struct ChildOf")
             }
             fn visit_unit<E: serde::de::Error>(self) -> Result<crate::ChildOf, E> {
-                Ok(crate::ChildOf(Entity::new(u32::MAX, NonZeroU32::MAX)))
+                Ok(crate::ChildOf(Entity::PLACEHOLDER))
             }
         }
         deserializer.deserialize_unit_struct("ChildOf", Unit)

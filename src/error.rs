@@ -6,7 +6,6 @@
 use thiserror::Error;
 
 use crate::entity::Entity;
-use crate::relation::RelationError;
 
 /// An operation named an entity that does not exist.
 ///
@@ -37,11 +36,11 @@ pub enum EntityError {
         /// The relation's short type name.
         relation: &'static str,
     },
-    /// A bundle's [`ChildOf`](crate::ChildOf)`(parent)` could not be
-    /// related: the parent is not alive, or it is the entity itself or one
-    /// of its descendants ([`RelationError::Cycle`]). Nothing was changed.
+    /// A [`ChildOf`](crate::ChildOf) in an inserted bundle named a parent
+    /// that is not alive, or one that would close a cycle (the entity's
+    /// own descendant). Nothing changed.
     #[error(transparent)]
-    Relation(#[from] RelationError),
+    Relation(#[from] crate::relation::RelationError),
 }
 
 /// Reading or removing a component failed.
@@ -78,7 +77,7 @@ pub enum ComponentError {
     },
     /// See [`EntityError::Relation`].
     #[error(transparent)]
-    Relation(RelationError),
+    Relation(crate::relation::RelationError),
 }
 
 impl From<EntityError> for ComponentError {
@@ -87,6 +86,9 @@ impl From<EntityError> for ComponentError {
             EntityError::NoSuchEntity(e) => ComponentError::NoSuchEntity(e),
             EntityError::DespawnRefused { entity, relation } => {
                 ComponentError::DespawnRefused { entity, relation }
+            }
+            EntityError::Relation(crate::relation::RelationError::NoSuchEntity(e)) => {
+                ComponentError::NoSuchEntity(e)
             }
             EntityError::Relation(err) => ComponentError::Relation(err),
         }

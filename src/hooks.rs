@@ -47,7 +47,7 @@ use crate::bundle::ComponentWriter;
 use crate::component::{Component, ComponentId, Components, StorageType, short_type_name};
 use crate::entity::Entity;
 use crate::observer::DeferredWorld;
-use crate::storage::batch::ErasedValue;
+use crate::storage::batch::{ErasedColumn, ErasedValue, TypedColumn};
 use crate::storage::bundle_io::{NewRowWriter, SparseWriter, Writer};
 use crate::world::World;
 
@@ -297,6 +297,11 @@ pub(crate) trait RequiredMaker: Send + Sync {
     /// A value [`RequiredMaker::make`] made, as an erased value for an
     /// insert of run-time parts (no copy: the box is the same).
     fn erase(&self, value: Box<dyn Any + Send>) -> Box<dyn ErasedValue>;
+
+    /// Makes `n` values, as a column for a batch of new entities (a
+    /// column spawn). May panic (a user constructor): those made so far
+    /// are dropped.
+    fn make_column(&self, n: usize) -> Box<dyn ErasedColumn>;
 }
 
 struct Maker<F>(F);
@@ -322,6 +327,10 @@ impl<C: Component, F: Fn() -> C + Send + Sync> RequiredMaker for Maker<F> {
         value
             .downcast::<C>()
             .expect("made by this requirement's constructor")
+    }
+
+    fn make_column(&self, n: usize) -> Box<dyn ErasedColumn> {
+        Box::new(TypedColumn::<C>((0..n).map(|_| (self.0)()).collect()))
     }
 }
 

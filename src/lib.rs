@@ -83,6 +83,7 @@ mod storage;
 )]
 mod system;
 mod time;
+mod timer;
 mod world;
 
 pub use archetype::{Archetype, ArchetypeId};
@@ -104,8 +105,8 @@ pub use hooks::{
 };
 pub use map_entities::{EntityMapper, MapEntities};
 pub use observer::{
-    DeferredWorld, LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS, ObserverId, OnAdd,
-    OnDespawn, OnInsert, OnRemove, OnSpawn, Trigger,
+    AnyComponent, DeferredWorld, LifecycleEvent, LifecycleKind, MAX_OBSERVER_ROUNDS, ObserverEvent,
+    ObserverId, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Trigger,
 };
 pub use platform::{SetClockError, set_clock};
 pub use query::{
@@ -122,8 +123,8 @@ pub use resource::{FromWorld, Res, ResMut, Resource};
 pub use rollback::{RestoreReport, RollbackError, Snapshot, SnapshotRing};
 pub use storage::ResourceId;
 pub use system::{
-    CombinedCondition, Condition, ExecutorKind, In, IntoSystem, Local, NotCondition, PipeSystem,
-    Schedule, ScheduleError, SetConfig, System, SystemAccess, SystemConfig, SystemMeta,
+    CombinedCondition, Condition, ExecutorKind, In, IntoSystem, Local, NotCondition, ParamSet,
+    PipeSystem, Schedule, ScheduleError, SetConfig, System, SystemAccess, SystemConfig, SystemMeta,
     SystemParam, SystemParamFunction, SystemParamItem, SystemTiming, SystemTimings,
     any_with_component, not, on_event, resource_added, resource_changed, resource_exists, run_once,
 };
@@ -137,6 +138,7 @@ pub use system::{
     StateScoped, States, in_state,
 };
 pub use time::{FrameTime, Time};
+pub use timer::{Timer, TimerMode};
 pub use world::{
     BuiltEntity, Disabled, DynamicBundle, DynamicInsertError, DynamicMut, DynamicQueryError,
     EntitiesSnapshot, EntityBuilder, EntityRef, EntityWorldMut, MemoryReport, Name,
@@ -293,11 +295,11 @@ pub mod prelude {
     pub use crate::change::PlainRefChangeHint as _;
     pub use crate::{
         Added, Bundle, Changed, CommandBuffer, Commands, Component, ComponentError, DeferredWorld,
-        Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EventReader,
-        EventWriter, ExecutorKind, Has, Local, MapEntities, Name, OnAdd, OnDespawn, OnInsert,
-        OnRemove, OnSpawn, Or, Query, QueryEntityError, QuerySingleError, QueryState,
-        RemovedComponents, Res, ResMut, Schedule, ScheduleError, StorageType, Time, Trigger, With,
-        Without, World,
+        Disabled, DynamicBundle, Entity, EntityBuilder, EntityCommands, EntityError, EntityRef,
+        EntityWorldMut, EventReader, EventWriter, Events, ExecutorKind, Has, Local, MapEntities,
+        Name, OnAdd, OnDespawn, OnInsert, OnRemove, OnSpawn, Or, Query, QueryEntityError,
+        QuerySingleError, QueryState, Ref, RemovedComponents, Res, ResMut, Schedule, ScheduleError,
+        StorageType, Time, Timer, TimerMode, Trigger, With, Without, World,
     };
     pub use crate::{
         ChildOf, Children, OnRelate, OnTargetDespawn, OnUnrelate, ParentFirst, Relation,
@@ -309,8 +311,8 @@ pub mod prelude {
         SystemSet, any_with_component, run_once,
     };
     pub use crate::{
-        ErrorContext, IntoSystemConfigs, Populated, RunSystemError, Single, SystemError, SystemId,
-        SystemParam, SystemResult, log_error, panic_on_error,
+        ErrorContext, IntoSystemConfigs, ParamSet, Populated, RunSystemError, Single, SystemError,
+        SystemId, SystemParam, SystemResult, log_error, panic_on_error,
     };
     pub use crate::{
         FixedTime, FixedUpdate, FrameTime, NextState, OnEnter, OnExit, OnTransition, State,
@@ -325,7 +327,7 @@ pub mod prelude {
 /// Items the derive macros name. Not part of the public API.
 #[doc(hidden)]
 pub mod __macro {
-    pub use crate::bundle::{BundleEdges, ComponentReader, ComponentRegistrar, ComponentWriter};
+    pub use crate::bundle::{ComponentReader, ComponentRegistrar, ComponentWriter};
     pub use crate::component::{CloneProbe, ViaClone, ViaSkip};
     pub use crate::hooks::call_hook;
     pub use crate::query::{FromQueryItem, TickRange};

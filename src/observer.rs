@@ -57,14 +57,13 @@
 //!   rounds of it) are **dropped**, unapplied: the panic goes on, and the
 //!   next operation or `trigger` starts with an empty queue. A dropped
 //!   `spawn` command leaves no entity: the id it reserved never comes to
-//!   life (its handle stays stale; the slot is reused under a newer
-//!   generation), and if it already did, empty, at a structural change of
-//!   the failed flush, it is despawned;
+//!   life (it was held, not live, since it was recorded; its handle stays
+//!   stale; the slot is reused under a newer generation);
 //! - a `spawn` command (of any [`CommandBuffer`] or
-//!   [`Commands`](crate::Commands)) that panics before its entity got
-//!   anything — a required component's constructor, an `OnSpawn` observer —
-//!   leaves no entity either, as a failed `World::spawn` leaves none: the
-//!   entity, empty, is despawned before the panic goes on.
+//!   [`Commands`](crate::Commands)) whose required component's constructor
+//!   panics leaves no entity either, as a failed `World::spawn` leaves
+//!   none; an `OnSpawn` observer that panics sees the entity whole and
+//!   leaves it so, as with `World::spawn`.
 //!
 //! A component's `Drop` that panics inside a structural change (a replaced
 //! value on insert, a value of a despawned or cleared entity) does not fail
@@ -136,7 +135,15 @@ pub struct OnDespawn;
 macro_rules! lifecycle_marker {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        pub struct $name<T>(PhantomData<fn() -> T>);
+        pub struct $name<T = AnyComponent>(PhantomData<fn() -> T>);
+
+        impl<T: Component> ObserverEvent<T> for $name {
+            type Key = $name<T>;
+            #[inline]
+            fn view(_key: &$name<T>) -> &Self {
+                &$name::<AnyComponent>::VALUE
+            }
+        }
 
         impl<T> fmt::Debug for $name<T> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -277,12 +284,105 @@ pub struct LifecycleEvent {
 /// world.trigger(Explode { radius: 2.0 });
 /// assert_eq!(world.resource::<Blasts>().0, [2.0]);
 /// ```
-pub struct Trigger<'a, E> {
+///
+/// Bevy's spelling of a lifecycle trigger, the event first and the
+/// component second, means the same observer as mosaic's:
+/// `Trigger<OnAdd, Ghost>` is `Trigger<OnAdd<Ghost>>` (see
+/// [`ObserverEvent`]).
+///
+/// ```
+/// use mosaic::prelude::*;
+/// #[derive(Component)] struct Ghost;
+/// #[derive(Default)] struct Seen(Vec<Entity>);
+/// let mut world = World::new();
+/// world.insert_resource(Seen::default());
+/// world.observe(|t: Trigger<OnAdd, Ghost>, mut w: DeferredWorld| {
+///     let e = t.target();
+///     w.resource_mut::<Seen>().0.push(e);
+/// });
+/// let e = world.spawn(Ghost);
+/// assert_eq!(world.resource::<Seen>().0, [e]);
+/// ```
+pub struct Trigger<'a, E, B = ()> {
     event: &'a E,
     entity: Option<Entity>,
+    _component: PhantomData<fn() -> B>,
 }
 
-impl<E> fmt::Debug for Trigger<'_, E> {
+/// The component-less form of `OnAdd`, `OnInsert` and `OnRemove`, which
+/// only Bevy's spelling `Trigger<OnAdd, T>` uses: the `T` after the event
+/// says which component. Nothing is ever announced for `AnyComponent`
+/// itself, so observing `Trigger<OnAdd>` alone is refused when it is
+/// registered (it would never run).
+///
+/// # Example
+/// ```
+/// use mosaic::{AnyComponent, OnAdd};
+/// // `OnAdd` without a parameter is `OnAdd<AnyComponent>`.
+/// let _: Option<OnAdd> = None::<OnAdd<AnyComponent>>;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AnyComponent;
+
+/// What an observer of `Trigger<E, B>` listens to: for `B = ()`, `E`
+/// itself (any `'static` event type, or a lifecycle event that names its
+/// component, such as `OnAdd<Ghost>`); for Bevy's spelling
+/// `Trigger<OnAdd, Ghost>` (and `OnInsert`, `OnRemove`, `OnDespawn`), the
+/// lifecycle event of component `B`. Implemented by mosaic for exactly
+/// these; user code never needs to.
+///
+/// `Trigger<OnDespawn, T>` runs when an entity that has a `T` is
+/// despawned (Bevy's meaning), while `Trigger<OnDespawn>` runs for every
+/// despawn.
+///
+/// # Example
+/// ```
+/// use mosaic::prelude::*;
+/// use mosaic::OnDespawn;
+/// #[derive(Component)] struct Boss;
+/// #[derive(Default)] struct Gone(u32);
+/// let mut world = World::new();
+/// world.insert_resource(Gone::default());
+/// world.observe(|_: Trigger<OnDespawn, Boss>, mut w: DeferredWorld| w.resource_mut::<Gone>().0 += 1);
+/// let minion = world.spawn(());
+/// let boss = world.spawn(Boss);
+/// world.despawn(minion).unwrap();
+/// world.despawn(boss).unwrap();
+/// assert_eq!(world.resource::<Gone>().0, 1);
+/// ```
+pub trait ObserverEvent<B>: 'static {
+    /// The event type observers are registered under.
+    type Key: 'static;
+    /// The event the observer sees, given the one triggered.
+    fn view(key: &Self::Key) -> &Self;
+    /// Whether an observer of this form runs for a trigger that targets
+    /// `entity` (only `Trigger<OnDespawn, T>` looks: does it have a `T`).
+    #[inline]
+    fn accepts(_world: &World, _entity: Option<Entity>) -> bool {
+        true
+    }
+}
+
+impl<E: 'static> ObserverEvent<()> for E {
+    type Key = E;
+    #[inline]
+    fn view(key: &E) -> &E {
+        key
+    }
+}
+
+impl<T: Component> ObserverEvent<T> for OnDespawn {
+    type Key = OnDespawn;
+    #[inline]
+    fn view(key: &OnDespawn) -> &Self {
+        key
+    }
+    fn accepts(world: &World, entity: Option<Entity>) -> bool {
+        entity.is_some_and(|e| world.has::<T>(e))
+    }
+}
+
+impl<E, B> fmt::Debug for Trigger<'_, E, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Trigger")
             .field("entity", &self.entity)
@@ -290,7 +390,7 @@ impl<E> fmt::Debug for Trigger<'_, E> {
     }
 }
 
-impl<'a, E> Trigger<'a, E> {
+impl<'a, E, B> Trigger<'a, E, B> {
     /// The event.
     ///
     /// # Example
@@ -316,6 +416,24 @@ impl<'a, E> Trigger<'a, E> {
     /// ```
     pub fn entity(&self) -> Option<Entity> {
         self.entity
+    }
+
+    /// The entity the event targets, or [`Entity::PLACEHOLDER`] for an
+    /// untargeted event: Bevy's name ([`Trigger::entity`] says "none" as
+    /// an `Option`).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Ghost;
+    /// let mut world = World::new();
+    /// world.observe(|t: Trigger<OnAdd<Ghost>>, w: DeferredWorld| assert!(w.world().contains(t.target())));
+    /// world.observe(|t: Trigger<u8>, _: DeferredWorld| assert_eq!(t.target(), Entity::PLACEHOLDER));
+    /// world.spawn(Ghost);
+    /// world.trigger(1u8);
+    /// ```
+    pub fn target(&self) -> Entity {
+        self.entity.unwrap_or(Entity::PLACEHOLDER)
     }
 }
 
@@ -615,9 +733,9 @@ impl World {
     /// world.trigger(LevelUp);
     /// assert_eq!(world.resource::<Level>().0, 2);
     /// ```
-    pub fn observe<E: 'static, F>(&mut self, observer: F) -> ObserverId
+    pub fn observe<E: ObserverEvent<B>, B: 'static, F>(&mut self, observer: F) -> ObserverId
     where
-        F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
+        F: FnMut(Trigger<'_, E, B>, DeferredWorld<'_>) + Send + Sync + 'static,
     {
         self.push_observer(None, observer)
     }
@@ -640,41 +758,63 @@ impl World {
     /// world.despawn(boss).unwrap();
     /// assert!(world.resource::<BossDead>().0);
     /// ```
-    pub fn observe_entity<E: 'static, F>(&mut self, entity: Entity, observer: F) -> ObserverId
+    pub fn observe_entity<E: ObserverEvent<B>, B: 'static, F>(
+        &mut self,
+        entity: Entity,
+        observer: F,
+    ) -> ObserverId
     where
-        F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
+        F: FnMut(Trigger<'_, E, B>, DeferredWorld<'_>) + Send + Sync + 'static,
     {
         self.push_observer(Some(entity), observer)
     }
 
-    pub(crate) fn push_observer<E: 'static, F>(
+    pub(crate) fn push_observer<E: ObserverEvent<B>, B: 'static, F>(
         &mut self,
         target: Option<Entity>,
         mut observer: F,
     ) -> ObserverId
     where
-        F: FnMut(Trigger<'_, E>, DeferredWorld<'_>) + Send + Sync + 'static,
+        F: FnMut(Trigger<'_, E, B>, DeferredWorld<'_>) + Send + Sync + 'static,
     {
+        let key = TypeId::of::<E::Key>();
+        assert!(
+            ![
+                TypeId::of::<OnAdd>(),
+                TypeId::of::<OnInsert>(),
+                TypeId::of::<OnRemove>()
+            ]
+            .contains(&key),
+            "an observer of `{}` would never run: name the component, as \
+             `Trigger<OnAdd, Health>` or `Trigger<OnAdd<Health>>`",
+            std::any::type_name::<E>()
+        );
         self.prepare_observers();
-        self.components_mut().observe_event(TypeId::of::<E>());
+        self.components_mut().observe_event(key);
         let observers = self.observers_mut();
         let id = ObserverId(observers.next_id);
         observers.next_id += 1;
         let callback: Callback = Box::new(move |event: &dyn Any, entity, world| {
             let event = event
-                .downcast_ref::<E>()
+                .downcast_ref::<E::Key>()
                 .expect("observers are keyed by event type");
-            observer(Trigger { event, entity }, world);
+            if E::accepts(world.world(), entity) {
+                let event = E::view(event);
+                observer(
+                    Trigger {
+                        event,
+                        entity,
+                        _component: PhantomData,
+                    },
+                    world,
+                );
+            }
         });
-        observers
-            .by_event
-            .entry(TypeId::of::<E>())
-            .or_default()
-            .push(Observer {
-                id,
-                target,
-                callback,
-            });
+        observers.by_event.entry(key).or_default().push(Observer {
+            id,
+            target,
+            callback,
+        });
         id
     }
 
@@ -775,8 +915,6 @@ impl World {
     ) {
         self.prepare_observers();
         self.discard_commands_on_panic(|world| {
-            // A `ChildOf(parent)` of the bundle: the edge first.
-            world.announce_bundle_edge(entity, spawned);
             if spawned {
                 world.lifecycle(LifecycleKind::Spawn, entity, None);
             }
@@ -929,8 +1067,7 @@ impl World {
     }
 
     /// Drops every queued command, unapplied (after a panic). The ids their
-    /// spawn commands reserved never come to life; one that already did (at
-    /// a structural change of the failed flush), still empty, is despawned.
+    /// spawn commands reserved (held, not live) never come to life.
     fn discard_observer_commands(&mut self) {
         if let Some(mut dropped) = self.observers_mut().take_queued() {
             dropped.discard(self);

@@ -154,7 +154,7 @@ impl Default for World {
 /// ```
 impl<B: Bundle> Extend<B> for World {
     fn extend<I: IntoIterator<Item = B>>(&mut self, bundles: I) {
-        if B::RELATES || self.spawn_brings_required::<B>() {
+        if B::HAS_PARENT || self.spawn_brings_required::<B>() {
             for bundle in bundles {
                 self.spawn(bundle);
             }
@@ -272,6 +272,9 @@ impl World {
 
     /// [`World::spawn`] of a static bundle.
     pub(crate) fn spawn_bundle<B: Bundle>(&mut self, bundle: B) -> Entity {
+        if B::HAS_PARENT {
+            return self.spawn_with_parent(bundle);
+        }
         self.flush();
         let tick = self.change_tick();
         // Register first: a bundle naming a type twice panics here, before
@@ -327,7 +330,7 @@ impl World {
         B: Bundle,
         I: IntoIterator<Item = B>,
     {
-        if B::RELATES || self.spawn_brings_required::<B>() {
+        if B::HAS_PARENT || self.spawn_brings_required::<B>() {
             // Each entity in one move with its requirements (or its edge).
             return bundles.into_iter().map(|b| self.spawn(b)).collect();
         }
@@ -611,7 +614,7 @@ impl World {
     }
 
     /// Destroys `entity` without lifecycle announcements.
-    pub(crate) fn despawn_quietly(&mut self, entity: Entity) -> Result<(), EntityError> {
+    fn despawn_quietly(&mut self, entity: Entity) -> Result<(), EntityError> {
         let panics = self.despawn_deferred(entity)?;
         if self.relations.active() {
             self.drain_doomed_sources();
@@ -918,15 +921,19 @@ impl World {
             .entities
             .get(entity)
             .ok_or(EntityError::NoSuchEntity(entity))?;
+        // A `ChildOf` in the bundle: its parent is checked before anything
+        // changes, and the edge made once the components are in.
+        let parent = self.bundle_parent(&bundle, entity)?;
         // Register first: a type's first registration may switch its
         // lifecycle on (hooks, requirements declared on the type).
         let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         let info = self.bundles.get(bundle_id);
         if self.components.lifecycle_active() && self.components.announces_any(info.component_ids())
         {
-            self.insert_announced(entity, loc, bundle_id, bundle, false);
+            self.insert_announced(entity, loc, bundle_id, bundle, false, parent);
         } else {
             let panics = self.insert_at(entity, loc, bundle_id, bundle);
+            self.attach_bundle_parent(entity, parent);
             self.sync_disabled(entity);
             panics.resume();
         }
@@ -938,18 +945,55 @@ impl World {
     /// requirements) in one move, then the spawn is announced.
     pub(crate) fn spawn_bundle_placed<B: Bundle>(&mut self, entity: Entity, bundle: B) {
         let loc = self.entities.get(entity).expect("placed by the caller");
+        let parent = match self.bundle_parent(&bundle, entity) {
+            Ok(parent) => parent,
+            Err(err) => {
+                // The entity is placed, empty and unannounced: it goes
+                // again, unannounced, so the failed spawn leaves nothing.
+                let _ = self.despawn_quietly(entity);
+                panic!("spawning {entity:?} with `ChildOf`: {err}");
+            }
+        };
         let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         let info = self.bundles.get(bundle_id);
         if self.components.lifecycle_active()
             && (self.components.spawn_announced()
                 || self.components.announces_any(info.component_ids()))
         {
-            self.insert_announced(entity, loc, bundle_id, bundle, true);
+            self.insert_announced(entity, loc, bundle_id, bundle, true, parent);
         } else {
             let panics = self.insert_at(entity, loc, bundle_id, bundle);
+            self.attach_bundle_parent(entity, parent);
             self.sync_disabled(entity);
             panics.resume();
         }
+    }
+
+    /// [`World::spawn`] of a bundle holding a [`ChildOf`](crate::ChildOf):
+    /// the parent is checked first (a stale one panics, spawning nothing),
+    /// then the entity is placed empty and gets the bundle as
+    /// [`World::spawn_at`] gives it, edge included.
+    #[cold]
+    #[inline(never)]
+    fn spawn_with_parent<B: Bundle>(&mut self, bundle: B) -> Entity {
+        self.flush();
+        if let Some(parent) = bundle.parent_in_bundle() {
+            if !self.contains(parent) {
+                panic!(
+                    "spawn with `ChildOf({parent:?})`: {}",
+                    crate::relation::RelationError::NoSuchEntity(parent)
+                );
+            }
+        }
+        let entity = self.entities.alloc();
+        let row = self
+            .archetypes
+            .table_mut(ArchetypeId::EMPTY)
+            .push_empty(entity);
+        self.entities
+            .set_location(entity.index(), location(ArchetypeId::EMPTY, row));
+        self.spawn_bundle_placed(entity, bundle);
+        entity
     }
 
     /// The structural part of [`World::insert`]: writes `bundle` (bundle
@@ -995,6 +1039,7 @@ impl World {
         bundle_id: BundleId,
         bundle: B,
         spawned: bool,
+        parent: Option<Entity>,
     ) {
         let mut changes = self.insert_changes(entity, loc, bundle_id);
         let made = self.make_required_or_discard(entity, loc, &changes, spawned);
@@ -1014,6 +1059,9 @@ impl World {
         } else {
             self.insert_with_made(entity, loc, bundle_id, bundle, made, &mut changes)
         };
+        // The edge a `ChildOf` in the bundle names, before the bundle's
+        // announcements: their observers find the parent set.
+        self.attach_bundle_parent(entity, parent);
         self.sync_disabled(entity);
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.
@@ -1158,8 +1206,8 @@ impl World {
     /// assert!(world.remove::<A>(e).is_err());
     /// ```
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
-        if B::RELATES {
-            return self.remove_relating::<B>(entity);
+        if B::HAS_PARENT {
+            return self.remove_child_of::<B>(entity);
         }
         let removed = self.remove_bundle::<B>(entity);
         if removed.is_ok() {
@@ -1994,8 +2042,10 @@ impl World {
         }
     }
 
-    /// Reserved ids (from commands) come to life here: announced as
-    /// spawned, before whatever the current operation adds.
+    /// Reserved ids ([`World::reserve_entity`]) come to life here:
+    /// announced as spawned, before whatever the current operation adds.
+    /// Those of spawn commands are held instead, not live, until their
+    /// command places them whole ([`World::spawn_held`]).
     #[cold]
     #[inline(never)]
     fn flush_reserved(&mut self) {

@@ -1,347 +1,262 @@
-//! `ChildOf(parent)` as Bevy users write it: in a spawn or insert bundle
-//! (world, entity and commands forms), read back as `&ChildOf`, filtered
-//! with `With`/`Without<ChildOf>`, removed with `remove::<ChildOf>()`;
-//! making the same edge as `World::relate`, whole: the edge exists when
-//! the child's hooks and observers run, and a stale parent or a cycle
-//! changes nothing.
-
-use std::panic::{AssertUnwindSafe, catch_unwind};
+//! `ChildOf(parent)` as a spawn/insert bundle, Bevy 0.16's spelling
+//! (issue #37): the edge is made with the entity's components, reparents
+//! on insert, refuses a gone parent before changing anything, and is in
+//! place when the bundle's `OnAdd` observers run.
 
 use mosaic::prelude::*;
-use mosaic::{CommandError, EntityWorldMut};
 
-#[derive(Component, Debug, Clone, Copy, PartialEq)]
-struct Hp(u32);
+#[derive(Component, Debug, PartialEq)]
+struct Sprite(u32);
 
-#[derive(Component, Debug, Clone, Copy, PartialEq)]
-#[component(storage = "sparse")]
-struct Stun;
-
-#[derive(Component, Debug, Clone, Copy, PartialEq)]
-#[component(on_add = hp_hook_seen)]
-struct Hooked;
-
-/// What an observer or hook saw: the entity, its parent then, whether it
-/// had its `Hp`, and the parent's children then.
-#[derive(Resource, Default, Debug)]
-struct Seen(Vec<(Entity, Option<Entity>, bool, Vec<Entity>)>);
-
-fn record(world: &World, e: Entity) -> (Entity, Option<Entity>, bool, Vec<Entity>) {
-    let parent = world.parent(e);
-    let siblings = parent.map_or(Vec::new(), |p| world.children(p).to_vec());
-    (e, parent, world.has::<Hp>(e), siblings)
-}
-
-fn hp_hook_seen(mut world: DeferredWorld, e: Entity) {
-    let seen = record(world.world(), e);
-    world.resource_mut::<Seen>().0.push(seen);
-}
-
-fn parents(world: &mut World) -> Vec<(Entity, Entity)> {
-    let mut q = world.query::<(Entity, &ChildOf)>();
-    let mut all: Vec<(Entity, Entity)> = q.iter(world).map(|(e, c)| (e, c.parent())).collect();
-    all.sort();
-    all
-}
+#[derive(Component)]
+struct Ship;
 
 #[test]
-fn spawn_with_child_of_makes_the_edge_in_order() {
+fn spawn_with_child_of_makes_the_edge_in_spawn_order() {
     let mut world = World::new();
-    let ship = world.spawn(Hp(10));
-    let a = world.spawn((Hp(1), ChildOf(ship)));
-    let b = world.spawn(ChildOf(ship)); // alone
-    let batch = world.spawn_batch([(Hp(2), ChildOf(ship)), (Hp(3), ChildOf(a))]);
-    world.extend([(ChildOf(ship), Stun)]);
-    let d = *world.children(ship).last().unwrap();
-    let e = world
-        .run_system_once(move |mut commands: Commands| commands.spawn((Hp(4), ChildOf(ship))).id());
-    assert_eq!(world.children(ship), [a, b, batch[0], d, e]);
-    assert_eq!(world.children(a), [batch[1]]);
-    assert_eq!(world.get::<Hp>(a), Ok(&Hp(1)));
-    assert!(world.has::<Stun>(d));
-    // The same edge as `relate`: same data, same components, same answers.
-    assert_eq!(world.relation::<ChildOf>(a, ship), Some(&ChildOf(ship)));
-    assert_eq!(world.targets::<ChildOf>(e), [ship]);
-    assert_eq!(world.ancestors(batch[1]).collect::<Vec<_>>(), [a, ship]);
-    // `&ChildOf` and the filters, as queries and in a system.
-    let mut expected = vec![
-        (a, ship),
-        (b, ship),
-        (batch[0], ship),
-        (batch[1], a),
-        (d, ship),
-        (e, ship),
-    ];
-    expected.sort();
-    assert_eq!(parents(&mut world), expected);
-    let (roots, kids) = world.run_system_once(
-        |roots: Query<Entity, Without<ChildOf>>, kids: Query<&ChildOf, With<Hp>>| {
-            (roots.iter().collect::<Vec<_>>(), kids.iter().count())
-        },
-    );
-    assert_eq!((roots, kids), (vec![ship], 4));
-    world.check_invariants();
-}
-
-#[test]
-fn relate_keeps_the_data_naming_its_parent() {
-    let mut world = World::new();
-    let (p, q, child) = (world.spawn(()), world.spawn(()), world.spawn(()));
-    // Whatever entity the value names, the edge's data names the target.
-    world.relate(child, p, ChildOf(q)).unwrap();
-    assert_eq!(world.relation::<ChildOf>(child, p), Some(&ChildOf(p)));
-    assert_eq!(parents(&mut world), [(child, p)]);
-    world.add_child(q, child).unwrap();
-    assert_eq!(parents(&mut world), [(child, q)]);
-    // A clone's edge names the same parent.
-    let copy = world.clone_entity(child).unwrap();
-    assert_eq!(world.relation::<ChildOf>(copy, q), Some(&ChildOf(q)));
-    world.check_invariants();
-}
-
-#[test]
-fn inserting_child_of_reparents() {
-    let mut world = World::new();
-    let (old, new) = (world.spawn(()), world.spawn(()));
-    let kids: Vec<Entity> = (0..4).map(|_| world.spawn(ChildOf(old))).collect();
-    // World::insert, with a component beside it.
-    world.insert(kids[1], (Hp(5), ChildOf(new))).unwrap();
-    assert_eq!(world.parent(kids[1]), Some(new));
-    assert_eq!(world.get::<Hp>(kids[1]), Ok(&Hp(5)));
-    assert!(!world.children(old).contains(&kids[1]));
-    // EntityWorldMut::insert.
-    world
-        .entity_mut(kids[2])
-        .unwrap()
-        .insert(ChildOf(new))
-        .unwrap();
-    // Commands, through `commands.entity(e)`.
-    let k3 = kids[3];
-    world.run_system_once(move |mut commands: Commands| {
-        commands.entity(k3).insert((ChildOf(new), Stun));
+    let ship = world.spawn(Ship);
+    let kids: Vec<Entity> = (0..4)
+        .map(|i| world.spawn((Sprite(i), ChildOf(ship))))
+        .collect();
+    assert_eq!(world.children(ship), kids);
+    for (i, &k) in kids.iter().enumerate() {
+        assert_eq!(world.parent(k), Some(ship));
+        assert_eq!(world.get::<Sprite>(k).unwrap().0, i as u32);
+        let edge = world.get::<Relation<ChildOf>>(k).unwrap();
+        assert_eq!(edge.data()[0].parent(), ship);
+        assert_eq!(edge.data()[0].0, ship);
+    }
+    // ChildOf alone, and inside a derived bundle.
+    #[derive(Bundle)]
+    struct Part {
+        sprite: Sprite,
+        child_of: ChildOf,
+    }
+    let lone = world.spawn(ChildOf(ship));
+    let part = world.spawn(Part {
+        sprite: Sprite(9),
+        child_of: ChildOf(kids[0]),
     });
-    assert_eq!(world.children(new), [kids[1], kids[2], kids[3]]);
-    assert_eq!(world.children(old), [kids[0]]);
-    assert!(world.has::<Stun>(kids[3]));
-    // The same parent again: nothing moves.
-    world.insert(kids[0], ChildOf(old)).unwrap();
-    assert_eq!(world.children(old), [kids[0]]);
-    world.check_invariants();
+    assert_eq!(world.parent(lone), Some(ship));
+    assert_eq!(world.parent(part), Some(kids[0]));
+    assert_eq!(world.get::<Sprite>(part).unwrap().0, 9);
+    // spawn_batch and extend take the same path.
+    let batch = world.spawn_batch((0..2).map(|i| (Sprite(i), ChildOf(lone))));
+    world.extend([(Sprite(5), ChildOf(lone))]);
+    assert_eq!(world.children(lone).len(), 3);
+    assert_eq!(world.children(lone)[..2], batch[..]);
 }
 
 #[test]
-fn a_stale_parent_or_a_cycle_changes_nothing() {
+fn insert_child_of_reparents() {
     let mut world = World::new();
-    let root = world.spawn(());
-    let child = world.spawn((Hp(1), ChildOf(root)));
-    let gone = world.spawn(());
-    world.despawn(gone).unwrap();
-    let (len, archetypes) = (world.len(), world.archetype_count());
+    let (p, q) = (world.spawn(Ship), world.spawn(Ship));
+    let a = world.spawn((Sprite(0), ChildOf(p)));
+    let b = world.spawn((Sprite(1), ChildOf(p)));
+    world.insert(a, ChildOf(q)).unwrap();
+    assert_eq!(world.parent(a), Some(q));
+    assert_eq!(world.children(p), [b]);
+    assert_eq!(world.children(q), [a]);
+    world
+        .entity_mut(b)
+        .unwrap()
+        .insert((Sprite(7), ChildOf(q)))
+        .unwrap();
+    assert_eq!(world.parent(b), Some(q));
+    assert_eq!(world.get::<Sprite>(b).unwrap().0, 7);
+    assert!(world.children(p).is_empty());
+    // Inserting the same parent again keeps one edge.
+    world.insert(b, ChildOf(q)).unwrap();
+    assert_eq!(world.children(q), [a, b]);
+    // remove::<ChildOf> detaches and gives the old value back.
+    assert_eq!(world.remove::<ChildOf>(a), Ok(ChildOf(q)));
+    assert_eq!(world.parent(a), None);
+    assert!(world.remove::<ChildOf>(a).is_err());
+}
 
-    // World::insert: an error, and the bundle's components stay out.
-    let err = world.insert(root, (Stun, Hp(3), ChildOf(gone)));
+#[test]
+fn commands_forms() {
+    let mut world = World::new();
+    let mut commands = CommandBuffer::new(&world);
+    let ship = commands.spawn(Ship);
+    let sprite = commands.spawn((Sprite(1), ChildOf(ship)));
+    let other = commands.spawn(Ship);
+    commands.apply(&mut world).unwrap();
+    assert_eq!(world.children(ship), [sprite]);
+    let mut commands = CommandBuffer::new(&world);
+    commands.insert(sprite, ChildOf(other));
+    commands.apply(&mut world).unwrap();
+    assert_eq!(world.parent(sprite), Some(other));
+    assert!(world.children(ship).is_empty());
+
+    // The system form, Bevy's: commands.spawn / commands.entity(e).insert.
+    #[derive(Resource)]
+    struct Ids(Entity, Entity);
+    world.insert_resource(Ids(ship, sprite));
+    let mut schedule = Schedule::new();
+    schedule.add_systems(|mut commands: Commands, ids: Res<Ids>| {
+        commands.spawn((Sprite(2), ChildOf(ids.0)));
+        commands.entity(ids.1).insert(ChildOf(ids.0));
+    });
+    schedule.run(&mut world);
+    assert_eq!(world.children(ship).len(), 2);
+    assert_eq!(world.parent(sprite), Some(ship));
+    assert!(world.children(other).is_empty());
+}
+
+#[test]
+fn stale_parent_is_refused_and_changes_nothing() {
+    let mut world = World::new();
+    let gone = world.spawn(Ship);
+    world.despawn(gone).unwrap();
+    let e = world.spawn(Sprite(3));
+    let count = world.len();
+    // World insert: an error, the entity unchanged.
     assert_eq!(
-        err,
+        world.insert(e, (Ship, ChildOf(gone))),
         Err(EntityError::Relation(RelationError::NoSuchEntity(gone)))
     );
-    assert!(!world.has::<Hp>(root) && !world.has::<Stun>(root));
-    // A cycle: the root under its own child, an entity under itself.
-    let err = world.insert(root, (Hp(3), ChildOf(child)));
+    assert!(!world.has::<Ship>(e));
+    assert_eq!(world.parent(e), None);
+    // A cycle is refused the same way.
+    let kid = world.spawn((Sprite(4), ChildOf(e)));
     assert!(matches!(
-        err,
-        Err(EntityError::Relation(RelationError::Cycle { entity, target, relation: "ChildOf" }))
-            if entity == root && target == child
-    ));
-    assert!(matches!(
-        world.insert(child, ChildOf(child)),
+        world.insert(e, (Ship, ChildOf(kid))),
         Err(EntityError::Relation(RelationError::Cycle { .. }))
     ));
-    assert_eq!(world.parent(child), Some(root));
-    assert!(!world.has::<Hp>(root));
-    assert_eq!(
-        world.entity_mut(root).unwrap().insert(ChildOf(gone)).err(),
-        Some(EntityError::Relation(RelationError::NoSuchEntity(gone)))
-    );
-    // A stale child is its own error, as for any insert.
-    assert_eq!(
-        world.insert(gone, ChildOf(root)),
-        Err(EntityError::NoSuchEntity(gone))
-    );
-
-    // World::spawn returns no Result: it panics, before spawning anything.
-    let panic = catch_unwind(AssertUnwindSafe(|| world.spawn((Hp(2), ChildOf(gone))))).unwrap_err();
-    let message = panic.downcast_ref::<String>().unwrap();
-    assert!(message.contains("does not exist"), "{message}");
-    assert!(message.contains("nothing was spawned"), "{message}");
-    let batch = catch_unwind(AssertUnwindSafe(|| {
-        world.spawn_batch([(Hp(2), ChildOf(root)), (Hp(2), ChildOf(gone))])
-    }));
-    assert!(batch.is_err());
-    // The batch's first entity is whole (each spawn is), the second never
-    // came: one entity more, with its edge.
-    assert_eq!(world.len(), len + 1);
-    assert_eq!(world.children(root).len(), 2);
-    let extra = world.children(root)[1];
-    world.despawn(extra).unwrap();
-
-    // Commands: reported as failed, and a spawned entity does not stay.
+    assert!(!world.has::<Ship>(e));
+    assert_eq!(world.parent(e), None);
+    // Commands: the command error path, and no entity spawned.
+    let before = world.len();
     let mut commands = CommandBuffer::new(&world);
-    let never = commands.spawn((Hp(9), ChildOf(gone)));
-    commands.insert(child, (Stun, ChildOf(gone)));
-    commands.insert(root, ChildOf(child));
+    let spawned = commands.spawn((Sprite(5), ChildOf(gone)));
+    commands.insert(e, (Ship, ChildOf(gone)));
     let errors = commands.apply(&mut world).unwrap_err();
-    let failed: Vec<(usize, CommandError)> = errors.iter().cloned().collect();
-    assert_eq!(failed.len(), 3, "{failed:?}");
-    assert_eq!(
-        failed[0],
-        (
-            0,
-            CommandError::Entity(EntityError::Relation(RelationError::NoSuchEntity(gone)))
-        )
-    );
-    assert!(!world.contains(never));
-    assert!(!world.has::<Stun>(child));
-    assert_eq!(world.parent(child), Some(root));
-    // In a system, the same failures are logged and skipped.
-    world.run_system_once(move |mut commands: Commands| {
-        commands.spawn((Hp(9), ChildOf(gone)));
-        commands.entity(child).insert(ChildOf(gone));
-    });
-    assert_eq!((world.len(), world.archetype_count()), (len, archetypes));
-    assert_eq!(world.parent(child), Some(root));
-    world.check_invariants();
+    assert_eq!(errors.iter().count(), 2);
+    assert!(!world.contains(spawned));
+    assert_eq!(world.len(), before);
+    assert!(!world.has::<Ship>(e));
+    // World spawn has no error to return: it panics, spawning nothing.
+    let before = world.len();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn((Sprite(6), ChildOf(gone)));
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(world.len(), before);
+    let mut sprites = world.query::<&Sprite>();
+    assert!(sprites.iter(&world).all(|s| s.0 != 6));
+    assert_eq!(count + 1, world.len());
 }
 
 #[test]
-#[should_panic(expected = "contains `ChildOf` more than once")]
-fn a_bundle_naming_child_of_twice_panics() {
-    let mut world = World::new();
-    let (a, b) = (world.spawn(()), world.spawn(()));
-    world.spawn((ChildOf(a), Hp(1), ChildOf(b)));
-}
-
-#[test]
-fn hooks_and_observers_of_the_child_see_the_edge() {
+fn on_add_observer_sees_the_parent() {
+    #[derive(Resource, Default)]
+    struct Seen(Vec<(Entity, Option<Entity>)>);
     let mut world = World::new();
     world.init_resource::<Seen>();
-    world.observe(|t: Trigger<OnAdd<Hp>>, mut w: DeferredWorld| {
-        let seen = record(w.world(), t.entity().unwrap());
-        w.resource_mut::<Seen>().0.push(seen);
+    world.observe(|t: Trigger<OnAdd, Sprite>, mut w: DeferredWorld| {
+        let e = t.target();
+        let parent = w.get::<Relation<ChildOf>>(e).ok().map(|r| r.target());
+        w.resource_mut::<Seen>().0.push((e, parent));
     });
-    // The edge's own observers run first, on the whole entity.
-    world.observe(|t: Trigger<OnRelate<ChildOf>>, mut w: DeferredWorld| {
-        let seen = record(w.world(), t.event().source);
-        w.resource_mut::<Seen>().0.push(seen);
-    });
-    let ship = world.spawn(());
-    let first = world.spawn((Hp(1), ChildOf(ship)));
-    let second = world.spawn((Hooked, Hp(2), ChildOf(ship)));
-    let seen = std::mem::take(&mut world.resource_mut::<Seen>().0);
+    let ship = world.spawn(Ship);
+    let a = world.spawn((Sprite(1), ChildOf(ship)));
+    let b = world.spawn(Ship);
+    world.insert(b, (Sprite(2), ChildOf(a))).unwrap();
+    assert_eq!(world.resource::<Seen>().0, [(a, Some(ship)), (b, Some(a))]);
+}
+
+#[test]
+fn despawn_recursive_takes_the_child() {
+    let mut world = World::new();
+    let ship = world.spawn(Ship);
+    let a = world.spawn((Sprite(1), ChildOf(ship)));
+    let b = world.spawn((Sprite(2), ChildOf(a)));
+    let other = world.spawn(Ship);
+    world.despawn_recursive(ship).unwrap();
+    assert!(!world.contains(ship) && !world.contains(a) && !world.contains(b));
+    assert!(world.contains(other));
+}
+
+#[test]
+fn query_child_of_yields_the_parent() {
+    let mut world = World::new();
+    let ship = world.spawn(Ship);
+    let other = world.spawn(Ship);
+    let a = world.spawn((Sprite(1), ChildOf(ship)));
+    let b = world.spawn((Sprite(2), ChildOf(other)));
+    world.relate(b, ship, ChildOf(other)).unwrap(); // the target wins
+    let mut q = world.query::<(Entity, &ChildOf, &Sprite)>();
+    let mut seen: Vec<(Entity, Entity, Entity)> = q
+        .iter(&world)
+        .map(|(e, child_of, _)| (e, child_of.parent(), child_of.0))
+        .collect();
+    seen.sort();
+    assert_eq!(seen, [(a, ship, ship), (b, ship, ship)]);
+    let mut roots = world.query::<(Entity, Option<&ChildOf>)>();
+    let parentless: Vec<Entity> = roots
+        .iter(&world)
+        .filter(|(_, c)| c.is_none())
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(parentless.len(), 2);
+    assert!(parentless.contains(&ship) && parentless.contains(&other));
     assert_eq!(
-        seen,
-        [
-            (first, Some(ship), true, vec![first]),          // OnRelate
-            (first, Some(ship), true, vec![first]),          // OnAdd<Hp>
-            (second, Some(ship), true, vec![first, second]), // OnRelate
-            (second, Some(ship), true, vec![first, second]), // on_add of Hooked
-            (second, Some(ship), true, vec![first, second]), // OnAdd<Hp>
-        ]
+        world.query::<&ChildOf>().get(&world, a).unwrap(),
+        &ChildOf(ship)
     );
-    // An insert into an existing entity, and a command's spawn.
-    let loose = world.spawn(());
-    world.insert(loose, (Hp(3), ChildOf(first))).unwrap();
-    let commanded = world.run_system_once(move |mut commands: Commands| {
-        commands.spawn((Hp(4), ChildOf(first))).id()
-    });
-    let seen = std::mem::take(&mut world.resource_mut::<Seen>().0);
-    assert_eq!(
-        seen,
-        [
-            (loose, Some(first), true, vec![loose]),
-            (loose, Some(first), true, vec![loose]),
-            (commanded, Some(first), true, vec![loose, commanded]),
-            (commanded, Some(first), true, vec![loose, commanded]),
-        ]
-    );
-    world.check_invariants();
 }
 
 #[test]
-fn observers_commands_wait_for_the_whole_spawn() {
-    // An `OnRelate` observer despawns what it sees through commands: the
-    // spawn's `OnAdd` observers still see the entity, then it goes.
-    let mut world = World::new();
-    world.init_resource::<Seen>();
-    world.observe(|t: Trigger<OnRelate<ChildOf>>, mut w: DeferredWorld| {
-        w.commands().despawn(t.event().source);
-    });
-    world.observe(|t: Trigger<OnAdd<Hp>>, mut w: DeferredWorld| {
-        let seen = record(w.world(), t.entity().unwrap());
-        w.resource_mut::<Seen>().0.push(seen);
-    });
-    let p = world.spawn(());
-    let c = world.spawn((Hp(1), ChildOf(p)));
-    assert_eq!(world.resource::<Seen>().0, [(c, Some(p), true, vec![c])]);
-    assert!(!world.contains(c));
-    assert!(world.children(p).is_empty());
-    world.check_invariants();
-}
-
-#[test]
-fn spawn_at_takes_child_of() {
-    let mut world = World::new();
-    let p = world.spawn(());
-    let id = world.spawn(()); // the id to spawn at, freed below
-    world.despawn(id).unwrap();
-    world.spawn_at(id, (Hp(1), ChildOf(p)));
-    assert_eq!(world.parent(id), Some(p));
-    assert_eq!(world.get::<Hp>(id), Ok(&Hp(1)));
-    world.check_invariants();
-}
-
-#[test]
-fn remove_child_of_unparents() {
-    let mut world = World::new();
-    let p = world.spawn(());
-    let c = world.spawn((Hp(1), ChildOf(p)));
-    assert_eq!(world.remove::<ChildOf>(c), Ok(ChildOf(p)));
-    assert_eq!(world.parent(c), None);
-    assert!(world.children(p).is_empty());
-    assert!(matches!(
-        world.remove::<ChildOf>(c),
-        Err(ComponentError::MissingComponent { component, .. }) if component == "ChildOf"
-    ));
-    // Bevy's command form.
-    world.insert(c, ChildOf(p)).unwrap();
-    world.run_system_once(move |mut commands: Commands| {
-        commands.entity(c).remove::<ChildOf>();
-    });
-    assert_eq!(world.parent(c), None);
-    let mut handle: EntityWorldMut<'_> = world.entity_mut(c).unwrap();
-    assert!(handle.remove::<ChildOf>().is_err());
-    assert_eq!(world.get::<Hp>(c), Ok(&Hp(1)));
-    // A tuple holding ChildOf is refused before anything changes.
-    world.insert(c, ChildOf(p)).unwrap();
-    let refused = catch_unwind(AssertUnwindSafe(|| world.remove::<(Hp, ChildOf)>(c)));
-    assert!(refused.is_err());
-    assert_eq!(world.parent(c), Some(p));
-    assert_eq!(world.get::<Hp>(c), Ok(&Hp(1)));
-    world.check_invariants();
-}
-
-#[test]
-fn a_derived_bundle_may_hold_child_of() {
-    #[derive(Bundle)]
-    struct Turret {
-        hp: Hp,
-        parent: ChildOf,
+fn requirements_come_with_the_edge_and_a_panicking_one_leaves_nothing() {
+    #[derive(Component, Default, Debug, PartialEq)]
+    struct Hull(u32);
+    #[derive(Component)]
+    #[require(Hull)]
+    struct Turret;
+    struct Fragile;
+    impl Default for Fragile {
+        fn default() -> Self {
+            panic!("no Fragile today")
+        }
     }
+    impl Component for Fragile {}
+    #[derive(Component)]
+    #[require(Fragile)]
+    struct Glass;
+
     let mut world = World::new();
-    let tank = world.spawn(());
-    let t = world.spawn(Turret {
-        hp: Hp(3),
-        parent: ChildOf(tank),
-    });
-    assert_eq!(world.parent(t), Some(tank));
-    assert_eq!(world.get::<Hp>(t), Ok(&Hp(3)));
+    let ship = world.spawn(Ship);
+    let turret = world.spawn((Turret, ChildOf(ship)));
+    assert_eq!(world.get::<Hull>(turret), Ok(&Hull(0)));
+    assert_eq!(world.children(ship), [turret]);
+    let before = world.len();
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn((Glass, ChildOf(ship)));
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(world.len(), before);
+    assert_eq!(world.children(ship), [turret]);
+}
+
+/// A spawn command whose `ChildOf` names a parent gone by the time it
+/// applies: the command reports the error and leaves no entity (its id,
+/// held until then, is given up unannounced), and the commands after it
+/// still apply.
+#[test]
+fn a_command_spawn_under_a_gone_parent_leaves_no_entity() {
+    let mut world = World::new();
+    let gone = world.spawn(Ship);
+    let mut commands = CommandBuffer::new(&world);
+    commands.despawn(gone);
+    let orphan = commands.spawn((Sprite(1), ChildOf(gone)));
+    let kept = commands.spawn(Sprite(2));
+    let errors = commands.apply(&mut world).unwrap_err();
+    assert_eq!(errors.len(), 1);
+    assert!(!world.contains(orphan));
+    assert_eq!(world.get::<Sprite>(kept).map(|s| s.0), Ok(2));
+    assert_eq!(world.len(), 1);
+    world.check_invariants();
+    let again = world.spawn(());
+    assert!(again != orphan && !world.contains(orphan));
 }

@@ -383,6 +383,71 @@ fn requirements_then_observers_in_position_order() {
     world.check_invariants();
 }
 
+/// Issue 39: a batch whose components require others lands in its final
+/// archetype in one move, requirements included: the spawn creates only
+/// the archetype a static spawn of the same components creates (it used
+/// to write the batch's archetype first, then move each entity again).
+#[test]
+fn requirements_are_written_in_the_same_move() {
+    let mut reference = World::new();
+    let before = reference.archetype_count();
+    reference.spawn(Body(0));
+    let static_made = reference.archetype_count() - before;
+
+    let mut world = World::new();
+    let before = world.archetype_count();
+    let mut batch = ColumnBatch::new(3);
+    batch.push(vec![Body(1), Body(2), Body(3)]).unwrap();
+    let entities = world.spawn_column_batch(batch);
+    assert_eq!(
+        world.archetype_count() - before,
+        static_made,
+        "only the (Body, Mass) archetype, as World::spawn makes"
+    );
+    for (i, &e) in entities.iter().enumerate() {
+        assert_eq!(world.get::<Body>(e), Ok(&Body(i as u32 + 1)));
+        assert_eq!(world.get::<Mass>(e), Ok(&Mass(0)));
+    }
+    world.check_invariants();
+}
+
+/// A requirement whose constructor panics fails a column spawn before
+/// anything is written: no entity, no archetype, each value dropped once.
+#[test]
+fn a_panicking_requirement_spawns_nothing() {
+    #[derive(Component)]
+    struct Fragile;
+    impl Default for Fragile {
+        fn default() -> Self {
+            panic!("no Fragile")
+        }
+    }
+    #[derive(Component)]
+    #[require(Fragile)]
+    struct NeedsFragile(#[allow(dead_code, reason = "counts its drop")] Counted);
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    let mut world = World::new();
+    let kept = world.spawn(Position(1.0));
+    let mut batch = ColumnBatch::new(3);
+    batch
+        .push(
+            counted(3, &DROPS)
+                .into_iter()
+                .map(NeedsFragile)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+    let result = catch_unwind(AssertUnwindSafe(|| world.spawn_column_batch(batch)));
+    assert!(result.is_err(), "the constructor's panic goes on");
+    assert_eq!(DROPS.load(Ordering::SeqCst), 3, "each value dropped once");
+    assert_eq!(world.len(), 1);
+    assert!(world.contains(kept));
+    world.check_invariants();
+    // The world still spawns.
+    let e = world.spawn(Body(4));
+    assert_eq!(world.get::<Mass>(e), Ok(&Mass(0)));
+}
+
 #[test]
 fn spawned_columns_count_as_added() {
     let mut world = World::new();

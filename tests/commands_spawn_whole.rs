@@ -13,14 +13,13 @@ struct Body(#[allow(dead_code, reason = "a value to spawn with")] u32);
 #[derive(Default)]
 struct Seen(Vec<(bool, bool)>);
 
-// Fails today (seen failing, 2026-11-28): the first structural change of
-// `apply` flushes every reserved id live and empty (`World::flush`, the
-// hecs/Bevy model), and the spawn command then inserts its bundle. The fix
-// is a "reserved, not yet live" state for ids owned by a pending spawn
-// command, placed whole by that command (the `spawn_at` path); see the
-// session note of 2026-11-28.
+// Failed before the fix (seen failing on bb755d2): the first structural
+// change of `apply` flushed every reserved id live and empty
+// (`World::flush`, the hecs/Bevy model), and the spawn command then
+// inserted its bundle. Ids owned by a pending spawn command are now held
+// (reserved, not live) and placed whole by that command (the `spawn_at`
+// path).
 #[test]
-#[ignore = "known bug, issue 39: Commands::spawn makes the entity live empty first"]
 fn an_earlier_command_s_observer_never_sees_a_later_spawn_empty() {
     let mut world = World::new();
     world.init_resource::<Seen>();

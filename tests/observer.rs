@@ -1491,3 +1491,88 @@ fn commands_of_a_failed_trigger_are_dropped() {
     );
     world.check_invariants();
 }
+
+/// Bevy 0.16 spells a lifecycle trigger `Trigger<OnAdd, T>`: the same
+/// observers as mosaic's `Trigger<OnAdd<T>>`, for `OnAdd`, `OnInsert` and
+/// `OnRemove`, through `observe` and `add_observer` alike.
+#[test]
+fn bevy_two_parameter_lifecycle_triggers() {
+    #[derive(Component)]
+    struct Hp(u32);
+    #[derive(Resource, Default)]
+    struct Log(Vec<(&'static str, Entity, u32)>);
+    let mut world = World::new();
+    world.init_resource::<Log>();
+    world.observe(|t: Trigger<OnAdd, Hp>, mut w: DeferredWorld| {
+        let e = t.target();
+        let hp = w.get::<Hp>(e).unwrap().0;
+        w.resource_mut::<Log>().0.push(("add", e, hp));
+    });
+    world.add_observer(
+        |t: Trigger<OnInsert, Hp>, q: Query<&Hp>, mut log: ResMut<Log>| {
+            let e = t.target();
+            log.0.push(("insert", e, q.get(e).unwrap().0));
+        },
+    );
+    world.observe(|t: Trigger<OnRemove, Hp>, mut w: DeferredWorld| {
+        let e = t.entity().unwrap();
+        let hp = w.get::<Hp>(e).unwrap().0;
+        w.resource_mut::<Log>().0.push(("remove", e, hp));
+    });
+    let e = world.spawn(Hp(3));
+    world.insert_one(e, Hp(4)).unwrap();
+    world.despawn(e).unwrap();
+    assert_eq!(
+        world.resource::<Log>().0,
+        [
+            ("add", e, 3),
+            ("insert", e, 3),
+            ("insert", e, 4),
+            ("remove", e, 4)
+        ]
+    );
+}
+
+/// Bevy's `Trigger<OnDespawn, T>` runs only for entities that have a `T`
+/// when they go; mosaic's own `Trigger<OnDespawn>` runs for every despawn.
+#[test]
+fn despawn_trigger_with_a_component_runs_for_that_component_only() {
+    #[derive(Component)]
+    struct Boss;
+    #[derive(Resource, Default)]
+    struct Gone {
+        bosses: Vec<Entity>,
+        all: u32,
+    }
+    let mut world = World::new();
+    world.init_resource::<Gone>();
+    world.observe(|t: Trigger<OnDespawn, Boss>, mut w: DeferredWorld| {
+        w.resource_mut::<Gone>().bosses.push(t.target());
+    });
+    world.observe(|_: Trigger<OnDespawn>, mut w: DeferredWorld| {
+        w.resource_mut::<Gone>().all += 1;
+    });
+    let minion = world.spawn(());
+    let boss = world.spawn(Boss);
+    world.despawn(minion).unwrap();
+    world.despawn(boss).unwrap();
+    assert_eq!(world.resource::<Gone>().bosses, [boss]);
+    assert_eq!(world.resource::<Gone>().all, 2);
+}
+
+/// `Trigger<OnAdd>` without a component could never run: registering it is
+/// refused at once, with a message that says what to write.
+#[test]
+fn lifecycle_trigger_without_a_component_is_refused() {
+    let mut world = World::new();
+    let err = catch_unwind(AssertUnwindSafe(|| {
+        world.observe(|_: Trigger<OnAdd>, _: DeferredWorld| {});
+    }))
+    .unwrap_err();
+    assert!(
+        panic_text(&*err).contains("`Trigger<OnAdd, Health>`"),
+        "{}",
+        panic_text(&*err)
+    );
+    world.check_invariants();
+}

@@ -1293,3 +1293,66 @@ fn sorting_sources_keeps_both_ends_in_step() {
         Err(RelationError::NoSuchEntity(gone))
     );
 }
+
+/// Issue 39, item 11: one graph, one outcome. X has A and B (as children,
+/// or as owned entities), and B pins A (`DependsOn`, refuse). A cascade
+/// (`OwnedBy`, despawn) dooms A and B together, so B's pin keeps nothing
+/// and both go; `despawn_recursive` over the same shape must decide the
+/// same, in either order of making the edges. A pin from outside the
+/// doomed set still refuses, changing nothing.
+#[test]
+fn a_pin_inside_the_doomed_set_refuses_neither_sweep() {
+    for a_first in [true, false] {
+        // The cascade.
+        let mut world = World::new();
+        let [x, a, b] = spawn_n(&mut world, 3)[..] else {
+            unreachable!()
+        };
+        let owned = if a_first { [a, b] } else { [b, a] };
+        for e in owned {
+            world.relate(e, x, OwnedBy).unwrap();
+        }
+        world.relate(b, a, DependsOn).unwrap();
+        world.despawn(x).unwrap();
+        assert!(
+            !world.contains(a) && !world.contains(b),
+            "cascade, a_first {a_first}"
+        );
+        world.check_invariants();
+
+        // The hierarchy: the same shape through `ChildOf`.
+        let mut world = World::new();
+        let [x, a, b] = spawn_n(&mut world, 3)[..] else {
+            unreachable!()
+        };
+        let children = if a_first { [a, b] } else { [b, a] };
+        for c in children {
+            world.add_child(x, c).unwrap();
+        }
+        world.relate(b, a, DependsOn).unwrap();
+        world.despawn_recursive(x).unwrap();
+        assert!(
+            !world.contains(x) && !world.contains(a) && !world.contains(b),
+            "recursive, a_first {a_first}"
+        );
+        world.check_invariants();
+
+        // A pin from outside the subtree refuses it, whole.
+        let mut world = World::new();
+        let [x, a, b, outside] = spawn_n(&mut world, 4)[..] else {
+            unreachable!()
+        };
+        world.add_child(x, a).unwrap();
+        world.add_child(x, b).unwrap();
+        world.relate(outside, a, DependsOn).unwrap();
+        assert_eq!(
+            world.despawn_recursive(x),
+            Err(EntityError::DespawnRefused {
+                entity: a,
+                relation: "DependsOn"
+            })
+        );
+        assert!(world.contains(x) && world.contains(a) && world.contains(b));
+        world.check_invariants();
+    }
+}

@@ -666,6 +666,9 @@ fn despawn_policies_in_chains_and_cycles() {
     assert_eq!(world.targets::<OwnedBy>(tail), [mid]);
 }
 
+/// A refusing source inside the subtree goes with it and keeps nothing
+/// (issue 39, item 11: the rule of cascades, so the same graph gives the
+/// same world); a refusing source outside refuses the sweep.
 #[test]
 fn refuse_with_the_refusing_source_inside_the_subtree() {
     let mut world = World::new();
@@ -673,10 +676,19 @@ fn refuse_with_the_refusing_source_inside_the_subtree() {
     let a = world.spawn_child(root, ()).unwrap();
     let b = world.spawn_child(a, ()).unwrap();
     world.relate(b, a, DependsOn).unwrap();
-    let all = [root, a, b];
+    world.despawn_recursive(root).unwrap();
+    assert!(world.is_empty());
+    world.check_invariants();
+
+    // A source outside the subtree refuses it, changing nothing.
+    let mut world = World::new();
+    let root = world.spawn(());
+    let a = world.spawn_child(root, ()).unwrap();
+    let b = world.spawn_child(a, ()).unwrap();
+    let outside = world.spawn(());
+    world.relate(outside, a, DependsOn).unwrap();
+    let all = [root, a, b, outside];
     let before = snapshot(&world, &all);
-    // Documented: any entity of the subtree with a `Refuse` source refuses,
-    // wherever that source is.
     assert_eq!(
         world.despawn_recursive(root),
         Err(EntityError::DespawnRefused {
@@ -692,12 +704,13 @@ fn refuse_with_the_refusing_source_inside_the_subtree() {
         })
     );
     assert_eq!(snapshot(&world, &all), before);
-    assert_eq!(world.len(), 3);
+    assert_eq!(world.len(), 4);
     world.check_invariants();
-    // The leaf holding the edge can go; then everything can.
-    world.despawn_descendants(a).unwrap();
+    // Once the outside source lets go, the subtree can go.
+    world.unrelate::<DependsOn>(outside, a).unwrap();
     world.despawn_recursive(root).unwrap();
-    assert!(world.is_empty());
+    assert_eq!(world.len(), 1);
+    assert!(world.contains(outside));
     world.check_invariants();
 }
 

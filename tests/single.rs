@@ -290,3 +290,28 @@ fn a_failed_get_many_mut_marks_nothing_changed() {
     assert!(q.get_many_mut(&mut world, [a, b]).is_err());
     assert_eq!(changed(&mut world, &mut seen), []);
 }
+
+/// `QueryState::get_single_mut` (Bevy's name on a world-level query) that
+/// fails because two entities match marks neither changed, like `Single`.
+#[test]
+fn query_state_single_mut_marks_nothing_when_it_fails() {
+    #[derive(Component)]
+    struct Hp(u32);
+    let mut world = World::new();
+    let a = world.spawn(Hp(1));
+    world.spawn(Hp(2));
+    let mut changed = world.query_filtered::<Entity, Changed<Hp>>();
+    assert_eq!(changed.iter(&world).count(), 2, "both were just added");
+    let mut q = world.query::<&mut Hp>();
+    assert!(q.get_single_mut(&mut world).is_err());
+    assert_eq!(
+        changed.iter(&world).count(),
+        0,
+        "a failed single marks nothing"
+    );
+    world.despawn(a).unwrap();
+    q.single_mut(&mut world).0 = 9;
+    assert_eq!(changed.iter(&world).count(), 1);
+    let mut read = world.query::<&Hp>();
+    assert_eq!(read.single(&world).0, 9);
+}

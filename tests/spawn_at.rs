@@ -148,3 +148,28 @@ fn a_mismatched_or_malformed_snapshot_changes_nothing() {
     copy.restore_entities(&saved).unwrap();
     copy.check_invariants();
 }
+
+/// `Entity::PLACEHOLDER` names no entity: every lookup reports it stale, and
+/// `spawn_at` refuses it with a message, before changing anything (without
+/// the check the allocator would try to grow to 2^32 slots and abort).
+#[test]
+fn the_placeholder_is_never_an_entity() {
+    #[derive(Component)]
+    struct Hp(u32);
+    let mut world = World::new();
+    let e = world.spawn(Hp(1));
+    let p = Entity::PLACEHOLDER;
+    assert!(!world.contains(p));
+    assert!(world.get::<Hp>(p).is_err());
+    assert!(world.insert_one(p, Hp(2)).is_err());
+    assert!(world.despawn(p).is_err());
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn_at(p, Hp(3));
+    }))
+    .unwrap_err();
+    let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("PLACEHOLDER"), "{text}");
+    assert_eq!(world.len(), 1);
+    assert_eq!(world.get::<Hp>(e).unwrap().0, 1);
+    world.check_invariants();
+}

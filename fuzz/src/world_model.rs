@@ -619,8 +619,22 @@ pub enum Event {
 /// A command recorded, not yet applied.
 #[derive(Clone, Copy, Debug)]
 pub enum Pending {
-    Insert { e: Entity, kind: u8, v: u32 },
-    Remove { e: Entity, kind: u8 },
+    /// A spawn command: its id is held (not live, not even empty) until
+    /// it applies, then the entity comes to life whole (issue #39).
+    Spawn {
+        e: Entity,
+        kind: u8,
+        v: u32,
+    },
+    Insert {
+        e: Entity,
+        kind: u8,
+        v: u32,
+    },
+    Remove {
+        e: Entity,
+        kind: u8,
+    },
     Despawn(Entity),
 }
 
@@ -630,8 +644,9 @@ pub struct Model {
     /// Every handle ever seen (stale ones stay), in first-seen order.
     pub known: Vec<Entity>,
     pub known_set: BTreeSet<Entity>,
-    /// Ids reserved (`reserve_entity`, a buffer's or `Commands`' `spawn`)
-    /// that become live, empty, at the world's next structural change.
+    /// Ids reserved with `reserve_entity`, that become live, empty, at the
+    /// world's next structural change. (A spawn command's id does not: it
+    /// is held until the command applies, see [`Pending::Spawn`].)
     pub reserved: Vec<Entity>,
     /// The long-lived buffer's commands, and the ids it spawned.
     pub commands: Vec<Pending>,
@@ -772,8 +787,10 @@ impl Model {
 
     /// One sweep in the model (`despawn_recursive` of each root, as
     /// `despawn_descendants` runs it): refused, changing nothing, if any
-    /// entity of the subtrees is pinned (by anyone); else the subtrees go,
-    /// then their cascade. Returns whether it went.
+    /// entity of the subtrees is pinned by an entity outside them (a pin
+    /// between two doomed entities keeps nothing, as in a cascade: issue
+    /// 39, item 11); else the subtrees go, then their cascade. Returns
+    /// whether it went.
     pub fn sweep(&mut self, roots: &[Entity]) -> bool {
         let mut doomed = Vec::new();
         for &r in roots {
@@ -783,7 +800,10 @@ impl Model {
                 }
             }
         }
-        if doomed.iter().any(|&e| !self.live_pinners(e).is_empty()) {
+        if doomed
+            .iter()
+            .any(|&e| self.live_pinners(e).iter().any(|p| !doomed.contains(p)))
+        {
             return false;
         }
         for e in &doomed {
@@ -929,6 +949,7 @@ impl Model {
         let mut errors = Vec::new();
         for (index, command) in commands.into_iter().enumerate() {
             match command {
+                Pending::Spawn { e, kind, v } => self.spawn(e, &kind_expected(kind, v)),
                 Pending::Insert { e, kind, v } => {
                     if self.live.contains_key(&e) {
                         self.insert(e, &kind_expected(kind, v));
@@ -977,7 +998,7 @@ impl Model {
             .commands
             .iter()
             .map(|c| match *c {
-                Pending::Insert { kind, .. } => counted_in(kind),
+                Pending::Insert { kind, .. } | Pending::Spawn { kind, .. } => counted_in(kind),
                 _ => 0,
             })
             .sum();
@@ -1544,8 +1565,7 @@ pub fn model_record(
         Resolved::Spawn { kind, v } => {
             let e = new.expect("a spawn returns its id");
             m.fresh(e);
-            m.reserved.push(e);
-            Some(Pending::Insert { e, kind, v })
+            Some(Pending::Spawn { e, kind, v })
         }
         Resolved::Insert { e, kind, v } => Some(Pending::Insert { e, kind, v }),
         Resolved::InsertSpawned { back, kind, v } => spawned

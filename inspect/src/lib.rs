@@ -344,7 +344,8 @@ impl InspectorBuilder {
 /// listed twice.
 struct Slicing {
     job: server::Job,
-    rows: Vec<serde_json::Value>,
+    /// The answer's JSON text so far: `[` and the rows built.
+    rows: String,
     /// The next match to build.
     offset: usize,
     /// Rows still wanted.
@@ -357,7 +358,7 @@ impl Slicing {
         match methods::query_window(&job.call.params) {
             Ok((offset, left)) => Ok(Slicing {
                 job,
-                rows: Vec::new(),
+                rows: String::from("["),
                 offset,
                 left,
             }),
@@ -374,16 +375,26 @@ impl Slicing {
     ) -> Option<server::Reply> {
         world.flush();
         let params = &self.job.call.params;
-        match methods::query(world, registry, params, self.offset, self.left, deadline) {
+        let slice = methods::query(
+            world,
+            registry,
+            params,
+            self.offset,
+            self.left,
+            deadline,
+            &mut self.rows,
+        );
+        match slice {
             Err(error) => Some((Err(error), None)),
             Ok(slice) => {
-                self.offset += slice.rows.len();
-                self.left -= slice.rows.len();
-                self.rows.extend(slice.rows);
+                self.offset += slice.rows;
+                self.left -= slice.rows;
                 if slice.more && self.left > 0 {
                     return None;
                 }
-                let rows = serde_json::Value::Array(std::mem::take(&mut self.rows));
+                let mut rows = std::mem::take(&mut self.rows);
+                rows.push(']');
+                let rows = server::Output::Text(rows);
                 // Cut by the limit with matches left: say where to go on.
                 let extra = slice.more.then(|| {
                     let mut extra = serde_json::Map::new();
@@ -645,29 +656,34 @@ impl Inspector {
                 match Slicing::new(job) {
                     Ok(mut slicing) => slicing
                         .step(world, &state.registry, None)
-                        .unwrap_or((Ok(serde_json::Value::Null), None)),
+                        .unwrap_or((Ok(server::Output::Json(serde_json::Value::Null)), None)),
                     Err(refused) => (Err(refused.1), None),
                 }
             } else {
-                (methods::call(call, world, schedule, state, url), None)
+                (
+                    methods::call(call, world, schedule, state, url).map(server::Output::Json),
+                    None,
+                )
             };
             call.id.clone().map(|id| server::response(id, reply))
         };
         let answer = match rpc::decode(request.as_bytes(), self.shared.max_body) {
-            Err((id, error)) => Some(rpc::response(id, Err(error))),
+            Err((id, error)) => Some(rpc::response(id, Err(error)).to_string()),
             Ok(rpc::Body::Single(call)) => one(&call, schedule),
             Ok(rpc::Body::Batch(calls)) => {
-                let answers: Vec<serde_json::Value> = calls
+                let answers: Vec<String> = calls
                     .iter()
                     .filter_map(|call| match call {
                         Ok(call) => one(call, schedule.as_deref_mut()),
-                        Err((id, error)) => Some(rpc::response(id.clone(), Err(error.clone()))),
+                        Err((id, error)) => {
+                            Some(rpc::response(id.clone(), Err(error.clone())).to_string())
+                        }
                     })
                     .collect();
-                (!answers.is_empty()).then_some(serde_json::Value::Array(answers))
+                (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")))
             }
         };
-        answer.map(|a| a.to_string()).unwrap_or_default()
+        answer.unwrap_or_default()
     }
 
     #[inline]
@@ -729,7 +745,7 @@ impl Inspector {
                 &mut self.state,
                 &self.url,
             );
-            let _ = job.reply.send((result, None));
+            let _ = job.reply.send((result.map(server::Output::Json), None));
         }
         self.slice(world, deadline, false);
     }

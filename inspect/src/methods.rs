@@ -136,7 +136,10 @@ pub(crate) fn call(
     match call.method.as_str() {
         "world.query" => {
             let (offset, limit) = query_window(&call.params)?;
-            query(world, registry, &call.params, offset, limit, None).map(|s| Value::Array(s.rows))
+            let mut out = String::from("[");
+            query(world, registry, &call.params, offset, limit, None, &mut out)?;
+            out.push(']');
+            Ok(parse(&out))
         }
         "world.get_components" => get_components(world, registry, &p),
         "world.insert_components" => {
@@ -459,22 +462,27 @@ pub(crate) fn query_window(params: &Value) -> Result<(usize, usize), RpcError> {
 
 /// One slice of a `world.query` answer.
 pub(crate) struct QuerySlice {
-    pub rows: Vec<Value>,
+    /// Rows written.
+    pub rows: usize,
     /// True if matches are left after these rows (the limit or the
     /// deadline stopped the walk).
     pub more: bool,
 }
 
-/// Up to `limit` rows of `world.query` from match `offset` on, stopping
-/// early (with `more`) once `deadline` passes; at least one row is built
-/// if one matches.
-pub(crate) fn query(
-    world: &World,
-    registry: &TypeRegistry,
-    params: &Value,
+/// Up to `limit` rows of `world.query` from match `offset` on, written as
+/// JSON text to `out` (an array's elements: each after a `,` unless `out`
+/// ends with `[`), stopping early (with `more`) once `deadline` passes;
+/// at least one row is written if one matches. Each component's value
+/// is the registry's JSON text copied as it is, so the game thread builds
+/// no `Value` tree for a row.
+pub(crate) fn query<'a>(
+    world: &'a World,
+    registry: &'a TypeRegistry,
+    params: &'a Value,
     offset: usize,
     limit: usize,
     deadline: Option<std::time::Instant>,
+    out: &mut String,
 ) -> Result<QuerySlice, RpcError> {
     let p = &Params(params);
     let strict = p.opt_bool("strict")?;
@@ -511,22 +519,33 @@ pub(crate) fn query(
         .into_iter()
         .chain(lookup(&with)?)
         .collect();
+    let none = QuerySlice {
+        rows: 0,
+        more: false,
+    };
     if required.iter().any(Option::is_none) {
-        return Ok(QuerySlice {
-            rows: Vec::new(),
-            more: false,
-        });
+        return Ok(none);
     }
     let required: Vec<ComponentId> = required.into_iter().flatten().collect();
     let excluded: Vec<ComponentId> = lookup(&without)?.into_iter().flatten().collect();
-    let shown: Vec<(&str, Option<ComponentId>)> = components
+    let mut shown: Vec<(&str, Option<ComponentId>)> = Vec::new();
+    // A name given twice is shown once (as a JSON object's key).
+    for (name, id) in components
         .iter()
         .copied()
         .zip(lookup(&components)?)
         .chain(option.iter().copied().zip(lookup(&option)?))
-        .collect();
-    let has_ids: Vec<(&str, Option<ComponentId>)> =
-        has.iter().copied().zip(lookup(&has)?).collect();
+    {
+        if !shown.iter().any(|&(n, _)| n == name) {
+            shown.push((name, id));
+        }
+    }
+    let mut has_ids: Vec<(&str, Option<ComponentId>)> = Vec::new();
+    for (name, id) in has.iter().copied().zip(lookup(&has)?) {
+        if !has_ids.iter().any(|&(n, _)| n == name) {
+            has_ids.push((name, id));
+        }
+    }
     let sparse = |id: ComponentId| {
         world
             .component_info(id)
@@ -537,8 +556,10 @@ pub(crate) fn query(
     let per_entity = !sparse_req.is_empty() || !sparse_ex.is_empty();
 
     let mut skip = offset;
-    let mut rows = Vec::new();
+    let mut rows = 0;
     let mut more = false;
+    // Keys already written in the row under way.
+    let mut keys: Vec<&str> = Vec::new();
     'archetypes: for archetype in world.archetypes() {
         if archetype.is_empty()
             || !table_req.iter().all(|&&id| archetype.contains(id))
@@ -565,31 +586,59 @@ pub(crate) fn query(
                 continue;
             }
             // A match past the window: say more are left.
-            if rows.len() >= limit
-                || (!rows.is_empty() && deadline.is_some_and(|d| std::time::Instant::now() >= d))
+            if rows >= limit
+                || (rows > 0 && deadline.is_some_and(|d| std::time::Instant::now() >= d))
             {
                 more = true;
                 break 'archetypes;
             }
-            let mut row = query_row(world, registry, entity, &shown, &has_ids, strict)?;
-            if all {
-                all_components(world, registry, entity, &mut row["components"]);
+            // A failed row (strict) leaves `out` as it was.
+            let mark = out.len();
+            if !out.ends_with('[') {
+                out.push(',');
             }
-            rows.push(row);
+            keys.clear();
+            let written =
+                write_row(world, registry, entity, &shown, strict, &mut keys, out).map(|()| {
+                    if all {
+                        all_components(world, registry, entity, &mut keys, out);
+                    }
+                    finish_row(entity, &has_ids, world, out);
+                });
+            if let Err(e) = written {
+                out.truncate(mark);
+                return Err(e);
+            }
+            rows += 1;
         }
     }
     Ok(QuerySlice { rows, more })
 }
 
-fn query_row(
-    world: &World,
-    registry: &TypeRegistry,
+/// `"name":` as JSON text.
+fn write_key(out: &mut String, name: &str) {
+    push_json(out, &Value::String(name.to_owned()));
+    out.push(':');
+}
+
+fn push_json(out: &mut String, value: &Value) {
+    use std::fmt::Write;
+    let _ = write!(out, "{value}");
+}
+
+/// A row's start and its `shown` components: `{"entity":…,"components":{…`
+/// (closed by [`finish_row`]).
+fn write_row<'a>(
+    world: &'a World,
+    registry: &'a TypeRegistry,
     entity: Entity,
-    shown: &[(&str, Option<ComponentId>)],
-    has: &[(&str, Option<ComponentId>)],
+    shown: &[(&'a str, Option<ComponentId>)],
     strict: bool,
-) -> Answer {
-    let mut components = Map::new();
+    keys: &mut Vec<&'a str>,
+    out: &mut String,
+) -> Result<(), RpcError> {
+    use std::fmt::Write;
+    let _ = write!(out, r#"{{"entity":{},"components":{{"#, entity.to_bits());
     for &(name, id) in shown {
         let Some(id) = id else { continue };
         if !world.contains_id(entity, id) {
@@ -599,7 +648,7 @@ fn query_row(
         let value = if is_registered(info, registry) {
             let shown_name = display_name(info, registry);
             match registry.component_to_json(world, entity, shown_name) {
-                Ok(json) => parse(&json),
+                Ok(json) => json,
                 Err(e) if strict => return Err(component_error(e)),
                 Err(_) => continue,
             }
@@ -609,48 +658,72 @@ fn query_row(
                 format!("component `{name}` is not registered"),
             ));
         } else {
-            json!({ "unregistered": unregistered(info) })
+            json!({ "unregistered": unregistered(info) }).to_string()
         };
-        components.insert(name.to_owned(), value);
+        if !keys.is_empty() {
+            out.push(',');
+        }
+        write_key(out, name);
+        out.push_str(&value);
+        keys.push(name);
     }
-    let mut row = json!({ "entity": entity.to_bits(), "components": components });
-    if !has.is_empty() {
-        let has: Map<String, Value> = has
-            .iter()
-            .map(|&(name, id)| {
-                let present = id.is_some_and(|id| world.contains_id(entity, id));
-                (name.to_owned(), Value::Bool(present))
-            })
-            .collect();
-        row["has"] = Value::Object(has);
-    }
-    Ok(row)
+    Ok(())
 }
 
-/// Adds every registered component of `entity` to `components`, keyed by
+/// Closes the components of a row and adds its `has`.
+fn finish_row(
+    entity: Entity,
+    has: &[(&str, Option<ComponentId>)],
+    world: &World,
+    out: &mut String,
+) {
+    out.push('}');
+    if !has.is_empty() {
+        out.push_str(r#","has":{"#);
+        for (i, &(name, id)) in has.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_key(out, name);
+            let present = id.is_some_and(|id| world.contains_id(entity, id));
+            out.push_str(if present { "true" } else { "false" });
+        }
+        out.push('}');
+    }
+    out.push('}');
+}
+
+/// Writes every registered component of `entity` not in `keys`, keyed by
 /// full type path (as Bevy answers `"option": "all"`).
-fn all_components(world: &World, registry: &TypeRegistry, entity: Entity, components: &mut Value) {
-    let Some(components) = components.as_object_mut() else {
-        return;
-    };
+fn all_components<'a>(
+    world: &'a World,
+    registry: &'a TypeRegistry,
+    entity: Entity,
+    keys: &mut Vec<&'a str>,
+    out: &mut String,
+) {
     let Ok(e) = world.entity(entity) else { return };
     for id in e.component_ids() {
         let Some(info) = world.component_info(id) else {
             continue;
         };
-        if !is_registered(info, registry) {
+        let Some(name) = info.type_id().and_then(|t| registry.component_name(t)) else {
             continue;
-        }
-        let name = display_name(info, registry);
+        };
         let path = registry
             .type_path(name)
             .or(info.type_name())
             .unwrap_or(name);
-        if components.contains_key(name) || components.contains_key(path) {
+        if keys.contains(&name) || keys.contains(&path) {
             continue;
         }
         if let Ok(json) = registry.component_to_json(world, entity, name) {
-            components.insert(path.to_owned(), parse(&json));
+            if !keys.is_empty() {
+                out.push(',');
+            }
+            write_key(out, path);
+            out.push_str(&json);
+            keys.push(path);
         }
     }
 }
@@ -1150,35 +1223,47 @@ fn reparent(world: &mut World, p: &Params) -> Answer {
 }
 
 /// mosaic's `world.hierarchy`: every entity with a `ChildOf` parent or
-/// children, with its parent and name (the page builds its tree from it).
-fn hierarchy(world: &World, p: &Params) -> Answer {
+/// children, with its parent and name (the page builds its tree from it):
+/// the roots (parents without a parent) first, then the children. Its cost
+/// follows the number of children, not of entities: the query walks the
+/// sparse set of `Relation<ChildOf>`, not the world.
+fn hierarchy(world: &mut World, p: &Params) -> Answer {
     let limit = p.opt_u64("limit")?.unwrap_or(DEFAULT_NODES) as usize;
-    let mut nodes = Vec::new();
-    let mut more = false;
-    for archetype in world.archetypes() {
-        for &entity in archetype.entities() {
-            let parent = world.parent(entity);
-            if parent.is_none() && world.children(entity).is_empty() {
-                continue;
-            }
-            if nodes.len() >= limit {
-                more = true;
-                break;
-            }
-            nodes.push(json!({
-                "entity": entity.to_bits(),
-                "label": format!("{entity:?}"),
-                "name": entity_name(world, entity),
-                "parent": parent.map(Entity::to_bits),
-            }));
-        }
-    }
-    Ok(json!({ "relation": "ChildOf", "nodes": nodes, "truncated": more }))
+    let mut edges = world.query::<(Entity, &mosaic::Relation<mosaic::ChildOf>)>();
+    let children: Vec<(Entity, Entity)> = edges
+        .iter(world)
+        .map(|(child, edge)| (child, edge.target()))
+        .collect();
+    let is_child: std::collections::HashSet<Entity> = children.iter().map(|&(c, _)| c).collect();
+    let mut roots: Vec<Entity> = children
+        .iter()
+        .map(|&(_, parent)| parent)
+        .filter(|parent| !is_child.contains(parent))
+        .collect();
+    roots.sort_unstable();
+    roots.dedup();
+    let node = |entity: Entity, parent: Option<Entity>| {
+        json!({
+            "entity": entity.to_bits(),
+            "label": format!("{entity:?}"),
+            "name": entity_name(world, entity),
+            "parent": parent.map(Entity::to_bits),
+        })
+    };
+    let all = roots.iter().map(|&root| (root, None)).chain(
+        children
+            .iter()
+            .map(|&(child, parent)| (child, Some(parent))),
+    );
+    let total = roots.len() + children.len();
+    let nodes: Vec<Value> = all.take(limit).map(|(e, parent)| node(e, parent)).collect();
+    Ok(json!({ "relation": "ChildOf", "nodes": nodes, "truncated": total > limit }))
 }
 
 /// mosaic's `world.find`: entities whose id (`to_bits`, or the `12v0`
-/// label) is `text`, or whose `Name` contains it (ignoring case).
-fn find(world: &World, p: &Params) -> Answer {
+/// label) is `text`, or whose `Name` contains it (ignoring case). Its cost
+/// follows the number of named entities: the query visits only those.
+fn find(world: &mut World, p: &Params) -> Answer {
     let text = p.str("text")?.trim();
     let limit = p.opt_u64("limit")?.unwrap_or(DEFAULT_NODES) as usize;
     let by_id = text
@@ -1193,29 +1278,37 @@ fn find(world: &World, p: &Params) -> Answer {
         })
         .filter(|&e| world.contains(e));
     let lower = text.to_lowercase();
-    let mut found: Vec<Value> = Vec::new();
-    let row = |e: Entity| json!({ "entity": e.to_bits(), "label": format!("{e:?}"), "name": entity_name(world, e) });
-    if let Some(e) = by_id {
-        found.push(row(e));
-    }
+    let mut matches: Vec<Entity> = by_id.into_iter().collect();
     if !lower.is_empty() {
-        'all: for archetype in world.archetypes() {
-            for &entity in archetype.entities() {
-                if found.len() >= limit {
-                    break 'all;
-                }
-                if Some(entity) == by_id {
-                    continue;
-                }
-                if let Ok(name) = world.get::<Name>(entity) {
-                    if name.as_str().to_lowercase().contains(&lower) {
-                        found.push(row(entity));
-                    }
-                }
+        let mut named = world.query::<(Entity, &Name)>();
+        for (entity, name) in named.iter(world) {
+            if matches.len() >= limit {
+                break;
+            }
+            if Some(entity) != by_id && contains_ignoring_case(name.as_str(), &lower) {
+                matches.push(entity);
             }
         }
     }
+    let found: Vec<Value> = matches
+        .into_iter()
+        .map(|e| json!({ "entity": e.to_bits(), "label": format!("{e:?}"), "name": entity_name(world, e) }))
+        .collect();
     Ok(json!(found))
+}
+
+/// True if `text`, lowercased, contains `lower` (already lowercase).
+/// ASCII text is compared in place; other text is lowercased first.
+fn contains_ignoring_case(text: &str, lower: &str) -> bool {
+    if text.is_ascii() && lower.is_ascii() {
+        let (text, lower) = (text.as_bytes(), lower.as_bytes());
+        lower.is_empty()
+            || text
+                .windows(lower.len())
+                .any(|w| w.eq_ignore_ascii_case(lower))
+    } else {
+        text.to_lowercase().contains(lower)
+    }
 }
 
 // ----- schemas --------------------------------------------------------------
@@ -1364,5 +1457,65 @@ pub(crate) fn watch_delta(method: &str, last: Option<&Value>, now: &Value) -> Op
                 .then(|| json!({ "added": added, "removed": removed }))
         }
         _ => (last != Some(now)).then(|| now.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mosaic::prelude::Component;
+
+    #[test]
+    fn contains_ignoring_case_matches_to_lowercase() {
+        let cases = [
+            ("Boss", "boss", true),
+            ("the BOSS room", "oss r", true),
+            ("Boss", "bosses", false),
+            ("ab", "", true),
+            ("ÉCLAIR", "éclair", true),
+            ("Straße", "ße", true),
+            ("Boss", "ö", false),
+        ];
+        for (text, lower, want) in cases {
+            assert_eq!(
+                text.to_lowercase().contains(lower),
+                want,
+                "{text} / {lower}"
+            );
+            assert_eq!(
+                contains_ignoring_case(text, lower),
+                want,
+                "{text} / {lower}"
+            );
+        }
+    }
+
+    #[test]
+    fn find_reads_names_in_every_archetype_and_skips_the_unnamed() {
+        #[derive(Component)]
+        struct Marker;
+        let mut world = World::new();
+        for _ in 0..10 {
+            world.spawn(());
+        }
+        let a = world.spawn(Name::new("Crate A"));
+        let b = world.spawn((Name::new("crate b"), Marker));
+        world.spawn(Name::new("Barrel"));
+        let params = json!({ "text": "CRATE" });
+        let found = find(&mut world, &Params(&params)).unwrap();
+        let mut ids: Vec<u64> = found
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["entity"].as_u64().unwrap())
+            .collect();
+        ids.sort_unstable();
+        let mut want = vec![a.to_bits(), b.to_bits()];
+        want.sort_unstable();
+        assert_eq!(ids, want, "{found}");
+        // The limit still cuts across archetypes.
+        let params = json!({ "text": "crate", "limit": 1 });
+        let found = find(&mut world, &Params(&params)).unwrap();
+        assert_eq!(found.as_array().unwrap().len(), 1, "{found}");
     }
 }

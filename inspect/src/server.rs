@@ -69,10 +69,30 @@ pub(crate) fn is_read(method: &str) -> bool {
 /// Largest request head (request line and headers).
 const MAX_HEAD: usize = 16 * 1024;
 
+/// A result as the game thread hands it over: a value, or JSON text
+/// already written (`world.query`'s rows, written on the game thread
+/// without a `Value` tree and spliced into the response here, on the
+/// server's thread).
+pub(crate) enum Output {
+    Json(Value),
+    /// Valid JSON text.
+    Text(String),
+}
+
+impl Output {
+    /// The result as a value (parsed, for a watch comparing answers).
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Output::Json(value) => value,
+            Output::Text(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
+        }
+    }
+}
+
 /// An answer: the result, and members added to the response object
 /// (`truncated` and `next` when `world.query` cut at its default limit).
 pub(crate) type Reply = (
-    Result<Value, RpcError>,
+    Result<Output, RpcError>,
     Option<serde_json::Map<String, Value>>,
 );
 
@@ -90,14 +110,35 @@ impl Job {
     }
 }
 
-/// The response object for `reply`.
-pub(crate) fn response(id: Value, reply: Reply) -> Value {
+/// The response object's text for `reply`.
+pub(crate) fn response(id: Value, reply: Reply) -> String {
     let (result, extra) = reply;
-    let mut response = rpc::response(id, result);
+    let text = match result {
+        Ok(Output::Text(text)) => {
+            // `{"jsonrpc":"2.0","id":…,"result":<text>,…extra}`, the
+            // rows' text copied once.
+            let mut out = String::with_capacity(text.len() + 64);
+            out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+            out.push_str(&id.to_string());
+            out.push_str(r#","result":"#);
+            out.push_str(&text);
+            for (key, value) in extra.iter().flatten() {
+                out.push(',');
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                out.push_str(&value.to_string());
+            }
+            out.push('}');
+            return out;
+        }
+        Ok(Output::Json(value)) => rpc::response(id, Ok(value)),
+        Err(error) => rpc::response(id, Err(error)),
+    };
+    let mut response = text;
     if let (Some(extra), Some(object)) = (extra, response.as_object_mut()) {
         object.extend(extra);
     }
-    response
+    response.to_string()
 }
 
 /// A connection still sending its request: evicted by shutting it down.
@@ -359,6 +400,10 @@ fn respond(stream: &mut TcpStream, status: u16, content_type: &str, body: &[u8])
 fn respond_json(stream: &mut TcpStream, status: u16, body: &Value) {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     let _ = respond(stream, status, "application/json", &bytes);
+}
+
+fn respond_text(stream: &mut TcpStream, status: u16, body: &str) {
+    let _ = respond(stream, status, "application/json", body.as_bytes());
 }
 
 /// The query parameter `name` of a URL, percent-decoded.
@@ -683,7 +728,7 @@ fn post(mut stream: TcpStream, body: &[u8], proof: bool, shared: &Shared) {
             let id = call.id.clone();
             let reply = ask(shared, call);
             match id {
-                Some(id) => respond_json(&mut stream, 200, &response(id, reply)),
+                Some(id) => respond_text(&mut stream, 200, &response(id, reply)),
                 None => {
                     let _ = respond(&mut stream, 204, "text/plain", b"");
                 }
@@ -704,7 +749,7 @@ fn post(mut stream: TcpStream, body: &[u8], proof: bool, shared: &Shared) {
                     Err((id, error)) => (Some(id), Err(error)),
                 })
                 .collect();
-            let answers: Vec<Value> = pending
+            let answers: Vec<String> = pending
                 .into_iter()
                 .filter_map(|(id, pending)| {
                     let reply = match pending {
@@ -724,7 +769,7 @@ fn post(mut stream: TcpStream, body: &[u8], proof: bool, shared: &Shared) {
             if answers.is_empty() {
                 let _ = respond(&mut stream, 204, "text/plain", b"");
             } else {
-                respond_json(&mut stream, 200, &Value::Array(answers));
+                respond_text(&mut stream, 200, &format!("[{}]", answers.join(",")));
             }
         }
     }
@@ -754,11 +799,12 @@ fn watch(mut writer: TcpStream, call: Call, shared: &Shared) {
         // the error.
         let message = match result {
             Ok(now) => {
+                let now = now.into_value();
                 let delta = crate::methods::watch_delta(&call.method, last.as_ref(), &now);
                 last = Some(now);
-                delta.map(|d| response(id.clone(), (Ok(d), extra)))
+                delta.map(|d| response(id.clone(), (Ok(Output::Json(d)), extra)))
             }
-            Err(e) => Some(rpc::response(id.clone(), Err(e))),
+            Err(e) => Some(rpc::response(id.clone(), Err(e)).to_string()),
         };
         if let Some(message) = message {
             let line = format!("data: {message}\n\n");

@@ -642,3 +642,146 @@ fn watch_over_get_for_event_source() {
     assert_eq!(event.1["id"], "w");
     assert_eq!(event.1["result"]["entities"], 11);
 }
+
+/// `world.query`'s rows are written as JSON text on the game thread and
+/// spliced into the response: the text is valid JSON, a name asked twice
+/// is one key, `option: "all"` adds the other registered components by
+/// type path, `has` says what is present, a strict failure is an error
+/// and nothing else, and a batch with a query is one valid array.
+#[cfg_attr(miri, ignore = "opens sockets")]
+#[test]
+fn query_rows_written_as_text_are_valid_json() {
+    let mut g = game();
+    let ask = |g: &mut Game, body: serde_json::Value| -> serde_json::Value {
+        let text = g
+            .inspector
+            .answer_json(&mut g.world, None, &body.to_string());
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let answer = ask(
+        &mut g,
+        json!({ "jsonrpc": "2.0", "id": "q", "method": "world.query", "params": {
+            "data": { "components": ["Position", "Position"], "option": "all", "has": ["Secret", "Burning", "Nope"] },
+            "filter": { "with": ["Burning"] },
+        }}),
+    );
+    assert_eq!(answer["id"], "q");
+    let rows = answer["result"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    let components = rows[0]["components"].as_object().unwrap();
+    let burning_path = std::any::type_name::<Burning>();
+    assert_eq!(components.len(), 2, "{components:?}");
+    assert_eq!(components["Position"], json!({ "x": 50.0, "y": 0.0 }));
+    assert_eq!(components[burning_path], json!({ "heat": 7 }));
+    assert_eq!(
+        rows[0]["has"],
+        json!({ "Secret": false, "Burning": true, "Nope": false })
+    );
+
+    // Unregistered without `strict`: its name, storage and size.
+    let answer = ask(
+        &mut g,
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "world.query", "params": {
+            "data": { "components": ["Secret"] } }}),
+    );
+    assert_eq!(
+        answer["result"][0]["components"]["Secret"]["unregistered"]["size"],
+        24
+    );
+    // With `strict`: an error, no rows.
+    let answer = ask(
+        &mut g,
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "world.query", "params": {
+            "data": { "components": ["Secret"] }, "strict": true }}),
+    );
+    assert_eq!(answer["error"]["code"], codes::COMPONENT_ERROR);
+    assert!(answer.get("result").is_none());
+
+    // Cut by the limit: `truncated` and `next` beside the spliced rows.
+    let answer = ask(
+        &mut g,
+        json!([
+            { "jsonrpc": "2.0", "id": 4, "method": "world.query", "params": {
+                "data": { "components": ["Position"] }, "limit": 2 }},
+            { "jsonrpc": "2.0", "id": 5, "method": "world.overview" },
+        ]),
+    );
+    assert_eq!(answer[0]["result"].as_array().unwrap().len(), 2);
+    assert_eq!(answer[0]["truncated"], true);
+    assert_eq!(answer[0]["next"], json!({ "offset": 2 }));
+    assert_eq!(answer[1]["result"]["entities"], 11);
+}
+
+/// `world.hierarchy` and `world.find` in a world of 100,000 entities, a
+/// few of them in a tree or named: the answers name exactly those (they
+/// visit the `ChildOf` edges and the named entities, not the world).
+#[cfg_attr(miri, ignore = "a large world")]
+#[test]
+fn hierarchy_and_find_in_a_large_world() {
+    let mut world = World::new();
+    world.spawn_batch((0..100_000).map(|i| Position {
+        x: i as f32,
+        y: 0.0,
+    }));
+    let root = world.spawn(Name::new("Castle"));
+    let hall = world.spawn_child(root, Name::new("Great hall")).unwrap();
+    let lamp = world
+        .spawn_child(hall, Position { x: 0.0, y: 0.0 })
+        .unwrap();
+    let lone = world.spawn(Name::new("castle gate"));
+    let mut inspector = Inspector::serve("127.0.0.1:0").unwrap();
+    let mut ask = |world: &mut World, method: &str, params: serde_json::Value| {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let text = inspector.answer_json(world, None, &body.to_string());
+        let answer: serde_json::Value = serde_json::from_str(&text).unwrap();
+        answer["result"].clone()
+    };
+    let tree = ask(&mut world, "world.hierarchy", json!({}));
+    let mut nodes: Vec<(u64, Option<u64>)> = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["entity"].as_u64().unwrap(), n["parent"].as_u64()))
+        .collect();
+    assert_eq!(nodes[0], (root.to_bits(), None), "the root first");
+    nodes.sort_unstable();
+    let mut want = vec![
+        (root.to_bits(), None),
+        (hall.to_bits(), Some(root.to_bits())),
+        (lamp.to_bits(), Some(hall.to_bits())),
+    ];
+    want.sort_unstable();
+    assert_eq!(nodes, want);
+    assert_eq!(tree["truncated"], false);
+    assert_eq!(tree["nodes"][0]["name"], "Castle");
+    let cut = ask(&mut world, "world.hierarchy", json!({ "limit": 2 }));
+    assert_eq!(cut["nodes"].as_array().unwrap().len(), 2);
+    assert_eq!(cut["truncated"], true);
+
+    let found = ask(&mut world, "world.find", json!({ "text": "CASTLE" }));
+    let mut ids: Vec<u64> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["entity"].as_u64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    let mut want = vec![root.to_bits(), lone.to_bits()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    let by_id = ask(
+        &mut world,
+        "world.find",
+        json!({ "text": lamp.to_bits().to_string() }),
+    );
+    assert_eq!(
+        by_id,
+        json!([{ "entity": lamp.to_bits(), "label": format!("{lamp:?}"), "name": null }])
+    );
+    let one = ask(
+        &mut world,
+        "world.find",
+        json!({ "text": "castle", "limit": 1 }),
+    );
+    assert_eq!(one.as_array().unwrap().len(), 1);
+}

@@ -258,11 +258,12 @@ fn bundle_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 #build
             }
 
-            const RELATES: bool = false #(|| <#types as ::mosaic::Bundle>::RELATES)*;
+            // A `ChildOf` field makes the spawned entity its parent's child.
+            const HAS_PARENT: bool = false #(|| <#types as ::mosaic::Bundle>::HAS_PARENT)*;
 
-            #[allow(unused_variables)]
-            fn edges(&self, edges: &mut ::mosaic::__macro::BundleEdges) {
-                #(<#types as ::mosaic::Bundle>::edges(&self.#members, edges);)*
+            fn parent_in_bundle(&self) -> ::core::option::Option<::mosaic::Entity> {
+                ::core::option::Option::None
+                    #(.or_else(|| <#types as ::mosaic::Bundle>::parent_in_bundle(&self.#members)))*
             }
         }
     })

@@ -198,3 +198,31 @@ fn a_scene_whose_hook_panics_leaves_no_requiring_component_alone() {
         );
     }
 }
+
+/// Issue 39: scene rows whose components require others land in their
+/// final archetype in one move, requirements included: loading creates
+/// only the archetype a `World::spawn` of the same components creates
+/// (the core's column spawn used to write the rows' archetype first, then
+/// move each entity again to add the requirements).
+#[test]
+fn a_scene_s_requirements_come_in_the_same_move() {
+    #[derive(Component, Debug, Default)]
+    struct Ballast;
+    #[derive(Component, Serialize, Deserialize, Debug, Clone)]
+    #[require(Ballast)]
+    struct Hull(u32);
+
+    let mut reference = World::new();
+    let before = reference.archetype_count();
+    reference.spawn(Hull(0));
+    let static_made = reference.archetype_count() - before;
+
+    let (scene, registry) = scene_of(&[Hull(1), Hull(2), Hull(3)]);
+    let mut world = World::new();
+    let before = world.archetype_count();
+    scene.spawn_into(&mut world, &registry).unwrap();
+    assert_eq!(world.archetype_count() - before, static_made);
+    let mut q = world.query::<(&Hull, &Ballast)>();
+    assert_eq!(q.iter(&world).count(), 3);
+    world.check_invariants();
+}

@@ -180,6 +180,12 @@ fn text_written_by_hand_loads() {
     let spawned = scene.spawn_into(&mut world, &registry).unwrap();
     assert_eq!(world.targets::<ChildOf>(spawned[2]), [spawned[1]]);
     assert_eq!(world.children(spawned[1]), [spawned[2]]);
+    // Written as a unit (`()`) as before `ChildOf` named its parent: the
+    // loaded edge's value names the parent all the same.
+    assert_eq!(
+        world.relation::<ChildOf>(spawned[2], spawned[1]),
+        Some(&ChildOf(spawned[1]))
+    );
     assert_eq!(
         world.relation::<Damage>(spawned[2], spawned[2]),
         Some(&Damage { amount: 4 })

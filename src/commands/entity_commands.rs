@@ -120,6 +120,133 @@ impl<'w, 's> Commands<'w, 's> {
     pub fn queue(&mut self, command: impl FnOnce(&mut World) + Send + 'static) {
         self.run(command);
     }
+
+    /// The commands for `entity` if it is alive now, or the error saying
+    /// it is not: Bevy's `get_entity`, for code that must not record
+    /// commands for a stale handle. (It may still be despawned by an
+    /// earlier command before these apply; they are then skipped and
+    /// reported, as every command is.)
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Frozen;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// let gone = world.spawn(());
+    /// world.despawn(gone).unwrap();
+    /// world.run_system_once(move |mut commands: Commands| {
+    ///     commands.get_entity(e).unwrap().insert(Frozen);
+    ///     assert!(commands.get_entity(gone).is_err());
+    /// });
+    /// assert!(world.has::<Frozen>(e));
+    /// ```
+    pub fn get_entity(
+        &mut self,
+        entity: Entity,
+    ) -> Result<EntityCommands<'_, 'w, 's>, crate::EntityError> {
+        if self.world.contains(entity) {
+            Ok(self.entity(entity))
+        } else {
+            Err(crate::EntityError::NoSuchEntity(entity))
+        }
+    }
+
+    /// Records triggering `event` (see [`World::trigger`]): its observers
+    /// run when the commands are applied.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// struct Boom(u32);
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// world.add_observer(|t: Trigger<Boom>, mut n: ResMut<u32>| *n += t.event().0);
+    /// world.run_system_once(|mut commands: Commands| commands.trigger(Boom(3)));
+    /// assert_eq!(*world.resource::<u32>(), 3);
+    /// ```
+    pub fn trigger<E: Send + 'static>(&mut self, event: E) {
+        self.run(move |world| world.trigger(event));
+    }
+
+    /// Records triggering `event` for `entity` (see [`World::trigger_for`]):
+    /// the observers of `E`, and those registered for `entity`, run when
+    /// the commands are applied. Bevy calls this `trigger_targets`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// struct Hit;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// world.insert_resource(Vec::<Entity>::new());
+    /// world.add_observer(|t: Trigger<Hit>, mut hits: ResMut<Vec<Entity>>| hits.push(t.target()));
+    /// world.run_system_once(move |mut commands: Commands| commands.trigger_for(e, Hit));
+    /// assert_eq!(*world.resource::<Vec<Entity>>(), [e]);
+    /// ```
+    pub fn trigger_for<E: Send + 'static>(&mut self, entity: Entity, event: E) {
+        self.run(move |world| world.trigger_for(entity, event));
+    }
+
+    /// [`Commands::trigger_for`] under Bevy's name.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// struct Hit;
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// world.insert_resource(0u32);
+    /// world.add_observer(|_: Trigger<Hit>, mut n: ResMut<u32>| *n += 1);
+    /// world.run_system_once(move |mut commands: Commands| commands.trigger_targets(Hit, e));
+    /// assert_eq!(*world.resource::<u32>(), 1);
+    /// ```
+    pub fn trigger_targets<E: Send + 'static>(&mut self, event: E, entity: Entity) {
+        self.trigger_for(entity, event);
+    }
+
+    /// Records sending `event` (see [`World::send_event`]): it is in the
+    /// event buffer once the commands are applied. `EventWriter` sends at
+    /// once and is the usual way; this is Bevy's `Commands::send_event`.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Event)] struct Scored(u32);
+    /// let mut world = World::new();
+    /// world.run_system_once(|mut commands: Commands| commands.send_event(Scored(2)));
+    /// let total: u32 = world.run_system_once(|mut r: EventReader<Scored>| r.read().map(|s| s.0).sum());
+    /// assert_eq!(total, 2);
+    /// ```
+    pub fn send_event<E: Send + Sync + 'static>(&mut self, event: E) {
+        self.run(move |world| world.send_event(event));
+    }
+
+    /// Records registering an observer with system parameters (see
+    /// [`World::add_observer`]); it observes from when the commands are
+    /// applied.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Ghost;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// world.run_system_once(|mut commands: Commands| {
+    ///     commands.add_observer(|_: Trigger<OnAdd, Ghost>, mut n: ResMut<u32>| *n += 1);
+    /// });
+    /// world.spawn(Ghost);
+    /// assert_eq!(*world.resource::<u32>(), 1);
+    /// ```
+    pub fn add_observer<E, M, F>(&mut self, observer: F)
+    where
+        E: crate::ObserverEvent<F::Component>,
+        F: crate::ObserverFunction<E, M>,
+    {
+        self.run(move |world| {
+            world.add_observer(observer);
+        });
+    }
 }
 
 impl<'w, 's> EntityCommands<'_, 'w, 's> {

@@ -883,6 +883,95 @@ unsafe fn single_quietly<'w, D: QueryData, F: QueryFilter>(
     }
 }
 
+impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
+    /// The only matching item, read-only, as [`Query::single`] in a
+    /// system: Bevy's `QueryState::single`. Panics, naming the query,
+    /// unless exactly one entity matches ([`QueryState::get_single`]
+    /// returns the error instead).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player(u32);
+    /// let mut world = World::new();
+    /// world.spawn(Player(7));
+    /// let mut q = world.query::<&Player>();
+    /// assert_eq!(q.single(&world).0, 7);
+    /// ```
+    #[track_caller]
+    pub fn single<'w>(&mut self, world: &'w World) -> Q::Item<'w>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        self.get_single(world).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The only matching item, read-only, or an error if none or several
+    /// match.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player(u32);
+    /// let mut world = World::new();
+    /// let mut q = world.query::<&Player>();
+    /// assert!(matches!(q.get_single(&world), Err(QuerySingleError::NoEntities(_))));
+    /// world.spawn_batch([Player(1), Player(2)]);
+    /// assert!(matches!(q.get_single(&world), Err(QuerySingleError::MultipleEntities(_))));
+    /// ```
+    pub fn get_single<'w>(&mut self, world: &'w World) -> Result<Q::Item<'w>, QuerySingleError>
+    where
+        Q: ReadOnlyQueryData,
+    {
+        self.prepare(world);
+        let ticks = self.get_ticks(world);
+        // SAFETY: prepared just above; a read-only query under a shared
+        // borrow of the world.
+        unsafe { single_quietly(self, world, ticks) }
+    }
+
+    /// The only matching item, mutably. Panics, naming the query, unless
+    /// exactly one entity matches.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player(u32);
+    /// let mut world = World::new();
+    /// let e = world.spawn(Player(1));
+    /// let mut q = world.query::<&mut Player>();
+    /// q.single_mut(&mut world).0 = 5;
+    /// assert_eq!(world.get::<Player>(e).unwrap().0, 5);
+    /// ```
+    #[track_caller]
+    pub fn single_mut<'w>(&mut self, world: &'w mut World) -> Q::Item<'w> {
+        self.get_single_mut(world).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The only matching item mutably, or an error if none or several
+    /// match. Marks nothing changed when it fails.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component)] struct Player(u32);
+    /// let mut world = World::new();
+    /// world.spawn_batch([Player(1), Player(2)]);
+    /// let mut q = world.query::<&mut Player>();
+    /// assert!(q.get_single_mut(&mut world).is_err());
+    /// ```
+    pub fn get_single_mut<'w>(
+        &mut self,
+        world: &'w mut World,
+    ) -> Result<Q::Item<'w>, QuerySingleError> {
+        self.prepare(world);
+        let ticks = self.get_ticks(world);
+        // SAFETY: prepared just above; the exclusive borrow of the world
+        // covers what `Q` writes, and one item is made.
+        unsafe { single_quietly(self, world, ticks) }
+    }
+}
+
 // SAFETY: the access of `Query<D, F>` (recorded by its `init_state`); hands
 // out one item of that query.
 #[allow(clippy::needless_lifetimes)]

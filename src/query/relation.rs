@@ -1,6 +1,6 @@
-//! `Relation<R>` as query data: the source's edges, as `&Relation<R>`;
-//! and the hierarchy as Bevy users query it: `&ChildOf` (the parent),
-//! `With<ChildOf>` and `Without<ChildOf>` (children and roots).
+//! `Relation<R>` as query data: the source's edges, as `&Relation<R>`; and
+//! `&ChildOf`, a child's edge value (Bevy's `Query<&ChildOf>`), with the
+//! filters `With<ChildOf>` and `Without<ChildOf>` (children and roots).
 
 use std::ops::Range;
 
@@ -111,33 +111,30 @@ unsafe impl<R: Relationship> QueryData for Relation<R> {
 // SAFETY: forwards to `&Relation<R>`, which only reads.
 unsafe impl<R: Relationship> ReadOnlyQueryData for Relation<R> {}
 
-// ----- &ChildOf: the parent, as Bevy users read it --------------------------------
-
-type ParentEdge = Relation<ChildOf>;
-
-// SAFETY: forwards every method to `Relation<ChildOf>` (the same access,
-// archetypes, states and fetches: a read of the child's edge component);
-// each item is a reference into the `&Relation<ChildOf>` that fetch
-// yields, its one edge's data.
+// SAFETY: `&ChildOf` is `&Relation<ChildOf>` (whose implementation upholds
+// the contract) with each item narrowed to the edge's value, which lives in
+// the fetched `Relation<ChildOf>`: the same access, archetypes, states and
+// fetches, forwarded unchanged.
 unsafe impl QueryData for &ChildOf {
     type Item<'w> = &'w ChildOf;
-    type Fetch<'w> = <ParentEdge as QueryData>::Fetch<'w>;
-    type State = <ParentEdge as QueryData>::State;
-    type ArchetypeState = <ParentEdge as QueryData>::ArchetypeState;
-    const DENSE: bool = <ParentEdge as QueryData>::DENSE;
-    const FALLIBLE: bool = <ParentEdge as QueryData>::FALLIBLE;
-    const WRITES_ON_FETCH: bool = <ParentEdge as QueryData>::WRITES_ON_FETCH;
+    type Fetch<'w> = <Inner<ChildOf> as QueryData>::Fetch<'w>;
+    type State = <Inner<ChildOf> as QueryData>::State;
+    type ArchetypeState = <Inner<ChildOf> as QueryData>::ArchetypeState;
+    const DENSE: bool = <Inner<ChildOf> as QueryData>::DENSE;
+    const FALLIBLE: bool = <Inner<ChildOf> as QueryData>::FALLIBLE;
+    const WRITES_ON_FETCH: bool = <Inner<ChildOf> as QueryData>::WRITES_ON_FETCH;
 
     fn init_state(world: &mut World) -> Self::State {
-        <ParentEdge as QueryData>::init_state(world)
+        world.register_relation::<ChildOf>();
+        <Inner<ChildOf> as QueryData>::init_state(world)
     }
 
     fn update_access(state: &Self::State, access: &mut Access) {
-        <ParentEdge as QueryData>::update_access(state, access);
+        <Inner<ChildOf> as QueryData>::update_access(state, access);
     }
 
     fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
-        <ParentEdge as QueryData>::match_archetype(state, archetype)
+        <Inner<ChildOf> as QueryData>::match_archetype(state, archetype)
     }
 
     #[inline]
@@ -147,7 +144,7 @@ unsafe impl QueryData for &ChildOf {
         ticks: TickRange,
     ) -> Self::Fetch<'w> {
         // SAFETY: forwarded contract.
-        unsafe { <ParentEdge as QueryData>::init_fetch(world, state, ticks) }
+        unsafe { <Inner<ChildOf> as QueryData>::init_fetch(world, state, ticks) }
     }
 
     #[inline]
@@ -158,19 +155,19 @@ unsafe impl QueryData for &ChildOf {
         archetype: &'w Archetype,
     ) {
         // SAFETY: forwarded contract.
-        unsafe { <ParentEdge as QueryData>::set_archetype(fetch, state, arch, archetype) }
+        unsafe { <Inner<ChildOf> as QueryData>::set_archetype(fetch, state, arch, archetype) }
     }
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {
         // SAFETY: forwarded contract.
-        unsafe { <ParentEdge as QueryData>::can_fetch(fetch, entity) }
+        unsafe { <Inner<ChildOf> as QueryData>::can_fetch(fetch, entity) }
     }
 
     #[inline]
     unsafe fn set_driver(fetch: &mut Self::Fetch<'_>, state: &Self::State, driver: ComponentId) {
         // SAFETY: forwarded contract.
-        unsafe { <ParentEdge as QueryData>::set_driver(fetch, state, driver) }
+        unsafe { <Inner<ChildOf> as QueryData>::set_driver(fetch, state, driver) }
     }
 
     #[inline(always)]
@@ -180,7 +177,7 @@ unsafe impl QueryData for &ChildOf {
         row: usize,
     ) -> Option<Self::Item<'w>> {
         // SAFETY: forwarded contract.
-        unsafe { <ParentEdge as QueryData>::fetch(fetch, entity, row) }.map(Relation::one_data)
+        unsafe { <Inner<ChildOf> as QueryData>::fetch(fetch, entity, row) }.map(child_of)
     }
 
     #[inline(always)]
@@ -190,29 +187,37 @@ unsafe impl QueryData for &ChildOf {
         row: usize,
     ) -> Option<Self::Item<'w>> {
         // SAFETY: forwarded contract.
-        unsafe { <ParentEdge as QueryData>::fetch_unstamped(fetch, entity, row) }
-            .map(Relation::one_data)
+        unsafe { <Inner<ChildOf> as QueryData>::fetch_unstamped(fetch, entity, row) }.map(child_of)
     }
 
     #[inline(always)]
     unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
         // SAFETY: forwarded contract.
-        unsafe { <ParentEdge as QueryData>::stamp_rows(fetch, rows) }
+        unsafe { <Inner<ChildOf> as QueryData>::stamp_rows(fetch, rows) }
     }
 
     #[inline(always)]
     fn tracks(fetch: &Self::Fetch<'_>) -> bool {
-        <ParentEdge as QueryData>::tracks(fetch)
+        <Inner<ChildOf> as QueryData>::tracks(fetch)
     }
 
     #[inline(always)]
     fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
-        <ParentEdge as QueryData>::writes_ticks(fetch)
+        <Inner<ChildOf> as QueryData>::writes_ticks(fetch)
     }
 }
 
-// SAFETY: forwards to `Relation<ChildOf>`, which only reads.
+// SAFETY: forwards to `&Relation<ChildOf>`, which only reads.
 unsafe impl ReadOnlyQueryData for &ChildOf {}
+
+/// A child's edge value: a `one` relation's source holds exactly one.
+#[inline(always)]
+fn child_of(edges: &Relation<ChildOf>) -> &ChildOf {
+    &edges.data()[0]
+}
+
+/// The component that holds a child's edge.
+type ParentEdge = Relation<ChildOf>;
 
 /// `With<ChildOf>` / `Without<ChildOf>`: the children, and the roots (Bevy's
 /// spelling of `With<Relation<ChildOf>>`).

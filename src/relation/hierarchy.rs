@@ -1,6 +1,7 @@
 //! The hierarchy: [`ChildOf`] (a child has one parent), [`Children`] on the
 //! parent, building, reparenting, recursive despawn, and parent-first order.
 
+use std::any::{Any, TypeId};
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -9,100 +10,78 @@ use rustc_hash::FxHashMap;
 use super::{Relation, RelationError, Relationship, Sources, Stamp};
 use crate::bundle::Bundle;
 use crate::component::CloneBehavior;
+use crate::component::short_type_name;
 use crate::entity::Entity;
-use crate::error::EntityError;
+use crate::error::{ComponentError, EntityError};
 use crate::storage::DeferredPanic;
 use crate::world::{EntityWorldMut, World};
 
-/// The hierarchy relation: `child --ChildOf--> parent`, as Bevy spells it:
-/// `ChildOf(parent)` in a spawn or an insert makes the entity a child of
-/// `parent`, and `&ChildOf` as query data reads it back.
-///
-/// A `one` relation (a child has at most one parent: relating it again
-/// reparents it); the parent's [`Children`] lists its children, in the
-/// order they were made. Acyclic ([`Relationship::ACYCLIC`]): making an
-/// entity a child of itself or of one of its descendants fails with
-/// [`RelationError::Cycle`] and changes nothing. [`World::clone_entity`] of
-/// a child gives the copy the same parent. Despawning a parent unparents
+/// The hierarchy relation: `child --ChildOf--> parent`, Bevy's spelling:
+/// `ChildOf(parent)` names the parent. A `one` relation
+/// (a child has at most one parent: relating it again reparents it); the
+/// parent's [`Children`] lists its children. Acyclic
+/// ([`Relationship::ACYCLIC`]): making an entity a child of itself or of
+/// one of its descendants fails with [`RelationError::Cycle`] and changes
+/// nothing. [`World::clone_entity`] of a child gives the copy the same
+/// parent. Despawning a parent unparents
 /// its children ([`OnTargetDespawn::Unrelate`](super::OnTargetDespawn));
 /// [`World::despawn_recursive`] takes the whole subtree.
 ///
-/// The value is both the relation's label and its edge data: the edge
-/// `child --ChildOf--> parent` holds `ChildOf(parent)`, whatever value was
-/// passed to [`World::relate`] (its `.0` is set to the target), so it
-/// always names the parent. It is not a component: the edge lives in the
-/// hierarchy's two sparse components (see [`Relationship`]), and
-/// [`World::relation_mut`] of it does not build.
-///
-/// # In a bundle
-///
-/// `ChildOf(parent)` is a [`Bundle`] that makes the edge instead of
-/// writing a component: [`World::spawn`], [`World::insert`],
-/// [`EntityWorldMut::insert`](crate::EntityWorldMut::insert), `spawn_batch`,
-/// and their commands ([`Commands::spawn`](crate::Commands::spawn),
-/// `commands.entity(e).insert(..)`) take it alone or in a tuple. The
-/// entity's components are moved in first, in one move, then the edge is
-/// made (with its own announcements: `OnAdd<Children>` on a first child,
-/// [`OnRelate<ChildOf>`](super::OnRelate)), then the bundle's hooks and
-/// observers run: an `on_add` hook or `OnAdd` observer of the child's
-/// components sees its parent. Inserting it into an entity that has a
-/// parent reparents it. Nothing changes if the parent is not alive or the
-/// edge would close a cycle: [`World::insert`] fails with
-/// [`EntityError::Relation`](crate::EntityError::Relation), a command is
-/// reported as failed (its spawned entity does not stay), and
-/// [`World::spawn`], which returns no `Result`, panics (check with
-/// [`World::contains`] first, or use [`World::spawn_child`]). A bundle
-/// naming `ChildOf` twice panics, as one naming a component twice does.
-/// `remove::<ChildOf>()` unparents (Bevy's way; [`World::remove_parent`]
-/// is mosaic's); removing a tuple that holds `ChildOf` is refused with a
-/// panic. An [`EntityBuilder`](crate::EntityBuilder) does not take it.
+/// `ChildOf` is also a [`Bundle`] (not a component: the edge lives in the
+/// relation's storage, [`Relation<ChildOf>`] on the child, [`Children`] on
+/// the parent): `world.spawn((Sprite, ChildOf(ship)))`,
+/// `commands.spawn((Sprite, ChildOf(ship)))` and
+/// `world.insert(e, ChildOf(p))` (which reparents) make the edge as part of
+/// the same change. The order: the entity's components go in (one
+/// archetype move), then the edge is made (its own announcements:
+/// `OnRelate`, the first child adding the parent's `Children`), then the
+/// bundle's components are announced, so an `OnAdd` observer of another
+/// component of the bundle finds the parent set. A parent that is not
+/// alive, or (inserting) a parent that would close a cycle, is refused
+/// before anything changes: [`World::insert`] returns
+/// [`EntityError::Relation`], a command reports it, [`World::spawn`]
+/// panics (it has no error to return) and spawns nothing.
+/// `world.remove::<ChildOf>(e)` detaches the child and returns its old
+/// `ChildOf` ([`World::remove_parent`]). `Query<&ChildOf>` (and
+/// `Option<&ChildOf>`) reads a child's edge: the stored value, no lookup
+/// beyond `&Relation<ChildOf>`'s. (`With<ChildOf>` is not a filter:
+/// write `With<Relation<ChildOf>>`.)
 ///
 /// # Example
 /// ```
 /// use mosaic::prelude::*;
+/// #[derive(Component)] struct Tank;
 /// #[derive(Component)] struct Turret;
 /// let mut world = World::new();
-/// let tank = world.spawn(());
+/// let tank = world.spawn(Tank);
 /// let turret = world.spawn((Turret, ChildOf(tank)));
 /// assert_eq!(world.parent(turret), Some(tank));
 /// assert_eq!(world.children(tank), [turret]);
+/// // Queried as `&ChildOf` (the edge's stored value), as in Bevy.
 /// let mut q = world.query::<(Entity, &ChildOf)>();
-/// assert_eq!(q.iter(&world).map(|(e, c)| (e, c.parent())).collect::<Vec<_>>(), [(turret, tank)]);
+/// for (e, child_of) in q.iter(&world) {
+///     assert_eq!((e, child_of.parent()), (turret, tank));
+/// }
 /// // The tank cannot become its turret's child: that would be a cycle.
 /// assert!(matches!(
-///     world.insert(tank, ChildOf(turret)),
-///     Err(EntityError::Relation(RelationError::Cycle { .. }))
+///     world.add_child(turret, tank),
+///     Err(RelationError::Cycle { .. })
 /// ));
-/// // The relation API makes the same edge.
-/// let hull = world.spawn(());
-/// world.relate(turret, hull, ChildOf(hull)).unwrap(); // reparents
-/// world.add_child(tank, turret).unwrap(); // back again
-/// assert_eq!(world.relation::<ChildOf>(turret, tank), Some(&ChildOf(tank)));
-/// ```
-///
-/// The edge's data cannot be changed in place (it would name another
-/// entity than the edge's target):
-/// ```compile_fail
-/// use mosaic::prelude::*;
-/// let mut world = World::new();
-/// let parent = world.spawn(());
-/// let child = world.spawn(ChildOf(parent));
-/// world.relation_mut::<ChildOf>(child, parent); // relate again instead
+/// assert!(world.insert(tank, ChildOf(turret)).is_err());
+/// assert_eq!(world.parent(tank), None);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ChildOf(pub Entity);
 
 impl ChildOf {
-    /// The parent this names (Bevy's accessor; `.0` is the same).
+    /// The parent this names (Bevy's `ChildOf::parent`).
     ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
     /// let mut world = World::new();
-    /// let parent = world.spawn(());
-    /// let child = world.spawn(ChildOf(parent));
-    /// let mut q = world.query::<&ChildOf>();
-    /// assert_eq!(q.get(&world, child).unwrap().parent(), parent);
+    /// let ship = world.spawn(());
+    /// assert_eq!(ChildOf(ship).parent(), ship);
     /// ```
     #[inline]
     pub fn parent(&self) -> Entity {
@@ -115,14 +94,14 @@ impl Relationship for ChildOf {
     /// No entity is its own ancestor: making a child of its own descendant
     /// fails with [`RelationError::Cycle`].
     const ACYCLIC: bool = true;
-    /// `ChildOf(parent)` names the edge's target.
-    const NAMES_TARGET: bool = true;
 
     /// A clone of a child is a child of the same parent.
     fn clone_behavior() -> CloneBehavior<Self> {
         CloneBehavior::Clone(Clone::clone)
     }
 
+    /// The stored edge always names its target: `relate(c, p, ChildOf(q))`
+    /// stores `ChildOf(p)`.
     #[inline]
     fn set_target(&mut self, target: Entity) {
         self.0 = target;
@@ -153,6 +132,73 @@ pub(crate) enum OnRefused {
     Fail,
     /// Leave that root's subtree, whole; sweep the others.
     Keep,
+}
+
+impl World {
+    /// The parent a [`ChildOf`] in `bundle` names for `child`, checked
+    /// before anything changes: alive, and not `child` itself or one of its
+    /// descendants. `None` for a bundle without one (a constant test).
+    #[inline]
+    pub(crate) fn bundle_parent<B: Bundle>(
+        &self,
+        bundle: &B,
+        child: Entity,
+    ) -> Result<Option<Entity>, RelationError> {
+        if !B::HAS_PARENT {
+            return Ok(None);
+        }
+        let Some(parent) = bundle.parent_in_bundle() else {
+            return Ok(None);
+        };
+        if !self.contains(parent) {
+            return Err(RelationError::NoSuchEntity(parent));
+        }
+        if self.reaches::<ChildOf>(parent, child) {
+            return Err(RelationError::Cycle {
+                entity: child,
+                target: parent,
+                relation: "ChildOf",
+            });
+        }
+        Ok(Some(parent))
+    }
+
+    /// Makes the edge [`World::bundle_parent`] checked, once the bundle's
+    /// components are in and before they are announced.
+    #[inline]
+    pub(crate) fn attach_bundle_parent(&mut self, child: Entity, parent: Option<Entity>) {
+        if let Some(parent) = parent {
+            // Checked before the bundle went in, and writing it ran no user
+            // code that could despawn or reparent (hooks of replaced values
+            // make no structural change): this cannot fail.
+            let made = self.relate(child, parent, ChildOf(parent));
+            debug_assert!(made.is_ok(), "checked parent: {made:?}");
+        }
+    }
+
+    /// [`World::remove`] of bundle `B`, which holds a [`ChildOf`]: only
+    /// `ChildOf` alone is taken back ([`World::remove_parent`]).
+    #[cold]
+    pub(crate) fn remove_child_of<B: Bundle>(
+        &mut self,
+        entity: Entity,
+    ) -> Result<B, ComponentError> {
+        assert!(
+            TypeId::of::<B>() == TypeId::of::<ChildOf>(),
+            "remove `ChildOf` on its own (`world.remove::<ChildOf>(e)` or \
+             `world.remove_parent(e)`), not inside bundle `{}`",
+            short_type_name::<B>()
+        );
+        let parent = self.remove_parent(entity).map_err(|err| match err {
+            RelationError::NoSuchEntity(e) => ComponentError::NoSuchEntity(e),
+            _ => ComponentError::MissingComponent {
+                entity,
+                component: "ChildOf".to_owned(),
+            },
+        })?;
+        let taken: Box<dyn Any> = Box::new(ChildOf(parent));
+        Ok(*taken.downcast::<B>().expect("B is ChildOf"))
+    }
 }
 
 impl World {
@@ -344,9 +390,11 @@ impl World {
     ///
     /// Fails, changing nothing, if `entity` is not alive, or if some
     /// descendant is the target of a relation whose policy is
-    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
-    /// ([`EntityError::DespawnRefused`]): every descendant is checked
-    /// before any goes. A panic in user code (a `Drop`, a hook, an
+    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse) from a
+    /// source that stays ([`EntityError::DespawnRefused`]): every
+    /// descendant is checked before any goes. A refusing source that goes
+    /// in the same sweep keeps nothing (the rule of cascades, so the same
+    /// graph gives the same world). A panic in user code (a `Drop`, a hook, an
     /// observer) does not stop the sweep: the first panic is raised once
     /// every descendant is gone.
     ///
@@ -419,8 +467,11 @@ impl World {
     ///
     /// Fails, changing nothing, if `root` is not alive, or if some entity
     /// of the subtree is the target of a relation whose policy is
-    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
-    /// ([`EntityError::DespawnRefused`]).
+    /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse) from a
+    /// source outside the subtree ([`EntityError::DespawnRefused`]). A
+    /// refusing source inside the subtree goes with it and keeps nothing,
+    /// as in a cascade ([`OnTargetDespawn::Despawn`](super::OnTargetDespawn::Despawn)):
+    /// the same graph gives the same world.
     ///
     /// A panic in user code (a value's `Drop`, a hook, an observer, such
     /// as an `OnUnrelate` one) does not stop the rest of the subtree going:
@@ -469,8 +520,9 @@ impl World {
     ///
     /// 1. Decide: the doomed set is the roots' subtrees, read from the
     ///    graph before any user code runs; a subtree holding an entity its
-    ///    relations keep alive ([`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse))
-    ///    fails the whole sweep or stays, by `on_refused`.
+    ///    relations keep alive ([`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
+    ///    from a source outside the doomed set) fails the whole sweep or
+    ///    stays, by `on_refused`.
     /// 2. Announce and remove, children before parents (pre-order
     ///    reversed), each entity as by [`World::despawn`]; or, with no hook
     ///    or observer anywhere, all in one quiet batch. No observer's
@@ -489,20 +541,46 @@ impl World {
         let mut roots = roots.to_vec();
         roots.retain(|&r| self.contains(r));
         // Step 1: decide. Refusals first: nothing may change if one is
-        // found (or the refused subtrees are left out, whole).
+        // found (or the refused subtrees are left out, whole). As for a
+        // cascade ([`World::decide_doomed`]), only a refusing source
+        // outside the doomed set keeps an entity alive: a pin between two
+        // entities of the sweep keeps nothing, whatever order the edges
+        // were made in. Leaving a subtree out shrinks the set, so that is
+        // repeated until no root is refused.
         if self.relations().any_refuse() {
-            let refused = |world: &World, root: Entity| {
-                std::iter::once(root)
-                    .chain(world.descendants(root))
-                    .find_map(|e| world.relations().refusing(world, e).map(|r| (e, r)))
-            };
-            match on_refused {
-                OnRefused::Fail => {
-                    if let Some((entity, relation)) = roots.iter().find_map(|&r| refused(self, r)) {
-                        return Err(EntityError::DespawnRefused { entity, relation });
+            loop {
+                let mut doomed = rustc_hash::FxHashSet::default();
+                for &r in &roots {
+                    doomed.insert(r);
+                    doomed.extend(self.descendants(r));
+                }
+                let refused = |world: &World, root: Entity| {
+                    std::iter::once(root)
+                        .chain(world.descendants(root))
+                        .find_map(|e| {
+                            world
+                                .relations()
+                                .refusing_outside(world, e, &doomed)
+                                .map(|r| (e, r))
+                        })
+                };
+                match on_refused {
+                    OnRefused::Fail => {
+                        if let Some((entity, relation)) =
+                            roots.iter().find_map(|&r| refused(self, r))
+                        {
+                            return Err(EntityError::DespawnRefused { entity, relation });
+                        }
+                        break;
+                    }
+                    OnRefused::Keep => {
+                        let before = roots.len();
+                        roots.retain(|&r| refused(self, r).is_none());
+                        if roots.len() == before {
+                            break;
+                        }
                     }
                 }
-                OnRefused::Keep => roots.retain(|&r| refused(self, r).is_none()),
             }
         }
         if roots.is_empty() {
@@ -1020,5 +1098,59 @@ impl EntityWorldMut<'_> {
     pub fn despawn_recursive(self) -> Result<(), EntityError> {
         let id = self.id();
         self.into_world_mut().despawn_recursive(id)
+    }
+}
+
+impl<'w, 's, 'c, F: crate::QueryFilter> crate::Query<'w, 's, &'c Children, F> {
+    /// `entity`'s descendants, breadth first (as
+    /// [`World::descendants`]), read through this `Query<&Children>`: the
+    /// form a system uses, Bevy's `iter_descendants`. Not `entity`
+    /// itself; entities the query does not match (filtered out) end their
+    /// branch.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let tank = world.spawn(());
+    /// let turret = world.spawn_child(tank, ()).unwrap();
+    /// let wheel = world.spawn_child(tank, ()).unwrap();
+    /// let gun = world.spawn_child(turret, ()).unwrap();
+    /// let all = world.run_system_once(move |q: Query<&Children>| q.iter_descendants(tank).collect::<Vec<_>>());
+    /// assert_eq!(all, [turret, wheel, gun]);
+    /// ```
+    pub fn iter_descendants(&self, entity: Entity) -> impl Iterator<Item = Entity> + '_ {
+        let children = |e: Entity| self.get(e).map(|c| c.iter().copied());
+        let mut queue: std::collections::VecDeque<Entity> =
+            children(entity).into_iter().flatten().collect();
+        std::iter::from_fn(move || {
+            let next = queue.pop_front()?;
+            if let Ok(grandchildren) = children(next) {
+                queue.extend(grandchildren);
+            }
+            Some(next)
+        })
+    }
+}
+
+impl<'w, 's, 'c, F: crate::QueryFilter> crate::Query<'w, 's, &'c ChildOf, F> {
+    /// `entity`'s ancestors, nearest first (as [`World::ancestors`]), read
+    /// through this `Query<&ChildOf>`: Bevy's `iter_ancestors`. Not
+    /// `entity` itself; an ancestor the query does not match (filtered
+    /// out) ends the walk after it. [`ChildOf`] is acyclic, so it ends.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let tank = world.spawn(());
+    /// let turret = world.spawn(ChildOf(tank));
+    /// let gun = world.spawn(ChildOf(turret));
+    /// let up = world.run_system_once(move |q: Query<&ChildOf>| q.iter_ancestors(gun).collect::<Vec<_>>());
+    /// assert_eq!(up, [turret, tank]);
+    /// ```
+    pub fn iter_ancestors(&self, entity: Entity) -> impl Iterator<Item = Entity> + '_ {
+        let parent = |e: Entity| self.get(e).ok().map(|c| c.parent());
+        std::iter::successors(parent(entity), move |&e| parent(e))
     }
 }

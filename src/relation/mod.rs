@@ -91,9 +91,7 @@ use crate::entity::Entity;
 use crate::storage::DeferredPanic;
 use crate::world::{EntityWorldMut, World, WorldId};
 
-mod bundle_edge;
 mod hierarchy;
-pub(crate) use bundle_edge::PendingEdge;
 pub(crate) use hierarchy::OnRefused;
 pub use hierarchy::{ChildOf, ChildSpawner, Children, ParentFirst};
 
@@ -180,20 +178,23 @@ pub trait Relationship: Send + Sync + Sized + 'static {
         CloneBehavior::Skip
     }
 
-    /// True if an edge's data names its own target, as [`ChildOf`]`(parent)`
-    /// does: [`World::relate`] sets it with [`Relationship::set_target`],
-    /// and [`World::relation_mut`] of such a relation does not build (a
-    /// changed name would disagree with the edge). Only the hierarchy
-    /// needs it.
-    #[doc(hidden)]
-    const NAMES_TARGET: bool = false;
-
-    /// Makes this edge data name `target` (for a relation whose
-    /// [`Relationship::NAMES_TARGET`]): called by [`World::relate`] before
-    /// the data is stored, so it always agrees with the edge it labels.
-    #[doc(hidden)]
+    /// Called with the target each time an edge's data is stored by
+    /// [`World::relate`] (new edge or replaced data), for a value that
+    /// names its own target, as [`ChildOf`]`(parent)` does: it keeps the two
+    /// in step. Does nothing by default.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let (a, b, child) = (world.spawn(()), world.spawn(()), world.spawn(()));
+    /// world.relate(child, a, ChildOf(b)).unwrap(); // the target wins
+    /// assert_eq!(world.relation::<ChildOf>(child, a), Some(&ChildOf(a)));
+    /// ```
     #[inline]
-    fn set_target(&mut self, _target: Entity) {}
+    fn set_target(&mut self, target: Entity) {
+        let _ = target;
+    }
 }
 
 /// What despawning a target does to the entities relating to it (the
@@ -436,13 +437,6 @@ impl<R: Relationship> Relation<R> {
             Edges::One(_, _, d) => std::slice::from_ref(d),
             Edges::Many(m) => &m.data,
         }
-    }
-
-    /// The data of a `one` relation's edge (a source has its component
-    /// only while it has an edge).
-    #[inline]
-    pub(crate) fn one_data(&self) -> &R {
-        &self.data()[0]
     }
 
     /// Each target with its edge's data.
@@ -893,9 +887,6 @@ pub(crate) struct Relations {
     last: (TypeId, usize),
     /// True if some relation's policy is [`OnTargetDespawn::Refuse`].
     any_refuse: bool,
-    /// The `ChildOf` edge a spawn or insert under way makes once its
-    /// components are in (see `bundle_edge`).
-    bundle_edge: Option<PendingEdge>,
 }
 
 /// The type [`Relations::last`] names while it remembers nothing: private,
@@ -912,7 +903,6 @@ impl Default for Relations {
             skip: None,
             last: (TypeId::of::<NoRelation>(), 0),
             any_refuse: false,
-            bundle_edge: None,
         }
     }
 }
@@ -977,6 +967,30 @@ impl Relations {
             .iter()
             .filter(|k| k.policy == OnTargetDespawn::Refuse)
             .find(|k| world.contains_id(entity, k.sources))
+            .map(|k| k.name)
+    }
+
+    /// [`Relations::refusing`] for `entity` going with every entity of
+    /// `doomed`: only a refusing source outside that set keeps it alive (a
+    /// doomed source keeps nothing, the rule of
+    /// [`World::decide_doomed`]).
+    pub(crate) fn refusing_outside(
+        &self,
+        world: &World,
+        entity: Entity,
+        doomed: &rustc_hash::FxHashSet<Entity>,
+    ) -> Option<&'static str> {
+        if !self.any_refuse {
+            return None;
+        }
+        self.kinds
+            .iter()
+            .filter(|k| k.policy == OnTargetDespawn::Refuse)
+            .find(|k| {
+                (k.sources_of)(world, entity)
+                    .iter()
+                    .any(|s| !doomed.contains(s))
+            })
             .map(|k| k.name)
     }
 
@@ -1163,31 +1177,10 @@ impl World {
         &mut self,
         source: Entity,
         target: Entity,
-        data: R,
+        mut data: R,
     ) -> Result<(), RelationError> {
-        self.flush();
-        self.check_relate::<R>(source, target)?;
-        let mut data = data;
         data.set_target(target);
-        if let Some(i) = self.edge_index::<R>(source, target) {
-            let old = std::mem::replace(&mut self.relation_mut_of::<R>(source).data_mut()[i], data);
-            self.relations_mut().bump::<R>();
-            // Dropped once the new data is in (its drop may panic).
-            drop(old);
-            return Ok(());
-        }
-        self.edge_change(|world, panics| world.add_edge::<R>(source, target, data, panics));
-        Ok(())
-    }
-
-    /// Whether [`World::relate`] of `source --R--> target` would succeed:
-    /// both ends alive, and no cycle for an acyclic relation. Registers
-    /// `R`. Changes nothing else.
-    pub(crate) fn check_relate<R: Relationship>(
-        &mut self,
-        source: Entity,
-        target: Entity,
-    ) -> Result<(), RelationError> {
+        self.flush();
         for e in [source, target] {
             if !self.contains(e) {
                 return Err(RelationError::NoSuchEntity(e));
@@ -1201,6 +1194,14 @@ impl World {
                 relation: name_of::<R>(),
             });
         }
+        if let Some(i) = self.edge_index::<R>(source, target) {
+            let old = std::mem::replace(&mut self.relation_mut_of::<R>(source).data_mut()[i], data);
+            self.relations_mut().bump::<R>();
+            // Dropped once the new data is in (its drop may panic).
+            drop(old);
+            return Ok(());
+        }
+        self.edge_change(|world, panics| world.add_edge::<R>(source, target, data, panics));
         Ok(())
     }
 
@@ -1509,12 +1510,6 @@ impl World {
         source: Entity,
         target: Entity,
     ) -> Option<&mut R> {
-        const {
-            assert!(
-                !R::NAMES_TARGET,
-                "this relation's edge data names its target (as `ChildOf(parent)`): relate again to change it"
-            )
-        };
         let i = self.edge_index::<R>(source, target)?;
         Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
     }

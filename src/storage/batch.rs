@@ -479,8 +479,7 @@ pub(crate) fn write_new_row(
         "plan is not this bundle's"
     );
     let mut slots = edge.slots.iter();
-    for (i, &(id, storage)) in info.components.iter().enumerate() {
-        let ty = parts.type_at(i);
+    for (&(id, storage), &ty) in info.components.iter().zip(parts.types()) {
         let fits = match storage {
             StorageType::Table => {
                 let &(col, replace) = slots.next().expect("one slot per table component");
@@ -497,7 +496,11 @@ pub(crate) fn write_new_row(
         match storage {
             StorageType::Table => {
                 let &(col, _) = slots.next().expect("checked above");
-                parts.push_next(table.column_at_mut(col as usize), tick);
+                // SAFETY: values go in order, one per component (the
+                // bundle's order, asserted to match the parts' count), so
+                // the next value is this component's, whose column was
+                // checked above to hold its type.
+                unsafe { parts.push_next_unchecked(table.column_at_mut(col as usize), tick) };
             }
             StorageType::SparseSet => {
                 let set = sparse.get_or_create(id, components);

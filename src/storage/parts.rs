@@ -372,6 +372,17 @@ impl<T: Copy, const N: usize> SmallList<T, N> {
         self.len = 0;
         self.heap.clear();
     }
+
+    /// Moves the list out, leaving this one empty (without writing
+    /// fillers: the inline entries past `len` are never read).
+    #[inline]
+    fn take(&mut self) -> Self {
+        SmallList {
+            len: std::mem::replace(&mut self.len, 0),
+            inline: self.inline,
+            heap: std::mem::take(&mut self.heap),
+        }
+    }
 }
 
 /// Where an entry's value is, and how to handle it.
@@ -470,10 +481,12 @@ impl Parts {
 
     /// Makes room for `size` bytes aligned to `align` (at most a word's
     /// alignment) past the bytes in use; returns their offset.
-    #[inline]
+    #[inline(always)]
     fn allocate(&mut self, size: usize, align: usize) -> usize {
-        debug_assert!(align <= align_of::<Word>());
-        let offset = self.used.next_multiple_of(align);
+        debug_assert!(align <= align_of::<Word>() && align.is_power_of_two());
+        // A mask, not `next_multiple_of` (a division, where `align` is not
+        // known at compile time): alignments are powers of two.
+        let offset = (self.used + align - 1) & !(align - 1);
         let end = offset + size;
         let words = end.div_ceil(size_of::<Word>());
         let capacity = if self.spilled() {
@@ -503,7 +516,7 @@ impl Parts {
     }
 
     /// Appends `value` (its type must not be there yet).
-    #[inline]
+    #[inline(always)]
     pub fn push<P: PartValue>(&mut self, value: P) {
         debug_assert!(self.position(P::value_type()).is_none());
         let ops: &'static PartOps = &OpsOf::<P>::OPS;
@@ -526,11 +539,17 @@ impl Parts {
 
     /// Puts `value` in place of the value of its type (dropped; a panic
     /// in its drop goes on, the new value in place), or appends it.
-    #[inline]
+    #[inline(always)]
     pub fn set<P: PartValue>(&mut self, value: P) {
-        let Some(i) = self.position(P::value_type()) else {
-            return self.push(value);
-        };
+        match self.position(P::value_type()) {
+            None => self.push(value),
+            Some(i) => self.replace_at(i, value),
+        }
+    }
+
+    /// [`Parts::set`] of a type that is there already, at entry `i`.
+    #[inline(never)]
+    fn replace_at<P: PartValue>(&mut self, i: usize, value: P) {
         let slot = self.slots.as_slice()[i];
         if std::ptr::eq(slot.ops, &OpsOf::<P>::OPS) {
             // SAFETY: entry `i` holds a live stored `P` (same ops, so the
@@ -627,6 +646,22 @@ impl Parts {
         (0..self.len()).map(|i| self.name_at(i)).collect()
     }
 
+    /// Moves every value out into the returned `Parts`, leaving this one
+    /// empty: `std::mem::take` without building a fresh buffer first (a
+    /// builder's `build` in a spawn loop).
+    #[inline]
+    pub fn take(&mut self) -> Parts {
+        // The values (at the offsets of `slots`) belong to the copy from
+        // here: this one keeps no entry, so it never drops nor reads them.
+        Parts {
+            types: self.types.take(),
+            slots: self.slots.take(),
+            used: std::mem::replace(&mut self.used, 0),
+            inline: self.inline,
+            heap: std::mem::take(&mut self.heap),
+        }
+    }
+
     /// Drops every value.
     pub fn clear(&mut self) {
         *self = Parts::new();
@@ -689,6 +724,34 @@ impl PartsDrain<'_> {
         self.next += 1;
         // SAFETY: `offset` is within the buffer (module invariant).
         (unsafe { self.parts.base_mut().add(slot.offset) }, slot.ops)
+    }
+
+    /// The types of every value, in order (moved out or not).
+    #[inline]
+    pub fn types(&self) -> &[TypeId] {
+        self.parts.types()
+    }
+
+    /// Appends the next value to `column`, whose type the caller checked:
+    /// [`PartsDrain::push_next`] without the second look at the type.
+    ///
+    /// # Safety
+    /// A value is left, and `column` holds the type of the next one
+    /// (`types()[i]` for the index [`PartsDrain::next_index`] gives).
+    #[inline(always)]
+    pub unsafe fn push_next_unchecked(&mut self, column: &mut Column, tick: Tick) {
+        debug_assert!(column.holds_type(self.parts.types()[self.next]));
+        let (ptr, ops) = self.take_next();
+        if ops.plain {
+            // SAFETY: the buffer holds the value itself (`plain`), live and
+            // owned here, of the column's type (contract); it is given up
+            // (`take_next` counted it as moved out).
+            unsafe { column.push_bytes(ptr, tick) }
+        } else {
+            // SAFETY: the value was live and owned here; it is moved out
+            // once (`take_next` counted it); `push_to` checks the type.
+            unsafe { (ops.push_to)(ptr, column, tick) }
+        }
     }
 
     /// Appends the next value to `column`, which must hold its type

@@ -143,6 +143,24 @@ impl SystemAccess {
         self.conflict.as_deref()
     }
 
+    /// Adds what one member of a [`ParamSet`](crate::ParamSet) recorded:
+    /// `member` started as a copy of `base` (this access before the set),
+    /// so its conflicts with the system's other parameters are already
+    /// recorded in it; its own additions join this access unchecked
+    /// against the set's other members, which are used one at a time.
+    pub(crate) fn add_set_member(&mut self, base: &SystemAccess, member: &SystemAccess) {
+        self.queries
+            .extend(member.queries[base.queries.len()..].iter().cloned());
+        self.resource_reads.union_with(&member.resource_reads);
+        self.resource_writes.union_with(&member.resource_writes);
+        self.reads_world |= member.reads_world;
+        self.exclusive |= member.exclusive;
+        self.deferred |= member.deferred;
+        if let Some(conflict) = &member.conflict {
+            self.record_conflict(conflict.clone());
+        }
+    }
+
     /// Adds everything `other` borrows (a run condition's access joining
     /// its system's, for planning). Conflicts between the two are not
     /// recorded: they never run at the same time.

@@ -25,6 +25,7 @@ mod fallible;
 mod fixed;
 mod observer_system;
 mod param;
+mod param_set;
 mod pipe;
 mod registry;
 mod schedule;
@@ -46,6 +47,7 @@ pub use fallible::{
 pub use fixed::{FixedTime, FixedUpdate};
 pub use observer_system::ObserverFunction;
 pub use param::{Local, SystemParam, SystemParamItem, SystemSkip};
+pub use param_set::ParamSet;
 pub use pipe::{In, PipeSystem};
 pub use registry::{RunSystemError, SystemId};
 pub use schedule::{Schedule, ScheduleError, SetConfig, SystemConfig};

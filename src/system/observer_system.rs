@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 
 use super::{SystemMeta, SystemParam, SystemParamItem};
-use crate::observer::{DeferredWorld, ObserverId, Trigger};
+use crate::observer::{DeferredWorld, ObserverEvent, ObserverId, Trigger};
 use crate::query::TickRange;
 use crate::world::World;
 
@@ -32,28 +32,36 @@ use crate::world::World;
 pub trait ObserverFunction<E, Marker>: Send + 'static {
     /// The parameters after the trigger, as a tuple.
     type Param: SystemParam;
+    /// The trigger's second parameter: `()`, or the component of Bevy's
+    /// spelling `Trigger<OnAdd, T>` (see [`ObserverEvent`]).
+    type Component: 'static;
     /// Calls the function.
-    fn run(&mut self, trigger: Trigger<'_, E>, param: SystemParamItem<'_, '_, Self::Param>);
+    fn run(
+        &mut self,
+        trigger: Trigger<'_, E, Self::Component>,
+        param: SystemParamItem<'_, '_, Self::Param>,
+    );
 }
 
 macro_rules! impl_observer_function {
     ($($p:ident),*) => {
         #[allow(non_snake_case)]
-        impl<E: 'static, Func, $($p),*> ObserverFunction<E, fn(Trigger<E>, $($p,)*)> for Func
+        impl<E: 'static, C: 'static, Func, $($p),*> ObserverFunction<E, fn(Trigger<E, C>, $($p,)*)> for Func
         where
             Func: Send + 'static,
-            for<'a> &'a mut Func: FnMut(Trigger<'_, E>, $($p),*)
-                + FnMut(Trigger<'_, E>, $(SystemParamItem<$p>),*),
+            for<'a> &'a mut Func: FnMut(Trigger<'_, E, C>, $($p),*)
+                + FnMut(Trigger<'_, E, C>, $(SystemParamItem<$p>),*),
             $($p: SystemParam,)*
         {
             type Param = ($($p,)*);
+            type Component = C;
 
             #[inline]
-            fn run(&mut self, trigger: Trigger<'_, E>, param: SystemParamItem<'_, '_, ($($p,)*)>) {
+            fn run(&mut self, trigger: Trigger<'_, E, C>, param: SystemParamItem<'_, '_, ($($p,)*)>) {
                 #[allow(clippy::too_many_arguments)]
-                fn call<E, $($p),*>(
-                    mut f: impl FnMut(Trigger<'_, E>, $($p),*),
-                    trigger: Trigger<'_, E>,
+                fn call<E, C, $($p),*>(
+                    mut f: impl FnMut(Trigger<'_, E, C>, $($p),*),
+                    trigger: Trigger<'_, E, C>,
                     $($p: $p),*
                 ) {
                     f(trigger, $($p),*)
@@ -114,16 +122,17 @@ impl World {
     /// assert_eq!(*world.resource::<u32>(), 1);
     /// assert_eq!(world.len(), 1);
     /// ```
-    pub fn add_observer<E: 'static, M, F: ObserverFunction<E, M>>(
-        &mut self,
-        observer: F,
-    ) -> ObserverId {
+    pub fn add_observer<E, M, F>(&mut self, observer: F) -> ObserverId
+    where
+        E: ObserverEvent<F::Component>,
+        F: ObserverFunction<E, M>,
+    {
         let name = super::config::default_name(std::any::type_name::<F>());
         // In a `Mutex` only so the callback is `Sync`; never contended.
         let cell: Mutex<(F, BuiltState<F, E, M>)> = Mutex::new((observer, None));
         self.push_observer(
             None,
-            move |trigger: Trigger<'_, E>, mut world: DeferredWorld<'_>| {
+            move |trigger: Trigger<'_, E, F::Component>, mut world: DeferredWorld<'_>| {
                 let mut guard = cell.lock().unwrap_or_else(|p| p.into_inner());
                 let (func, built) = &mut *guard;
                 run_observer(&name, func, built, trigger, world.world_mut());
@@ -137,7 +146,7 @@ fn run_observer<E, M, F: ObserverFunction<E, M>>(
     name: &str,
     func: &mut F,
     built: &mut BuiltState<F, E, M>,
-    trigger: Trigger<'_, E>,
+    trigger: Trigger<'_, E, F::Component>,
     world: &mut World,
 ) {
     let observer = match built {

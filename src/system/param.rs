@@ -17,7 +17,8 @@ use crate::world::World;
 /// [`Single`](crate::Single), `Option<Single<_>>`,
 /// [`Populated`](crate::Populated), [`Res`], [`ResMut`], `Option<Res<_>>`,
 /// `Option<ResMut<_>>`, [`Commands`], [`Local`], `&World`, a tuple of them
-/// (up to 16), or a struct of them with `#[derive(SystemParam)]` (its
+/// (up to 16), a [`ParamSet`](crate::ParamSet) of up to 8 that may conflict
+/// with each other, or a struct of them with `#[derive(SystemParam)]` (its
 /// lifetimes named `'w` and `'s`).
 ///
 /// The methods are the scheduler's plumbing, hidden from the docs.

@@ -529,6 +529,30 @@ impl World {
         outcome.unwrap_or_else(|payload| resume_unwind(payload))
     }
 
+    /// Runs the schedule kept under `label` once, as Bevy's
+    /// `World::run_schedule` (through [`World::schedule_scope`], so the
+    /// schedule may add systems to itself). A label with no schedule runs
+    /// nothing. [`Schedule::run_frame`](crate::Schedule::run_frame) is the
+    /// frame loop that runs [`FixedUpdate`](crate::FixedUpdate) as many
+    /// times as the clock says; this runs it exactly once.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// world.insert_resource(0u32);
+    /// world.add_systems(FixedUpdate, |mut n: ResMut<u32>| *n += 1);
+    /// world.run_schedule(FixedUpdate);
+    /// world.run_schedule(FixedUpdate);
+    /// assert_eq!(*world.resource::<u32>(), 2);
+    /// ```
+    pub fn run_schedule<L: ScheduleLabel>(&mut self, label: L) {
+        if self.get_schedule(label.clone()).is_none() {
+            return;
+        }
+        self.schedule_scope(label, |world, schedule| schedule.run(world));
+    }
+
     /// Applies every state type's pending change (see the
     /// [`States`] for the order), and runs `OnEnter` of
     /// initial states not yet entered. The schedules it runs belong to the

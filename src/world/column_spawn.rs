@@ -1,9 +1,12 @@
 //! Columnar spawning: a [`ColumnBatch`] written into its table in one move.
 //!
 //! The batch types and their checks live in `column_batch.rs`; here the
-//! world allocates the entities, finds each batch's archetype, hands each
-//! column to its table or sparse set, and runs the lifecycle once every
-//! entity is complete.
+//! world allocates the entities, finds each batch's archetype (its
+//! components plus the ones they require), makes the required components'
+//! values, hands each column to its table or sparse set, and runs the
+//! lifecycle once every entity is complete. Requirements are written with
+//! the batch's own columns, in the same move: no entity passes through the
+//! archetype of its batch without them.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -12,8 +15,15 @@ use crate::archetype::ArchetypeId;
 use crate::column_batch::{BatchColumn, ColumnBatch, ColumnBatchError};
 use crate::component::{ComponentId, StorageType};
 use crate::entity::{Entity, EntityLocation};
+use crate::hooks::Requirement;
 use crate::storage::DeferredPanic;
-use crate::storage::batch::write_new_rows;
+use crate::storage::batch::{ErasedColumn, write_new_rows};
+
+/// A group's components: its own columns' and then its requirements'.
+type GroupIds = Vec<(ComponentId, StorageType)>;
+
+/// The columns of a group's requirements, one value per entity.
+type RequiredColumns = Vec<(ComponentId, StorageType, Box<dyn ErasedColumn>)>;
 
 /// A batch whose positions were checked: the entities it spawns (as
 /// positions in the whole spawn, increasing or not) and its columns.
@@ -161,16 +171,40 @@ impl World {
             }
         };
         let planned = self.plan_groups(groups);
+        // Every requirement's values are made before anything is written:
+        // a panicking constructor leaves the world as it was (the handles
+        // freed, every value made so far dropped once) and goes on.
+        let made = catch_unwind(AssertUnwindSafe(|| {
+            planned
+                .into_iter()
+                .map(|(group, ids, extras, archetype)| {
+                    let n = group.rows.len();
+                    let required: RequiredColumns = extras
+                        .iter()
+                        .map(|r| (r.component, r.storage, r.maker.make_column(n)))
+                        .collect();
+                    (group, ids, required, archetype)
+                })
+                .collect::<Vec<_>>()
+        }));
+        let planned = match made {
+            Ok(planned) => planned,
+            Err(payload) => {
+                self.free_unplaced(&spawned);
+                resume_unwind(payload);
+            }
+        };
 
         let mut panics = DeferredPanic::new();
         let lifecycle = self.components.lifecycle_active();
         let mut announced: Vec<(usize, Vec<(ComponentId, bool)>)> = Vec::new();
-        for (group, ids, archetype) in planned {
+        for (group, ids, required, archetype) in planned {
             let entities: Vec<Entity> = group.rows.iter().map(|&r| spawned[r]).collect();
             let columns = ids
                 .iter()
                 .zip(group.columns)
                 .map(|(&(id, storage), values)| (id, storage, values.into_erased()))
+                .chain(required)
                 .collect();
             // Room first, so nothing can fail once values are written; a
             // column with nothing allocated yet takes its batch's buffer.
@@ -201,34 +235,8 @@ impl World {
         self.sync_disabled_all(&spawned);
         if !announced.is_empty() {
             announced.sort_by_key(|&(row, _)| row);
-            // Every entity gets its requirements before any hook or
-            // observer runs (a panicking one must not leave later entities
-            // without theirs). A panicking constructor fails the spawn: the
-            // entities, not yet announced, go quietly, each value dropped once.
-            let completed = catch_unwind(AssertUnwindSafe(|| {
-                let mut drops = Vec::new();
-                for (row, added) in &mut announced {
-                    drops.push(self.complete_required(spawned[*row], added));
-                }
-                drops
-            }));
-            match completed {
-                Ok(drops) => {
-                    self.sync_disabled_all(&spawned);
-                    for d in drops {
-                        panics.run(|| d.resume());
-                    }
-                }
-                Err(payload) => {
-                    for &entity in &spawned {
-                        panics.run(|| {
-                            let _ = self.despawn_quietly(entity);
-                        });
-                    }
-                    drop(panics);
-                    resume_unwind(payload);
-                }
-            }
+            // Every entity is whole (requirements included) before any
+            // hook or observer runs.
             for (row, added) in &announced {
                 self.announce_insert(spawned[*row], true, added);
             }
@@ -252,19 +260,39 @@ impl World {
         }
     }
 
-    /// Registers each group's components and finds its archetype.
-    #[allow(clippy::type_complexity)]
+    /// Registers each group's components, lists the requirements they
+    /// bring and the group lacks (nearest first, each once, as a spawn of
+    /// a bundle of those components lists them), and finds the archetype
+    /// of both. The ids returned are the group's columns' then the
+    /// requirements'.
     fn plan_groups(
         &mut self,
         groups: Vec<Group>,
-    ) -> Vec<(Group, Vec<(ComponentId, StorageType)>, ArchetypeId)> {
+    ) -> Vec<(Group, GroupIds, Vec<Requirement>, ArchetypeId)> {
         let mut planned = Vec::with_capacity(groups.len());
         for group in groups {
-            let ids: Vec<(ComponentId, StorageType)> = group
+            let mut ids: GroupIds = group
                 .columns
                 .iter()
                 .map(|c| c.register(&mut self.components))
                 .collect();
+            let mut extras: Vec<Requirement> = Vec::new();
+            if self.components.lifecycle_active() {
+                for i in 0..ids.len() {
+                    let (id, _) = ids[i];
+                    if self.components.info(id).required().is_empty() {
+                        continue;
+                    }
+                    for r in self.components.resolved_requirements(id).iter() {
+                        let held = ids.iter().any(|&(c, _)| c == r.component)
+                            || extras.iter().any(|e| e.component == r.component);
+                        if !held {
+                            extras.push(r.clone());
+                        }
+                    }
+                }
+            }
+            ids.extend(extras.iter().map(|r| (r.component, r.storage)));
             let mut table_ids: Vec<ComponentId> = ids
                 .iter()
                 .filter(|&&(_, s)| s == StorageType::Table)
@@ -272,7 +300,7 @@ impl World {
                 .collect();
             table_ids.sort_unstable();
             let archetype = self.archetypes.get_or_create(&table_ids, &self.components);
-            planned.push((group, ids, archetype));
+            planned.push((group, ids, extras, archetype));
         }
         planned
     }

@@ -193,24 +193,4 @@ impl World {
         self.sync_disabled(entity);
         panics
     }
-
-    /// Completes the requirements of components just added to `entity`
-    /// outside [`World::spawn`] and [`World::insert`] (scenes), listing them
-    /// in `changes` as added; announces nothing. A panicking constructor
-    /// changes nothing and goes on. Returns the panics of replaced values'
-    /// drops, for the caller to raise once it is done.
-    pub(crate) fn complete_required(
-        &mut self,
-        entity: Entity,
-        changes: &mut Vec<(ComponentId, bool)>,
-    ) -> DeferredPanic {
-        if let Some(loc) = self.entities.get(entity) {
-            let made = self.make_required(entity, loc, changes);
-            if !made.is_empty() {
-                let nothing = self.bundles.register::<()>(&mut self.components).id;
-                return self.insert_with_made(entity, loc, nothing, (), made, changes);
-            }
-        }
-        DeferredPanic::new()
-    }
 }

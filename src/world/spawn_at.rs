@@ -134,7 +134,8 @@ impl World {
     /// # Panics
     /// If that occupant refuses despawn (the target of a relation with
     /// `on_target_despawn = "refuse"` that has sources), naming it, before
-    /// anything changes: unrelate its sources first.
+    /// anything changes: unrelate its sources first. If `entity` has index
+    /// `u32::MAX`, [`Entity::PLACEHOLDER`]'s, which no world hands out.
     ///
     /// # Example
     /// ```
@@ -152,6 +153,10 @@ impl World {
     /// assert_eq!(world.len(), 1);
     /// ```
     pub fn spawn_at(&mut self, entity: Entity, components: impl DynamicBundle) {
+        assert!(
+            entity.index() != u32::MAX,
+            "spawn_at({entity:?}): index u32::MAX is Entity::PLACEHOLDER's, never a real entity's"
+        );
         self.flush();
         while let Err(occupant) = self.entities.claim(entity) {
             // Its despawn may run observers, which may spawn: claim again.
@@ -172,6 +177,50 @@ impl World {
         // One move to the final archetype, then the spawn is announced
         // with every component in place.
         components.spawn_placed(self, entity);
+    }
+
+    /// Reserves an id for a spawn command ([`Commands::spawn`](crate::Commands::spawn)):
+    /// unlike [`World::reserve_entity`], the id never comes to life empty
+    /// at a flush; it stays reserved until [`World::spawn_held`] places
+    /// the entity whole (or the command is dropped and the id given up).
+    pub(crate) fn reserve_held_entity(&self) -> Entity {
+        self.entities.reserve_held()
+    }
+
+    /// The spawn command's step: makes `entity`, reserved with
+    /// [`World::reserve_held_entity`] (or a buffer's fresh index held the
+    /// same way), a live entity holding `bundle`, on the path of
+    /// [`World::spawn_at`]: placed with nothing and unannounced, moved
+    /// once to its final archetype, then announced whole. Until here,
+    /// nothing (queries, `contains`, observers) saw it. Fails, dropping
+    /// the bundle, if the id is not held any more (taken by a
+    /// [`World::spawn_at`] of its index), or if the bundle's
+    /// [`ChildOf`](crate::ChildOf) names a parent it cannot have (gone, or
+    /// a cycle): then the id is given up, never announced.
+    pub(crate) fn spawn_held<B: crate::bundle::Bundle>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), EntityError> {
+        self.flush();
+        if !self.entities.take_held(entity) {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        let row = self
+            .archetypes
+            .table_mut(ArchetypeId::EMPTY)
+            .push_empty(entity);
+        self.entities
+            .place(entity, location(ArchetypeId::EMPTY, row));
+        if let Err(err) = self.bundle_parent(&bundle, entity) {
+            // Placed with nothing and unannounced: it goes the same way,
+            // so the refused spawn leaves no entity (the slot is freed
+            // under a newer generation).
+            let _ = self.despawn_quietly(entity);
+            return Err(err.into());
+        }
+        self.spawn_bundle_placed(entity, bundle);
+        Ok(())
     }
 
     /// The state of this world's entity allocator, to restore with

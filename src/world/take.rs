@@ -92,24 +92,15 @@ pub trait DynamicBundle: Send + 'static {
 impl<B: Bundle> DynamicBundle for B {
     #[inline]
     fn spawn_in(self, world: &mut World) -> Entity {
-        if B::RELATES {
-            return world.spawn_relating(self);
-        }
         world.spawn_bundle(self)
     }
 
     #[inline]
     fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
-        if B::RELATES {
-            return world.insert_relating(entity, self);
-        }
         world.insert_bundle(entity, self)
     }
 
     fn spawn_placed(self, world: &mut World, entity: Entity) {
-        if B::RELATES {
-            return world.spawn_placed_relating(entity, self);
-        }
         world.spawn_bundle_placed(entity, self);
     }
 }
@@ -342,12 +333,14 @@ impl EntityBuilder {
     /// b.add_bundle((A, B));
     /// assert_eq!(b.len(), 2);
     /// ```
+    ///
+    /// Panics if the bundle holds a [`ChildOf`](crate::ChildOf): a builder
+    /// holds components, and `ChildOf` is an edge (insert it once spawned).
     pub fn add_bundle<B: Bundle>(&mut self, bundle: B) -> &mut Self {
         assert!(
-            !B::RELATES,
-            "EntityBuilder::add_bundle of `{}`: `ChildOf` is an edge, not a component, and a \
-             builder holds components; make the edge after the spawn (`World::set_parent`)",
-            crate::component::short_type_name::<B>()
+            !B::HAS_PARENT,
+            "an EntityBuilder holds components only: spawn its build, then \
+             `world.insert(e, ChildOf(parent))` (or use `World::spawn_child`)"
         );
         struct Adder<'a>(&'a mut EntityBuilder);
         impl crate::bundle::ComponentWriter for Adder<'_> {
@@ -467,7 +460,7 @@ impl EntityBuilder {
     /// ```
     pub fn build(&mut self) -> BuiltEntity {
         BuiltEntity {
-            parts: std::mem::take(&mut self.parts),
+            parts: self.parts.take(),
         }
     }
 }
@@ -521,6 +514,9 @@ impl BuiltEntity {
 }
 
 impl DynamicBundle for BuiltEntity {
+    // Inlined into the caller's `World::spawn`: the parts are spawned
+    // from where they are, not copied into this call's frame first.
+    #[inline]
     fn spawn_in(mut self, world: &mut World) -> Entity {
         world.spawn_parts(&mut self.parts)
     }

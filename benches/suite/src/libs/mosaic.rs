@@ -376,8 +376,9 @@ impl AddRemove {
     }
 }
 
-/// add_remove with B declared sparse, toggled through `World::sparse_mut`
-/// (row `mosaic_sparse`).
+/// add_remove with B declared sparse (row `mosaic_sparse`), toggled with
+/// `insert_one`/`remove_one` as issue #40's done-when and the independent
+/// harness write it.
 pub struct AddRemoveSparse {
     world: World,
     entities: Vec<Entity>,
@@ -394,15 +395,13 @@ impl AddRemoveSparse {
     }
 
     pub fn run(&mut self) {
-        // The set, resolved once for the whole pass, as the README
-        // recommends for toggling one sparse component on many entities
-        // (specs' `WriteStorage`, shipyard's `ViewMut`).
-        let mut b = self.world.sparse_mut::<SparseAddRemoveB>().unwrap();
         for &entity in &self.entities {
-            b.insert(entity, SparseAddRemoveB(0.0)).unwrap();
+            self.world
+                .insert_one(entity, SparseAddRemoveB(0.0))
+                .unwrap();
         }
         for &entity in &self.entities {
-            black_box(b.remove(entity).unwrap());
+            black_box(self.world.remove_one::<SparseAddRemoveB>(entity).unwrap());
         }
     }
 }
