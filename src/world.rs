@@ -1060,8 +1060,9 @@ impl World {
             self.insert_with_made(entity, loc, bundle_id, bundle, made, &mut changes)
         };
         // The edge a `ChildOf` in the bundle names, before the bundle's
-        // announcements: their observers find the parent set.
-        self.attach_bundle_parent(entity, parent);
+        // announcements: their observers find the parent set (and the
+        // edge's observers' commands wait for them).
+        self.attach_bundle_parent_announced(entity, parent);
         self.sync_disabled(entity);
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.

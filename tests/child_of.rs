@@ -260,3 +260,144 @@ fn a_command_spawn_under_a_gone_parent_leaves_no_entity() {
     let again = world.spawn(());
     assert!(again != orphan && !world.contains(orphan));
 }
+
+// ----- From the s3-learn branch: filters, hooks, order, held commands --------
+
+#[derive(Component, Debug, Clone, Copy, PartialEq)]
+struct Hp(u32);
+
+/// What a hook or observer saw: the entity, its parent then, whether it
+/// had its `Hp`, and the parent's children then.
+type Sight = (Entity, Option<Entity>, bool, Vec<Entity>);
+
+#[derive(Resource, Default, Debug)]
+struct Seen(Vec<Sight>);
+
+fn sight(world: &World, e: Entity) -> Sight {
+    let parent = world.parent(e);
+    let siblings = parent.map_or(Vec::new(), |p| world.children(p).to_vec());
+    (e, parent, world.has::<Hp>(e), siblings)
+}
+
+#[derive(Component)]
+#[component(on_add = hooked_added)]
+struct Hooked;
+
+fn hooked_added(mut world: DeferredWorld, e: Entity) {
+    let seen = sight(world.world(), e);
+    world.resource_mut::<Seen>().0.push(seen);
+}
+
+#[test]
+fn with_and_without_child_of_filter_children_and_roots() {
+    let mut world = World::new();
+    let root = world.spawn(Hp(1));
+    let kid = world.spawn((Hp(2), ChildOf(root)));
+    let other = world.spawn(ChildOf(root));
+    let (roots, kids) = world.run_system_once(
+        |roots: Query<Entity, Without<ChildOf>>, kids: Query<Entity, (With<ChildOf>, With<Hp>)>| {
+            (
+                roots.iter().collect::<Vec<_>>(),
+                kids.iter().collect::<Vec<_>>(),
+            )
+        },
+    );
+    assert_eq!((roots, kids), (vec![root], vec![kid]));
+    // A filter sees reparenting and unparenting at once.
+    world.remove::<ChildOf>(other).unwrap();
+    let mut roots = world.query_filtered::<Entity, Without<ChildOf>>();
+    let mut found: Vec<Entity> = roots.iter(&world).collect();
+    found.sort();
+    assert_eq!(found, [root, other]);
+}
+
+#[test]
+fn hooks_and_observers_see_the_edge_after_its_own_observers() {
+    let mut world = World::new();
+    world.init_resource::<Seen>();
+    world.observe(|t: Trigger<OnAdd, Hp>, mut w: DeferredWorld| {
+        let seen = sight(w.world(), t.target());
+        w.resource_mut::<Seen>().0.push(seen);
+    });
+    // The edge's own observers run first, on the whole entity.
+    world.observe(|t: Trigger<OnRelate<ChildOf>>, mut w: DeferredWorld| {
+        let seen = sight(w.world(), t.event().source);
+        w.resource_mut::<Seen>().0.push(seen);
+    });
+    let ship = world.spawn(());
+    let first = world.spawn((Hp(1), ChildOf(ship)));
+    let second = world.spawn((Hooked, Hp(2), ChildOf(ship)));
+    let loose = world.spawn(());
+    world.insert(loose, (Hp(3), ChildOf(first))).unwrap();
+    let commanded = world.run_system_once(move |mut commands: Commands| {
+        commands.spawn((Hp(4), ChildOf(first))).id()
+    });
+    let both = vec![first, second];
+    assert_eq!(
+        world.resource::<Seen>().0,
+        [
+            (first, Some(ship), true, vec![first]),   // OnRelate
+            (first, Some(ship), true, vec![first]),   // OnAdd<Hp>
+            (second, Some(ship), true, both.clone()), // OnRelate
+            (second, Some(ship), true, both.clone()), // on_add of Hooked
+            (second, Some(ship), true, both),         // OnAdd<Hp>
+            (loose, Some(first), true, vec![loose]),
+            (loose, Some(first), true, vec![loose]),
+            (commanded, Some(first), true, vec![loose, commanded]),
+            (commanded, Some(first), true, vec![loose, commanded]),
+        ]
+    );
+    world.check_invariants();
+}
+
+#[test]
+fn the_edges_observers_commands_wait_for_the_whole_spawn() {
+    // An `OnRelate` observer despawns the child through commands: the
+    // spawn's `OnAdd` observers still see it whole, then it goes. (Before,
+    // the edge's commands applied between the edge and the bundle's
+    // announcements: `OnAdd<Hp>` ran for a despawned entity.)
+    let mut world = World::new();
+    world.init_resource::<Seen>();
+    world.observe(|t: Trigger<OnRelate<ChildOf>>, mut w: DeferredWorld| {
+        w.commands().despawn(t.event().source);
+    });
+    world.observe(|t: Trigger<OnAdd, Hp>, mut w: DeferredWorld| {
+        let seen = sight(w.world(), t.target());
+        w.resource_mut::<Seen>().0.push(seen);
+    });
+    let p = world.spawn(());
+    let c = world.spawn((Hp(1), ChildOf(p)));
+    let kept = world.spawn(());
+    world.insert(kept, (Hp(2), ChildOf(p))).unwrap();
+    assert_eq!(
+        world.resource::<Seen>().0,
+        [
+            (c, Some(p), true, vec![c]),
+            (kept, Some(p), true, vec![kept])
+        ]
+    );
+    assert!(!world.contains(c) && !world.contains(kept));
+    assert!(world.children(p).is_empty());
+    world.check_invariants();
+}
+
+#[test]
+fn spawn_at_and_a_derived_bundle_take_child_of() {
+    #[derive(Bundle)]
+    struct Turret {
+        hp: Hp,
+        parent: ChildOf,
+    }
+    let mut world = World::new();
+    let tank = world.spawn(());
+    let id = world.spawn(());
+    world.despawn(id).unwrap();
+    world.spawn_at(id, (Hp(1), ChildOf(tank)));
+    let t = world.spawn(Turret {
+        hp: Hp(3),
+        parent: ChildOf(tank),
+    });
+    assert_eq!(world.children(tank), [id, t]);
+    assert_eq!(world.get::<Hp>(t), Ok(&Hp(3)));
+    world.check_invariants();
+}

@@ -3,7 +3,7 @@
 
 use std::any::{Any, TypeId};
 use std::marker::PhantomData;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use rustc_hash::FxHashMap;
 
@@ -70,6 +70,16 @@ use crate::world::{EntityWorldMut, World};
 /// assert!(world.insert(tank, ChildOf(turret)).is_err());
 /// assert_eq!(world.parent(tank), None);
 /// ```
+///
+/// The stored value cannot be changed in place (it would name another
+/// entity than the edge's parent): reparent with an insert or `set_parent`.
+/// ```compile_fail
+/// use mosaic::prelude::*;
+/// let mut world = World::new();
+/// let parent = world.spawn(());
+/// let child = world.spawn(ChildOf(parent));
+/// world.relation_mut::<ChildOf>(child, parent);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ChildOf(pub Entity);
 
@@ -106,6 +116,10 @@ impl Relationship for ChildOf {
     fn set_target(&mut self, target: Entity) {
         self.0 = target;
     }
+
+    /// `relation_mut::<ChildOf>` does not build: a changed `.0` would name
+    /// another entity than the edge's parent.
+    const NAMES_TARGET: bool = true;
 }
 
 /// The children of a parent: `Sources<ChildOf>`, a component on every
@@ -173,6 +187,28 @@ impl World {
             // make no structural change): this cannot fail.
             let made = self.relate(child, parent, ChildOf(parent));
             debug_assert!(made.is_ok(), "checked parent: {made:?}");
+        }
+    }
+
+    /// [`World::attach_bundle_parent`] in a change whose announcements
+    /// follow: the commands the edge's own observers issue
+    /// ([`OnRelate<ChildOf>`](super::OnRelate), a first child's
+    /// `OnAdd<Children>`) are held until the change is whole and announced,
+    /// so none of them (a despawn, say) runs between the edge and the
+    /// bundle's hooks and observers. The change's flush applies them; if
+    /// an observer of the edge panics, they are dropped, as a panicking
+    /// announcement drops its own.
+    pub(crate) fn attach_bundle_parent_announced(&mut self, child: Entity, parent: Option<Entity>) {
+        if parent.is_none() {
+            return;
+        }
+        let held = self.hold_observer_commands();
+        let made = catch_unwind(AssertUnwindSafe(|| {
+            self.attach_bundle_parent(child, parent)
+        }));
+        self.release_observer_commands(held);
+        if let Err(payload) = made {
+            self.discard_commands_on_panic(|_| resume_unwind(payload));
         }
     }
 

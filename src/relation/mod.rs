@@ -195,6 +195,13 @@ pub trait Relationship: Send + Sync + Sized + 'static {
     fn set_target(&mut self, target: Entity) {
         let _ = target;
     }
+
+    /// True if [`Relationship::set_target`] makes the data name its
+    /// target, so changing the data in place would make it disagree with
+    /// the edge: then [`World::relation_mut`] of the relation does not
+    /// build (relate again instead). [`ChildOf`] sets it.
+    #[doc(hidden)]
+    const NAMES_TARGET: bool = false;
 }
 
 /// What despawning a target does to the entities relating to it (the
@@ -1510,6 +1517,12 @@ impl World {
         source: Entity,
         target: Entity,
     ) -> Option<&mut R> {
+        const {
+            assert!(
+                !R::NAMES_TARGET,
+                "this relation's edge data names its target (as `ChildOf(parent)` does): relate again to change it"
+            )
+        };
         let i = self.edge_index::<R>(source, target)?;
         Some(&mut self.get_mut_opt::<Relation<R>>(source)?.data_mut()[i])
     }
