@@ -39,6 +39,7 @@ use thiserror::Error;
 
 use crate::archetype::ArchetypeId;
 use crate::bundle::Bundle;
+use crate::relation::ChildOf;
 use crate::entity::{Entity, FreshIndices};
 use crate::error::{ComponentError, EntityError};
 use crate::storage::DeferredPanic;
@@ -762,8 +763,10 @@ impl Commands<'_, '_> {
     }
 
     /// Records spawning an entity with `bundle` as a child of `parent`;
-    /// returns its id, valid at once. If `parent` is gone when the command
-    /// applies, the child stays a root and the command reports the error.
+    /// returns its id, valid at once. The spawn command of
+    /// `(bundle, ChildOf(parent))`: one change, the child's `OnAdd` hooks
+    /// and observers find its parent. If `parent` is gone when the command
+    /// applies, nothing is spawned and the command reports the error.
     ///
     /// # Example
     /// ```
@@ -774,9 +777,7 @@ impl Commands<'_, '_> {
     /// assert_eq!(world.parent(child), Some(parent));
     /// ```
     pub fn spawn_child<B: Bundle>(&mut self, parent: Entity, bundle: B) -> Entity {
-        let child = self.spawn(bundle);
-        self.buffer.add_child(parent, child);
-        child
+        self.spawn((bundle, ChildOf(parent)))
     }
 
     /// Records despawning `entity` and its descendants (see

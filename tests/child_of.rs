@@ -401,3 +401,50 @@ fn spawn_at_and_a_derived_bundle_take_child_of() {
     assert_eq!(world.get::<Hp>(t), Ok(&Hp(3)));
     world.check_invariants();
 }
+
+// ----- Every child-spawning path is the ChildOf bundle's (#39 leftovers) --------
+
+/// `spawn_child`, `with_children` (world and commands), `spawn_with_children`
+/// and `Commands::spawn_child` make the edge with the spawn, as
+/// `spawn((.., ChildOf(p)))` does: the child's `OnAdd` hooks and observers
+/// find its parent and its place among its siblings, and no observer ever
+/// sees the child as a root. (Before, each related the child after the
+/// spawn: both saw `None`.)
+#[test]
+fn every_child_spawning_path_makes_the_edge_before_the_announcements() {
+    let mut world = World::new();
+    world.init_resource::<Seen>();
+    world.observe(|t: Trigger<OnAdd, Hp>, mut w: DeferredWorld| {
+        let seen = sight(w.world(), t.target());
+        w.resource_mut::<Seen>().0.push(seen);
+    });
+    let p = world.spawn(());
+    let a = world.spawn_child(p, (Hooked, Hp(1))).unwrap();
+    let mut made = vec![a];
+    let mut grandchild = None;
+    world.entity_mut(p).unwrap().with_children(|s| {
+        made.push(s.spawn((Hooked, Hp(2))));
+        made.push(s.spawn_with_children((Hooked, Hp(3)), |g| {
+            grandchild = Some(g.spawn((Hooked, Hp(4))));
+        }));
+    });
+    let grandchild = grandchild.unwrap();
+    let (b, c) = world.run_system_once(move |mut commands: Commands| {
+        let b = commands.spawn_child(p, (Hooked, Hp(5)));
+        let mut c = None;
+        commands.entity(p).with_children(|s| c = Some(s.spawn((Hooked, Hp(6)))));
+        (b, c.unwrap())
+    });
+    made.extend([b, c]);
+    assert_eq!(world.children(p), made);
+    let seen = &world.resource::<Seen>().0;
+    // Two sightings per child (its hook, then the observer), each with its
+    // parent and itself among the parent's children.
+    assert_eq!(seen.len(), 2 * (made.len() + 1));
+    for (e, parent, has_hp, siblings) in seen {
+        let expected = if *e == grandchild { made[2] } else { p };
+        assert_eq!(*parent, Some(expected), "{e:?} was seen without its parent");
+        assert!(*has_hp && siblings.contains(e), "{e:?}: {siblings:?}");
+    }
+    world.check_invariants();
+}

@@ -966,9 +966,11 @@ fn a_command_spawned_child_of_a_parent_despawned_earlier_in_the_buffer() {
     });
     world.check_invariants();
     assert!(!world.contains(p));
-    // The child exists (its spawn was reserved) but has no parent.
-    assert!(world.contains(kid));
-    assert_eq!(world.parent(kid), None);
+    // The spawn command of `(Name, ChildOf(p))`: its parent is gone when it
+    // applies, so it reports the error and spawns nothing (its held id is
+    // given up), as `commands.spawn((.., ChildOf(gone)))` does.
+    assert!(!world.contains(kid));
+    assert_eq!(world.len(), 0);
 }
 
 // ----- observers ---------------------------------------------------------------------
@@ -1235,20 +1237,32 @@ fn clear_with_a_panicking_unrelate_observer_clears_nothing() {
     assert_eq!(world.query::<&Name>().iter(&world).count(), 0);
 }
 
-/// `spawn_child` promises to spawn nothing when the parent is not alive;
-/// when the child's own spawn observers despawned the parent, it returned
-/// the error and left the child spawned, a root nobody had a handle to.
+/// `spawn_child` is one change, the spawn of `(bundle, ChildOf(parent))`:
+/// the child's spawn observer sees it with its parent, and what that
+/// observer's commands do afterwards (despawn the parent) follows the
+/// whole spawn, as after `world.spawn((.., ChildOf(parent)))`: the child
+/// stays, a root, and its handle is returned. (Before, the edge came after
+/// the spawn's announcements; the observer saw a root, and its despawn of
+/// the parent made `spawn_child` despawn the child again.)
 #[test]
-fn spawn_child_whose_spawn_observer_despawns_the_parent_spawns_nothing() {
+fn spawn_child_whose_spawn_observer_despawns_the_parent_keeps_the_child_a_root() {
+    #[derive(Resource, Default)]
+    struct SawParent(Vec<Option<Entity>>);
     let mut world = World::new();
+    world.init_resource::<SawParent>();
     let parent = world.spawn(());
-    world.observe(move |_t: Trigger<OnAdd<Name>>, mut w: DeferredWorld| {
+    world.observe(move |t: Trigger<OnAdd<Name>>, mut w: DeferredWorld| {
+        let seen = w.world().parent(t.target());
+        w.resource_mut::<SawParent>().0.push(seen);
         w.commands().despawn(parent);
     });
-    let r = world.spawn_child(parent, Name("kid"));
+    let kid = world.spawn_child(parent, Name("kid")).unwrap();
     world.check_invariants();
-    assert_eq!(r, Err(RelationError::NoSuchEntity(parent)));
-    assert_eq!(world.len(), 0, "spawning nothing");
+    assert_eq!(world.resource::<SawParent>().0, [Some(parent)]);
+    assert!(!world.contains(parent));
+    assert!(world.contains(kid));
+    assert_eq!(world.parent(kid), None);
+    assert_eq!(world.len(), 1);
 }
 
 #[test]

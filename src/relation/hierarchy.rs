@@ -455,10 +455,15 @@ impl World {
         self.despawn_subtrees(&children, OnRefused::Fail)
     }
 
-    /// Spawns an entity with `bundle` as a child of `parent`.
+    /// Spawns an entity with `bundle` as a child of `parent`: the spawn of
+    /// `(bundle, ChildOf(parent))`, one change. The edge is made right
+    /// after the components go in and before they are announced, so the
+    /// child's `OnAdd`/`OnInsert` hooks and observers find its parent.
     ///
-    /// Fails, spawning nothing, if `parent` is not alive (also if the
-    /// child's spawn observers despawned it: the child is despawned again).
+    /// Fails, spawning nothing, if `parent` is not alive. What the spawn's
+    /// hooks and observers do afterwards (despawning the parent, say) is
+    /// theirs, as after any spawn. Panics if `bundle` holds a [`ChildOf`]
+    /// of its own (a bundle names its parent once).
     ///
     /// # Example
     /// ```
@@ -478,16 +483,7 @@ impl World {
         if !self.contains(parent) {
             return Err(RelationError::NoSuchEntity(parent));
         }
-        let child = self.spawn(bundle);
-        // The spawn's observers may have despawned either end: then the
-        // child goes again (nothing is left spawned, as documented).
-        if let Err(err) = self.relate(child, parent, ChildOf(parent)) {
-            if self.contains(child) {
-                let _ = self.despawn(child);
-            }
-            return Err(err);
-        }
-        Ok(child)
+        Ok(self.spawn((bundle, ChildOf(parent))))
     }
 
     /// Despawns `root` and all its descendants (through [`ChildOf`]),
@@ -1005,7 +1001,10 @@ impl std::fmt::Debug for ChildSpawner<'_> {
 }
 
 impl ChildSpawner<'_> {
-    /// Spawns a child with `bundle`; returns it.
+    /// Spawns a child with `bundle`; returns it. One change, as
+    /// [`World::spawn_child`]: the child's `OnAdd` hooks and observers find
+    /// its parent. If the parent is gone (a hook or observer of an earlier
+    /// child despawned it), the child is spawned as a root.
     ///
     /// # Example
     /// ```
@@ -1016,11 +1015,13 @@ impl ChildSpawner<'_> {
     /// assert_eq!(world.parent(kid.unwrap()), Some(p));
     /// ```
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
-        let child = self.world.spawn(bundle);
-        // The parent is alive (checked by `with_children`) unless an
-        // observer despawned it; then the child stays a root.
-        let _ = self.world.relate(child, self.parent, ChildOf(self.parent));
-        child
+        // The parent is alive (checked by `with_children`) unless a hook
+        // or observer of an earlier child despawned it.
+        if self.world.contains(self.parent) {
+            self.world.spawn((bundle, ChildOf(self.parent)))
+        } else {
+            self.world.spawn(bundle)
+        }
     }
 
     /// Spawns a child and gives its own spawner to `f`, for grandchildren.
