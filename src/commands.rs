@@ -39,9 +39,9 @@ use thiserror::Error;
 
 use crate::archetype::ArchetypeId;
 use crate::bundle::Bundle;
-use crate::relation::ChildOf;
 use crate::entity::{Entity, FreshIndices};
 use crate::error::{ComponentError, EntityError};
+use crate::relation::ChildOf;
 use crate::storage::DeferredPanic;
 use crate::world::{World, WorldId};
 

@@ -432,7 +432,9 @@ fn every_child_spawning_path_makes_the_edge_before_the_announcements() {
     let (b, c) = world.run_system_once(move |mut commands: Commands| {
         let b = commands.spawn_child(p, (Hooked, Hp(5)));
         let mut c = None;
-        commands.entity(p).with_children(|s| c = Some(s.spawn((Hooked, Hp(6)))));
+        commands
+            .entity(p)
+            .with_children(|s| c = Some(s.spawn((Hooked, Hp(6)))));
         (b, c.unwrap())
     });
     made.extend([b, c]);
