@@ -2,7 +2,8 @@
 //!
 //! A single component, a tuple of bundles (up to 16, nested freely) and any
 //! struct with `#[derive(Bundle)]` is a bundle. A bundle that names one
-//! component type twice is refused with a panic the first time it is used.
+//! component type twice, or holds two [`ChildOf`](crate::ChildOf)s, is
+//! refused with a panic the first time it is used, before anything changes.
 
 use std::any::TypeId;
 use std::sync::Arc;
@@ -67,15 +68,20 @@ pub unsafe trait Bundle: Send + Sync + 'static {
     where
         Self: Sized;
 
-    /// Whether the bundle holds a [`ChildOf`](crate::ChildOf): spawning or
-    /// inserting it also makes the entity that parent's child. Tuples and
-    /// the derive forward it; a constant, so the bundles without one pay
-    /// nothing.
+    /// How many [`ChildOf`](crate::ChildOf)s the bundle holds: spawning or
+    /// inserting one also makes the entity that parent's child. Tuples and
+    /// the derive add them up; a constant, so the bundles without one pay
+    /// nothing. More than one is refused as a component named twice is
+    /// (a panic the first time the bundle is used).
     #[doc(hidden)]
-    const HAS_PARENT: bool = false;
+    const PARENTS: usize = 0;
+
+    /// Whether the bundle holds a [`ChildOf`](crate::ChildOf).
+    #[doc(hidden)]
+    const HAS_PARENT: bool = Self::PARENTS > 0;
 
     /// The parent the bundle's [`ChildOf`](crate::ChildOf) names, if it
-    /// holds one (the first one, if several).
+    /// holds one.
     #[doc(hidden)]
     #[inline]
     fn parent_in_bundle(&self) -> Option<Entity> {
@@ -141,7 +147,7 @@ unsafe impl<C: Component> Bundle for C {
 // writes none and `take_components` takes none (the world removes a
 // `ChildOf` bundle itself, see `World::remove`).
 unsafe impl Bundle for crate::ChildOf {
-    const HAS_PARENT: bool = true;
+    const PARENTS: usize = 1;
 
     #[inline]
     fn component_ids(
@@ -167,7 +173,7 @@ macro_rules! tuple_bundle {
     ($($name:ident),*) => {
         // SAFETY: each element reports, writes and takes in the same order.
         unsafe impl<$($name: Bundle),*> Bundle for ($($name,)*) {
-            const HAS_PARENT: bool = false $(|| $name::HAS_PARENT)*;
+            const PARENTS: usize = 0 $(+ $name::PARENTS)*;
 
             #[inline]
             #[allow(unused_variables, non_snake_case)]
@@ -435,6 +441,14 @@ impl Bundles {
             &mut ComponentRegistrar { components },
             &mut |id, storage| list.push((id, storage)),
         );
+        // A second parent is a second `ChildOf`: the same mistake, the
+        // same answer, before anything changes.
+        if B::PARENTS > 1 {
+            panic!(
+                "bundle `{}` contains component `ChildOf` more than once; an entity has one parent, so a bundle may name it once",
+                crate::component::short_type_name::<B>(),
+            );
+        }
         let mut sorted: Vec<ComponentId> = list.iter().map(|&(id, _)| id).collect();
         sorted.sort_unstable();
         if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {

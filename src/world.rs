@@ -250,7 +250,8 @@ impl World {
     /// Creates an entity with the components of `bundle` (a component, a
     /// tuple of them, or a `#[derive(Bundle)]` struct).
     ///
-    /// Panics if the bundle names one component type twice.
+    /// Panics if the bundle names one component type twice (or holds two
+    /// [`ChildOf`](crate::ChildOf)s), before anything changes.
     ///
     /// # Example
     /// ```
@@ -921,12 +922,14 @@ impl World {
             .entities
             .get(entity)
             .ok_or(EntityError::NoSuchEntity(entity))?;
+        // Register first: a bundle naming a type (or a parent) twice
+        // panics here, before anything changed; and a type's first
+        // registration may switch its lifecycle on (hooks, requirements
+        // declared on the type).
+        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         // A `ChildOf` in the bundle: its parent is checked before anything
         // changes, and the edge made once the components are in.
         let parent = self.bundle_parent(&bundle, entity)?;
-        // Register first: a type's first registration may switch its
-        // lifecycle on (hooks, requirements declared on the type).
-        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         let info = self.bundles.get(bundle_id);
         if self.components.lifecycle_active() && self.components.announces_any(info.component_ids())
         {
@@ -944,17 +947,38 @@ impl World {
     /// just placed, empty and unannounced; it gets `bundle` (and its
     /// requirements) in one move, then the spawn is announced.
     pub(crate) fn spawn_bundle_placed<B: Bundle>(&mut self, entity: Entity, bundle: B) {
+        if let Err(err) = self.try_spawn_bundle_placed(entity, bundle) {
+            panic!("spawning {entity:?} with `ChildOf`: {err}");
+        }
+    }
+
+    /// [`World::spawn_bundle_placed`], failing if the bundle's
+    /// [`ChildOf`](crate::ChildOf) names a parent `entity` cannot have.
+    /// The bundle is checked before the entity gets anything (its types
+    /// registered: one named twice panics; its parent): a failed check
+    /// despawns the placed, empty, unannounced entity again, unannounced,
+    /// so the refused spawn leaves nothing.
+    pub(crate) fn try_spawn_bundle_placed<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        bundle: B,
+    ) -> Result<(), crate::relation::RelationError> {
         let loc = self.entities.get(entity).expect("placed by the caller");
-        let parent = match self.bundle_parent(&bundle, entity) {
-            Ok(parent) => parent,
-            Err(err) => {
-                // The entity is placed, empty and unannounced: it goes
-                // again, unannounced, so the failed spawn leaves nothing.
+        let checked = catch_unwind(AssertUnwindSafe(|| {
+            let bundle_id = self.bundles.register::<B>(&mut self.components).id;
+            Ok((bundle_id, self.bundle_parent(&bundle, entity)?))
+        }));
+        let (bundle_id, parent) = match checked {
+            Ok(Ok(checked)) => checked,
+            Ok(Err(err)) => {
                 let _ = self.despawn_quietly(entity);
-                panic!("spawning {entity:?} with `ChildOf`: {err}");
+                return Err(err);
+            }
+            Err(payload) => {
+                let _ = self.despawn_quietly(entity);
+                resume_unwind(payload);
             }
         };
-        let bundle_id = self.bundles.register::<B>(&mut self.components).id;
         let info = self.bundles.get(bundle_id);
         if self.components.lifecycle_active()
             && (self.components.spawn_announced()
@@ -967,6 +991,7 @@ impl World {
             self.sync_disabled(entity);
             panics.resume();
         }
+        Ok(())
     }
 
     /// [`World::spawn`] of a bundle holding a [`ChildOf`](crate::ChildOf):
@@ -977,6 +1002,8 @@ impl World {
     #[inline(never)]
     fn spawn_with_parent<B: Bundle>(&mut self, bundle: B) -> Entity {
         self.flush();
+        // A bundle naming a type or a parent twice panics here, first.
+        self.bundles.register::<B>(&mut self.components);
         if let Some(parent) = bundle.parent_in_bundle() {
             if !self.contains(parent) {
                 panic!(

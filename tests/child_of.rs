@@ -450,3 +450,71 @@ fn every_child_spawning_path_makes_the_edge_before_the_announcements() {
     }
     world.check_invariants();
 }
+
+/// Runs `f`, which must panic with a message containing `needle`.
+fn panics_with(needle: &str, f: impl FnOnce()) {
+    let payload =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("expected a panic");
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(message.contains(needle), "{message:?}");
+}
+
+/// A bundle naming two parents is refused as one naming a component type
+/// twice is: a panic the first time it is used, before anything changes,
+/// on every path (spawn, insert, spawn_child, spawn_at, commands). (Before,
+/// the first `ChildOf` silently won.) A bundle naming a component twice
+/// next to a `ChildOf`, or given to `spawn_at`, leaves no entity either.
+#[test]
+fn two_parents_in_one_bundle_are_refused_like_a_duplicate_component() {
+    let mut world = World::new();
+    let (a, b) = (world.spawn(()), world.spawn(()));
+    let e = world.spawn(Hp(0));
+    let before = world.len();
+    let unchanged = |world: &World| {
+        assert_eq!(world.len(), before);
+        assert!(world.children(a).is_empty() && world.children(b).is_empty());
+        assert_eq!(world.get::<Hp>(e), Ok(&Hp(0)));
+        world.check_invariants();
+    };
+    panics_with("`ChildOf` more than once", || {
+        world.spawn((Hp(1), ChildOf(a), ChildOf(b)));
+    });
+    unchanged(&world);
+    panics_with("`ChildOf` more than once", || {
+        let _ = world.insert(e, (Hp(2), (ChildOf(a), ChildOf(b))));
+    });
+    unchanged(&world);
+    panics_with("`ChildOf` more than once", || {
+        let _ = world.spawn_child(a, (Hp(3), ChildOf(b)));
+    });
+    unchanged(&world);
+    let id = world.spawn(());
+    world.despawn(id).unwrap();
+    panics_with("`ChildOf` more than once", || {
+        world.spawn_at(id, (ChildOf(a), Hp(4), ChildOf(b)));
+    });
+    assert!(!world.contains(id));
+    unchanged(&world);
+    let mut commands = CommandBuffer::new(&world);
+    let queued = commands.spawn((ChildOf(a), ChildOf(b)));
+    panics_with("`ChildOf` more than once", || {
+        let _ = commands.apply(&mut world);
+    });
+    assert!(!world.contains(queued));
+    unchanged(&world);
+    // A component twice, next to a parent or through spawn_at: the same
+    // panic as a plain spawn's, and no empty entity left behind.
+    panics_with("more than once", || {
+        world.spawn((Hp(5), Hp(6), ChildOf(a)));
+    });
+    unchanged(&world);
+    panics_with("more than once", || {
+        world.spawn_at(id, (Hp(7), Hp(8)));
+    });
+    assert!(!world.contains(id));
+    unchanged(&world);
+}

@@ -259,7 +259,7 @@ fn bundle_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             }
 
             // A `ChildOf` field makes the spawned entity its parent's child.
-            const HAS_PARENT: bool = false #(|| <#types as ::mosaic::Bundle>::HAS_PARENT)*;
+            const PARENTS: usize = 0 #(+ <#types as ::mosaic::Bundle>::PARENTS)*;
 
             fn parent_in_bundle(&self) -> ::core::option::Option<::mosaic::Entity> {
                 ::core::option::Option::None

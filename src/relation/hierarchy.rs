@@ -40,7 +40,9 @@ use crate::world::{EntityWorldMut, World};
 /// alive, or (inserting) a parent that would close a cycle, is refused
 /// before anything changes: [`World::insert`] returns
 /// [`EntityError::Relation`], a command reports it, [`World::spawn`]
-/// panics (it has no error to return) and spawns nothing.
+/// panics (it has no error to return) and spawns nothing. A bundle holding
+/// two `ChildOf`s is refused as one naming a component type twice: a
+/// panic the first time it is used, before anything changes.
 /// `world.remove::<ChildOf>(e)` detaches the child and returns its old
 /// `ChildOf` ([`World::remove_parent`]). `Query<&ChildOf>` (and
 /// `Option<&ChildOf>`) reads a child's edge: the stored value, no lookup

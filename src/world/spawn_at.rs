@@ -212,15 +212,9 @@ impl World {
             .push_empty(entity);
         self.entities
             .place(entity, location(ArchetypeId::EMPTY, row));
-        if let Err(err) = self.bundle_parent(&bundle, entity) {
-            // Placed with nothing and unannounced: it goes the same way,
-            // so the refused spawn leaves no entity (the slot is freed
-            // under a newer generation).
-            let _ = self.despawn_quietly(entity);
-            return Err(err.into());
-        }
-        self.spawn_bundle_placed(entity, bundle);
-        Ok(())
+        // A refused bundle leaves no entity: the placed one goes again,
+        // unannounced (the slot freed under a newer generation).
+        Ok(self.try_spawn_bundle_placed(entity, bundle)?)
     }
 
     /// The state of this world's entity allocator, to restore with
