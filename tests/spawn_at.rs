@@ -173,3 +173,56 @@ fn the_placeholder_is_never_an_entity() {
     assert_eq!(world.get::<Hp>(e).unwrap().0, 1);
     world.check_invariants();
 }
+
+/// An id whose index lies far past every slot the world has used (a
+/// corrupt save, a hostile peer: `Entity::from_bits` of any number) is
+/// refused with a message before anything changes; growing the allocator
+/// to it would cost 16 bytes a slot, gigabytes for an index of 3·10⁹, and
+/// the process aborted out of memory. An index up to the documented limit
+/// past the used slots still works, and so does the next limit's worth
+/// from there (ascending ids rebuild a world of any size).
+#[test]
+fn an_index_far_past_the_used_slots_is_refused_not_an_abort() {
+    let mut world = World::new();
+    let e = world.spawn(Hp(1));
+    let slots = world.entities_snapshot().slots().len();
+    for index in [3_000_000_000u32, u32::MAX - 1] {
+        let far = Entity::from_bits((1 << 32) | u64::from(index)).unwrap();
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.spawn_at(far, Hp(3));
+        }))
+        .unwrap_err();
+        let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            text.contains("past the") && text.contains("spawn_at"),
+            "{text}"
+        );
+        assert!(!world.contains(far));
+        assert_eq!(world.len(), 1);
+        assert_eq!(world.entities_snapshot().slots().len(), slots);
+        assert_eq!(world.get::<Hp>(e), Ok(&Hp(1)));
+        world.check_invariants();
+    }
+}
+
+/// The limit's edge: `SPAWN_AT_MAX_GROWTH` new slots are fine, one more is
+/// refused. (Natively only: it makes 2^24 slots, too many for Miri.)
+#[test]
+#[cfg_attr(miri, ignore)]
+fn spawn_at_grows_the_allocator_up_to_the_limit() {
+    let mut world = World::new();
+    world.spawn(Hp(1));
+    let limit = World::SPAWN_AT_MAX_GROWTH as u64;
+    let at = |index: u64| Entity::from_bits((1 << 32) | index).unwrap();
+    // One slot used: indices up to `1 + limit - 1` make at most `limit` new ones.
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.spawn_at(at(1 + limit), Hp(4));
+    }));
+    assert!(refused.is_err());
+    assert_eq!(world.len(), 1);
+    world.spawn_at(at(limit), Hp(4));
+    assert_eq!(world.get::<Hp>(at(limit)), Ok(&Hp(4)));
+    // The skipped slots are free: the next spawn takes one of them.
+    assert!(world.spawn(Hp(5)).index() < limit as u32);
+    assert_eq!(world.len(), 3);
+}

@@ -125,6 +125,32 @@ pub enum RestoreEntitiesError {
 }
 
 impl World {
+    /// How many entity slots one [`World::spawn_at`] may add to the
+    /// allocator: an index at most this far past the slots the world has
+    /// used (16,777,216; each slot costs 16 bytes, so 256 MB at most per
+    /// call). A farther index, which only a corrupt or hostile id names
+    /// (`Entity::from_bits` of any number), is refused with a panic
+    /// before anything changes, rather than growing the allocator to it
+    /// and aborting out of memory. Ids rebuilt in ascending index order
+    /// never meet the limit unless two of them are that far apart.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// let mut world = World::new();
+    /// let far = Entity::from_bits((1 << 32) | 3_000_000_000).unwrap();
+    /// let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    ///     world.spawn_at(far, ());
+    /// }));
+    /// assert!(refused.is_err());
+    /// assert!(world.is_empty());
+    /// let near = Entity::from_bits((1 << 32) | 1000).unwrap();
+    /// world.spawn_at(near, ());
+    /// assert!(world.contains(near));
+    /// assert!(1000 < World::SPAWN_AT_MAX_GROWTH);
+    /// ```
+    pub const SPAWN_AT_MAX_GROWTH: u32 = 1 << 24;
+
     /// Spawns an entity with exactly the id `entity` (index and
     /// generation), as hecs's `spawn_at`: for rebuilding a world with the
     /// ids of another (a save game, a replay, a network peer). An entity
@@ -135,7 +161,10 @@ impl World {
     /// If that occupant refuses despawn (the target of a relation with
     /// `on_target_despawn = "refuse"` that has sources), naming it, before
     /// anything changes: unrelate its sources first. If `entity` has index
-    /// `u32::MAX`, [`Entity::PLACEHOLDER`]'s, which no world hands out.
+    /// `u32::MAX`, [`Entity::PLACEHOLDER`]'s, which no world hands out. If
+    /// its index lies more than [`World::SPAWN_AT_MAX_GROWTH`] slots past
+    /// those this world has used (growing the allocator that far would
+    /// cost gigabytes), before anything changes.
     ///
     /// # Example
     /// ```
@@ -158,6 +187,16 @@ impl World {
             "spawn_at({entity:?}): index u32::MAX is Entity::PLACEHOLDER's, never a real entity's"
         );
         self.flush();
+        let used = self.entities.slot_count() as u64;
+        let index = u64::from(entity.index());
+        assert!(
+            index < used + u64::from(Self::SPAWN_AT_MAX_GROWTH),
+            "spawn_at({entity:?}): index {index} lies {} slots past the {used} this world has used; \
+             one spawn_at adds at most World::SPAWN_AT_MAX_GROWTH ({}) slots (16 bytes each): \
+             is the id corrupt? (rebuilding a world, spawn its ids in ascending index order)",
+            index + 1 - used,
+            Self::SPAWN_AT_MAX_GROWTH,
+        );
         while let Err(occupant) = self.entities.claim(entity) {
             // Its despawn may run observers, which may spawn: claim again.
             if let Err(EntityError::DespawnRefused { relation, .. }) = self.despawn(occupant) {
