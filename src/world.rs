@@ -453,7 +453,12 @@ impl World {
     /// [`World::despawn_recursive`].
     ///
     /// Fails (changing nothing) if the handle is stale, or if a relation
-    /// keeps `entity` alive ([`EntityError::DespawnRefused`]).
+    /// keeps `entity` alive ([`EntityError::DespawnRefused`]): a
+    /// [`Refuse`](crate::OnTargetDespawn::Refuse) edge from a source that
+    /// survives the despawn. A source that goes with it (itself, or one
+    /// its relations doom, [`Despawn`](crate::OnTargetDespawn::Despawn))
+    /// keeps nothing: the rule of every despawn, recursive and cascading
+    /// ones included.
     ///
     /// # Example
     /// ```
@@ -496,8 +501,14 @@ impl World {
         entity: Entity,
         despawn: impl FnOnce(&mut World) -> Result<R, EntityError>,
     ) -> Result<R, EntityError> {
-        if let Some(relation) = self.relations.refusing(self, entity) {
-            return Err(EntityError::DespawnRefused { entity, relation });
+        // A pin only matters if its source survives: the rule of every
+        // sweep, decided only when there is a pin (a despawn with none
+        // pays one check).
+        if self.relations.refusing(self, entity).is_some() {
+            let sweep = self.decide_sweep(&[entity], Vec::new());
+            if let Some(&(entity, relation)) = sweep.refused.first() {
+                return Err(EntityError::DespawnRefused { entity, relation });
+            }
         }
         // The sources go even if the despawn panicked (a value's drop: the
         // entity is gone all the same), then the panic goes on.

@@ -1356,3 +1356,76 @@ fn a_pin_inside_the_doomed_set_refuses_neither_sweep() {
         world.check_invariants();
     }
 }
+
+/// One refuse rule for every despawn (the cascade's, `decide_doomed`):
+/// the doomed set is what the despawn names (an entity, a subtree) plus
+/// the sources its relations' `Despawn` policies doom in turn, and only a
+/// pin from outside that whole set keeps an entity. C is X's child; S is
+/// owned by C (it goes with C) and pins C. `despawn(C)`,
+/// `despawn_recursive(X)` and a cascade from an owner of C all take S
+/// along, so S's pin keeps nothing: all three go through. (Before, the
+/// plain despawn and the recursive one counted S as a survivor, S being
+/// outside the named set, and refused.) A pin on S from outside keeps S,
+/// and S, surviving, keeps C: then each of them is refused, changing
+/// nothing.
+#[test]
+fn a_pin_from_a_source_the_despawn_dooms_keeps_nothing_on_any_path() {
+    // (world, x, c, s): x --parent of--> c, s OwnedBy c, s DependsOn c.
+    let shape = |owner_instead_of_parent: bool| {
+        let mut world = World::new();
+        let [x, c, s] = spawn_n(&mut world, 3)[..] else {
+            unreachable!()
+        };
+        if owner_instead_of_parent {
+            world.relate(c, x, OwnedBy).unwrap();
+        } else {
+            world.add_child(x, c).unwrap();
+        }
+        world.relate(s, c, OwnedBy).unwrap();
+        world.relate(s, c, DependsOn).unwrap();
+        (world, x, c, s)
+    };
+    type Despawn = fn(&mut World, Entity, Entity) -> Result<(), EntityError>;
+    let paths: [(&str, bool, Despawn); 4] = [
+        ("despawn(c)", false, |w, _, c| w.despawn(c)),
+        ("despawn_recursive(x)", false, |w, x, _| {
+            w.despawn_recursive(x)
+        }),
+        ("despawn_descendants(x)", false, |w, x, _| {
+            w.despawn_descendants(x)
+        }),
+        ("cascade from x", true, |w, x, _| w.despawn(x)),
+    ];
+    for (name, owner, despawn) in paths {
+        let (mut world, x, c, s) = shape(owner);
+        let keep = world.spawn(());
+        despawn(&mut world, x, c).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!world.contains(c) && !world.contains(s), "{name}");
+        assert!(world.contains(keep), "{name}");
+        world.check_invariants();
+
+        // An outsider pins S: S survives, and its pin keeps C.
+        let (mut world, x, c, s) = shape(owner);
+        let outsider = world.spawn(());
+        world.relate(outsider, s, DependsOn).unwrap();
+        let result = despawn(&mut world, x, c);
+        if owner {
+            // The cascade keeps what a survivor pins, and goes on.
+            assert_eq!(result, Ok(()), "{name}");
+            assert!(!world.contains(x), "{name}");
+        } else {
+            assert_eq!(
+                result,
+                Err(EntityError::DespawnRefused {
+                    entity: c,
+                    relation: "DependsOn"
+                }),
+                "{name}"
+            );
+            assert!(world.contains(x), "{name}");
+        }
+        assert!(world.contains(c) && world.contains(s), "{name}");
+        assert_eq!(world.targets::<DependsOn>(s), [c], "{name}");
+        world.check_invariants();
+    }
+}

@@ -138,20 +138,30 @@ fn self_edges_under_despawn_and_refuse_policies() {
     assert!(!world.contains(e[2]), "a part of a despawned whole goes");
     assert!(world.is_empty());
 
-    // Depending on itself: refused until the edge goes.
+    // Depending on itself: the pin's source goes with its target, so it
+    // keeps nothing (the rule of every despawn: only a survivor's pin
+    // refuses), for a plain despawn as for a recursive one.
     let a = world.spawn(());
     world.relate(a, a, DependsOn).unwrap();
+    world.despawn(a).unwrap();
+    world.check_invariants();
+    let b = world.spawn(());
+    world.relate(b, b, DependsOn).unwrap();
+    world.despawn_recursive(b).unwrap();
+    assert!(world.is_empty());
+    world.check_invariants();
+    // Pinned by another as well: refused, changing nothing.
+    let (c, d) = (world.spawn(()), world.spawn(()));
+    world.relate(c, c, DependsOn).unwrap();
+    world.relate(d, c, DependsOn).unwrap();
     assert_eq!(
-        world.despawn(a),
+        world.despawn(c),
         Err(EntityError::DespawnRefused {
-            entity: a,
+            entity: c,
             relation: "DependsOn"
         })
     );
-    assert!(world.contains(a));
-    world.check_invariants();
-    world.unrelate::<DependsOn>(a, a).unwrap();
-    world.despawn(a).unwrap();
+    assert_eq!(world.sources::<DependsOn>(c), [c, d]);
     world.check_invariants();
 }
 

@@ -768,13 +768,50 @@ impl Model {
         }
     }
 
-    /// `World::despawn(e)` in the model: refused if something pins `e`;
-    /// else `e` goes, then its cascade.
+    /// The one refuse rule of every despawn (issue 39): `named` go, all or
+    /// none, with what they own and, in turn, what that owns, except an
+    /// owned entity pinned by a live entity outside the doomed set (and
+    /// what only it would doom): the largest such set, by a fixpoint.
+    /// Then a named entity pinned from outside that set refuses the whole
+    /// (`Err` with the first such, in `named` order); else the owned
+    /// entities that go with them.
+    pub fn decide(&self, named: &[Entity]) -> Result<Vec<Entity>, Entity> {
+        let mut kept: BTreeSet<Entity> = BTreeSet::new();
+        loop {
+            let mut doomed: BTreeSet<Entity> = named.iter().copied().collect();
+            let mut order: Vec<Entity> = named.to_vec();
+            let mut i = 0;
+            while i < order.len() {
+                for s in self.live_owned(order[i]) {
+                    if !kept.contains(&s) && doomed.insert(s) {
+                        order.push(s);
+                    }
+                }
+                i += 1;
+            }
+            let pinned = |e: Entity| self.live_pinners(e).iter().any(|p| !doomed.contains(p));
+            let before = kept.len();
+            for &e in &order[named.len()..] {
+                if pinned(e) {
+                    kept.insert(e);
+                }
+            }
+            if kept.len() == before {
+                if let Some(&e) = named.iter().find(|&&e| pinned(e)) {
+                    return Err(e);
+                }
+                return Ok(order.split_off(named.len()));
+            }
+        }
+    }
+
+    /// `World::despawn(e)` in the model: refused if a survivor pins `e`
+    /// (see [`Model::decide`]); else `e` goes, then its cascade.
     pub fn despawn_plain(&mut self, e: Entity) -> Result<(), EntityError> {
         if !self.live.contains_key(&e) {
             return Err(EntityError::NoSuchEntity(e));
         }
-        if !self.live_pinners(e).is_empty() {
+        if self.decide(&[e]).is_err() {
             return Err(EntityError::DespawnRefused {
                 entity: e,
                 relation: "Pn",
@@ -787,10 +824,10 @@ impl Model {
 
     /// One sweep in the model (`despawn_recursive` of each root, as
     /// `despawn_descendants` runs it): refused, changing nothing, if any
-    /// entity of the subtrees is pinned by an entity outside them (a pin
-    /// between two doomed entities keeps nothing, as in a cascade: issue
-    /// 39, item 11); else the subtrees go, then their cascade. Returns
-    /// whether it went.
+    /// entity of the subtrees is pinned by a survivor (see
+    /// [`Model::decide`]: a pin from an entity the sweep or its cascade
+    /// takes keeps nothing, issue 39); else the subtrees go, then their
+    /// cascade. Returns whether it went.
     pub fn sweep(&mut self, roots: &[Entity]) -> bool {
         let mut doomed = Vec::new();
         for &r in roots {
@@ -800,10 +837,7 @@ impl Model {
                 }
             }
         }
-        if doomed
-            .iter()
-            .any(|&e| self.live_pinners(e).iter().any(|p| !doomed.contains(p)))
-        {
+        if self.decide(&doomed).is_err() {
             return false;
         }
         for e in &doomed {

@@ -431,8 +431,9 @@ impl World {
     /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse) from a
     /// source that stays ([`EntityError::DespawnRefused`]): every
     /// descendant is checked before any goes. A refusing source that goes
-    /// in the same sweep keeps nothing (the rule of cascades, so the same
-    /// graph gives the same world). A panic in user code (a `Drop`, a hook, an
+    /// in the same sweep (a descendant, or a source the descendants'
+    /// relations doom) keeps nothing: the rule of every despawn, so the
+    /// same graph gives the same world. A panic in user code (a `Drop`, a hook, an
     /// observer) does not stop the sweep: the first panic is raised once
     /// every descendant is gone.
     ///
@@ -502,10 +503,11 @@ impl World {
     /// Fails, changing nothing, if `root` is not alive, or if some entity
     /// of the subtree is the target of a relation whose policy is
     /// [`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse) from a
-    /// source outside the subtree ([`EntityError::DespawnRefused`]). A
-    /// refusing source inside the subtree goes with it and keeps nothing,
-    /// as in a cascade ([`OnTargetDespawn::Despawn`](super::OnTargetDespawn::Despawn)):
-    /// the same graph gives the same world.
+    /// source that survives ([`EntityError::DespawnRefused`]). A refusing
+    /// source that goes too (inside the subtree, or doomed by the
+    /// subtree's relations, [`OnTargetDespawn::Despawn`](super::OnTargetDespawn::Despawn))
+    /// keeps nothing, the rule of every despawn: the same graph gives the
+    /// same world.
     ///
     /// A panic in user code (a value's `Drop`, a hook, an observer, such
     /// as an `OnUnrelate` one) does not stop the rest of the subtree going:
@@ -552,8 +554,9 @@ impl World {
     /// and state scoping: despawns each of `roots` (alive, checked by the
     /// caller) with all its descendants, as one operation, in three steps.
     ///
-    /// 1. Decide: the doomed set is the roots' subtrees, read from the
-    ///    graph before any user code runs; a subtree holding an entity its
+    /// 1. Decide: the doomed set is the roots' subtrees and what their
+    ///    relations doom, read from the graph before any user code runs
+    ///    ([`World::decide_sweep`]); a subtree holding an entity its
     ///    relations keep alive ([`OnTargetDespawn::Refuse`](super::OnTargetDespawn::Refuse)
     ///    from a source outside the doomed set) fails the whole sweep or
     ///    stays, by `on_refused`.
@@ -574,45 +577,41 @@ impl World {
         self.register_relation::<ChildOf>();
         let mut roots = roots.to_vec();
         roots.retain(|&r| self.contains(r));
-        // Step 1: decide. Refusals first: nothing may change if one is
-        // found (or the refused subtrees are left out, whole). As for a
-        // cascade ([`World::decide_doomed`]), only a refusing source
-        // outside the doomed set keeps an entity alive: a pin between two
-        // entities of the sweep keeps nothing, whatever order the edges
-        // were made in. Leaving a subtree out shrinks the set, so that is
-        // repeated until no root is refused.
+        // Step 1: decide, by the rule of every despawn
+        // ([`World::decide_sweep`]): the subtrees go, with the sources
+        // their relations' policies doom, and only a pin from outside all
+        // that keeps an entity alive (a pin between two entities of the
+        // sweep keeps nothing, whatever order the edges were made in).
+        // Nothing may change if a subtree is refused; or the refused
+        // subtrees are left out, whole, which shrinks the set: repeated
+        // until no root is refused.
         if self.relations().any_refuse() {
             loop {
-                let mut doomed = rustc_hash::FxHashSet::default();
+                let mut named = Vec::new();
+                let mut seen = rustc_hash::FxHashSet::default();
                 for &r in &roots {
-                    doomed.insert(r);
-                    doomed.extend(self.descendants(r));
+                    for e in std::iter::once(r).chain(self.descendants(r)) {
+                        if seen.insert(e) {
+                            named.push(e);
+                        }
+                    }
                 }
-                let refused = |world: &World, root: Entity| {
-                    std::iter::once(root)
-                        .chain(world.descendants(root))
-                        .find_map(|e| {
-                            world
-                                .relations()
-                                .refusing_outside(world, e, &doomed)
-                                .map(|r| (e, r))
-                        })
+                let refused = self.decide_sweep(&named, Vec::new()).refused;
+                let Some(&(entity, relation)) = refused.first() else {
+                    break;
                 };
                 match on_refused {
                     OnRefused::Fail => {
-                        if let Some((entity, relation)) =
-                            roots.iter().find_map(|&r| refused(self, r))
-                        {
-                            return Err(EntityError::DespawnRefused { entity, relation });
-                        }
-                        break;
+                        return Err(EntityError::DespawnRefused { entity, relation });
                     }
                     OnRefused::Keep => {
-                        let before = roots.len();
-                        roots.retain(|&r| refused(self, r).is_none());
-                        if roots.len() == before {
-                            break;
-                        }
+                        let refused: rustc_hash::FxHashSet<Entity> =
+                            refused.iter().map(|&(e, _)| e).collect();
+                        roots.retain(|&r| {
+                            !std::iter::once(r)
+                                .chain(self.descendants(r))
+                                .any(|e| refused.contains(&e))
+                        });
                     }
                 }
             }

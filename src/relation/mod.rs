@@ -233,9 +233,14 @@ pub enum OnTargetDespawn {
     /// edge to the despawned target removed), and so does what only it
     /// would doom; a refusing source that is doomed too keeps nothing.
     Despawn,
-    /// Refuse to despawn the target while anything relates to it:
-    /// [`World::despawn`] fails with [`EntityError::DespawnRefused`](crate::EntityError::DespawnRefused)
-    /// and changes nothing.
+    /// Refuse to despawn the target while a source that would survive the
+    /// despawn relates to it: [`World::despawn`] fails with
+    /// [`EntityError::DespawnRefused`](crate::EntityError::DespawnRefused)
+    /// and changes nothing. One rule for every despawn (plain, recursive,
+    /// state scoping, cascades): the doomed set is the entities named and
+    /// those the `Despawn` policies doom with them, and a source inside
+    /// it (the target itself, one it owns, one of the same subtree) keeps
+    /// nothing.
     Refuse,
 }
 
@@ -880,6 +885,17 @@ struct Kind {
     sources_of: for<'w> fn(&'w World, Entity) -> &'w [Entity],
 }
 
+/// What [`World::decide_sweep`] decided.
+#[derive(Debug)]
+pub(crate) struct Sweep {
+    /// The entities cascades doom besides the named ones, in the order
+    /// to despawn them (breadth first).
+    pub cascade: Vec<Entity>,
+    /// The named entities a survivor keeps alive, in the order named, each
+    /// with the first relation that keeps it: the despawn is refused.
+    pub refused: Vec<(Entity, &'static str)>,
+}
+
 /// The relation types a world has seen, and the cleanup work of despawns.
 pub(crate) struct Relations {
     kinds: Vec<Kind>,
@@ -964,8 +980,9 @@ impl Relations {
         self.any_refuse
     }
 
-    /// The first relation under which `entity` (despawned) must be kept
-    /// alive: it has sources of a [`OnTargetDespawn::Refuse`] relation.
+    /// The first relation under which `entity` (despawned) may be kept
+    /// alive: it has sources of a [`OnTargetDespawn::Refuse`] relation
+    /// (which keep it unless they go too: [`World::decide_sweep`]).
     pub(crate) fn refusing(&self, world: &World, entity: Entity) -> Option<&'static str> {
         if !self.any_refuse {
             return None;
@@ -974,30 +991,6 @@ impl Relations {
             .iter()
             .filter(|k| k.policy == OnTargetDespawn::Refuse)
             .find(|k| world.contains_id(entity, k.sources))
-            .map(|k| k.name)
-    }
-
-    /// [`Relations::refusing`] for `entity` going with every entity of
-    /// `doomed`: only a refusing source outside that set keeps it alive (a
-    /// doomed source keeps nothing, the rule of
-    /// [`World::decide_doomed`]).
-    pub(crate) fn refusing_outside(
-        &self,
-        world: &World,
-        entity: Entity,
-        doomed: &rustc_hash::FxHashSet<Entity>,
-    ) -> Option<&'static str> {
-        if !self.any_refuse {
-            return None;
-        }
-        self.kinds
-            .iter()
-            .filter(|k| k.policy == OnTargetDespawn::Refuse)
-            .find(|k| {
-                (k.sources_of)(world, entity)
-                    .iter()
-                    .any(|s| !doomed.contains(s))
-            })
             .map(|k| k.name)
     }
 
@@ -1598,16 +1591,42 @@ impl World {
     /// a policy dooms with each of them; but not an entity that a source
     /// outside that set keeps alive ([`OnTargetDespawn::Refuse`]), nor
     /// what only such a survivor would doom. A refusing source that is
-    /// doomed itself keeps nothing. The answer is the largest such set,
-    /// found by leaving survivors out until none is left to find, so it
-    /// does not depend on the order the edges were made in. Breadth first
-    /// from the seeds (dead ones skipped), the order the caller despawns in.
+    /// doomed itself keeps nothing. Breadth first from the seeds (dead
+    /// ones skipped), the order the caller despawns in. See
+    /// [`World::decide_sweep`], the rule itself.
     pub(crate) fn decide_doomed(&self, seeds: Vec<Entity>) -> Vec<Entity> {
+        self.decide_sweep(&[], seeds).cascade
+    }
+
+    /// The one refuse rule of every despawn (plain, recursive, of a
+    /// state's scope, a cascade), decided on the graph alone, before any
+    /// entity goes. `named` are the entities the operation names (a
+    /// despawned entity, the subtrees of a recursive despawn: alive,
+    /// distinct), which go whole or not at all; `seeds` are sources a
+    /// cascade dooms. The doomed set is `named`, `seeds`, and in turn the
+    /// sources that [`OnTargetDespawn::Despawn`] policies doom with any of
+    /// them; a cascaded entity that a source outside the doomed set keeps
+    /// alive ([`OnTargetDespawn::Refuse`]) stays, with what only it would
+    /// doom. The answer is the largest such set, found by leaving
+    /// survivors out until none is left to find, so it does not depend on
+    /// the order the edges were made in. Then each named entity that a
+    /// source outside the final set keeps alive is refused: a refusing
+    /// source that goes too keeps nothing.
+    pub(crate) fn decide_sweep(&self, named: &[Entity], seeds: Vec<Entity>) -> Sweep {
         let kinds = &self.relations().kinds;
+        let pins = |doomed: &rustc_hash::FxHashSet<Entity>, e: Entity| {
+            kinds
+                .iter()
+                .filter(|k| k.policy == OnTargetDespawn::Refuse)
+                .find(|k| (k.sources_of)(self, e).iter().any(|s| !doomed.contains(s)))
+                .map(|k| k.name)
+        };
         let mut kept = rustc_hash::FxHashSet::default();
         loop {
-            let mut doomed = rustc_hash::FxHashSet::default();
-            let mut order: Vec<Entity> = Vec::with_capacity(seeds.len());
+            let mut doomed: rustc_hash::FxHashSet<Entity> = named.iter().copied().collect();
+            // The named entities first (their own cascades), then the
+            // seeds and what each dooms, breadth first.
+            let mut order: Vec<Entity> = named.to_vec();
             for &s in &seeds {
                 if self.contains(s) && !kept.contains(&s) && doomed.insert(s) {
                     order.push(s);
@@ -1629,17 +1648,21 @@ impl World {
                 }
             }
             let before = kept.len();
-            for &e in &order {
-                let refused = kinds
-                    .iter()
-                    .filter(|k| k.policy == OnTargetDespawn::Refuse)
-                    .any(|k| (k.sources_of)(self, e).iter().any(|s| !doomed.contains(s)));
-                if refused {
+            for &e in &order[named.len()..] {
+                if pins(&doomed, e).is_some() {
                     kept.insert(e);
                 }
             }
             if kept.len() == before {
-                return order;
+                let refused = named
+                    .iter()
+                    .filter_map(|&e| pins(&doomed, e).map(|r| (e, r)))
+                    .collect();
+                order.drain(..named.len());
+                return Sweep {
+                    cascade: order,
+                    refused,
+                };
             }
         }
     }
