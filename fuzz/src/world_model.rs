@@ -726,8 +726,8 @@ impl Model {
     /// The cascade after `dead` went (they are no longer live): the
     /// entities they owned and, in turn, what those own, except an entity
     /// pinned by a live entity outside the doomed set (and what only it
-    /// would doom): the largest such set, found by a fixpoint. Removes
-    /// them from the live set.
+    /// would doom): [`Model::decide`] with these seeds. Removes them from
+    /// the live set.
     pub fn cascade(&mut self, dead: &[Entity]) {
         let seeds: Vec<Entity> = self
             .owners
@@ -735,51 +735,29 @@ impl Model {
             .filter(|&(s, o)| dead.contains(o) && self.live.contains_key(s))
             .map(|(&s, _)| s)
             .collect();
-        let mut kept: BTreeSet<Entity> = BTreeSet::new();
-        loop {
-            let mut doomed: BTreeSet<Entity> = BTreeSet::new();
-            let mut order: Vec<Entity> = Vec::new();
-            for &s in &seeds {
-                if !kept.contains(&s) && doomed.insert(s) {
-                    order.push(s);
-                }
-            }
-            let mut i = 0;
-            while i < order.len() {
-                for s in self.live_owned(order[i]) {
-                    if !kept.contains(&s) && doomed.insert(s) {
-                        order.push(s);
-                    }
-                }
-                i += 1;
-            }
-            let before = kept.len();
-            for &e in &order {
-                if self.live_pinners(e).iter().any(|p| !doomed.contains(p)) {
-                    kept.insert(e);
-                }
-            }
-            if kept.len() == before {
-                for e in order {
-                    self.live.remove(&e);
-                }
-                return;
-            }
+        let doomed = self.decide(&[], &seeds).expect("no entity named");
+        for e in doomed {
+            self.live.remove(&e);
         }
     }
 
     /// The one refuse rule of every despawn (issue 39): `named` go, all or
-    /// none, with what they own and, in turn, what that owns, except an
-    /// owned entity pinned by a live entity outside the doomed set (and
-    /// what only it would doom): the largest such set, by a fixpoint.
-    /// Then a named entity pinned from outside that set refuses the whole
-    /// (`Err` with the first such, in `named` order); else the owned
-    /// entities that go with them.
-    pub fn decide(&self, named: &[Entity]) -> Result<Vec<Entity>, Entity> {
+    /// none, with `seeds` (live entities whose owner went) and, in turn,
+    /// what they own, except an owned entity or seed pinned by a live
+    /// entity outside the doomed set (and what only it would doom): the
+    /// largest such set, by a fixpoint. Then a named entity pinned from
+    /// outside that set refuses the whole (`Err` with the first such, in
+    /// `named` order); else the other entities that go with them.
+    pub fn decide(&self, named: &[Entity], seeds: &[Entity]) -> Result<Vec<Entity>, Entity> {
         let mut kept: BTreeSet<Entity> = BTreeSet::new();
         loop {
             let mut doomed: BTreeSet<Entity> = named.iter().copied().collect();
             let mut order: Vec<Entity> = named.to_vec();
+            for &s in seeds {
+                if !kept.contains(&s) && doomed.insert(s) {
+                    order.push(s);
+                }
+            }
             let mut i = 0;
             while i < order.len() {
                 for s in self.live_owned(order[i]) {
@@ -811,7 +789,7 @@ impl Model {
         if !self.live.contains_key(&e) {
             return Err(EntityError::NoSuchEntity(e));
         }
-        if self.decide(&[e]).is_err() {
+        if self.decide(&[e], &[]).is_err() {
             return Err(EntityError::DespawnRefused {
                 entity: e,
                 relation: "Pn",
@@ -837,7 +815,7 @@ impl Model {
                 }
             }
         }
-        if self.decide(&doomed).is_err() {
+        if self.decide(&doomed, &[]).is_err() {
             return false;
         }
         for e in &doomed {

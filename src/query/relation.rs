@@ -13,202 +13,133 @@ use crate::world::World;
 
 type Inner<R> = &'static Relation<R>;
 
-// SAFETY: every item is `&Relation<R>`'s, whose implementation upholds the
-// contract; this one forwards each method to it unchanged (the same access,
-// archetypes, states and fetches).
-unsafe impl<R: Relationship> QueryData for Relation<R> {
-    type Item<'w> = &'w Relation<R>;
-    type Fetch<'w> = <Inner<R> as QueryData>::Fetch<'w>;
-    type State = <Inner<R> as QueryData>::State;
-    type ArchetypeState = <Inner<R> as QueryData>::ArchetypeState;
-    const DENSE: bool = <Inner<R> as QueryData>::DENSE;
-    const FALLIBLE: bool = <Inner<R> as QueryData>::FALLIBLE;
-    const WRITES_ON_FETCH: bool = <Inner<R> as QueryData>::WRITES_ON_FETCH;
+/// Query data read from relation `$rel`'s `&Relation<$rel>` on each source:
+/// every method forwarded to `&Relation<$rel>`'s implementation unchanged
+/// (the same access, archetypes, states and fetches), each item narrowed
+/// by `$map` (`fn(&Relation<$rel>) -> &$value`) to what it borrows from.
+/// `Relation<R>` itself (the whole edge list) and `&ChildOf` (a child's
+/// edge value) are both this.
+macro_rules! relation_data {
+    ([$($generics:tt)*] $data:ty => &$value:ty, $rel:ty, $map:path) => {
+        // SAFETY: `&Relation<$rel>`'s implementation upholds the contract;
+        // this one forwards each method to it unchanged, and `$map` only
+        // narrows each item to a part of the fetched `Relation<$rel>`
+        // (the same borrow of the same row).
+        unsafe impl<$($generics)*> QueryData for $data {
+            type Item<'w> = &'w $value;
+            type Fetch<'w> = <Inner<$rel> as QueryData>::Fetch<'w>;
+            type State = <Inner<$rel> as QueryData>::State;
+            type ArchetypeState = <Inner<$rel> as QueryData>::ArchetypeState;
+            const DENSE: bool = <Inner<$rel> as QueryData>::DENSE;
+            const FALLIBLE: bool = <Inner<$rel> as QueryData>::FALLIBLE;
+            const WRITES_ON_FETCH: bool = <Inner<$rel> as QueryData>::WRITES_ON_FETCH;
 
-    fn init_state(world: &mut World) -> Self::State {
-        world.register_relation::<R>();
-        <Inner<R> as QueryData>::init_state(world)
-    }
+            fn init_state(world: &mut World) -> Self::State {
+                world.register_relation::<$rel>();
+                <Inner<$rel> as QueryData>::init_state(world)
+            }
 
-    fn update_access(state: &Self::State, access: &mut Access) {
-        <Inner<R> as QueryData>::update_access(state, access);
-    }
+            fn update_access(state: &Self::State, access: &mut Access) {
+                <Inner<$rel> as QueryData>::update_access(state, access);
+            }
 
-    fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
-        <Inner<R> as QueryData>::match_archetype(state, archetype)
-    }
+            fn match_archetype(
+                state: &Self::State,
+                archetype: &Archetype,
+            ) -> Option<Self::ArchetypeState> {
+                <Inner<$rel> as QueryData>::match_archetype(state, archetype)
+            }
 
-    #[inline]
-    unsafe fn init_fetch<'w>(
-        world: &'w World,
-        state: &Self::State,
-        ticks: TickRange,
-    ) -> Self::Fetch<'w> {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<R> as QueryData>::init_fetch(world, state, ticks) }
-    }
+            #[inline]
+            unsafe fn init_fetch<'w>(
+                world: &'w World,
+                state: &Self::State,
+                ticks: TickRange,
+            ) -> Self::Fetch<'w> {
+                // SAFETY: forwarded contract.
+                unsafe { <Inner<$rel> as QueryData>::init_fetch(world, state, ticks) }
+            }
 
-    #[inline]
-    unsafe fn set_archetype<'w>(
-        fetch: &mut Self::Fetch<'w>,
-        state: &Self::State,
-        arch: Self::ArchetypeState,
-        archetype: &'w Archetype,
-    ) {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<R> as QueryData>::set_archetype(fetch, state, arch, archetype) }
-    }
+            #[inline]
+            unsafe fn set_archetype<'w>(
+                fetch: &mut Self::Fetch<'w>,
+                state: &Self::State,
+                arch: Self::ArchetypeState,
+                archetype: &'w Archetype,
+            ) {
+                // SAFETY: forwarded contract.
+                unsafe {
+                    <Inner<$rel> as QueryData>::set_archetype(fetch, state, arch, archetype)
+                }
+            }
 
-    #[inline(always)]
-    unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<R> as QueryData>::can_fetch(fetch, entity) }
-    }
+            #[inline(always)]
+            unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {
+                // SAFETY: forwarded contract.
+                unsafe { <Inner<$rel> as QueryData>::can_fetch(fetch, entity) }
+            }
 
-    #[inline]
-    unsafe fn set_driver(fetch: &mut Self::Fetch<'_>, state: &Self::State, driver: ComponentId) {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<R> as QueryData>::set_driver(fetch, state, driver) }
-    }
+            #[inline]
+            unsafe fn set_driver(
+                fetch: &mut Self::Fetch<'_>,
+                state: &Self::State,
+                driver: ComponentId,
+            ) {
+                // SAFETY: forwarded contract.
+                unsafe { <Inner<$rel> as QueryData>::set_driver(fetch, state, driver) }
+            }
 
-    #[inline(always)]
-    unsafe fn fetch<'w>(
-        fetch: &mut Self::Fetch<'w>,
-        entity: Entity,
-        row: usize,
-    ) -> Option<Self::Item<'w>> {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<R> as QueryData>::fetch(fetch, entity, row) }
-    }
+            #[inline(always)]
+            unsafe fn fetch<'w>(
+                fetch: &mut Self::Fetch<'w>,
+                entity: Entity,
+                row: usize,
+            ) -> Option<Self::Item<'w>> {
+                // SAFETY: forwarded contract.
+                unsafe { <Inner<$rel> as QueryData>::fetch(fetch, entity, row) }.map($map)
+            }
 
-    #[inline(always)]
-    unsafe fn fetch_unstamped<'w>(
-        fetch: &mut Self::Fetch<'w>,
-        entity: Entity,
-        row: usize,
-    ) -> Option<Self::Item<'w>> {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<R> as QueryData>::fetch_unstamped(fetch, entity, row) }
-    }
+            #[inline(always)]
+            unsafe fn fetch_unstamped<'w>(
+                fetch: &mut Self::Fetch<'w>,
+                entity: Entity,
+                row: usize,
+            ) -> Option<Self::Item<'w>> {
+                // SAFETY: forwarded contract.
+                unsafe { <Inner<$rel> as QueryData>::fetch_unstamped(fetch, entity, row) }
+                    .map($map)
+            }
 
-    #[inline(always)]
-    unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<R> as QueryData>::stamp_rows(fetch, rows) }
-    }
+            #[inline(always)]
+            unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
+                // SAFETY: forwarded contract.
+                unsafe { <Inner<$rel> as QueryData>::stamp_rows(fetch, rows) }
+            }
 
-    #[inline(always)]
-    fn tracks(fetch: &Self::Fetch<'_>) -> bool {
-        <Inner<R> as QueryData>::tracks(fetch)
-    }
+            #[inline(always)]
+            fn tracks(fetch: &Self::Fetch<'_>) -> bool {
+                <Inner<$rel> as QueryData>::tracks(fetch)
+            }
 
-    #[inline(always)]
-    fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
-        <Inner<R> as QueryData>::writes_ticks(fetch)
-    }
+            #[inline(always)]
+            fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
+                <Inner<$rel> as QueryData>::writes_ticks(fetch)
+            }
+        }
+
+        // SAFETY: forwards to `&Relation<$rel>`, which only reads.
+        unsafe impl<$($generics)*> ReadOnlyQueryData for $data {}
+    };
 }
 
-// SAFETY: forwards to `&Relation<R>`, which only reads.
-unsafe impl<R: Relationship> ReadOnlyQueryData for Relation<R> {}
+relation_data!([R: Relationship] Relation<R> => &Relation<R>, R, whole);
+relation_data!([] &ChildOf => &ChildOf, ChildOf, child_of);
 
-// SAFETY: `&ChildOf` is `&Relation<ChildOf>` (whose implementation upholds
-// the contract) with each item narrowed to the edge's value, which lives in
-// the fetched `Relation<ChildOf>`: the same access, archetypes, states and
-// fetches, forwarded unchanged.
-unsafe impl QueryData for &ChildOf {
-    type Item<'w> = &'w ChildOf;
-    type Fetch<'w> = <Inner<ChildOf> as QueryData>::Fetch<'w>;
-    type State = <Inner<ChildOf> as QueryData>::State;
-    type ArchetypeState = <Inner<ChildOf> as QueryData>::ArchetypeState;
-    const DENSE: bool = <Inner<ChildOf> as QueryData>::DENSE;
-    const FALLIBLE: bool = <Inner<ChildOf> as QueryData>::FALLIBLE;
-    const WRITES_ON_FETCH: bool = <Inner<ChildOf> as QueryData>::WRITES_ON_FETCH;
-
-    fn init_state(world: &mut World) -> Self::State {
-        world.register_relation::<ChildOf>();
-        <Inner<ChildOf> as QueryData>::init_state(world)
-    }
-
-    fn update_access(state: &Self::State, access: &mut Access) {
-        <Inner<ChildOf> as QueryData>::update_access(state, access);
-    }
-
-    fn match_archetype(state: &Self::State, archetype: &Archetype) -> Option<Self::ArchetypeState> {
-        <Inner<ChildOf> as QueryData>::match_archetype(state, archetype)
-    }
-
-    #[inline]
-    unsafe fn init_fetch<'w>(
-        world: &'w World,
-        state: &Self::State,
-        ticks: TickRange,
-    ) -> Self::Fetch<'w> {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<ChildOf> as QueryData>::init_fetch(world, state, ticks) }
-    }
-
-    #[inline]
-    unsafe fn set_archetype<'w>(
-        fetch: &mut Self::Fetch<'w>,
-        state: &Self::State,
-        arch: Self::ArchetypeState,
-        archetype: &'w Archetype,
-    ) {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<ChildOf> as QueryData>::set_archetype(fetch, state, arch, archetype) }
-    }
-
-    #[inline(always)]
-    unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<ChildOf> as QueryData>::can_fetch(fetch, entity) }
-    }
-
-    #[inline]
-    unsafe fn set_driver(fetch: &mut Self::Fetch<'_>, state: &Self::State, driver: ComponentId) {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<ChildOf> as QueryData>::set_driver(fetch, state, driver) }
-    }
-
-    #[inline(always)]
-    unsafe fn fetch<'w>(
-        fetch: &mut Self::Fetch<'w>,
-        entity: Entity,
-        row: usize,
-    ) -> Option<Self::Item<'w>> {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<ChildOf> as QueryData>::fetch(fetch, entity, row) }.map(child_of)
-    }
-
-    #[inline(always)]
-    unsafe fn fetch_unstamped<'w>(
-        fetch: &mut Self::Fetch<'w>,
-        entity: Entity,
-        row: usize,
-    ) -> Option<Self::Item<'w>> {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<ChildOf> as QueryData>::fetch_unstamped(fetch, entity, row) }.map(child_of)
-    }
-
-    #[inline(always)]
-    unsafe fn stamp_rows(fetch: &mut Self::Fetch<'_>, rows: Range<usize>) {
-        // SAFETY: forwarded contract.
-        unsafe { <Inner<ChildOf> as QueryData>::stamp_rows(fetch, rows) }
-    }
-
-    #[inline(always)]
-    fn tracks(fetch: &Self::Fetch<'_>) -> bool {
-        <Inner<ChildOf> as QueryData>::tracks(fetch)
-    }
-
-    #[inline(always)]
-    fn writes_ticks(fetch: &Self::Fetch<'_>) -> bool {
-        <Inner<ChildOf> as QueryData>::writes_ticks(fetch)
-    }
+/// The whole edge list, as fetched.
+#[inline(always)]
+fn whole<R: Relationship>(edges: &Relation<R>) -> &Relation<R> {
+    edges
 }
-
-// SAFETY: forwards to `&Relation<ChildOf>`, which only reads.
-unsafe impl ReadOnlyQueryData for &ChildOf {}
 
 /// A child's edge value: a `one` relation's source holds exactly one.
 #[inline(always)]
