@@ -155,17 +155,16 @@ impl Default for World {
 impl<B: Bundle> Extend<B> for World {
     fn extend<I: IntoIterator<Item = B>>(&mut self, bundles: I) {
         if B::HAS_PARENT || self.spawn_brings_required::<B>() {
-            for bundle in bundles {
-                self.spawn(bundle);
-            }
+            self.spawn_each(bundles, |_| ());
             return;
         }
         let rows = self.spawn_rows(bundles);
         if self.spawn_has_lifecycle::<B>() {
             let spawned = self.spawned_entities(&rows);
-            self.after_spawn::<B>(&spawned);
+            rows.announced(|| self.after_spawn::<B>(&spawned));
+        } else {
+            rows.resume();
         }
-        rows.resume();
     }
 }
 
@@ -181,6 +180,17 @@ struct SpawnedRows {
 }
 
 impl SpawnedRows {
+    /// Runs `announce` (the rows' lifecycle), then re-raises the first
+    /// panic: the iterator's, a drop's or hook's while writing, then the
+    /// announcements'.
+    fn announced(self, announce: impl FnOnce()) {
+        let announced = catch_unwind(AssertUnwindSafe(announce));
+        self.resume();
+        if let Err(payload) = announced {
+            resume_unwind(payload);
+        }
+    }
+
     /// Re-raises the panic caught while spawning, if any.
     fn resume(self) {
         if let Some(payload) = self.iterated {
@@ -313,6 +323,9 @@ impl World {
 
     /// Creates one entity per bundle. Reserves room once (from the
     /// iterator's size hint) and writes straight into the target table.
+    /// A hook or observer that panics on one entity does not stop the
+    /// others being announced: the batch is one change, and the first
+    /// panic goes on once every entity was spawned and announced.
     /// Returns the new entities in order; when the handles are not needed,
     /// [`World::extend`](#impl-Extend<B>-for-World) spawns the same way
     /// without building the `Vec`.
@@ -333,14 +346,15 @@ impl World {
     {
         if B::HAS_PARENT || self.spawn_brings_required::<B>() {
             // Each entity in one move with its requirements (or its edge).
-            return bundles.into_iter().map(|b| self.spawn(b)).collect();
+            let mut spawned = Vec::new();
+            self.spawn_each(bundles, |e| spawned.push(e));
+            return spawned;
         }
         let rows = self.spawn_rows(bundles);
         // Taken before the lifecycle runs: hooks and observers may move or
         // despawn the new entities.
         let spawned = self.spawned_entities(&rows);
-        self.after_spawn::<B>(&spawned);
-        rows.resume();
+        rows.announced(|| self.after_spawn::<B>(&spawned));
         spawned
     }
 
@@ -404,6 +418,24 @@ impl World {
         }
     }
 
+    /// Spawns each bundle on its own (with its requirements or its edge),
+    /// handing each new entity to `each`: a batch that cannot be written
+    /// as rows of one table. A panic of one spawn's hooks or observers (or
+    /// a refused `ChildOf`) does not stop the others: every bundle is
+    /// spawned, then the first panic goes on, as a batch of rows does. A
+    /// panic of the iterator itself ends the batch there.
+    fn spawn_each<B: Bundle>(
+        &mut self,
+        bundles: impl IntoIterator<Item = B>,
+        mut each: impl FnMut(Entity),
+    ) {
+        let mut panics = DeferredPanic::new();
+        for bundle in bundles {
+            panics.run(|| each(self.spawn(bundle)));
+        }
+        panics.resume();
+    }
+
     /// The entities of the rows [`World::spawn_rows`] appended, in order.
     fn spawned_entities(&self, rows: &SpawnedRows) -> Vec<Entity> {
         self.archetypes.get(rows.archetype).entities()[rows.rows.clone()].to_vec()
@@ -419,10 +451,16 @@ impl World {
         }
         let added: Vec<(ComponentId, bool)> =
             self.bundle_components::<B>().map(|id| (id, true)).collect();
+        // One change: every entity is announced, even after a hook or
+        // observer of another panicked (its commands are dropped, as a
+        // panicking announcement's are); the observers' commands run once
+        // all were, then the first panic goes on.
+        let mut panics = DeferredPanic::new();
         for &entity in entities {
-            self.announce_insert(entity, true, &added);
+            panics.run(|| self.announce_insert(entity, true, &added));
         }
-        self.flush_observer_commands();
+        panics.run(|| self.flush_observer_commands());
+        panics.resume();
     }
 
     /// Whether spawning bundle `B` adds required components.

@@ -1522,3 +1522,66 @@ fn sources_a_despawn_dooms_all_go_when_one_of_their_drops_panics() {
         finish(world, &t);
     }
 }
+
+// ----- A batch spawn is one change: every entity announced (#39 leftovers) -------
+
+#[derive(Resource, Default)]
+struct Announced(Vec<u32>);
+
+/// Its `on_add` hook records the value and panics on 2.
+#[derive(Component)]
+#[component(on_add = fuse_added)]
+struct Fuse(u32);
+
+fn fuse_added(mut world: DeferredWorld, e: Entity) {
+    let v = world.world().get::<Fuse>(e).unwrap().0;
+    world.resource_mut::<Announced>().0.push(v);
+    assert!(v != 2, "fuse 2 blows");
+}
+
+#[derive(Component, Default)]
+struct Shell;
+
+/// `spawn_batch` and `extend` spawn every entity, then announce each; a
+/// hook panicking on one of them does not stop the others' announcements
+/// (their hooks and observers would never have seen them): every entity
+/// is announced, then the first panic goes on, as a sweep does. The same
+/// with required components (each entity spawned on its own): the entities
+/// after the panicking one are spawned too. (Before, the entities after
+/// the panic were spawned and never announced, or not spawned at all.)
+#[test]
+fn a_batch_spawn_announces_every_entity_when_a_hook_panics() {
+    type Spawn = fn(&mut World);
+    let paths: [(&str, Spawn); 4] = [
+        ("spawn_batch", |w| {
+            w.spawn_batch((0..5).map(Fuse));
+        }),
+        ("extend", |w| w.extend((0..5).map(Fuse))),
+        ("spawn_batch with a parent", |w| {
+            let p = w.spawn(());
+            w.spawn_batch((0..5).map(|i| (Fuse(i), ChildOf(p))));
+        }),
+        ("extend with a parent", |w| {
+            let p = w.spawn(());
+            w.extend((0..5).map(|i| (Fuse(i), ChildOf(p))));
+        }),
+    ];
+    for (name, spawn) in paths {
+        for required in [false, true] {
+            let mut world = World::new();
+            world.init_resource::<Announced>();
+            if required {
+                world.register_required::<Fuse, Shell>().unwrap();
+            }
+            let message = expect_panic(|| spawn(&mut world));
+            assert!(message.contains("fuse 2 blows"), "{name}: {message}");
+            assert_eq!(
+                world.resource::<Announced>().0,
+                [0, 1, 2, 3, 4],
+                "{name}, required {required}"
+            );
+            assert_eq!(world.query::<&Fuse>().iter(&world).count(), 5, "{name}");
+            world.check_invariants();
+        }
+    }
+}
