@@ -22,7 +22,7 @@
 use std::any::{Any, TypeId};
 use std::mem::{MaybeUninit, align_of, size_of};
 
-use super::{Column, DeferredPanic, SparseSet};
+use super::{Column, DeferredPanic, SparseSet, SparseSets, Table};
 use crate::change::Tick;
 use crate::component::{Component, ComponentId, Components, StorageType, short_type_name};
 use crate::dynamic::{ComponentSchema, DynamicComponent};
@@ -37,6 +37,16 @@ const INLINE_WORDS: usize = 8;
 
 /// Entries kept inline before the entry lists move to the heap.
 const INLINE_ENTRIES: usize = 4;
+
+/// Where one value of a run-time bundle goes in a new row: a column of
+/// the target table (by position) or a sparse set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PartSlot {
+    /// The column at this position of the table.
+    Column(u32),
+    /// The set of this sparse component.
+    Sparse(ComponentId),
+}
 
 /// A runtime-defined component's value, with its schema so that a world
 /// that has not seen it can register it.
@@ -769,6 +779,67 @@ impl PartsDrain<'_> {
             // SAFETY: the value was live and owned here; it is moved out
             // once (`take_next` counted it); `push_to` checks the type.
             unsafe { (ops.push_to)(ptr, column, tick) }
+        }
+    }
+
+    /// Moves every value out, value `i` to where `slots[i]` says: pushed
+    /// onto a column of `table` or stored for `entity` in a sparse set.
+    /// The row is not completed ([`Table::push_entity`] is the caller's).
+    ///
+    /// # Safety
+    /// No value was moved out yet; `slots` has one entry per value; each
+    /// [`PartSlot::Column`] names a column of `table` holding the type of
+    /// its value (`types()[i]`), and each [`PartSlot::Sparse`] a component
+    /// whose set holds it.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn write_row(
+        &mut self,
+        slots: &[PartSlot],
+        table: &mut Table,
+        entity: Entity,
+        sparse: &mut SparseSets,
+        components: &Components,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
+        debug_assert!(self.next == 0 && slots.len() == self.parts.len());
+        // Read once: the writes below go through raw pointers, which the
+        // compiler cannot tell from the buffer.
+        let base = self.parts.base_mut();
+        let entries: &[Slot] = self.parts.slots.as_slice();
+        let entries = entries.as_ptr();
+        for (i, &slot) in slots.iter().enumerate() {
+            // SAFETY: `i` is below the number of values (contract), and
+            // each entry is live with its value at its offset (module
+            // invariant).
+            let (ptr, ops) = unsafe {
+                let entry = *entries.add(i);
+                (base.add(entry.offset), entry.ops)
+            };
+            // Counted as moved out before it is: a panic past here leaks
+            // it, never drops it twice.
+            self.next = i + 1;
+            match slot {
+                PartSlot::Column(col) => {
+                    let column = table.column_at_mut(col as usize);
+                    if ops.plain {
+                        // SAFETY: the buffer holds the value itself
+                        // (`plain`), live and owned here, of the column's
+                        // type (contract); it is given up (counted above).
+                        unsafe { column.push_bytes(ptr, tick) }
+                    } else {
+                        // SAFETY: the value was live and owned here; it is
+                        // moved out once (counted above).
+                        unsafe { (ops.push_to)(ptr, column, tick) }
+                    }
+                }
+                PartSlot::Sparse(id) => {
+                    let set = sparse.get_or_create(id, components);
+                    // SAFETY: as above.
+                    unsafe { (ops.insert_into_set)(ptr, set, entity, tick, panics) }
+                }
+            }
         }
     }
 
