@@ -321,80 +321,6 @@ unsafe fn insert_into_set<P: PartValue>(
     set.insert_checked(entity, value, tick, panics);
 }
 
-/// A list of `Copy` values, inline up to `N`, on the heap past that (no
-/// allocation for short lists).
-#[derive(Clone)]
-struct SmallList<T: Copy, const N: usize> {
-    len: usize,
-    inline: [T; N],
-    heap: Vec<T>,
-}
-
-impl<T: Copy, const N: usize> SmallList<T, N> {
-    fn new(filler: T) -> Self {
-        SmallList {
-            len: 0,
-            inline: [filler; N],
-            heap: Vec::new(),
-        }
-    }
-
-    #[inline]
-    fn as_slice(&self) -> &[T] {
-        if self.len <= N {
-            &self.inline[..self.len]
-        } else {
-            &self.heap
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, value: T) {
-        if self.len < N {
-            self.inline[self.len] = value;
-        } else {
-            if self.len == N {
-                self.heap.clear();
-                self.heap.extend_from_slice(&self.inline);
-            }
-            self.heap.push(value);
-        }
-        self.len += 1;
-    }
-
-    fn remove(&mut self, i: usize) -> T {
-        let spilled = self.len > N;
-        let value = if spilled {
-            self.heap.remove(i)
-        } else {
-            let value = self.inline[i];
-            self.inline.copy_within(i + 1..self.len, i);
-            value
-        };
-        self.len -= 1;
-        if spilled && self.len == N {
-            self.inline.copy_from_slice(&self.heap);
-        }
-        value
-    }
-
-    fn clear(&mut self) {
-        self.len = 0;
-        self.heap.clear();
-    }
-
-    /// Moves the list out, leaving this one empty (without writing
-    /// fillers: the inline entries past `len` are never read).
-    #[inline]
-    fn take(&mut self) -> Self {
-        SmallList {
-            len: std::mem::replace(&mut self.len, 0),
-            inline: self.inline,
-            heap: std::mem::take(&mut self.heap),
-        }
-    }
-}
-
 /// Where an entry's value is, and how to handle it.
 #[derive(Clone, Copy)]
 struct Slot {
@@ -402,18 +328,42 @@ struct Slot {
     ops: &'static PartOps,
 }
 
+/// Bytes kept inline.
+const INLINE_BYTES: usize = INLINE_WORDS * size_of::<Word>();
+
+/// What outgrew a [`Parts`]' inline room, in one allocation made the
+/// first time something does.
+#[derive(Default)]
+struct Spill {
+    /// Every entry's type and slot, once there are more than
+    /// [`INLINE_ENTRIES`] (unused before).
+    types: Vec<TypeId>,
+    slots: Vec<Slot>,
+    /// The buffer once it outgrew `inline` (empty before).
+    words: Vec<Word>,
+}
+
 /// Values of run-time chosen types in one buffer, in the order they were
 /// added; see the module doc and its invariants. Dropping it drops each
 /// value once.
+///
+/// Kept small (a builder's `build` moves it): the entries and the buffer
+/// live inline up to [`INLINE_ENTRIES`] values and [`INLINE_BYTES`], and
+/// whatever outgrows that in one [`Spill`].
 pub(crate) struct Parts {
-    /// The type each value is read as ([`PartValue::value_type`]).
-    types: SmallList<TypeId, INLINE_ENTRIES>,
-    slots: SmallList<Slot, INLINE_ENTRIES>,
+    /// Number of entries.
+    len: usize,
     /// Bytes in use (live or dead values) from the buffer's start.
     used: usize,
+    /// The buffer's size in bytes: [`INLINE_BYTES`] while it is `inline`,
+    /// more once it is the spill's `words`.
+    capacity: usize,
+    /// The type each value is read as ([`PartValue::value_type`]), for the
+    /// first `len` entries while they fit.
+    types: [TypeId; INLINE_ENTRIES],
+    slots: [Slot; INLINE_ENTRIES],
     inline: [Word; INLINE_WORDS],
-    /// The buffer once it outgrew `inline` (then `inline` is unused).
-    heap: Vec<Word>,
+    spill: Option<Box<Spill>>,
 }
 
 impl Default for Parts {
@@ -425,39 +375,133 @@ impl Default for Parts {
 impl Parts {
     pub fn new() -> Self {
         Parts {
-            types: SmallList::new(TypeId::of::<()>()),
-            slots: SmallList::new(Slot {
+            len: 0,
+            used: 0,
+            capacity: INLINE_BYTES,
+            types: [TypeId::of::<()>(); INLINE_ENTRIES],
+            slots: [Slot {
                 offset: 0,
                 ops: &OpsOf::<DynamicPart>::OPS,
-            }),
-            used: 0,
+            }; INLINE_ENTRIES],
             inline: [MaybeUninit::uninit(); INLINE_WORDS],
-            heap: Vec::new(),
+            spill: None,
         }
+    }
+
+    /// True if the entries are in the spill.
+    #[inline]
+    fn entries_spilled(&self) -> bool {
+        self.len > INLINE_ENTRIES
+    }
+
+    /// The entries' slots, in order.
+    #[inline]
+    fn slots(&self) -> &[Slot] {
+        if self.entries_spilled() {
+            &self.spill().slots
+        } else {
+            &self.slots[..self.len]
+        }
+    }
+
+    /// The spill, which there is once entries or bytes outgrew the inline
+    /// room.
+    #[inline]
+    fn spill(&self) -> &Spill {
+        self.spill.as_deref().expect("spilled parts have a spill")
+    }
+
+    /// [`Parts::spill`], mutably.
+    #[inline]
+    fn spill_mut(&mut self) -> &mut Spill {
+        self.spill.as_deref_mut().expect("spilled parts have a spill")
+    }
+
+    /// Appends an entry (its value is written) to the `len` there are.
+    #[inline(always)]
+    fn push_entry(&mut self, len: usize, ty: TypeId, slot: Slot) {
+        debug_assert_eq!(len, self.len);
+        if len < INLINE_ENTRIES {
+            self.types[len] = ty;
+            self.slots[len] = slot;
+        } else {
+            self.push_spilled_entry(ty, slot);
+        }
+        self.len = len + 1;
+    }
+
+    /// [`Parts::push_entry`] past the inline entries.
+    #[cold]
+    fn push_spilled_entry(&mut self, ty: TypeId, slot: Slot) {
+        let spill = self.spill.get_or_insert_default();
+        if self.len == INLINE_ENTRIES {
+            spill.types.clear();
+            spill.types.extend_from_slice(&self.types);
+            spill.slots.clear();
+            spill.slots.extend_from_slice(&self.slots);
+        }
+        spill.types.push(ty);
+        spill.slots.push(slot);
+    }
+
+    /// Removes entry `i` (the rest keep their order); returns its slot.
+    fn remove_entry(&mut self, i: usize) -> Slot {
+        let spilled = self.entries_spilled();
+        let slot = match &mut self.spill {
+            Some(spill) if spilled => {
+                spill.types.remove(i);
+                let slot = spill.slots.remove(i);
+                if self.len - 1 == INLINE_ENTRIES {
+                    self.types.copy_from_slice(&spill.types);
+                    self.slots.copy_from_slice(&spill.slots);
+                }
+                slot
+            }
+            _ => {
+                let slot = self.slots[..self.len][i];
+                self.types.copy_within(i + 1..self.len, i);
+                self.slots.copy_within(i + 1..self.len, i);
+                slot
+            }
+        };
+        self.len -= 1;
+        slot
+    }
+
+    /// Forgets every entry (their values are moved out or dropped) and
+    /// every byte in use.
+    #[inline]
+    fn forget_all(&mut self) {
+        self.len = 0;
+        self.used = 0;
     }
 
     /// Number of values.
     #[inline]
     pub fn len(&self) -> usize {
-        self.types.len
+        self.len
     }
 
     /// True if there is no value.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.types.len == 0
+        self.len == 0
     }
 
     /// The types of the values, in order: a key for the bundle they form.
     #[inline]
     pub fn types(&self) -> &[TypeId] {
-        self.types.as_slice()
+        if self.entries_spilled() {
+            &self.spill().types
+        } else {
+            &self.types[..self.len]
+        }
     }
 
     /// How value `i` is stored and registered.
     #[inline]
     pub fn ops(&self, i: usize) -> &'static PartOps {
-        self.slots.as_slice()[i].ops
+        self.slots()[i].ops
     }
 
     /// The index of the value read as `ty`.
@@ -466,15 +510,16 @@ impl Parts {
         self.types().iter().position(|&t| t == ty)
     }
 
+    /// True if the buffer is the spill's `words`.
     #[inline]
-    fn spilled(&self) -> bool {
-        !self.heap.is_empty()
+    fn bytes_spilled(&self) -> bool {
+        self.capacity > INLINE_BYTES
     }
 
     #[inline]
     fn base(&self) -> *const u8 {
-        if self.spilled() {
-            self.heap.as_ptr().cast()
+        if self.bytes_spilled() {
+            self.spill().words.as_ptr().cast()
         } else {
             self.inline.as_ptr().cast()
         }
@@ -482,8 +527,8 @@ impl Parts {
 
     #[inline]
     fn base_mut(&mut self) -> *mut u8 {
-        if self.spilled() {
-            self.heap.as_mut_ptr().cast()
+        if self.bytes_spilled() {
+            self.spill_mut().words.as_mut_ptr().cast()
         } else {
             self.inline.as_mut_ptr().cast()
         }
@@ -498,31 +543,30 @@ impl Parts {
         // known at compile time): alignments are powers of two.
         let offset = (self.used + align - 1) & !(align - 1);
         let end = offset + size;
-        let words = end.div_ceil(size_of::<Word>());
-        let capacity = if self.spilled() {
-            self.heap.len()
-        } else {
-            INLINE_WORDS
-        };
-        if words > capacity {
-            self.grow(words);
+        if end > self.capacity {
+            self.grow(end);
         }
         self.used = end;
         offset
     }
 
-    /// Moves the buffer to (a bigger) heap allocation of at least `words`.
+    /// Moves the buffer to (a bigger) heap allocation of at least `bytes`.
     #[cold]
-    fn grow(&mut self, words: usize) {
-        let words = words.max(2 * INLINE_WORDS).next_power_of_two();
-        if self.spilled() {
-            self.heap.resize(words, MaybeUninit::uninit());
+    fn grow(&mut self, bytes: usize) {
+        let words = bytes
+            .div_ceil(size_of::<Word>())
+            .max(2 * INLINE_WORDS)
+            .next_power_of_two();
+        if self.bytes_spilled() {
+            self.spill_mut().words.resize(words, MaybeUninit::uninit());
         } else {
-            let mut heap = Vec::with_capacity(words);
-            heap.extend_from_slice(&self.inline);
+            let inline = self.inline;
+            let heap = &mut self.spill.get_or_insert_default().words;
+            heap.clear();
+            heap.extend_from_slice(&inline);
             heap.resize(words, MaybeUninit::uninit());
-            self.heap = heap;
         }
+        self.capacity = words * size_of::<Word>();
     }
 
     /// Appends `value` (its type must not be there yet).
@@ -530,6 +574,9 @@ impl Parts {
     pub fn push<P: PartValue>(&mut self, value: P) {
         debug_assert!(self.position(P::value_type()).is_none());
         let ops: &'static PartOps = &OpsOf::<P>::OPS;
+        // Read before the value is written through a raw pointer (which
+        // the compiler cannot tell from `len`).
+        let len = self.len;
         let offset = self.allocate(ops.size, ops.align);
         // SAFETY: `allocate` made room for the stored `P` at `offset`,
         // aligned (the buffer's start is word-aligned and `ops.align` is at
@@ -543,8 +590,7 @@ impl Parts {
             }
         }
         // The entry goes live only once the value is written.
-        self.types.push(P::value_type());
-        self.slots.push(Slot { offset, ops });
+        self.push_entry(len, P::value_type(), Slot { offset, ops });
     }
 
     /// Puts `value` in place of the value of its type (dropped; a panic
@@ -560,7 +606,7 @@ impl Parts {
     /// [`Parts::set`] of a type that is there already, at entry `i`.
     #[inline(never)]
     fn replace_at<P: PartValue>(&mut self, i: usize, value: P) {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         if std::ptr::eq(slot.ops, &OpsOf::<P>::OPS) {
             // SAFETY: entry `i` holds a live stored `P` (same ops, so the
             // same type) at its offset: it is read out, and the new value
@@ -587,8 +633,7 @@ impl Parts {
 
     /// Drops value `i` and its entry (the rest keep their order).
     pub fn remove_at(&mut self, i: usize) {
-        self.types.remove(i);
-        let slot = self.slots.remove(i);
+        let slot = self.remove_entry(i);
         // SAFETY: the entry was live, so its stored value is at its offset;
         // it is no entry's any more, so nothing reads it again.
         unsafe { (slot.ops.drop)(self.base_mut().add(slot.offset)) }
@@ -596,7 +641,7 @@ impl Parts {
 
     /// Value `i`, read as its value type.
     pub fn any_at(&self, i: usize) -> &dyn Any {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         // SAFETY: entry `i` is live (its value is at its offset) and the
         // reference borrows `self`.
         unsafe { &*(slot.ops.as_any)(self.base().add(slot.offset)) }
@@ -604,7 +649,7 @@ impl Parts {
 
     /// Value `i`, mutably.
     pub fn any_at_mut(&mut self, i: usize) -> &mut dyn Any {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         // SAFETY: entry `i` is live and the reference borrows `self`
         // mutably.
         unsafe { &mut *(slot.ops.as_any_mut)(self.base_mut().add(slot.offset)) }
@@ -612,15 +657,14 @@ impl Parts {
 
     /// Value `i` if it is a runtime-defined one.
     pub fn dynamic_at(&self, i: usize) -> Option<&DynamicPart> {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         // SAFETY: entry `i` is live and the reference borrows `self`.
         unsafe { (slot.ops.as_dynamic)(self.base().add(slot.offset)).map(|p| &*p) }
     }
 
     /// Takes value `i` out, as its value type, removing its entry.
     pub fn take_at(&mut self, i: usize) -> Box<dyn Any> {
-        self.types.remove(i);
-        let slot = self.slots.remove(i);
+        let slot = self.remove_entry(i);
         // SAFETY: the entry was live; it is gone, so the value is moved
         // out once.
         unsafe { (slot.ops.into_any)(self.base_mut().add(slot.offset)) }
@@ -628,7 +672,7 @@ impl Parts {
 
     /// The name of value `i`.
     pub fn name_at(&self, i: usize) -> String {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         // SAFETY: entry `i` is live.
         unsafe { (slot.ops.name)(self.base().add(slot.offset)) }
     }
@@ -661,15 +705,18 @@ impl Parts {
     /// builder's `build` in a spawn loop).
     #[inline]
     pub fn take(&mut self) -> Parts {
-        // The values (at the offsets of `slots`) belong to the copy from
-        // here: this one keeps no entry, so it never drops nor reads them.
-        Parts {
-            types: self.types.take(),
-            slots: self.slots.take(),
-            used: std::mem::replace(&mut self.used, 0),
-            inline: self.inline,
-            heap: std::mem::take(&mut self.heap),
-        }
+        // SAFETY: a bitwise copy, written straight where the caller wants
+        // it (a field-by-field build copied it twice). The values (at the
+        // slots' offsets) and the spill belong to the copy from here: this
+        // one forgets its entries, so it never drops nor reads those values,
+        // and its spill is overwritten without being dropped.
+        let out = unsafe { std::ptr::read(self) };
+        self.forget_all();
+        self.capacity = INLINE_BYTES;
+        // SAFETY: the spill is the copy's now (see above): overwritten, not
+        // dropped.
+        unsafe { std::ptr::write(&mut self.spill, None) };
+        out
     }
 
     /// Drops every value.
@@ -689,9 +736,20 @@ impl Parts {
 }
 
 impl Drop for Parts {
+    #[inline]
     fn drop(&mut self) {
+        // Spawned parts are empty: the common drop is this compare.
+        if self.len != 0 {
+            self.drop_values();
+        }
+    }
+}
+
+impl Parts {
+    #[cold]
+    fn drop_values(&mut self) {
         let base = self.base_mut();
-        for slot in self.slots.as_slice() {
+        for slot in self.slots() {
             // SAFETY: each entry is live; the buffer goes, so each value is
             // dropped once. (A panicking drop leaks the values after it.)
             unsafe { (slot.ops.drop)(base.add(slot.offset)) }
@@ -730,7 +788,7 @@ impl PartsDrain<'_> {
     /// Takes the next value's pointer and ops; it counts as moved out.
     #[inline(always)]
     fn take_next(&mut self) -> (*mut u8, &'static PartOps) {
-        let slot = self.parts.slots.as_slice()[self.next];
+        let slot = self.parts.slots()[self.next];
         self.next += 1;
         // SAFETY: `offset` is within the buffer (module invariant).
         (unsafe { self.parts.base_mut().add(slot.offset) }, slot.ops)
@@ -807,7 +865,7 @@ impl PartsDrain<'_> {
         // Read once: the writes below go through raw pointers, which the
         // compiler cannot tell from the buffer.
         let base = self.parts.base_mut();
-        let entries: &[Slot] = self.parts.slots.as_slice();
+        let entries: &[Slot] = self.parts.slots();
         let entries = entries.as_ptr();
         for (i, &slot) in slots.iter().enumerate() {
             // SAFETY: `i` is below the number of values (contract), and
@@ -878,9 +936,7 @@ impl Drop for PartsDrain<'_> {
     fn drop(&mut self) {
         if self.next == self.parts.len() {
             // Every value was moved out: the buffer is free again.
-            self.parts.types.len = 0;
-            self.parts.slots.len = 0;
-            self.parts.used = 0;
+            self.parts.forget_all();
             return;
         }
         self.drop_rest();
@@ -894,13 +950,11 @@ impl PartsDrain<'_> {
         // stops early) are dropped; the entries go first, so that a
         // panicking drop leaks the values after it rather than leaving
         // them to be dropped twice.
-        let rest: Vec<Slot> = match self.parts.slots.as_slice().get(self.next..) {
+        let rest: Vec<Slot> = match self.parts.slots().get(self.next..) {
             Some(rest) if !rest.is_empty() => rest.to_vec(),
             _ => Vec::new(),
         };
-        self.parts.types.clear();
-        self.parts.slots.clear();
-        self.parts.used = 0;
+        self.parts.forget_all();
         let base = self.parts.base_mut();
         for slot in rest {
             // SAFETY: the entry was live and not moved out (at or past
