@@ -414,7 +414,9 @@ impl Parts {
     /// [`Parts::spill`], mutably.
     #[inline]
     fn spill_mut(&mut self) -> &mut Spill {
-        self.spill.as_deref_mut().expect("spilled parts have a spill")
+        self.spill
+            .as_deref_mut()
+            .expect("spilled parts have a spill")
     }
 
     /// Appends an entry (its value is written) to the `len` there are.
