@@ -538,6 +538,9 @@ pub(crate) struct NewRowPlan {
     /// True if some slot is a sparse set (checked at each write: sets are
     /// not numbered).
     sparse: bool,
+    /// With no sparse slot, the column of each slot (for a write without
+    /// a branch per value); empty otherwise.
+    columns: Box<[u32]>,
 }
 
 impl NewRowPlan {
@@ -593,9 +596,22 @@ impl NewRowPlan {
             table.component_ids().len(),
             "a bundle names each column once"
         );
+        let sparse = slots.iter().any(|s| matches!(s, PartSlot::Sparse(_)));
+        let columns = if sparse {
+            Box::default()
+        } else {
+            slots
+                .iter()
+                .filter_map(|slot| match *slot {
+                    PartSlot::Column(col) => Some(col),
+                    PartSlot::Sparse(_) => None,
+                })
+                .collect()
+        };
         NewRowPlan {
             types: types.into(),
-            sparse: slots.iter().any(|s| matches!(s, PartSlot::Sparse(_))),
+            sparse,
+            columns,
             slots,
             table: table.uid(),
         }
@@ -644,13 +660,20 @@ impl PlannedParts<'_> {
                     assert!(set.column().holds_type(ty), "erased value type mismatch");
                 }
             }
+            // SAFETY: nothing is moved out yet; the parts' types are the
+            // plan's (`matching`) and its slots are one per part; each
+            // column slot names a column of `table` (the plan's, by its
+            // number) that holds its part's type, each sparse slot a set
+            // that does (checked above).
+            unsafe {
+                drain.write_row(&plan.slots, table, entity, sparse, components, tick, panics)
+            };
+        } else {
+            // SAFETY: as above; with no sparse slot, `columns` is the
+            // plan's column of each part, checked (in bounds, holding its
+            // type) against this table when the plan was made.
+            unsafe { drain.write_columns(&plan.columns, table, tick) };
         }
-        // SAFETY: nothing is moved out yet; the parts' types are the
-        // plan's (`matching`) and its slots are one per part; each column
-        // slot names a column of `table` (the plan's, by its number) that
-        // holds its part's type, each sparse slot a set that does
-        // (checked above).
-        unsafe { drain.write_row(&plan.slots, table, entity, sparse, components, tick, panics) };
         drop(drain);
         // SAFETY: the plan's column slots are the table's columns, each
         // once (its invariant): every column got exactly one value, of its

@@ -903,6 +903,46 @@ impl PartsDrain<'_> {
         }
     }
 
+    /// [`PartsDrain::write_row`] of values that all go to columns: value
+    /// `i` is pushed onto the column at position `columns[i]` of `table`.
+    ///
+    /// # Safety
+    /// No value was moved out yet; `columns` has one entry per value, each
+    /// below `table`'s number of columns, naming a column that holds the
+    /// type of its value (`types()[i]`).
+    #[inline]
+    pub unsafe fn write_columns(&mut self, columns: &[u32], table: &mut Table, tick: Tick) {
+        debug_assert!(self.next == 0 && columns.len() == self.parts.len());
+        // Read once, as in `write_row`.
+        let base = self.parts.base_mut();
+        let entries: &[Slot] = self.parts.slots();
+        let entries = entries.as_ptr();
+        for (i, &col) in columns.iter().enumerate() {
+            // SAFETY: `i` is below the number of values (contract), and
+            // each entry is live with its value at its offset (module
+            // invariant).
+            let (ptr, ops) = unsafe {
+                let entry = *entries.add(i);
+                (base.add(entry.offset), entry.ops)
+            };
+            // Counted as moved out before it is: a panic past here leaks
+            // it, never drops it twice.
+            self.next = i + 1;
+            // SAFETY: `col` is in bounds (contract).
+            let column = unsafe { table.column_at_unchecked_mut(col as usize) };
+            if ops.plain {
+                // SAFETY: the buffer holds the value itself (`plain`), live
+                // and owned here, of the column's type (contract); it is
+                // given up (counted above).
+                unsafe { column.push_bytes(ptr, tick) }
+            } else {
+                // SAFETY: the value was live and owned here; it is moved out
+                // once (counted above).
+                unsafe { (ops.push_to)(ptr, column, tick) }
+            }
+        }
+    }
+
     /// Puts the next value in `row` of `column`, dropping the value it
     /// replaces (a panicking drop kept in `panics`).
     #[inline]
