@@ -26,7 +26,8 @@ use crate::archetype::{Archetype, ArchetypeId, Archetypes};
 use crate::bundle::{Bundle, BundleId, Bundles};
 use crate::change::{CHECK_INTERVAL, Tick};
 use crate::component::{
-    Component, ComponentId, ComponentInfo, Components, StorageType, short_type_name,
+    ColumnHint, Component, ComponentId, ComponentInfo, Components, StorageType, TypedId,
+    short_type_name,
 };
 use crate::entity::FreshIndices;
 use crate::entity::{Entities, Entity, EntityLocation};
@@ -1478,11 +1479,12 @@ impl World {
     /// ```
     #[inline]
     pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
+        let hinted = self.read_hint::<T>();
         let loc = self
             .entities
             .get(entity)
             .ok_or(ComponentError::NoSuchEntity(entity))?;
-        self.component_at(entity, loc)
+        self.component_at(entity, loc, hinted)
             .ok_or_else(|| missing::<T>(entity))
     }
 
@@ -1492,22 +1494,70 @@ impl World {
     /// lookup.
     #[inline]
     pub(crate) fn get_opt<T: Component>(&self, entity: Entity) -> Option<&T> {
+        let hinted = self.read_hint::<T>();
         let loc = self.entities.get(entity)?;
-        self.component_at(entity, loc)
+        self.component_at(entity, loc, hinted)
+    }
+
+    /// A table component's id and [`ColumnHint`] as they are now, read
+    /// before the entity's location: the hint is an atomic, and an atomic
+    /// load keeps the compiler from merging the loads around it, so it
+    /// goes first, where the entity lookup after it (and a `get_mut` of the
+    /// same entity next) can still share loads.
+    #[inline(always)]
+    fn read_hint<T: Component>(&self) -> Option<(TypedId<T>, u64)> {
+        if T::STORAGE != StorageType::Table {
+            return None;
+        }
+        let (id, hint) = self.components.cached_id::<T>()?;
+        Some((id, hint.read()))
     }
 
     /// `entity`'s `T`, given where the entity lives: the lookup
-    /// [`World::get`] and [`World::get_opt`] share.
+    /// [`World::get`] and [`World::get_opt`] share. A table component's
+    /// column comes from the type's [`ColumnHint`] when it names this
+    /// entity's archetype (the common case: a run of lookups among entities
+    /// of one archetype), so a hit costs the entity's location and then the
+    /// column, with no search of the table's columns.
     #[inline(always)]
-    fn component_at<T: Component>(&self, entity: Entity, loc: EntityLocation) -> Option<&T> {
-        let id = self.components.typed_id::<T>()?;
-        match T::STORAGE {
-            StorageType::Table => self
+    fn component_at<T: Component>(
+        &self,
+        entity: Entity,
+        loc: EntityLocation,
+        hinted: Option<(TypedId<T>, u64)>,
+    ) -> Option<&T> {
+        if let Some((id, hint)) = hinted
+            && let Some(i) = ColumnHint::column_in(hint, loc.archetype.index() as u32)
+            && let Some(column) = self
                 .archetypes
                 .get(loc.archetype)
                 .table
-                .column(id.id())?
-                .get_typed(id, loc.row as usize),
+                .column_at_checked(i)
+        {
+            debug_assert!(column.holds::<T>(), "a column hint named another column");
+            return column.get_typed(id, loc.row as usize);
+        }
+        self.component_at_searched(entity, loc)
+    }
+
+    /// [`World::component_at`] when the type's hint does not name the
+    /// entity's archetype: the column by id, and the hint refreshed.
+    #[inline(never)]
+    fn component_at_searched<T: Component>(
+        &self,
+        entity: Entity,
+        loc: EntityLocation,
+    ) -> Option<&T> {
+        let (id, hint) = self.components.typed_id_hinted::<T>()?;
+        match T::STORAGE {
+            StorageType::Table => {
+                let table = &self.archetypes.get(loc.archetype).table;
+                let i = table.column_index(id.id())?;
+                if let Some(hint) = hint {
+                    hint.remember(loc.archetype.index() as u32, i);
+                }
+                table.column_at(i).get_typed(id, loc.row as usize)
+            }
             StorageType::SparseSet => self.sparse.get(id.id())?.get::<T>(entity),
         }
     }
@@ -1529,14 +1579,50 @@ impl World {
         entity: Entity,
         loc: EntityLocation,
     ) -> Option<&mut T> {
-        let tick = self.change_tick();
-        let id = self.components.typed_id::<T>()?;
-        match T::STORAGE {
-            StorageType::Table => self
+        // Plain loads through `&mut self`, not atomic ones: the compiler
+        // may share them with the lookups around this one.
+        let tick = Tick::new(*self.change_tick.get_mut());
+        // As in `component_at`: the hint's column, else a search that
+        // refreshes the hint.
+        if T::STORAGE == StorageType::Table
+            && let Some((id, hint)) = self.components.cached_id_mut::<T>()
+            && let Some(i) =
+                ColumnHint::column_in(hint.read_exclusive(), loc.archetype.index() as u32)
+            && i < self
                 .archetypes
-                .table_mut(loc.archetype)
-                .column_mut(id.id())
-                .and_then(|c| c.get_typed_mut(id, loc.row as usize, tick)),
+                .get(loc.archetype)
+                .table
+                .component_ids()
+                .len()
+        {
+            let column = self.archetypes.table_mut(loc.archetype).column_at_mut(i);
+            debug_assert!(column.holds::<T>(), "a column hint named another column");
+            return column.get_typed_mut(id, loc.row as usize, tick);
+        }
+        self.component_at_mut_searched(entity, loc, tick)
+    }
+
+    /// [`World::component_at_mut`] when the hint misses (see
+    /// [`World::component_at_searched`]).
+    #[inline(never)]
+    fn component_at_mut_searched<T: Component>(
+        &mut self,
+        entity: Entity,
+        loc: EntityLocation,
+        tick: Tick,
+    ) -> Option<&mut T> {
+        let (id, hint) = self.components.typed_id_hinted::<T>()?;
+        match T::STORAGE {
+            StorageType::Table => {
+                let table = self.archetypes.table_mut(loc.archetype);
+                let i = table.column_index(id.id())?;
+                if let Some(hint) = hint {
+                    hint.remember(loc.archetype.index() as u32, i);
+                }
+                table
+                    .column_at_mut(i)
+                    .get_typed_mut(id, loc.row as usize, tick)
+            }
             StorageType::SparseSet => self
                 .sparse
                 .get_mut(id.id())
