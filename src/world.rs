@@ -106,6 +106,9 @@ pub struct World {
     entities: Entities,
     components: Components,
     bundles: Bundles,
+    /// How run-time parts of each list of types spawn (see
+    /// [`parts_insert`]).
+    spawn_plans: parts_insert::SpawnPlans,
     archetypes: Archetypes,
     sparse: SparseSets,
     resources: Resources,
@@ -207,6 +210,7 @@ impl World {
             entities: Entities::new(),
             components,
             bundles: Bundles::default(),
+            spawn_plans: Default::default(),
             archetypes,
             sparse: SparseSets::default(),
             resources: Resources::default(),
