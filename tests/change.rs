@@ -807,7 +807,7 @@ fn archetypal_filter_walks_stamp_exactly_the_rows_they_yield() {
     assert_eq!(world.get::<TA>(frozen).unwrap().0, 10);
 
     let mut sparse_walk = world.query_filtered::<&mut TA, Without<SparseFrozen>>();
-    let seen = sparse_walk.iter_mut(&mut world).map(|a| a.0).count();
+    let seen = sparse_walk.iter_mut(&mut world).count();
     assert_eq!(seen, 5, "the sparse marker's entity is left out");
     assert_eq!(
         changed(&mut watch, &world),
