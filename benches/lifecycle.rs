@@ -31,7 +31,8 @@
 //!
 //! Run-time bundles: `built_spawn/builder` spawns `(A, B, C)` through an
 //! `EntityBuilder`, `built_spawn/static` the same as a static bundle; the
-//! ratio should stay within 1.2 (one archetype lookup, one move).
+//! ratio should stay within 1.2 (the world keeps a write plan per list of
+//! types: one comparison finds it, then one copy per value).
 //!
 //! For instruction counts (stable on a noisy machine), one pass of one
 //! variant: `LIFECYCLE_ONE_PASS=plain|unrelated_observer|observed|diamonds|by_hand|static|builder`, e.g.

@@ -105,6 +105,9 @@ pub struct World {
     entities: Entities,
     components: Components,
     bundles: Bundles,
+    /// How run-time parts of each list of types spawn (see
+    /// [`parts_insert`]).
+    spawn_plans: parts_insert::SpawnPlans,
     archetypes: Archetypes,
     sparse: SparseSets,
     resources: Resources,
@@ -206,6 +209,7 @@ impl World {
             entities: Entities::new(),
             components,
             bundles: Bundles::default(),
+            spawn_plans: Default::default(),
             archetypes,
             sparse: SparseSets::default(),
             resources: Resources::default(),

@@ -492,3 +492,79 @@ fn a_built_insert_runs_on_replace_hooks_as_a_static_insert_does() {
     assert_eq!(world.resource::<Replaced>().0, [1, 2, 9, 3]);
     assert_eq!(world.get::<Watched>(e).unwrap().0, 9);
 }
+
+/// A world remembers how each list of types spawns (issue #39, the
+/// builder's speed): the plans must stay true when the lists alternate,
+/// when one holds a sparse or an over-aligned value, and when a hook or an
+/// observer arrives after a plan was made.
+#[test]
+fn builders_of_alternating_shapes_spawn_as_static_bundles_do_and_see_later_hooks() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut built = World::new();
+    let mut fixed = World::new();
+    let mut builder = EntityBuilder::new();
+    for round in 0..6u32 {
+        let e = if round % 2 == 0 {
+            builder
+                .add(Hp(round))
+                .add(SparseCounted(round, count.clone()))
+                .add(Pos(round as f32, 0.0));
+            fixed.spawn((
+                Hp(round),
+                SparseCounted(round, count.clone()),
+                Pos(round as f32, 0.0),
+            ));
+            built.spawn(builder.build())
+        } else {
+            // The same types in another order: another list, another plan,
+            // the same archetype.
+            builder
+                .add(Pos(round as f32, 1.0))
+                .add(Aligned(round as u64))
+                .add(Hp(round));
+            fixed.spawn((Pos(round as f32, 1.0), Aligned(round as u64), Hp(round)));
+            built.spawn(builder.build())
+        };
+        assert_eq!(built.get::<Hp>(e), Ok(&Hp(round)));
+        assert_eq!(built.get::<Pos>(e).unwrap().0, round as f32);
+        assert_eq!(built.has::<Aligned>(e), round % 2 == 1);
+        assert_eq!(built.has::<SparseCounted>(e), round % 2 == 0);
+    }
+    assert_eq!(built.archetype_count(), fixed.archetype_count());
+    built.check_invariants();
+
+    // Both lists have plans now; a hook and an observer that come later
+    // are run all the same, each seeing the whole entity.
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s = seen.clone();
+    built.observe(move |t: Trigger<OnAdd<Pos>>, w: DeferredWorld| {
+        if w.get::<Hp>(t.entity().unwrap()).is_ok() {
+            s.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    built
+        .register_component_hooks::<Aligned>()
+        .on_add(|mut w, e| w.get_mut::<Hp>(e).unwrap().0 += 100);
+    let a = built.spawn(
+        EntityBuilder::new()
+            .add(Hp(1))
+            .add(SparseCounted(9, count.clone()))
+            .add(Pos(0.0, 0.0))
+            .build(),
+    );
+    let b = built.spawn(
+        EntityBuilder::new()
+            .add(Pos(0.0, 1.0))
+            .add(Aligned(3))
+            .add(Hp(2))
+            .build(),
+    );
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
+    assert_eq!(built.get::<Hp>(a), Ok(&Hp(1)));
+    assert_eq!(built.get::<Hp>(b), Ok(&Hp(102)));
+    assert_eq!(built.archetype_count(), fixed.archetype_count());
+    built.check_invariants();
+    drop(built);
+    drop(fixed);
+    assert_eq!(drops(&count), 3 + 3 + 1);
+}

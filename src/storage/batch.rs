@@ -17,7 +17,9 @@
 //! [`SparseSet::insert_checked`]), so a mismatch panics instead of writing
 //! a value into a column of another type.
 
-use super::parts::PartsDrain;
+use std::any::TypeId;
+
+use super::parts::{PartSlot, Parts, PartsDrain};
 use super::{Column, DeferredPanic, SparseSet, SparseSets, Table};
 use crate::archetype::InsertEdge;
 use crate::bundle::BundleInfo;
@@ -513,4 +515,169 @@ pub(crate) fn write_new_row(
     // one value of its type (checked before writing), so each holds one
     // value more than the table has rows.
     unsafe { table.push_entity(entity) }
+}
+
+/// How the values of one run-time bundle (a list of Rust types, in order)
+/// are written as a new row of their table: [`write_new_row`]'s walk along
+/// the bundle and its edge, and its type checks, done once. A world keeps
+/// one per list of types it spawned; each spawn of that list finds it
+/// ([`NewRowPlan::matching`], one comparison of the type lists) and
+/// writes ([`PlannedParts::write_new_row`]): a copy per value.
+///
+/// Invariants (made by [`NewRowPlan::new`]; the fields are private): for
+/// each `i`, `slots[i]` is where a value of type `types[i]` goes; the
+/// column positions are distinct, one per column of the table numbered
+/// `table`, and each of those columns holds its value's type. (A table's
+/// columns never change: the check stays true.)
+#[derive(Debug)]
+pub(crate) struct NewRowPlan {
+    types: Box<[TypeId]>,
+    slots: Box<[PartSlot]>,
+    /// The [`Table::uid`] of the table checked.
+    table: u64,
+    /// True if some slot is a sparse set (checked at each write: sets are
+    /// not numbered).
+    sparse: bool,
+    /// With no sparse slot, the column of each slot (for a write without
+    /// a branch per value); empty otherwise.
+    columns: Box<[u32]>,
+}
+
+impl NewRowPlan {
+    /// The plan of values of `types` (bundle `info`, in its order) into
+    /// `table`, the target of `edge` from the empty archetype. Panics if
+    /// the edge is not such a one, or a type does not fit its column.
+    pub fn new(
+        types: &[TypeId],
+        info: &BundleInfo,
+        edge: &InsertEdge,
+        table: &Table,
+    ) -> NewRowPlan {
+        assert_eq!(types.len(), info.components.len(), "one type per component");
+        assert_eq!(
+            edge.slots.len(),
+            table.component_ids().len(),
+            "the insert plan does not cover the table"
+        );
+        assert_eq!(
+            edge.slots.len(),
+            info.table_ids.len(),
+            "plan is not this bundle's"
+        );
+        let mut edge_slots = edge.slots.iter();
+        let slots: Box<[PartSlot]> = info
+            .components
+            .iter()
+            .zip(types)
+            .map(|(&(id, storage), &ty)| match storage {
+                StorageType::Table => {
+                    let &(col, replace) = edge_slots.next().expect("one slot per table component");
+                    assert!(!replace, "a new row replaces nothing");
+                    assert!(
+                        table.column_at(col as usize).holds_type(ty),
+                        "erased value type mismatch"
+                    );
+                    PartSlot::Column(col)
+                }
+                StorageType::SparseSet => PartSlot::Sparse(id),
+            })
+            .collect();
+        let mut columns: Vec<u32> = slots
+            .iter()
+            .filter_map(|slot| match *slot {
+                PartSlot::Column(col) => Some(col),
+                PartSlot::Sparse(_) => None,
+            })
+            .collect();
+        columns.sort_unstable();
+        columns.dedup();
+        assert_eq!(
+            columns.len(),
+            table.component_ids().len(),
+            "a bundle names each column once"
+        );
+        let sparse = slots.iter().any(|s| matches!(s, PartSlot::Sparse(_)));
+        let columns = if sparse {
+            Box::default()
+        } else {
+            slots
+                .iter()
+                .filter_map(|slot| match *slot {
+                    PartSlot::Column(col) => Some(col),
+                    PartSlot::Sparse(_) => None,
+                })
+                .collect()
+        };
+        NewRowPlan {
+            types: types.into(),
+            sparse,
+            columns,
+            slots,
+            table: table.uid(),
+        }
+    }
+
+    /// `parts`, if their types are this plan's (in order).
+    #[inline]
+    pub fn matching<'a>(&'a self, parts: &'a mut Parts) -> Option<PlannedParts<'a>> {
+        (*self.types == *parts.types()).then_some(PlannedParts { plan: self, parts })
+    }
+}
+
+/// Parts whose types are those of `plan` (compared when it was made; the
+/// parts are borrowed since, so they stay so).
+pub(crate) struct PlannedParts<'a> {
+    plan: &'a NewRowPlan,
+    parts: &'a mut Parts,
+}
+
+impl PlannedParts<'_> {
+    /// [`write_new_row`] along the plan: appends a row for the new
+    /// `entity` to `table` holding the parts (left empty), sparse values
+    /// to their sets. Returns the row.
+    ///
+    /// Panics, before writing anything (the values dropped), if `table`
+    /// is not the plan's or a sparse value does not fit its set; after
+    /// that nothing panics but a failure to grow (out of memory).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_new_row(
+        self,
+        table: &mut Table,
+        entity: Entity,
+        sparse: &mut SparseSets,
+        components: &Components,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) -> usize {
+        let PlannedParts { plan, parts } = self;
+        let mut drain = parts.drain();
+        assert_eq!(table.uid(), plan.table, "a plan is used with its table");
+        if plan.sparse {
+            for (slot, &ty) in plan.slots.iter().zip(plan.types.iter()) {
+                if let PartSlot::Sparse(id) = *slot {
+                    let set = sparse.get_or_create(id, components);
+                    assert!(set.column().holds_type(ty), "erased value type mismatch");
+                }
+            }
+            // SAFETY: nothing is moved out yet; the parts' types are the
+            // plan's (`matching`) and its slots are one per part; each
+            // column slot names a column of `table` (the plan's, by its
+            // number) that holds its part's type, each sparse slot a set
+            // that does (checked above).
+            unsafe {
+                drain.write_row(&plan.slots, table, entity, sparse, components, tick, panics)
+            };
+        } else {
+            // SAFETY: as above; with no sparse slot, `columns` is the
+            // plan's column of each part, checked (in bounds, holding its
+            // type) against this table when the plan was made.
+            unsafe { drain.write_columns(&plan.columns, table, tick) };
+        }
+        drop(drain);
+        // SAFETY: the plan's column slots are the table's columns, each
+        // once (its invariant): every column got exactly one value, of its
+        // type, so each holds one value more than the table has rows.
+        unsafe { table.push_entity(entity) }
+    }
 }

@@ -22,7 +22,7 @@
 use std::any::{Any, TypeId};
 use std::mem::{MaybeUninit, align_of, size_of};
 
-use super::{Column, DeferredPanic, SparseSet};
+use super::{Column, DeferredPanic, SparseSet, SparseSets, Table};
 use crate::change::Tick;
 use crate::component::{Component, ComponentId, Components, StorageType, short_type_name};
 use crate::dynamic::{ComponentSchema, DynamicComponent};
@@ -37,6 +37,16 @@ const INLINE_WORDS: usize = 8;
 
 /// Entries kept inline before the entry lists move to the heap.
 const INLINE_ENTRIES: usize = 4;
+
+/// Where one value of a run-time bundle goes in a new row: a column of
+/// the target table (by position) or a sparse set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PartSlot {
+    /// The column at this position of the table.
+    Column(u32),
+    /// The set of this sparse component.
+    Sparse(ComponentId),
+}
 
 /// A runtime-defined component's value, with its schema so that a world
 /// that has not seen it can register it.
@@ -311,80 +321,6 @@ unsafe fn insert_into_set<P: PartValue>(
     set.insert_checked(entity, value, tick, panics);
 }
 
-/// A list of `Copy` values, inline up to `N`, on the heap past that (no
-/// allocation for short lists).
-#[derive(Clone)]
-struct SmallList<T: Copy, const N: usize> {
-    len: usize,
-    inline: [T; N],
-    heap: Vec<T>,
-}
-
-impl<T: Copy, const N: usize> SmallList<T, N> {
-    fn new(filler: T) -> Self {
-        SmallList {
-            len: 0,
-            inline: [filler; N],
-            heap: Vec::new(),
-        }
-    }
-
-    #[inline]
-    fn as_slice(&self) -> &[T] {
-        if self.len <= N {
-            &self.inline[..self.len]
-        } else {
-            &self.heap
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, value: T) {
-        if self.len < N {
-            self.inline[self.len] = value;
-        } else {
-            if self.len == N {
-                self.heap.clear();
-                self.heap.extend_from_slice(&self.inline);
-            }
-            self.heap.push(value);
-        }
-        self.len += 1;
-    }
-
-    fn remove(&mut self, i: usize) -> T {
-        let spilled = self.len > N;
-        let value = if spilled {
-            self.heap.remove(i)
-        } else {
-            let value = self.inline[i];
-            self.inline.copy_within(i + 1..self.len, i);
-            value
-        };
-        self.len -= 1;
-        if spilled && self.len == N {
-            self.inline.copy_from_slice(&self.heap);
-        }
-        value
-    }
-
-    fn clear(&mut self) {
-        self.len = 0;
-        self.heap.clear();
-    }
-
-    /// Moves the list out, leaving this one empty (without writing
-    /// fillers: the inline entries past `len` are never read).
-    #[inline]
-    fn take(&mut self) -> Self {
-        SmallList {
-            len: std::mem::replace(&mut self.len, 0),
-            inline: self.inline,
-            heap: std::mem::take(&mut self.heap),
-        }
-    }
-}
-
 /// Where an entry's value is, and how to handle it.
 #[derive(Clone, Copy)]
 struct Slot {
@@ -392,18 +328,42 @@ struct Slot {
     ops: &'static PartOps,
 }
 
+/// Bytes kept inline.
+const INLINE_BYTES: usize = INLINE_WORDS * size_of::<Word>();
+
+/// What outgrew a [`Parts`]' inline room, in one allocation made the
+/// first time something does.
+#[derive(Default)]
+struct Spill {
+    /// Every entry's type and slot, once there are more than
+    /// [`INLINE_ENTRIES`] (unused before).
+    types: Vec<TypeId>,
+    slots: Vec<Slot>,
+    /// The buffer once it outgrew `inline` (empty before).
+    words: Vec<Word>,
+}
+
 /// Values of run-time chosen types in one buffer, in the order they were
 /// added; see the module doc and its invariants. Dropping it drops each
 /// value once.
+///
+/// Kept small (a builder's `build` moves it): the entries and the buffer
+/// live inline up to [`INLINE_ENTRIES`] values and [`INLINE_BYTES`], and
+/// whatever outgrows that in one [`Spill`].
 pub(crate) struct Parts {
-    /// The type each value is read as ([`PartValue::value_type`]).
-    types: SmallList<TypeId, INLINE_ENTRIES>,
-    slots: SmallList<Slot, INLINE_ENTRIES>,
+    /// Number of entries.
+    len: usize,
     /// Bytes in use (live or dead values) from the buffer's start.
     used: usize,
+    /// The buffer's size in bytes: [`INLINE_BYTES`] while it is `inline`,
+    /// more once it is the spill's `words`.
+    capacity: usize,
+    /// The type each value is read as ([`PartValue::value_type`]), for the
+    /// first `len` entries while they fit.
+    types: [TypeId; INLINE_ENTRIES],
+    slots: [Slot; INLINE_ENTRIES],
     inline: [Word; INLINE_WORDS],
-    /// The buffer once it outgrew `inline` (then `inline` is unused).
-    heap: Vec<Word>,
+    spill: Option<Box<Spill>>,
 }
 
 impl Default for Parts {
@@ -415,39 +375,135 @@ impl Default for Parts {
 impl Parts {
     pub fn new() -> Self {
         Parts {
-            types: SmallList::new(TypeId::of::<()>()),
-            slots: SmallList::new(Slot {
+            len: 0,
+            used: 0,
+            capacity: INLINE_BYTES,
+            types: [TypeId::of::<()>(); INLINE_ENTRIES],
+            slots: [Slot {
                 offset: 0,
                 ops: &OpsOf::<DynamicPart>::OPS,
-            }),
-            used: 0,
+            }; INLINE_ENTRIES],
             inline: [MaybeUninit::uninit(); INLINE_WORDS],
-            heap: Vec::new(),
+            spill: None,
         }
+    }
+
+    /// True if the entries are in the spill.
+    #[inline]
+    fn entries_spilled(&self) -> bool {
+        self.len > INLINE_ENTRIES
+    }
+
+    /// The entries' slots, in order.
+    #[inline]
+    fn slots(&self) -> &[Slot] {
+        if self.entries_spilled() {
+            &self.spill().slots
+        } else {
+            &self.slots[..self.len]
+        }
+    }
+
+    /// The spill, which there is once entries or bytes outgrew the inline
+    /// room.
+    #[inline]
+    fn spill(&self) -> &Spill {
+        self.spill.as_deref().expect("spilled parts have a spill")
+    }
+
+    /// [`Parts::spill`], mutably.
+    #[inline]
+    fn spill_mut(&mut self) -> &mut Spill {
+        self.spill
+            .as_deref_mut()
+            .expect("spilled parts have a spill")
+    }
+
+    /// Appends an entry (its value is written) to the `len` there are.
+    #[inline(always)]
+    fn push_entry(&mut self, len: usize, ty: TypeId, slot: Slot) {
+        debug_assert_eq!(len, self.len);
+        if len < INLINE_ENTRIES {
+            self.types[len] = ty;
+            self.slots[len] = slot;
+        } else {
+            self.push_spilled_entry(ty, slot);
+        }
+        self.len = len + 1;
+    }
+
+    /// [`Parts::push_entry`] past the inline entries.
+    #[cold]
+    fn push_spilled_entry(&mut self, ty: TypeId, slot: Slot) {
+        let spill = self.spill.get_or_insert_default();
+        if self.len == INLINE_ENTRIES {
+            spill.types.clear();
+            spill.types.extend_from_slice(&self.types);
+            spill.slots.clear();
+            spill.slots.extend_from_slice(&self.slots);
+        }
+        spill.types.push(ty);
+        spill.slots.push(slot);
+    }
+
+    /// Removes entry `i` (the rest keep their order); returns its slot.
+    fn remove_entry(&mut self, i: usize) -> Slot {
+        let spilled = self.entries_spilled();
+        let slot = match &mut self.spill {
+            Some(spill) if spilled => {
+                spill.types.remove(i);
+                let slot = spill.slots.remove(i);
+                if self.len - 1 == INLINE_ENTRIES {
+                    self.types.copy_from_slice(&spill.types);
+                    self.slots.copy_from_slice(&spill.slots);
+                }
+                slot
+            }
+            _ => {
+                let slot = self.slots[..self.len][i];
+                self.types.copy_within(i + 1..self.len, i);
+                self.slots.copy_within(i + 1..self.len, i);
+                slot
+            }
+        };
+        self.len -= 1;
+        slot
+    }
+
+    /// Forgets every entry (their values are moved out or dropped) and
+    /// every byte in use.
+    #[inline]
+    fn forget_all(&mut self) {
+        self.len = 0;
+        self.used = 0;
     }
 
     /// Number of values.
     #[inline]
     pub fn len(&self) -> usize {
-        self.types.len
+        self.len
     }
 
     /// True if there is no value.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.types.len == 0
+        self.len == 0
     }
 
     /// The types of the values, in order: a key for the bundle they form.
     #[inline]
     pub fn types(&self) -> &[TypeId] {
-        self.types.as_slice()
+        if self.entries_spilled() {
+            &self.spill().types
+        } else {
+            &self.types[..self.len]
+        }
     }
 
     /// How value `i` is stored and registered.
     #[inline]
     pub fn ops(&self, i: usize) -> &'static PartOps {
-        self.slots.as_slice()[i].ops
+        self.slots()[i].ops
     }
 
     /// The index of the value read as `ty`.
@@ -456,15 +512,16 @@ impl Parts {
         self.types().iter().position(|&t| t == ty)
     }
 
+    /// True if the buffer is the spill's `words`.
     #[inline]
-    fn spilled(&self) -> bool {
-        !self.heap.is_empty()
+    fn bytes_spilled(&self) -> bool {
+        self.capacity > INLINE_BYTES
     }
 
     #[inline]
     fn base(&self) -> *const u8 {
-        if self.spilled() {
-            self.heap.as_ptr().cast()
+        if self.bytes_spilled() {
+            self.spill().words.as_ptr().cast()
         } else {
             self.inline.as_ptr().cast()
         }
@@ -472,8 +529,8 @@ impl Parts {
 
     #[inline]
     fn base_mut(&mut self) -> *mut u8 {
-        if self.spilled() {
-            self.heap.as_mut_ptr().cast()
+        if self.bytes_spilled() {
+            self.spill_mut().words.as_mut_ptr().cast()
         } else {
             self.inline.as_mut_ptr().cast()
         }
@@ -488,31 +545,30 @@ impl Parts {
         // known at compile time): alignments are powers of two.
         let offset = (self.used + align - 1) & !(align - 1);
         let end = offset + size;
-        let words = end.div_ceil(size_of::<Word>());
-        let capacity = if self.spilled() {
-            self.heap.len()
-        } else {
-            INLINE_WORDS
-        };
-        if words > capacity {
-            self.grow(words);
+        if end > self.capacity {
+            self.grow(end);
         }
         self.used = end;
         offset
     }
 
-    /// Moves the buffer to (a bigger) heap allocation of at least `words`.
+    /// Moves the buffer to (a bigger) heap allocation of at least `bytes`.
     #[cold]
-    fn grow(&mut self, words: usize) {
-        let words = words.max(2 * INLINE_WORDS).next_power_of_two();
-        if self.spilled() {
-            self.heap.resize(words, MaybeUninit::uninit());
+    fn grow(&mut self, bytes: usize) {
+        let words = bytes
+            .div_ceil(size_of::<Word>())
+            .max(2 * INLINE_WORDS)
+            .next_power_of_two();
+        if self.bytes_spilled() {
+            self.spill_mut().words.resize(words, MaybeUninit::uninit());
         } else {
-            let mut heap = Vec::with_capacity(words);
-            heap.extend_from_slice(&self.inline);
+            let inline = self.inline;
+            let heap = &mut self.spill.get_or_insert_default().words;
+            heap.clear();
+            heap.extend_from_slice(&inline);
             heap.resize(words, MaybeUninit::uninit());
-            self.heap = heap;
         }
+        self.capacity = words * size_of::<Word>();
     }
 
     /// Appends `value` (its type must not be there yet).
@@ -520,6 +576,9 @@ impl Parts {
     pub fn push<P: PartValue>(&mut self, value: P) {
         debug_assert!(self.position(P::value_type()).is_none());
         let ops: &'static PartOps = &OpsOf::<P>::OPS;
+        // Read before the value is written through a raw pointer (which
+        // the compiler cannot tell from `len`).
+        let len = self.len;
         let offset = self.allocate(ops.size, ops.align);
         // SAFETY: `allocate` made room for the stored `P` at `offset`,
         // aligned (the buffer's start is word-aligned and `ops.align` is at
@@ -533,8 +592,7 @@ impl Parts {
             }
         }
         // The entry goes live only once the value is written.
-        self.types.push(P::value_type());
-        self.slots.push(Slot { offset, ops });
+        self.push_entry(len, P::value_type(), Slot { offset, ops });
     }
 
     /// Puts `value` in place of the value of its type (dropped; a panic
@@ -550,7 +608,7 @@ impl Parts {
     /// [`Parts::set`] of a type that is there already, at entry `i`.
     #[inline(never)]
     fn replace_at<P: PartValue>(&mut self, i: usize, value: P) {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         if std::ptr::eq(slot.ops, &OpsOf::<P>::OPS) {
             // SAFETY: entry `i` holds a live stored `P` (same ops, so the
             // same type) at its offset: it is read out, and the new value
@@ -577,8 +635,7 @@ impl Parts {
 
     /// Drops value `i` and its entry (the rest keep their order).
     pub fn remove_at(&mut self, i: usize) {
-        self.types.remove(i);
-        let slot = self.slots.remove(i);
+        let slot = self.remove_entry(i);
         // SAFETY: the entry was live, so its stored value is at its offset;
         // it is no entry's any more, so nothing reads it again.
         unsafe { (slot.ops.drop)(self.base_mut().add(slot.offset)) }
@@ -586,7 +643,7 @@ impl Parts {
 
     /// Value `i`, read as its value type.
     pub fn any_at(&self, i: usize) -> &dyn Any {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         // SAFETY: entry `i` is live (its value is at its offset) and the
         // reference borrows `self`.
         unsafe { &*(slot.ops.as_any)(self.base().add(slot.offset)) }
@@ -594,7 +651,7 @@ impl Parts {
 
     /// Value `i`, mutably.
     pub fn any_at_mut(&mut self, i: usize) -> &mut dyn Any {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         // SAFETY: entry `i` is live and the reference borrows `self`
         // mutably.
         unsafe { &mut *(slot.ops.as_any_mut)(self.base_mut().add(slot.offset)) }
@@ -602,15 +659,14 @@ impl Parts {
 
     /// Value `i` if it is a runtime-defined one.
     pub fn dynamic_at(&self, i: usize) -> Option<&DynamicPart> {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         // SAFETY: entry `i` is live and the reference borrows `self`.
         unsafe { (slot.ops.as_dynamic)(self.base().add(slot.offset)).map(|p| &*p) }
     }
 
     /// Takes value `i` out, as its value type, removing its entry.
     pub fn take_at(&mut self, i: usize) -> Box<dyn Any> {
-        self.types.remove(i);
-        let slot = self.slots.remove(i);
+        let slot = self.remove_entry(i);
         // SAFETY: the entry was live; it is gone, so the value is moved
         // out once.
         unsafe { (slot.ops.into_any)(self.base_mut().add(slot.offset)) }
@@ -618,7 +674,7 @@ impl Parts {
 
     /// The name of value `i`.
     pub fn name_at(&self, i: usize) -> String {
-        let slot = self.slots.as_slice()[i];
+        let slot = self.slots()[i];
         // SAFETY: entry `i` is live.
         unsafe { (slot.ops.name)(self.base().add(slot.offset)) }
     }
@@ -651,15 +707,18 @@ impl Parts {
     /// builder's `build` in a spawn loop).
     #[inline]
     pub fn take(&mut self) -> Parts {
-        // The values (at the offsets of `slots`) belong to the copy from
-        // here: this one keeps no entry, so it never drops nor reads them.
-        Parts {
-            types: self.types.take(),
-            slots: self.slots.take(),
-            used: std::mem::replace(&mut self.used, 0),
-            inline: self.inline,
-            heap: std::mem::take(&mut self.heap),
-        }
+        // SAFETY: a bitwise copy, written straight where the caller wants
+        // it (a field-by-field build copied it twice). The values (at the
+        // slots' offsets) and the spill belong to the copy from here: this
+        // one forgets its entries, so it never drops nor reads those values,
+        // and its spill is overwritten without being dropped.
+        let out = unsafe { std::ptr::read(self) };
+        self.forget_all();
+        self.capacity = INLINE_BYTES;
+        // SAFETY: the spill is the copy's now (see above): overwritten, not
+        // dropped.
+        unsafe { std::ptr::write(&mut self.spill, None) };
+        out
     }
 
     /// Drops every value.
@@ -679,9 +738,20 @@ impl Parts {
 }
 
 impl Drop for Parts {
+    #[inline]
     fn drop(&mut self) {
+        // Spawned parts are empty: the common drop is this compare.
+        if self.len != 0 {
+            self.drop_values();
+        }
+    }
+}
+
+impl Parts {
+    #[cold]
+    fn drop_values(&mut self) {
         let base = self.base_mut();
-        for slot in self.slots.as_slice() {
+        for slot in self.slots() {
             // SAFETY: each entry is live; the buffer goes, so each value is
             // dropped once. (A panicking drop leaks the values after it.)
             unsafe { (slot.ops.drop)(base.add(slot.offset)) }
@@ -720,7 +790,7 @@ impl PartsDrain<'_> {
     /// Takes the next value's pointer and ops; it counts as moved out.
     #[inline(always)]
     fn take_next(&mut self) -> (*mut u8, &'static PartOps) {
-        let slot = self.parts.slots.as_slice()[self.next];
+        let slot = self.parts.slots()[self.next];
         self.next += 1;
         // SAFETY: `offset` is within the buffer (module invariant).
         (unsafe { self.parts.base_mut().add(slot.offset) }, slot.ops)
@@ -772,6 +842,107 @@ impl PartsDrain<'_> {
         }
     }
 
+    /// Moves every value out, value `i` to where `slots[i]` says: pushed
+    /// onto a column of `table` or stored for `entity` in a sparse set.
+    /// The row is not completed ([`Table::push_entity`] is the caller's).
+    ///
+    /// # Safety
+    /// No value was moved out yet; `slots` has one entry per value; each
+    /// [`PartSlot::Column`] names a column of `table` holding the type of
+    /// its value (`types()[i]`), and each [`PartSlot::Sparse`] a component
+    /// whose set holds it.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn write_row(
+        &mut self,
+        slots: &[PartSlot],
+        table: &mut Table,
+        entity: Entity,
+        sparse: &mut SparseSets,
+        components: &Components,
+        tick: Tick,
+        panics: &mut DeferredPanic,
+    ) {
+        debug_assert!(self.next == 0 && slots.len() == self.parts.len());
+        // Read once: the writes below go through raw pointers, which the
+        // compiler cannot tell from the buffer.
+        let base = self.parts.base_mut();
+        let entries: &[Slot] = self.parts.slots();
+        let entries = entries.as_ptr();
+        for (i, &slot) in slots.iter().enumerate() {
+            // SAFETY: `i` is below the number of values (contract), and
+            // each entry is live with its value at its offset (module
+            // invariant).
+            let (ptr, ops) = unsafe {
+                let entry = *entries.add(i);
+                (base.add(entry.offset), entry.ops)
+            };
+            // Counted as moved out before it is: a panic past here leaks
+            // it, never drops it twice.
+            self.next = i + 1;
+            match slot {
+                PartSlot::Column(col) => {
+                    let column = table.column_at_mut(col as usize);
+                    if ops.plain {
+                        // SAFETY: the buffer holds the value itself
+                        // (`plain`), live and owned here, of the column's
+                        // type (contract); it is given up (counted above).
+                        unsafe { column.push_bytes(ptr, tick) }
+                    } else {
+                        // SAFETY: the value was live and owned here; it is
+                        // moved out once (counted above).
+                        unsafe { (ops.push_to)(ptr, column, tick) }
+                    }
+                }
+                PartSlot::Sparse(id) => {
+                    let set = sparse.get_or_create(id, components);
+                    // SAFETY: as above.
+                    unsafe { (ops.insert_into_set)(ptr, set, entity, tick, panics) }
+                }
+            }
+        }
+    }
+
+    /// [`PartsDrain::write_row`] of values that all go to columns: value
+    /// `i` is pushed onto the column at position `columns[i]` of `table`.
+    ///
+    /// # Safety
+    /// No value was moved out yet; `columns` has one entry per value, each
+    /// below `table`'s number of columns, naming a column that holds the
+    /// type of its value (`types()[i]`).
+    #[inline]
+    pub unsafe fn write_columns(&mut self, columns: &[u32], table: &mut Table, tick: Tick) {
+        debug_assert!(self.next == 0 && columns.len() == self.parts.len());
+        // Read once, as in `write_row`.
+        let base = self.parts.base_mut();
+        let entries: &[Slot] = self.parts.slots();
+        let entries = entries.as_ptr();
+        for (i, &col) in columns.iter().enumerate() {
+            // SAFETY: `i` is below the number of values (contract), and
+            // each entry is live with its value at its offset (module
+            // invariant).
+            let (ptr, ops) = unsafe {
+                let entry = *entries.add(i);
+                (base.add(entry.offset), entry.ops)
+            };
+            // Counted as moved out before it is: a panic past here leaks
+            // it, never drops it twice.
+            self.next = i + 1;
+            // SAFETY: `col` is in bounds (contract).
+            let column = unsafe { table.column_at_unchecked_mut(col as usize) };
+            if ops.plain {
+                // SAFETY: the buffer holds the value itself (`plain`), live
+                // and owned here, of the column's type (contract); it is
+                // given up (counted above).
+                unsafe { column.push_bytes(ptr, tick) }
+            } else {
+                // SAFETY: the value was live and owned here; it is moved out
+                // once (counted above).
+                unsafe { (ops.push_to)(ptr, column, tick) }
+            }
+        }
+    }
+
     /// Puts the next value in `row` of `column`, dropping the value it
     /// replaces (a panicking drop kept in `panics`).
     #[inline]
@@ -807,9 +978,7 @@ impl Drop for PartsDrain<'_> {
     fn drop(&mut self) {
         if self.next == self.parts.len() {
             // Every value was moved out: the buffer is free again.
-            self.parts.types.len = 0;
-            self.parts.slots.len = 0;
-            self.parts.used = 0;
+            self.parts.forget_all();
             return;
         }
         self.drop_rest();
@@ -823,13 +992,11 @@ impl PartsDrain<'_> {
         // stops early) are dropped; the entries go first, so that a
         // panicking drop leaks the values after it rather than leaving
         // them to be dropped twice.
-        let rest: Vec<Slot> = match self.parts.slots.as_slice().get(self.next..) {
+        let rest: Vec<Slot> = match self.parts.slots().get(self.next..) {
             Some(rest) if !rest.is_empty() => rest.to_vec(),
             _ => Vec::new(),
         };
-        self.parts.types.clear();
-        self.parts.slots.clear();
-        self.parts.used = 0;
+        self.parts.forget_all();
         let base = self.parts.base_mut();
         for slot in rest {
             // SAFETY: the entry was live and not moved out (at or past

@@ -1,5 +1,7 @@
 //! An archetype's table: one column per table component, one row per entity.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::{Column, DeferredPanic};
 use crate::change::Tick;
 use crate::component::{ComponentId, Components};
@@ -12,6 +14,8 @@ use crate::entity::Entity;
 /// - every column has exactly `entities.len()` values (outside a structural
 ///   change in progress).
 pub(crate) struct Table {
+    /// This table's own number, never another's (see [`Table::uid`]).
+    uid: u64,
     ids: Box<[ComponentId]>,
     /// `slots[id.index()]` is the position of component `id`'s column, or
     /// [`NO_SLOT`]: [`Table::column_index`] in one load rather than a scan
@@ -180,7 +184,9 @@ impl Table {
         } else {
             Box::default()
         };
+        static NEXT_UID: AtomicU64 = AtomicU64::new(0);
         Table {
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
             ids: ids.into(),
             slots,
             columns: ids
@@ -190,6 +196,13 @@ impl Table {
             entities: Vec::new(),
             disabled: DisabledRows::default(),
         }
+    }
+
+    /// A number no other table of the process has: a plan checked against
+    /// this table's columns (their types never change) knows it by it.
+    #[inline]
+    pub fn uid(&self) -> u64 {
+        self.uid
     }
 
     /// Bytes held on the heap: per column, then the entity list and the

@@ -24,10 +24,56 @@ use crate::component::{ComponentId, StorageType};
 use crate::entity::{Entity, EntityLocation};
 use crate::error::EntityError;
 use crate::storage::DeferredPanic;
-use crate::storage::batch::{ErasedValues, ErasedWrite, write_erased, write_new_row};
+use crate::storage::batch::{ErasedValues, ErasedWrite, NewRowPlan, write_erased, write_new_row};
 use crate::storage::parts::Parts;
 
 use super::required_ops::MadeRequirements;
+
+/// How a world spawns each list of Rust types it has spawned as run-time
+/// parts (a builder's, a taken entity's): the bundle the list forms, its
+/// archetype and where each value goes ([`NewRowPlan`]). Made on the
+/// list's first spawn and kept: archetypes are never removed and a
+/// table's columns never change, so a plan stays true for the world's
+/// life.
+#[derive(Debug, Default)]
+pub(crate) struct SpawnPlans {
+    plans: Vec<SpawnPlan>,
+    /// `by_bundle[b]` is 1 + the index in `plans` of bundle `b`'s plan, or
+    /// 0 (none).
+    by_bundle: Vec<u32>,
+    /// The index of the plan used last (any index before the first: the
+    /// types are compared anyway).
+    last: usize,
+}
+
+/// See [`SpawnPlans`].
+#[derive(Debug)]
+struct SpawnPlan {
+    bundle: BundleId,
+    target: ArchetypeId,
+    row: NewRowPlan,
+}
+
+impl SpawnPlans {
+    /// The plan of bundle `bundle`, if it has one.
+    fn by_bundle(&self, bundle: BundleId) -> Option<usize> {
+        match self.by_bundle.get(bundle.index()) {
+            Some(&i) if i > 0 => Some(i as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// Adds `plan` (of a bundle with none yet); returns its index.
+    fn add(&mut self, plan: SpawnPlan) -> usize {
+        let index = plan.bundle.index();
+        if self.by_bundle.len() <= index {
+            self.by_bundle.resize(index + 1, 0);
+        }
+        self.plans.push(plan);
+        self.by_bundle[index] = u32::try_from(self.plans.len()).expect("too many spawn plans");
+        self.plans.len() - 1
+    }
+}
 
 impl World {
     /// Allocates an entity with no component, placed in the empty
@@ -47,19 +93,132 @@ impl World {
     /// announces it.
     /// Parts the world refuses (a runtime-defined component whose schema
     /// differs from the world's) are dropped.
+    #[inline]
     pub(super) fn spawn_parts(&mut self, parts: &mut Parts) -> Entity {
         self.flush();
+        // A list of types spawned before, last: one comparison finds its
+        // plan (a builder spawned in a loop).
+        match self.spawn_along(self.spawn_plans.last, parts) {
+            Some(entity) => entity,
+            None => self.spawn_unplanned(parts),
+        }
+    }
+
+    /// [`World::spawn_parts`] along plan `plan`, if there is one of that
+    /// index and of `parts`' types (`None`, changing nothing, otherwise).
+    #[inline(always)]
+    fn spawn_along(&mut self, plan: usize, parts: &mut Parts) -> Option<Entity> {
+        let plan = self.spawn_plans.plans.get(plan)?;
+        let planned = plan.row.matching(parts)?;
+        let lifecycle = self.components.lifecycle_active();
+        if lifecycle
+            && self
+                .components
+                .announces_any(self.bundles.get(plan.bundle).component_ids())
+        {
+            let bundle_id = plan.bundle;
+            return Some(self.spawn_announced(bundle_id, parts));
+        }
+        // As a static bundle's spawn: straight into the target table, each
+        // value copied to the column the plan names.
+        let tick = self.change_tick();
+        let entity = self.entities.alloc();
+        let target = plan.target;
+        let mut panics = DeferredPanic::new();
+        let row = planned.write_new_row(
+            self.archetypes.table_mut(target),
+            entity,
+            &mut self.sparse,
+            &self.components,
+            tick,
+            &mut panics,
+        );
+        self.entities
+            .set_location(entity.index(), location(target, row));
+        self.sync_disabled(entity);
+        if lifecycle && self.components.spawn_announced() {
+            self.announce_insert(entity, true, &[]);
+            self.flush_observer_commands();
+        }
+        panics.resume();
+        Some(entity)
+    }
+
+    /// [`World::spawn_parts`] of a list of types other than the last one
+    /// spawned: its plan is found (made on its first spawn) and becomes
+    /// the last one; parts that have none (some are runtime-defined
+    /// components) are spawned by bundle.
+    #[cold]
+    #[inline(never)]
+    fn spawn_unplanned(&mut self, parts: &mut Parts) -> Entity {
+        match self.spawn_plan(parts) {
+            Ok(plan) => {
+                self.spawn_plans.last = plan;
+                self.spawn_along(plan, parts)
+                    .expect("a plan matches the parts it was found for")
+            }
+            Err(bundle_id) => self.spawn_by_bundle(bundle_id, parts),
+        }
+    }
+
+    /// The spawn plan of `parts`' list of types (made on its first
+    /// unannounced spawn), or their bundle, for parts that are not all Rust
+    /// types (a runtime-defined component) or that are announced and have
+    /// no plan yet.
+    #[cold]
+    #[inline(never)]
+    fn spawn_plan(&mut self, parts: &mut Parts) -> Result<usize, BundleId> {
         let bundle_id = self.parts_bundle(parts);
+        // Lists of Rust types only are known by their types (the parts are
+        // in the bundle's order now, each type once).
+        if self.bundles.by_types(parts.types()) != Some(bundle_id) {
+            return Err(bundle_id);
+        }
+        if let Some(plan) = self.spawn_plans.by_bundle(bundle_id) {
+            return Ok(plan);
+        }
+        if self.components.lifecycle_active()
+            && self
+                .components
+                .announces_any(self.bundles.get(bundle_id).component_ids())
+        {
+            // Announced (with requirements, maybe): spawned by bundle, and
+            // no archetype is made for the parts alone.
+            return Err(bundle_id);
+        }
+        let info = self.bundles.get(bundle_id);
+        let insert = self
+            .archetypes
+            .insert_plan(ArchetypeId::EMPTY, info, &self.components);
+        let target = insert.edge.target;
+        let table = insert.dst.as_deref().unwrap_or(insert.src);
+        let row = NewRowPlan::new(parts.types(), info, insert.edge, table);
+        Ok(self.spawn_plans.add(SpawnPlan {
+            bundle: bundle_id,
+            target,
+            row,
+        }))
+    }
+
+    /// [`World::spawn_parts`] of parts whose components have hooks,
+    /// observers or requirements: placed empty, then given every part in
+    /// one move (with the requirements), then announced.
+    fn spawn_announced(&mut self, bundle_id: BundleId, parts: &mut Parts) -> Entity {
+        let entity = self.alloc_empty();
+        self.insert_resolved(entity, bundle_id, parts, true);
+        entity
+    }
+
+    /// [`World::spawn_parts`] of parts of bundle `bundle_id` that have no
+    /// plan (some are runtime-defined components).
+    fn spawn_by_bundle(&mut self, bundle_id: BundleId, parts: &mut Parts) -> Entity {
         let lifecycle = self.components.lifecycle_active();
         if lifecycle
             && self
                 .components
                 .announces_any(self.bundles.get(bundle_id).component_ids())
         {
-            // Hooks, observers or requirements: the general path.
-            let entity = self.alloc_empty();
-            self.insert_resolved(entity, bundle_id, parts, true);
-            return entity;
+            return self.spawn_announced(bundle_id, parts);
         }
         // As a static bundle's spawn: straight into the target table.
         let tick = self.change_tick();
