@@ -1172,15 +1172,11 @@ impl World {
         if self.entities.get(entity).is_none() {
             return Err(EntityError::NoSuchEntity(entity));
         }
-        if !self.sparse.remembers::<C>() {
-            // Registers `C` first, as `insert` does: a first registration may
-            // switch its lifecycle on.
-            let id = self.components.register::<C>();
-            self.sparse.remember::<C>(id, &self.components, true);
-        }
         let tick = self.change_tick();
+        // One type check finds the set; a first use (or another sparse type
+        // used since) goes out of line.
         let Some((id, mut set)) = self.sparse.typed::<C>() else {
-            unreachable!("remembered just above")
+            return self.insert_sparse_one_first(entity, component);
         };
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.insert(entity, component);
@@ -1193,6 +1189,22 @@ impl World {
         }
         drop(replaced);
         Ok(())
+    }
+
+    /// [`World::insert_sparse_one`] when `C`'s set is not the remembered
+    /// one: registers `C` first, as `insert` does (a first registration may
+    /// switch its lifecycle on), remembers its set (made if needed), then
+    /// takes the fast path.
+    #[cold]
+    #[inline(never)]
+    fn insert_sparse_one_first<C: Component>(
+        &mut self,
+        entity: Entity,
+        component: C,
+    ) -> Result<(), EntityError> {
+        let id = self.components.register::<C>();
+        self.sparse.remember::<C>(id, &self.components, true);
+        self.insert_sparse_one(entity, component)
     }
 
     /// Removes the components of bundle `B` from `entity` and returns them.
@@ -1447,16 +1459,8 @@ impl World {
         if self.relations.active() {
             self.refuse_edge_component::<C>();
         }
-        if !self.sparse.remembers::<C>() {
-            let id = self.components.register::<C>();
-            // No set yet: no entity has a `C` (and none is made here, so
-            // set-creation order stays that of the inserts).
-            if !self.sparse.remember::<C>(id, &self.components, false) {
-                return self.remove::<C>(entity);
-            }
-        }
         let Some((id, mut set)) = self.sparse.typed::<C>() else {
-            unreachable!("remembered just above")
+            return self.remove_sparse_one_first::<C>(entity);
         };
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.remove::<C>(entity);
@@ -1468,6 +1472,23 @@ impl World {
             self.sync_disabled(entity);
         }
         Ok(removed)
+    }
+
+    /// [`World::remove_sparse_one`] when `C`'s set is not the remembered
+    /// one: remembers it and takes the fast path, or, if there is no set
+    /// yet (no entity has a `C`, and none is made here, so set-creation
+    /// order stays that of the inserts), takes [`World::remove`]'s path.
+    #[cold]
+    #[inline(never)]
+    fn remove_sparse_one_first<C: Component>(
+        &mut self,
+        entity: Entity,
+    ) -> Result<C, ComponentError> {
+        let id = self.components.register::<C>();
+        if !self.sparse.remember::<C>(id, &self.components, false) {
+            return self.remove::<C>(entity);
+        }
+        self.remove_sparse_one::<C>(entity)
     }
 
     /// A shared reference to `entity`'s `T`.
@@ -2042,7 +2063,7 @@ impl World {
     #[inline]
     pub fn flush(&mut self) {
         self.check_change_ticks();
-        if self.entities.needs_flush() {
+        if self.entities.may_need_flush() {
             self.flush_reserved();
         }
     }
@@ -2054,6 +2075,7 @@ impl World {
     #[cold]
     #[inline(never)]
     fn flush_reserved(&mut self) {
+        self.entities.take_dirty();
         let spawned = self.make_reserved_live();
         self.announce_spawned(spawned);
     }
