@@ -923,6 +923,22 @@ impl Entities {
         (slots, self.free.clone())
     }
 
+    /// True if the allocator is exactly in the state [`Entities::snapshot`]
+    /// returned as `(slots, free)`: same slots, generations, live set and
+    /// free list order, nothing reserved. Rollback uses it to skip
+    /// re-installing (and re-validating) an allocator that a frame did not
+    /// touch: one linear compare, no allocation.
+    pub fn is_snapshot(&self, slots: &[(u32, bool)], free: &[u32]) -> bool {
+        !self.needs_flush()
+            && self.meta.len() == slots.len()
+            && self.free == free
+            // A branch-free fold: a linear compare, not a search.
+            && self.meta.iter().zip(slots).fold(true, |ok, (m, &(generation, live))| {
+                ok & (m.generation.get() == generation)
+                    & ((m.location != EntityLocation::INVALID) == live)
+            })
+    }
+
     /// Restores the state [`Entities::snapshot`] gave: the slots' live set
     /// must be the one here already (checked by the caller); dead slots
     /// take the saved generations and the free list its saved order.
