@@ -329,18 +329,36 @@ impl Archetypes {
         self.get(source).insert_edge(bundle).expect("just set")
     }
 
+    /// [`Archetypes::insert_edge`] on the first insert of `bundle` into
+    /// `source`: builds the edge and returns its target.
+    #[cold]
+    #[inline(never)]
+    fn build_insert_edge(
+        &mut self,
+        source: ArchetypeId,
+        bundle: &BundleInfo,
+        components: &Components,
+    ) -> ArchetypeId {
+        self.insert_edge(source, bundle.id, &bundle.table_ids, components)
+            .target
+    }
+
     /// The tables an insert of `bundle` into `source` touches: the edge (made
     /// on first use), the source table and, if the archetype changes, the
     /// target table.
+    #[inline]
     pub fn insert_plan(
         &mut self,
         source: ArchetypeId,
         bundle: &BundleInfo,
         components: &Components,
     ) -> InsertPlan<'_> {
-        let target = self
-            .insert_edge(source, bundle.id, &bundle.table_ids, components)
-            .target;
+        // One lookup on the path every insert takes; the first use of the
+        // edge builds it out of line.
+        let target = match self.get(source).insert_edge(bundle.id) {
+            Some(edge) => edge.target,
+            None => self.build_insert_edge(source, bundle, components),
+        };
         if target == source {
             let archetype = self.get_mut(source);
             let edge = edge_of(&archetype.insert_edges, bundle.id);
@@ -362,19 +380,36 @@ impl Archetypes {
 
     /// The tables a removal of `bundle` from `source` touches: the source
     /// table and, if the archetype changes, the target one (with its id).
+    #[inline]
     pub fn remove_plan(
         &mut self,
         source: ArchetypeId,
         bundle: &BundleInfo,
         components: &Components,
     ) -> (&mut Table, Option<(ArchetypeId, &mut Table)>) {
-        let target = self.remove_edge(source, bundle.id, &bundle.table_ids, components);
+        let target = match self.get(source).remove_edge(bundle.id) {
+            Some(target) => target,
+            None => self.build_remove_edge(source, bundle, components),
+        };
         if target == source {
             (&mut self.get_mut(source).table, None)
         } else {
             let (src, dst) = self.pair_mut(source, target);
             (&mut src.table, Some((target, &mut dst.table)))
         }
+    }
+
+    /// [`Archetypes::remove_edge`] on the first removal of `bundle` from
+    /// `source`, out of line.
+    #[cold]
+    #[inline(never)]
+    fn build_remove_edge(
+        &mut self,
+        source: ArchetypeId,
+        bundle: &BundleInfo,
+        components: &Components,
+    ) -> ArchetypeId {
+        self.remove_edge(source, bundle.id, &bundle.table_ids, components)
     }
 
     /// Where removing `bundle_table_ids` from `source` leads; computed once.

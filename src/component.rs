@@ -17,6 +17,7 @@ use std::fmt;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::entity::Entity;
 use crate::hooks::{
@@ -268,7 +269,7 @@ impl CloneBoxed {
 pub struct ComponentId(u32);
 
 /// A component id that one world's registry issued for the Rust type `T`
-/// (only [`Components::typed_id`] makes one): every column and sparse set
+/// (only [`Components`]' lookups by type make one): every column and sparse set
 /// of that id in that world holds `T`s, so storage can hand out `&T`
 /// without comparing `TypeId`s on each access.
 pub(crate) struct TypedId<T> {
@@ -614,13 +615,79 @@ const TYPE_CACHE_SLOTS: usize = 256;
 /// whose slot another type holds is found in the map as before: the cache
 /// only ever answers with the id registered for exactly that `TypeId`.
 ///
+/// Each slot also keeps a [`ColumnHint`]: where the type's column was in
+/// the table a lookup by entity last found it in, so the next lookup in
+/// that table skips the table's id-to-column map (issue #40: random
+/// access by id in two dependent loads, the entity's location and then the
+/// column).
+///
 /// A free slot holds [`Vacant`]'s `TypeId`, which no lookup asks for (it
 /// is not a component), so a probe is one compare, with no `Option` tag
 /// to test first.
-struct TypeCache(Box<[(TypeId, ComponentId); TYPE_CACHE_SLOTS]>);
+struct TypeCache(Box<[CacheSlot; TYPE_CACHE_SLOTS]>);
+
+/// One [`TypeCache`] slot.
+struct CacheSlot {
+    type_id: TypeId,
+    id: ComponentId,
+    column: ColumnHint,
+}
 
 /// The type whose `TypeId` marks a free [`TypeCache`] slot.
 struct Vacant;
+
+/// Where one component type's column was in the table of the archetype a
+/// by-entity lookup last met: the archetype's index in the high 32 bits,
+/// the column's position in its table in the low 32, or [`ColumnHint::NONE`].
+///
+/// A hint is only an answer for the archetype it names, and stays true for
+/// as long as the world lives: a world never drops an archetype, and a
+/// table's columns never change after it is made. It lives in the world's
+/// own [`Components`] (which is never cloned or shared with another world),
+/// so it names that world's archetypes. Shared lookups (`World::get` through
+/// `&World`, from several threads) update it, hence the atomic: a reader
+/// sees one whole hint or another, each true.
+pub(crate) struct ColumnHint(AtomicU64);
+
+impl ColumnHint {
+    /// No archetype yet (`u32::MAX` is no archetype's index: the id space
+    /// is full before it, see `Archetypes::get_or_create`).
+    const NONE: u64 = u64::MAX;
+
+    /// The hint as it is now, for [`ColumnHint::column_in`].
+    #[inline(always)]
+    pub fn read(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// The hint through an exclusive borrow: a plain load, which (unlike an
+    /// atomic one) the compiler may merge with neighbouring lookups.
+    #[inline(always)]
+    pub fn read_exclusive(&mut self) -> u64 {
+        *self.0.get_mut()
+    }
+
+    /// The position of the column in archetype `archetype`'s table, if
+    /// `hint` (a [`ColumnHint::read`]) is about that archetype.
+    /// ([`ColumnHint::NONE`] answers `u32::MAX` for archetype `u32::MAX`: no
+    /// table has that many columns, so a caller's bounds check turns it
+    /// into a miss.)
+    #[inline(always)]
+    pub fn column_in(hint: u64, archetype: u32) -> Option<usize> {
+        ((hint >> 32) as u32 == archetype).then_some(hint as u32 as usize)
+    }
+
+    /// Remembers that the column is at `column` in `archetype`'s table.
+    #[inline]
+    pub fn remember(&self, archetype: u32, column: usize) {
+        let hint = (u64::from(archetype) << 32) | column as u32 as u64;
+        // A store only when it changes: readers of one table on several
+        // threads keep the line shared.
+        if self.0.load(Ordering::Relaxed) != hint {
+            self.0.store(hint, Ordering::Relaxed);
+        }
+    }
+}
 
 impl TypeCache {
     #[inline(always)]
@@ -634,24 +701,35 @@ impl TypeCache {
 
     #[inline(always)]
     fn get(&self, type_id: TypeId) -> Option<ComponentId> {
-        let (cached, id) = self.0[Self::slot(type_id)];
-        (cached == type_id).then_some(id)
+        let slot = &self.0[Self::slot(type_id)];
+        (slot.type_id == type_id).then_some(slot.id)
+    }
+
+    /// [`TypeCache::get`] with the slot's column hint.
+    #[inline(always)]
+    fn get_hinted(&self, type_id: TypeId) -> Option<(ComponentId, &ColumnHint)> {
+        let slot = &self.0[Self::slot(type_id)];
+        (slot.type_id == type_id).then_some((slot.id, &slot.column))
     }
 
     /// Caches `id` for `type_id` if its slot is free (the first type keeps it).
     fn offer(&mut self, type_id: TypeId, id: ComponentId) {
         let slot = &mut self.0[Self::slot(type_id)];
-        if slot.0 == TypeId::of::<Vacant>() {
-            *slot = (type_id, id);
+        if slot.type_id == TypeId::of::<Vacant>() {
+            slot.type_id = type_id;
+            slot.id = id;
+            *slot.column.0.get_mut() = ColumnHint::NONE;
         }
     }
 }
 
 impl Default for TypeCache {
     fn default() -> Self {
-        TypeCache(Box::new(
-            [(TypeId::of::<Vacant>(), ComponentId::new(0)); TYPE_CACHE_SLOTS],
-        ))
+        TypeCache(Box::new(std::array::from_fn(|_| CacheSlot {
+            type_id: TypeId::of::<Vacant>(),
+            id: ComponentId::new(0),
+            column: ColumnHint(AtomicU64::new(ColumnHint::NONE)),
+        })))
     }
 }
 
@@ -660,7 +738,7 @@ impl fmt::Debug for TypeCache {
         let used = self
             .0
             .iter()
-            .filter(|s| s.0 != TypeId::of::<Vacant>())
+            .filter(|s| s.type_id != TypeId::of::<Vacant>())
             .count();
         write!(f, "TypeCache({used}/{TYPE_CACHE_SLOTS} slots used)")
     }
@@ -988,14 +1066,48 @@ impl Components {
             .or_else(|| self.by_type.get(&type_id).copied())
     }
 
-    /// [`Components::id_of`] as a [`TypedId`]: proof for storage that the
-    /// id's columns hold `T`s.
+    /// [`Components::id_of`] as a [`TypedId`] (proof for storage that the
+    /// id's columns hold `T`s), with the type's [`ColumnHint`], answered by
+    /// the [`TypeCache`] alone (`None` when `T` has no slot there, or is
+    /// not registered).
     #[inline(always)]
-    pub fn typed_id<T: Component>(&self) -> Option<TypedId<T>> {
-        self.id_of::<T>().map(|id| TypedId {
+    pub fn cached_id<T: Component>(&self) -> Option<(TypedId<T>, &ColumnHint)> {
+        let (id, hint) = self.cache.get_hinted(TypeId::of::<T>())?;
+        let id = TypedId {
             id,
             _type: std::marker::PhantomData,
-        })
+        };
+        Some((id, hint))
+    }
+
+    /// [`Components::cached_id`] through an exclusive borrow.
+    #[inline(always)]
+    pub fn cached_id_mut<T: Component>(&mut self) -> Option<(TypedId<T>, &mut ColumnHint)> {
+        let slot = &mut self.cache.0[TypeCache::slot(TypeId::of::<T>())];
+        if slot.type_id != TypeId::of::<T>() {
+            return None;
+        }
+        let id = TypedId {
+            id: slot.id,
+            _type: std::marker::PhantomData,
+        };
+        Some((id, &mut slot.column))
+    }
+
+    /// [`Components::cached_id`] when `T` has a [`TypeCache`] slot, else the
+    /// id from the map with no hint (callers then look the column up by id).
+    #[inline(always)]
+    pub fn typed_id_hinted<T: Component>(&self) -> Option<(TypedId<T>, Option<&ColumnHint>)> {
+        let type_id = TypeId::of::<T>();
+        let (id, hint) = match self.cache.get_hinted(type_id) {
+            Some((id, hint)) => (id, Some(hint)),
+            None => (*self.by_type.get(&type_id)?, None),
+        };
+        let id = TypedId {
+            id,
+            _type: std::marker::PhantomData,
+        };
+        Some((id, hint))
     }
 
     #[inline]

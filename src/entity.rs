@@ -227,6 +227,12 @@ pub(crate) struct FreshIndices {
     /// True while `released` may hold ids: a held slot's release needs a
     /// flush even when nothing new was reserved.
     any_released: AtomicBool,
+    /// Set (after the fact, with `Release`) by every reservation and
+    /// release made through a shared reference; cleared (with `Acquire`)
+    /// by the world before it looks at what was reserved. The one check
+    /// the world's structural operations pay for reservations
+    /// ([`Entities::may_need_flush`]), instead of reading every source.
+    dirty: AtomicBool,
 }
 
 impl FreshIndices {
@@ -254,7 +260,16 @@ impl FreshIndices {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         let entity = Entity::new(self.next(), FIRST_GENERATION);
         held.push(entity);
+        self.mark_dirty();
         entity
+    }
+
+    /// Records that something was reserved or released since the world
+    /// last looked (see [`FreshIndices::dirty`]). Called after the change,
+    /// so a world that sees the flag sees the change.
+    #[inline]
+    fn mark_dirty(&self) {
+        self.dirty.store(true, Ordering::Release);
     }
 
     /// Records `entity`, reserved from the free list through `&self` (so
@@ -294,6 +309,7 @@ impl FreshIndices {
         released.extend(entities);
         if !released.is_empty() {
             self.any_released.store(true, Ordering::Relaxed);
+            self.mark_dirty();
         }
     }
 
@@ -435,12 +451,14 @@ impl Entities {
     /// next [`Entities::flush`].
     pub fn reserve(&self) -> Entity {
         let n = self.free_cursor.fetch_sub(1, Ordering::Relaxed);
-        if n > 0 {
+        let entity = if n > 0 {
             let index = self.free[n as usize - 1];
             Entity::new(index, self.meta[index as usize].generation)
         } else {
             Entity::new(self.fresh.next(), FIRST_GENERATION)
-        }
+        };
+        self.fresh.mark_dirty();
+        entity
     }
 
     /// [`Entities::reserve`] for a spawn command: the next flush holds the
@@ -452,6 +470,7 @@ impl Entities {
             let index = self.free[n as usize - 1];
             let entity = Entity::new(index, self.meta[index as usize].generation);
             self.fresh.hold(entity);
+            self.fresh.mark_dirty();
             entity
         } else {
             self.fresh.next_held()
@@ -469,6 +488,22 @@ impl Entities {
             .get(index as usize)
             .is_some_and(|m| m.generation == entity.generation);
         ours && self.held.remove(&index)
+    }
+
+    /// False only if [`Entities::needs_flush`] is false: one flag and one
+    /// length, for the check every structural operation makes. A true
+    /// answer is confirmed by [`Entities::take_dirty`] then
+    /// [`Entities::needs_flush`].
+    #[inline(always)]
+    pub fn may_need_flush(&self) -> bool {
+        self.fresh.dirty.load(Ordering::Relaxed) || !self.pending.is_empty()
+    }
+
+    /// Clears the flag [`Entities::may_need_flush`] reads, before
+    /// [`Entities::needs_flush`] looks: a reservation made after this sets
+    /// it again, one made before is seen by that look.
+    pub fn take_dirty(&self) {
+        self.fresh.dirty.swap(false, Ordering::Acquire);
     }
 
     /// True if ids were reserved since the last flush.
@@ -888,6 +923,22 @@ impl Entities {
         (slots, self.free.clone())
     }
 
+    /// True if the allocator is exactly in the state [`Entities::snapshot`]
+    /// returned as `(slots, free)`: same slots, generations, live set and
+    /// free list order, nothing reserved. Rollback uses it to skip
+    /// re-installing (and re-validating) an allocator that a frame did not
+    /// touch: one linear compare, no allocation.
+    pub fn is_snapshot(&self, slots: &[(u32, bool)], free: &[u32]) -> bool {
+        !self.needs_flush()
+            && self.meta.len() == slots.len()
+            && self.free == free
+            // A branch-free fold: a linear compare, not a search.
+            && self.meta.iter().zip(slots).fold(true, |ok, (m, &(generation, live))| {
+                ok & (m.generation.get() == generation)
+                    & ((m.location != EntityLocation::INVALID) == live)
+            })
+    }
+
     /// Restores the state [`Entities::snapshot`] gave: the slots' live set
     /// must be the one here already (checked by the caller); dead slots
     /// take the saved generations and the free list its saved order.
@@ -998,6 +1049,41 @@ mod tests {
         assert!(e.get(a).is_none());
         e.set_location(c.index(), here());
         e.check_invariants();
+    }
+
+    /// The one-flag check structural operations make is never false while
+    /// a reservation or release through a shared reference waits: each of
+    /// the ways to reserve (free list, fresh index, held for a spawn
+    /// command) and a release set it; the world's look clears it.
+    #[test]
+    fn every_reservation_raises_the_flush_flag() {
+        let mut e = Entities::new();
+        let a = e.alloc();
+        e.set_location(a.index(), here());
+        let b = e.alloc();
+        e.set_location(b.index(), here());
+        assert!(!e.may_need_flush());
+        e.free(a);
+        e.free(b);
+        let reservations: [fn(&Entities) -> Entity; 4] = [
+            Entities::reserve,      // from the free list
+            Entities::reserve_held, // from the free list, held
+            Entities::reserve,      // fresh
+            |e| e.fresh_indices().next_held(),
+        ];
+        for reserve in reservations {
+            let reserved = reserve(&e);
+            assert!(e.may_need_flush(), "{reserved:?} not flagged");
+            e.take_dirty();
+            assert!(e.needs_flush());
+            e.flush(|_| here());
+            assert!(!e.may_need_flush());
+        }
+        e.check_invariants();
+        let fresh = e.reserve();
+        e.take_dirty();
+        e.fresh_indices().release([fresh]);
+        assert!(e.may_need_flush(), "a release is not flagged");
     }
 
     #[test]

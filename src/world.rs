@@ -26,7 +26,8 @@ use crate::archetype::{Archetype, ArchetypeId, Archetypes};
 use crate::bundle::{Bundle, BundleId, Bundles};
 use crate::change::{CHECK_INTERVAL, Tick};
 use crate::component::{
-    Component, ComponentId, ComponentInfo, Components, StorageType, short_type_name,
+    ColumnHint, Component, ComponentId, ComponentInfo, Components, StorageType, TypedId,
+    short_type_name,
 };
 use crate::entity::FreshIndices;
 use crate::entity::{Entities, Entity, EntityLocation};
@@ -1248,15 +1249,11 @@ impl World {
         if self.entities.get(entity).is_none() {
             return Err(EntityError::NoSuchEntity(entity));
         }
-        if !self.sparse.remembers::<C>() {
-            // Registers `C` first, as `insert` does: a first registration may
-            // switch its lifecycle on.
-            let id = self.components.register::<C>();
-            self.sparse.remember::<C>(id, &self.components, true);
-        }
         let tick = self.change_tick();
+        // One type check finds the set; a first use (or another sparse type
+        // used since) goes out of line.
         let Some((id, mut set)) = self.sparse.typed::<C>() else {
-            unreachable!("remembered just above")
+            return self.insert_sparse_one_first(entity, component);
         };
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.insert(entity, component);
@@ -1269,6 +1266,22 @@ impl World {
         }
         drop(replaced);
         Ok(())
+    }
+
+    /// [`World::insert_sparse_one`] when `C`'s set is not the remembered
+    /// one: registers `C` first, as `insert` does (a first registration may
+    /// switch its lifecycle on), remembers its set (made if needed), then
+    /// takes the fast path.
+    #[cold]
+    #[inline(never)]
+    fn insert_sparse_one_first<C: Component>(
+        &mut self,
+        entity: Entity,
+        component: C,
+    ) -> Result<(), EntityError> {
+        let id = self.components.register::<C>();
+        self.sparse.remember::<C>(id, &self.components, true);
+        self.insert_sparse_one(entity, component)
     }
 
     /// Removes the components of bundle `B` from `entity` and returns them.
@@ -1523,16 +1536,8 @@ impl World {
         if self.relations.active() {
             self.refuse_edge_component::<C>();
         }
-        if !self.sparse.remembers::<C>() {
-            let id = self.components.register::<C>();
-            // No set yet: no entity has a `C` (and none is made here, so
-            // set-creation order stays that of the inserts).
-            if !self.sparse.remember::<C>(id, &self.components, false) {
-                return self.remove::<C>(entity);
-            }
-        }
         let Some((id, mut set)) = self.sparse.typed::<C>() else {
-            unreachable!("remembered just above")
+            return self.remove_sparse_one_first::<C>(entity);
         };
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.remove::<C>(entity);
@@ -1544,6 +1549,23 @@ impl World {
             self.sync_disabled(entity);
         }
         Ok(removed)
+    }
+
+    /// [`World::remove_sparse_one`] when `C`'s set is not the remembered
+    /// one: remembers it and takes the fast path, or, if there is no set
+    /// yet (no entity has a `C`, and none is made here, so set-creation
+    /// order stays that of the inserts), takes [`World::remove`]'s path.
+    #[cold]
+    #[inline(never)]
+    fn remove_sparse_one_first<C: Component>(
+        &mut self,
+        entity: Entity,
+    ) -> Result<C, ComponentError> {
+        let id = self.components.register::<C>();
+        if !self.sparse.remember::<C>(id, &self.components, false) {
+            return self.remove::<C>(entity);
+        }
+        self.remove_sparse_one::<C>(entity)
     }
 
     /// A shared reference to `entity`'s `T`.
@@ -1558,11 +1580,12 @@ impl World {
     /// ```
     #[inline]
     pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
+        let hinted = self.read_hint::<T>();
         let loc = self
             .entities
             .get(entity)
             .ok_or(ComponentError::NoSuchEntity(entity))?;
-        self.component_at(entity, loc)
+        self.component_at(entity, loc, hinted)
             .ok_or_else(|| missing::<T>(entity))
     }
 
@@ -1572,22 +1595,70 @@ impl World {
     /// lookup.
     #[inline]
     pub(crate) fn get_opt<T: Component>(&self, entity: Entity) -> Option<&T> {
+        let hinted = self.read_hint::<T>();
         let loc = self.entities.get(entity)?;
-        self.component_at(entity, loc)
+        self.component_at(entity, loc, hinted)
+    }
+
+    /// A table component's id and [`ColumnHint`] as they are now, read
+    /// before the entity's location: the hint is an atomic, and an atomic
+    /// load keeps the compiler from merging the loads around it, so it
+    /// goes first, where the entity lookup after it (and a `get_mut` of the
+    /// same entity next) can still share loads.
+    #[inline(always)]
+    fn read_hint<T: Component>(&self) -> Option<(TypedId<T>, u64)> {
+        if T::STORAGE != StorageType::Table {
+            return None;
+        }
+        let (id, hint) = self.components.cached_id::<T>()?;
+        Some((id, hint.read()))
     }
 
     /// `entity`'s `T`, given where the entity lives: the lookup
-    /// [`World::get`] and [`World::get_opt`] share.
+    /// [`World::get`] and [`World::get_opt`] share. A table component's
+    /// column comes from the type's [`ColumnHint`] when it names this
+    /// entity's archetype (the common case: a run of lookups among entities
+    /// of one archetype), so a hit costs the entity's location and then the
+    /// column, with no search of the table's columns.
     #[inline(always)]
-    fn component_at<T: Component>(&self, entity: Entity, loc: EntityLocation) -> Option<&T> {
-        let id = self.components.typed_id::<T>()?;
-        match T::STORAGE {
-            StorageType::Table => self
+    fn component_at<T: Component>(
+        &self,
+        entity: Entity,
+        loc: EntityLocation,
+        hinted: Option<(TypedId<T>, u64)>,
+    ) -> Option<&T> {
+        if let Some((id, hint)) = hinted
+            && let Some(i) = ColumnHint::column_in(hint, loc.archetype.index() as u32)
+            && let Some(column) = self
                 .archetypes
                 .get(loc.archetype)
                 .table
-                .column(id.id())?
-                .get_typed(id, loc.row as usize),
+                .column_at_checked(i)
+        {
+            debug_assert!(column.holds::<T>(), "a column hint named another column");
+            return column.get_typed(id, loc.row as usize);
+        }
+        self.component_at_searched(entity, loc)
+    }
+
+    /// [`World::component_at`] when the type's hint does not name the
+    /// entity's archetype: the column by id, and the hint refreshed.
+    #[inline(never)]
+    fn component_at_searched<T: Component>(
+        &self,
+        entity: Entity,
+        loc: EntityLocation,
+    ) -> Option<&T> {
+        let (id, hint) = self.components.typed_id_hinted::<T>()?;
+        match T::STORAGE {
+            StorageType::Table => {
+                let table = &self.archetypes.get(loc.archetype).table;
+                let i = table.column_index(id.id())?;
+                if let Some(hint) = hint {
+                    hint.remember(loc.archetype.index() as u32, i);
+                }
+                table.column_at(i).get_typed(id, loc.row as usize)
+            }
             StorageType::SparseSet => self.sparse.get(id.id())?.get::<T>(entity),
         }
     }
@@ -1609,14 +1680,50 @@ impl World {
         entity: Entity,
         loc: EntityLocation,
     ) -> Option<&mut T> {
-        let tick = self.change_tick();
-        let id = self.components.typed_id::<T>()?;
-        match T::STORAGE {
-            StorageType::Table => self
+        // Plain loads through `&mut self`, not atomic ones: the compiler
+        // may share them with the lookups around this one.
+        let tick = Tick::new(*self.change_tick.get_mut());
+        // As in `component_at`: the hint's column, else a search that
+        // refreshes the hint.
+        if T::STORAGE == StorageType::Table
+            && let Some((id, hint)) = self.components.cached_id_mut::<T>()
+            && let Some(i) =
+                ColumnHint::column_in(hint.read_exclusive(), loc.archetype.index() as u32)
+            && i < self
                 .archetypes
-                .table_mut(loc.archetype)
-                .column_mut(id.id())
-                .and_then(|c| c.get_typed_mut(id, loc.row as usize, tick)),
+                .get(loc.archetype)
+                .table
+                .component_ids()
+                .len()
+        {
+            let column = self.archetypes.table_mut(loc.archetype).column_at_mut(i);
+            debug_assert!(column.holds::<T>(), "a column hint named another column");
+            return column.get_typed_mut(id, loc.row as usize, tick);
+        }
+        self.component_at_mut_searched(entity, loc, tick)
+    }
+
+    /// [`World::component_at_mut`] when the hint misses (see
+    /// [`World::component_at_searched`]).
+    #[inline(never)]
+    fn component_at_mut_searched<T: Component>(
+        &mut self,
+        entity: Entity,
+        loc: EntityLocation,
+        tick: Tick,
+    ) -> Option<&mut T> {
+        let (id, hint) = self.components.typed_id_hinted::<T>()?;
+        match T::STORAGE {
+            StorageType::Table => {
+                let table = self.archetypes.table_mut(loc.archetype);
+                let i = table.column_index(id.id())?;
+                if let Some(hint) = hint {
+                    hint.remember(loc.archetype.index() as u32, i);
+                }
+                table
+                    .column_at_mut(i)
+                    .get_typed_mut(id, loc.row as usize, tick)
+            }
             StorageType::SparseSet => self
                 .sparse
                 .get_mut(id.id())
@@ -2118,7 +2225,7 @@ impl World {
     #[inline]
     pub fn flush(&mut self) {
         self.check_change_ticks();
-        if self.entities.needs_flush() {
+        if self.entities.may_need_flush() {
             self.flush_reserved();
         }
     }
@@ -2130,6 +2237,7 @@ impl World {
     #[cold]
     #[inline(never)]
     fn flush_reserved(&mut self) {
+        self.entities.take_dirty();
         let spawned = self.make_reserved_live();
         self.announce_spawned(spawned);
     }

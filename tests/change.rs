@@ -771,3 +771,46 @@ fn a_skipped_entity_is_not_marked_changed() {
     assert_eq!(changed_sa.iter(&world).count(), 2);
     let _ = lacks;
 }
+
+/// A `Without<table marker>` walk skips no row of the tables it matches, so
+/// it stamps change ticks per run, not per row (issue #40): a `for` loop
+/// that stops early still marks only the rows it saw, a full walk marks
+/// every row it yields, and the excluded table is never marked. A sparse
+/// marker is still decided per entity.
+#[test]
+fn archetypal_filter_walks_stamp_exactly_the_rows_they_yield() {
+    #[derive(Component)]
+    struct Frozen;
+    #[derive(Component)]
+    #[component(storage = "sparse")]
+    struct SparseFrozen;
+    let mut world = World::new();
+    let free: Vec<Entity> = (0..4).map(|i| world.spawn(TA(i))).collect();
+    let frozen = world.spawn((TA(10), Frozen));
+    let sparse_frozen = world.spawn((TA(20), SparseFrozen));
+    let mut watch = world.query_filtered::<Entity, Changed<TA>>();
+    assert_eq!(watch.iter(&world).count(), 6, "first run sees the spawns");
+    assert_eq!(changed(&mut watch, &world), none());
+
+    let mut walk = world.query_filtered::<&mut TA, Without<Frozen>>();
+    if let Some(a) = walk.iter_mut(&mut world).next() {
+        a.0 += 1;
+    }
+    assert_eq!(changed(&mut watch, &world), vec![free[0]]);
+
+    for a in walk.iter_mut(&mut world) {
+        a.0 += 1;
+    }
+    let mut want = free.clone();
+    want.push(sparse_frozen);
+    assert_eq!(changed(&mut watch, &world), sorted(want));
+    assert_eq!(world.get::<TA>(frozen).unwrap().0, 10);
+
+    let mut sparse_walk = world.query_filtered::<&mut TA, Without<SparseFrozen>>();
+    let seen = sparse_walk.iter_mut(&mut world).count();
+    assert_eq!(seen, 5, "the sparse marker's entity is left out");
+    assert_eq!(
+        changed(&mut watch, &world),
+        sorted(vec![free[0], free[1], free[2], free[3], frozen])
+    );
+}

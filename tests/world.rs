@@ -1765,3 +1765,41 @@ fn get_finds_each_of_hundreds_of_component_types() {
     assert!(other.get::<Many<0, 0>>(e).is_err());
     assert_eq!(world.get::<Many<19, 19>>(spawned[399]).unwrap().0, 1399);
 }
+
+/// `get` / `get_mut` remember where a type's column was in the last table
+/// they met (issue #40): lookups that hop between tables where the column
+/// sits at different positions, into a table without it, and back, each
+/// still answer with the entity's own value.
+#[test]
+fn get_hops_between_tables_with_the_column_in_different_places() {
+    let mut world = World::new();
+    // `C` first in one table, after `A` and `B` in another, alone in a
+    // third; `b_only` has no `C` at all.
+    let c_only = world.spawn(C(1));
+    let abc = world.spawn((A(10), B(20), C(2)));
+    let bc = world.spawn((B(30), C(3)));
+    let b_only = world.spawn(B(40));
+    for round in 0..3u32 {
+        for (entity, want) in [(c_only, 1), (abc, 2), (bc, 3), (abc, 2), (c_only, 1)] {
+            assert_eq!(world.get::<C>(entity).unwrap().0, want + round * 100);
+        }
+        assert!(matches!(
+            world.get::<C>(b_only),
+            Err(ComponentError::MissingComponent { .. })
+        ));
+        assert!(world.get_mut::<C>(b_only).is_err());
+        assert_eq!(world.get::<B>(b_only).unwrap().0, 40);
+        for entity in [bc, c_only, abc] {
+            world.get_mut::<C>(entity).unwrap().0 += 100;
+        }
+        // A read of another type in between leaves `C`'s hint alone.
+        assert_eq!(world.get::<A>(abc).unwrap().0, 10);
+    }
+    // A new table made after the hints were set.
+    let ac = world.spawn((A(50), C(5)));
+    assert_eq!(world.get::<C>(ac).unwrap().0, 5);
+    assert_eq!(world.get::<C>(abc).unwrap().0, 302);
+    world.despawn(abc).unwrap();
+    assert!(world.get::<C>(abc).is_err());
+    assert_eq!(world.get_mut::<C>(bc).unwrap().0, 303);
+}

@@ -293,6 +293,7 @@ pub(crate) fn query_filter_impl(input: &DeriveInput) -> syn::Result<TokenStream2
             type State = #q::State;
             type ArchetypeState = #q::ArchetypeState;
             const ALWAYS_TRUE: bool = #q::ALWAYS_TRUE;
+            const IS_ARCHETYPAL: bool = #q::IS_ARCHETYPAL;
 
             #shared
 

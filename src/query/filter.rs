@@ -24,7 +24,8 @@ use crate::world::World;
 /// `set_archetype` can read, return there only archetype states
 /// `set_archetype` may trust, and read in `filter` only the given row. It
 /// may declare `ALWAYS_TRUE` only if it matches every archetype and passes
-/// every entity.
+/// every entity, and `IS_ARCHETYPAL` only if `filter` passes every row of
+/// every archetype it matches.
 ///
 /// # Example
 /// ```
@@ -64,6 +65,15 @@ pub unsafe trait QueryFilter {
     /// entity (the empty filter `()`), so a run may skip it entirely.
     #[doc(hidden)]
     const ALWAYS_TRUE: bool = false;
+
+    /// True when the filter decides by archetype alone: it passes every row
+    /// of every archetype it matches ([`With`] and [`Without`] of a table
+    /// component, and tuples of such). A walk then skips no row, so it can
+    /// skip the per-row `filter` call and stamp a run's change ticks once
+    /// rather than row by row (issue #40: `Without<Frozen>` cost join_filter
+    /// a tick test per row).
+    #[doc(hidden)]
+    const IS_ARCHETYPAL: bool = Self::ALWAYS_TRUE;
 
     /// # Safety
     /// - `state` was built by `init_state` on `world`.
@@ -153,6 +163,9 @@ macro_rules! presence_filter {
             type Fetch<'w> = PresenceFetch<'w>;
             type State = ComponentId;
             type ArchetypeState = ();
+            // A table component is decided by `match_archetype`; a sparse
+            // one by `filter`, per entity.
+            const IS_ARCHETYPAL: bool = matches!(T::STORAGE, StorageType::Table);
 
             fn init_state(world: &mut World) -> ComponentId {
                 world.register_component::<T>()
@@ -450,6 +463,7 @@ macro_rules! tuple_filter {
             type State = ($($q::State,)*);
             type ArchetypeState = ($($q::ArchetypeState,)*);
             const ALWAYS_TRUE: bool = true $(&& $q::ALWAYS_TRUE)*;
+            const IS_ARCHETYPAL: bool = true $(&& $q::IS_ARCHETYPAL)*;
 
             fn init_state(world: &mut World) -> Self::State {
                 ($($q::init_state(world),)*)

@@ -570,7 +570,7 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
     /// Whether `fold` stamps a run's change ticks before walking it rather
     /// than row by row: when the query skips no row, a run's rows are
     /// exactly those it yields.
-    const STAMPS_RUNS: bool = !Q::FALLIBLE && F::ALWAYS_TRUE;
+    const STAMPS_RUNS: bool = !Q::FALLIBLE && F::IS_ARCHETYPAL;
 
     /// The item for `row` of the current run, if it passes, its change
     /// ticks written.

@@ -902,26 +902,44 @@ impl Column {
         }
         let window = now.get().wrapping_sub(since.get());
         let is_written = |t: &ComponentTicks| now.get().wrapping_sub(t.changed.get()) < window;
-        // Blocks of rows: a branch-free test of a whole block first (most
-        // blocks are untouched after a frame that wrote a few rows), then
-        // the rows of the blocks that were written.
-        const BLOCK: usize = 64;
+        // Blocks of 16 rows. A branch-free test of a block's ticks (a
+        // vectorised reduction) skips it if nothing in it was written, the
+        // common case after a frame that wrote a few rows; a block written
+        // whole joins a run copied as one slice (a `memcpy` for `Copy`:
+        // after a frame that wrote everything, one copy per column); a
+        // block written in part is put back row by row.
+        const BLOCK: usize = 16;
         let mut written = 0;
-        for (b, ticks) in self.ticks.chunks_mut(BLOCK).enumerate() {
-            let count = ticks
-                .iter_mut()
-                .fold(0, |n, t| n + usize::from(is_written(t.get_mut())));
-            if count == 0 {
-                continue;
+        // First row of the run of wholly written blocks not yet copied.
+        let mut run: Option<usize> = None;
+        // How many rows of a block were written: one pass, on a fixed-size
+        // array for whole blocks so that it compiles to straight vector code.
+        let count = |ticks: &mut [UnsafeCell<ComponentTicks>]| -> usize {
+            match <&mut [_; BLOCK]>::try_from(&mut *ticks) {
+                Ok(block) => block
+                    .iter_mut()
+                    .fold(0, |n, t| n + usize::from(is_written(t.get_mut()))),
+                Err(_) => ticks
+                    .iter_mut()
+                    .fold(0, |n, t| n + usize::from(is_written(t.get_mut()))),
             }
+        };
+        for (b, ticks) in self.ticks.chunks_mut(BLOCK).enumerate() {
             let base = b * BLOCK;
-            if count == ticks.len() {
-                // The whole block: one slice copy (a `memcpy` for `Copy`).
-                values[base..base + count].clone_from_slice(&saved[base..base + count]);
+            let n = count(ticks);
+            let (any, all) = (n > 0, n == ticks.len());
+            if all {
                 for t in ticks.iter_mut() {
                     t.get_mut().changed = now;
                 }
-                written += count;
+                run.get_or_insert(base);
+                written += ticks.len();
+                continue;
+            }
+            if let Some(start) = run.take() {
+                values[start..base].clone_from_slice(&saved[start..base]);
+            }
+            if !any {
                 continue;
             }
             for (i, t) in ticks.iter_mut().enumerate() {
@@ -932,6 +950,9 @@ impl Column {
                     written += 1;
                 }
             }
+        }
+        if let Some(start) = run {
+            values[start..].clone_from_slice(&saved[start..]);
         }
         written
     }

@@ -487,12 +487,6 @@ impl SparseSets {
         ))
     }
 
-    /// True if [`SparseSets::typed`] finds `T`'s set.
-    #[inline(always)]
-    pub fn remembers<T: 'static>(&self) -> bool {
-        self.last.0 == TypeId::of::<T>()
-    }
-
     /// Remembers the set of component `id`, which must hold `T`s (checked),
     /// for [`SparseSets::typed`]; creates the set if `create`. Returns false
     /// if there is no set (and `!create`).

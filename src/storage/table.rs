@@ -350,6 +350,15 @@ impl Table {
         &self.columns[index]
     }
 
+    /// The column at `index` (a position in [`Table::component_ids`]), if
+    /// there is one: for a position remembered from an earlier
+    /// [`Table::column_index`] of this table (a
+    /// [`ColumnHint`](crate::component::ColumnHint)).
+    #[inline(always)]
+    pub fn column_at_checked(&self, index: usize) -> Option<&Column> {
+        self.columns.get(index)
+    }
+
     /// How many rows can be added before some column (or the entity list)
     /// must grow.
     pub fn spare_rows(&self) -> usize {

@@ -836,19 +836,24 @@ impl World {
         // 9. The allocator: slots past the saved ones (all dead now) are
         //    forgotten, then generations and the free list put back.
         self.flush();
-        if !self.entities.truncate_slots(snapshot.slots.len()) {
-            return Err(RollbackError::Entities(
-                RestoreEntitiesError::TooManySlots {
-                    world: self.entities.slot_count(),
-                    snapshot: snapshot.slots.len(),
-                },
-            ));
+        // A frame that spawned and despawned nothing left the allocator as
+        // saved: nothing to put back (this skip is most of the cost of a
+        // restore after a small frame).
+        if !self.entities.is_snapshot(&snapshot.slots, &snapshot.free) {
+            if !self.entities.truncate_slots(snapshot.slots.len()) {
+                return Err(RollbackError::Entities(
+                    RestoreEntitiesError::TooManySlots {
+                        world: self.entities.slot_count(),
+                        snapshot: snapshot.slots.len(),
+                    },
+                ));
+            }
+            let entities = crate::world::EntitiesSnapshot::from_parts(
+                snapshot.slots.clone(),
+                snapshot.free.clone(),
+            );
+            self.restore_entities(&entities)?;
         }
-        let entities = crate::world::EntitiesSnapshot::from_parts(
-            snapshot.slots.clone(),
-            snapshot.free.clone(),
-        );
-        self.restore_entities(&entities)?;
         // Writes from here on are newer than the restore's.
         self.rollback.last_restore = Some((snapshot.tick, now));
         self.increment_change_tick_mut();
