@@ -25,7 +25,7 @@
 //!   place (`&mut T` per entity through the map), with no archetype moves.
 //!
 //! ```text
-//! cargo bench -p mosaic-core --bench rollback_bevy
+//! cd benches/suite && cargo bench --bench rollback_bevy
 //! ```
 
 use std::collections::HashMap;
