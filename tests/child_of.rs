@@ -518,3 +518,60 @@ fn two_parents_in_one_bundle_are_refused_like_a_duplicate_component() {
     assert!(!world.contains(id));
     unchanged(&world);
 }
+
+// ----- Issue #39: a clone's and a builder's parent inside the one change ------
+
+#[derive(Relation, Clone, Debug, PartialEq)]
+struct Likes;
+
+#[test]
+fn a_clones_hooks_and_observers_see_its_parent_and_edges() {
+    // Before, the copy's edges were made after its spawn was announced:
+    // `OnAdd<Hp>` saw `[Some(p), None]` (the original, then the copy).
+    let mut world = World::new();
+    world.init_resource::<Seen>();
+    let p = world.spawn(());
+    let friend = world.spawn(());
+    let e = world.spawn((Hp(1), ChildOf(p)));
+    world.relate(e, friend, Likes).unwrap();
+    world.observe(|t: Trigger<OnAdd, Hp>, mut w: DeferredWorld| {
+        let e = t.target();
+        let likes = w.world().targets::<Likes>(e).to_vec();
+        let seen = sight(w.world(), e);
+        assert_eq!(likes.len(), 1, "the copy's other edges are made too");
+        w.resource_mut::<Seen>().0.push(seen);
+    });
+    let copy = world.clone_entity(e).unwrap();
+    assert_eq!(
+        world.resource::<Seen>().0,
+        [(copy, Some(p), true, vec![e, copy])]
+    );
+    assert_eq!(world.parent(copy), Some(p));
+    assert_eq!(world.sources::<Likes>(friend), [e, copy]);
+    world.check_invariants();
+}
+
+#[test]
+fn a_clones_edge_observers_commands_wait_for_its_announcement() {
+    // An `OnRelate<ChildOf>` observer despawns the source through
+    // commands: the copy's `OnAdd<Hp>` still sees it whole, then it goes.
+    let mut world = World::new();
+    world.init_resource::<Seen>();
+    let p = world.spawn(());
+    let e = world.spawn((Hp(1), ChildOf(p)));
+    world.observe(|t: Trigger<OnRelate<ChildOf>>, mut w: DeferredWorld| {
+        w.commands().despawn(t.event().source);
+    });
+    world.observe(|t: Trigger<OnAdd, Hp>, mut w: DeferredWorld| {
+        let seen = sight(w.world(), t.target());
+        w.resource_mut::<Seen>().0.push(seen);
+    });
+    let copy = world.clone_entity(e).unwrap();
+    assert_eq!(
+        world.resource::<Seen>().0,
+        [(copy, Some(p), true, vec![e, copy])]
+    );
+    assert!(!world.contains(copy));
+    assert_eq!(world.children(p), [e]);
+    world.check_invariants();
+}

@@ -204,10 +204,17 @@ impl World {
         if parent.is_none() {
             return;
         }
+        self.make_edges_held(|world| world.attach_bundle_parent(child, parent));
+    }
+
+    /// Runs `make` (which makes edges of an entity whose change is
+    /// announced next) with the commands its observers issue held until
+    /// that change is whole and announced: the rule of
+    /// [`World::attach_bundle_parent_announced`], for any edges (the
+    /// copies [`World::clone_entity`] makes).
+    pub(crate) fn make_edges_held(&mut self, make: impl FnOnce(&mut World)) {
         let held = self.hold_observer_commands();
-        let made = catch_unwind(AssertUnwindSafe(|| {
-            self.attach_bundle_parent(child, parent)
-        }));
+        let made = catch_unwind(AssertUnwindSafe(|| make(self)));
         self.release_observer_commands(held);
         if let Err(payload) = made {
             self.discard_commands_on_panic(|_| resume_unwind(payload));

@@ -23,6 +23,7 @@ use crate::bundle::BundleId;
 use crate::component::{ComponentId, StorageType};
 use crate::entity::{Entity, EntityLocation};
 use crate::error::EntityError;
+use crate::relation::EdgeCopies;
 use crate::storage::DeferredPanic;
 use crate::storage::batch::{ErasedValues, ErasedWrite, NewRowPlan, write_erased, write_new_row};
 use crate::storage::parts::Parts;
@@ -205,7 +206,7 @@ impl World {
     /// one move (with the requirements), then announced.
     fn spawn_announced(&mut self, bundle_id: BundleId, parts: &mut Parts) -> Entity {
         let entity = self.alloc_empty();
-        self.insert_resolved(entity, bundle_id, parts, true);
+        self.insert_resolved(entity, bundle_id, parts, true, Vec::new());
         entity
     }
 
@@ -273,17 +274,33 @@ impl World {
     /// component whose schema differs from the world's) are dropped.
     pub(super) fn insert_parts(&mut self, entity: Entity, parts: &mut Parts, spawned: bool) {
         let bundle_id = self.parts_bundle(parts);
-        self.insert_resolved(entity, bundle_id, parts, spawned);
+        self.insert_resolved(entity, bundle_id, parts, spawned, Vec::new());
+    }
+
+    /// [`World::insert_parts`] that also makes `edges` (of `entity`, as
+    /// their sources) inside the same change: after the parts are written
+    /// and before the change is announced, so its hooks and observers find
+    /// the edges made (a copy's parent, a built entity's `ChildOf`).
+    pub(super) fn insert_parts_related(
+        &mut self,
+        entity: Entity,
+        parts: &mut Parts,
+        spawned: bool,
+        edges: Vec<EdgeCopies>,
+    ) {
+        let bundle_id = self.parts_bundle(parts);
+        self.insert_resolved(entity, bundle_id, parts, spawned, edges);
     }
 
     /// [`World::insert_parts`] of parts that form bundle `bundle_id` (in
-    /// its order).
+    /// its order), with `edges` made before the announcements.
     fn insert_resolved(
         &mut self,
         entity: Entity,
         mut bundle_id: BundleId,
         parts: &mut Parts,
         spawned: bool,
+        edges: Vec<EdgeCopies>,
     ) {
         let loc = self
             .entities
@@ -324,6 +341,12 @@ impl World {
             extra,
         };
         let panics = self.write_parts(entity, loc, bundle_id, values);
+        if !edges.is_empty() {
+            // The edges, before the parts' announcements: their observers
+            // find them made (and the edges' own observers' commands wait
+            // for the change to be announced).
+            self.make_edges_held(|world| world.relate_copies(edges, entity));
+        }
         self.sync_disabled(entity);
         if announces || (lifecycle && spawned && self.components.spawn_announced()) {
             // The change is complete even if a replaced value's drop

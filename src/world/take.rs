@@ -7,7 +7,6 @@
 //! the bundle of a list of types it saw before with one comparison.
 
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::location;
 use crate::archetype::ArchetypeId;
@@ -712,7 +711,9 @@ impl World {
     /// says (cloned for a `Clone` relation type; a relation that is not
     /// `Clone` is left out). For a `one` relation this is the copy's one
     /// target. Incoming edges are not copied: the copy has no children and
-    /// nothing relates to it.
+    /// nothing relates to it. The copy's edges are made with its
+    /// components, in one change: its hooks and observers (`OnAdd`) find
+    /// its parent and its other edges already there.
     ///
     /// Fails, changing nothing, for a stale handle.
     ///
@@ -735,17 +736,9 @@ impl World {
         // clone leaves no half-copied entity behind.
         let edges = self.copy_relations(entity);
         let copy = self.alloc_empty();
-        // The copy is whole before its hooks and observers run; if one
-        // panics, the copy still gets its edges before the panic goes on.
-        let spawned = catch_unwind(AssertUnwindSafe(|| {
-            self.insert_parts(copy, &mut parts, true)
-        }));
-        if self.contains(copy) {
-            self.relate_copies(edges, copy);
-        }
-        if let Err(payload) = spawned {
-            resume_unwind(payload);
-        }
+        // The copy is whole, parts and edges (its parent), before its
+        // hooks and observers run: one change.
+        self.insert_parts_related(copy, &mut parts, true, edges);
         Ok(copy)
     }
 
