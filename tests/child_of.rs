@@ -575,3 +575,57 @@ fn a_clones_edge_observers_commands_wait_for_its_announcement() {
     assert_eq!(world.children(p), [e]);
     world.check_invariants();
 }
+
+#[test]
+fn a_builder_with_child_of_spawns_and_inserts_whole() {
+    // Before, `add_bundle` refused a `ChildOf` (pointing to
+    // `World::spawn_child`, which takes only static bundles).
+    let mut world = World::new();
+    world.init_resource::<Seen>();
+    world.observe(|t: Trigger<OnAdd, Hp>, mut w: DeferredWorld| {
+        let seen = sight(w.world(), t.target());
+        w.resource_mut::<Seen>().0.push(seen);
+    });
+    let ship = world.spawn(());
+    let mut builder = mosaic::EntityBuilder::new();
+    builder.add_bundle((Hooked, Hp(1), ChildOf(ship)));
+    assert_eq!(builder.len(), 2, "the parent is not a component");
+    let turret = world.spawn(builder.build());
+    // Reused: the parent went with the build.
+    builder.add(Hp(2));
+    let loose = world.spawn(builder.build());
+    // Inserted: the edge with the components (a reparent for `turret`).
+    let moved = world.spawn(());
+    builder.add_bundle((Hp(3), ChildOf(turret)));
+    world.insert(moved, builder.build()).unwrap();
+    assert_eq!(
+        world.resource::<Seen>().0,
+        [
+            (turret, Some(ship), true, vec![turret]), // on_add of Hooked
+            (turret, Some(ship), true, vec![turret]), // OnAdd<Hp>
+            (loose, None, true, vec![]),
+            (moved, Some(turret), true, vec![moved]),
+        ]
+    );
+    // A parent the entity cannot have: refused, nothing changed.
+    builder.add_bundle((Hp(4), ChildOf(moved)));
+    assert!(world.insert(turret, builder.build()).is_err());
+    assert_eq!(world.parent(turret), Some(ship));
+    assert_eq!(world.get::<Hp>(turret), Ok(&Hp(1)));
+    // `spawn_at` a recycled id.
+    let id = world.spawn(());
+    world.despawn(id).unwrap();
+    builder.add_bundle((Hp(6), ChildOf(ship)));
+    world.spawn_at(id, builder.build());
+    assert_eq!(world.children(ship), [turret, id]);
+    // A gone parent: the spawn panics and leaves no entity.
+    let gone = world.spawn(());
+    world.despawn(gone).unwrap();
+    let before = world.len();
+    builder.add_bundle((Hp(5), ChildOf(gone)));
+    let built = builder.build();
+    let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.spawn(built)));
+    assert!(spawned.is_err());
+    assert_eq!(world.len(), before);
+    world.check_invariants();
+}

@@ -15,6 +15,7 @@ use crate::component::{CloneBehavior, CloneBoxed, Component, ComponentId, Storag
 use crate::dynamic::DynamicComponent;
 use crate::entity::Entity;
 use crate::error::{ComponentError, EntityError};
+use crate::relation::EdgeCopies;
 use crate::storage::parts::{DynamicPart, Parts};
 use crate::storage::{TakenSlot, bundle_io};
 use crate::world::World;
@@ -283,12 +284,17 @@ impl DynamicBundle for TakenEntity {
 #[derive(Default)]
 pub struct EntityBuilder {
     parts: Parts,
+    /// The parent a [`ChildOf`](crate::ChildOf) added with
+    /// [`add_bundle`](Self::add_bundle) names: an edge, made with the
+    /// components when the build is spawned or inserted.
+    parent: Option<Entity>,
 }
 
 impl fmt::Debug for EntityBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EntityBuilder")
             .field("components", &self.parts.names())
+            .field("parent", &self.parent)
             .finish()
     }
 }
@@ -333,14 +339,28 @@ impl EntityBuilder {
     /// assert_eq!(b.len(), 2);
     /// ```
     ///
-    /// Panics if the bundle holds a [`ChildOf`](crate::ChildOf): a builder
-    /// holds components, and `ChildOf` is an edge (insert it once spawned).
+    /// A [`ChildOf`](crate::ChildOf) in the bundle (or alone) sets the
+    /// built entity's parent (replacing one set before): spawning or
+    /// inserting the build makes the edge with the components, in one
+    /// change, so their hooks and observers find the parent set. It is not
+    /// a component: [`len`](Self::len) does not count it. A bundle naming
+    /// two parents panics, as it does for [`World::spawn`].
+    ///
+    /// ```
+    /// # use mosaic::prelude::*;
+    /// #[derive(Component)] struct Hp(u32);
+    /// let mut world = World::new();
+    /// let ship = world.spawn(());
+    /// let mut b = mosaic::EntityBuilder::new();
+    /// b.add_bundle((Hp(3), ChildOf(ship)));
+    /// let turret = world.spawn(b.build());
+    /// assert_eq!(world.parent(turret), Some(ship));
+    /// ```
     pub fn add_bundle<B: Bundle>(&mut self, bundle: B) -> &mut Self {
-        assert!(
-            !B::HAS_PARENT,
-            "an EntityBuilder holds components only: spawn its build, then \
-             `world.insert(e, ChildOf(parent))` (or use `World::spawn_child`)"
-        );
+        const { assert!(B::PARENTS <= 1, "a bundle names one parent at most") };
+        if B::HAS_PARENT {
+            self.parent = bundle.parent_in_bundle();
+        }
         struct Adder<'a>(&'a mut EntityBuilder);
         impl crate::bundle::ComponentWriter for Adder<'_> {
             fn write<C: Component>(&mut self, value: C) {
@@ -442,6 +462,7 @@ impl EntityBuilder {
     /// ```
     pub fn clear(&mut self) {
         self.parts.clear();
+        self.parent = None;
     }
 
     /// The added components, to spawn (`world.spawn(builder.build())`) or
@@ -460,6 +481,7 @@ impl EntityBuilder {
     pub fn build(&mut self) -> BuiltEntity {
         BuiltEntity {
             parts: self.parts.take(),
+            parent: self.parent.take(),
         }
     }
 }
@@ -480,12 +502,15 @@ impl EntityBuilder {
 /// ```
 pub struct BuiltEntity {
     parts: Parts,
+    /// The builder's [`ChildOf`](crate::ChildOf) parent, if any.
+    parent: Option<Entity>,
 }
 
 impl fmt::Debug for BuiltEntity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BuiltEntity")
             .field("components", &self.parts.names())
+            .field("parent", &self.parent)
             .finish()
     }
 }
@@ -517,15 +542,89 @@ impl DynamicBundle for BuiltEntity {
     // from where they are, not copied into this call's frame first.
     #[inline]
     fn spawn_in(mut self, world: &mut World) -> Entity {
-        world.spawn_parts(&mut self.parts)
+        match self.parent {
+            None => world.spawn_parts(&mut self.parts),
+            Some(parent) => world.spawn_parts_child(&mut self.parts, parent),
+        }
     }
 
     fn insert_in(mut self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
-        world.insert_parts_checked(entity, &mut self.parts)
+        match self.parent {
+            None => world.insert_parts_checked(entity, &mut self.parts),
+            Some(parent) => world.insert_parts_child(entity, &mut self.parts, parent),
+        }
     }
 
     fn spawn_placed(mut self, world: &mut World, entity: Entity) {
-        world.insert_parts(entity, &mut self.parts, true)
+        match self.parent {
+            None => world.insert_parts(entity, &mut self.parts, true),
+            Some(parent) => world.spawn_placed_child(entity, &mut self.parts, parent),
+        }
+    }
+}
+
+/// The `ChildOf(parent)` edge of a built entity, to make inside its
+/// change ([`World::insert_parts_related`]); its parent checked first.
+fn child_edge(parent: Entity) -> Vec<EdgeCopies> {
+    vec![Box::new(move |world: &mut World, child: Entity| {
+        world.attach_bundle_parent(child, Some(parent));
+    })]
+}
+
+impl World {
+    /// [`World::spawn_parts`] of a build with a [`ChildOf`](crate::ChildOf):
+    /// the parts and the edge in one change, then announced. Panics,
+    /// changing nothing, if `parent` is not alive (as a spawn of a static
+    /// bundle with `ChildOf` does).
+    #[cold]
+    #[inline(never)]
+    fn spawn_parts_child(&mut self, parts: &mut Parts, parent: Entity) -> Entity {
+        self.flush();
+        if !self.contains(parent) {
+            panic!(
+                "spawn with `ChildOf({parent:?})`: {}",
+                crate::relation::RelationError::NoSuchEntity(parent)
+            );
+        }
+        // A new entity has no descendants: no cycle to check.
+        let entity = self.alloc_empty();
+        self.insert_parts_related(entity, parts, true, child_edge(parent));
+        entity
+    }
+
+    /// [`World::insert_parts_checked`] of a build with a
+    /// [`ChildOf`](crate::ChildOf): fails, changing nothing, for a stale
+    /// handle or a parent `entity` cannot have (gone, itself, or one of its
+    /// descendants); reparents an entity that had a parent.
+    #[cold]
+    #[inline(never)]
+    fn insert_parts_child(
+        &mut self,
+        entity: Entity,
+        parts: &mut Parts,
+        parent: Entity,
+    ) -> Result<(), EntityError> {
+        self.flush();
+        if !self.contains(entity) {
+            return Err(EntityError::NoSuchEntity(entity));
+        }
+        self.bundle_parent(&crate::ChildOf(parent), entity)?;
+        self.insert_parts_related(entity, parts, false, child_edge(parent));
+        Ok(())
+    }
+
+    /// [`DynamicBundle::spawn_placed`] of a build with a
+    /// [`ChildOf`](crate::ChildOf): as [`World::spawn_bundle_placed`], a
+    /// parent that is gone despawns the placed, empty, unannounced entity
+    /// again and panics.
+    #[cold]
+    #[inline(never)]
+    fn spawn_placed_child(&mut self, entity: Entity, parts: &mut Parts, parent: Entity) {
+        if let Err(err) = self.bundle_parent(&crate::ChildOf(parent), entity) {
+            let _ = self.despawn_quietly(entity);
+            panic!("spawning {entity:?} with `ChildOf`: {err}");
+        }
+        self.insert_parts_related(entity, parts, true, child_edge(parent));
     }
 }
 
