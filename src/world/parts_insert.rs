@@ -134,15 +134,7 @@ impl World {
             tick,
             &mut panics,
         );
-        self.entities
-            .set_location(entity.index(), location(target, row));
-        self.sync_disabled(entity);
-        if lifecycle && self.components.spawn_announced() {
-            self.announce_insert(entity, true, &[]);
-            self.flush_observer_commands();
-        }
-        panics.resume();
-        Some(entity)
+        Some(self.place_new_row(entity, target, row, lifecycle, panics))
     }
 
     /// [`World::spawn_parts`] of a list of types other than the last one
@@ -242,6 +234,22 @@ impl World {
             tick,
             &mut panics,
         );
+        self.place_new_row(entity, target, row, lifecycle, panics)
+    }
+
+    /// The end of a spawn written straight into its target table (the
+    /// planned and the by-bundle paths): `entity` is placed at `row`, its
+    /// disabled mirror updated, the whole entity announced if anyone
+    /// listens, then the first panic a value's write deferred goes on.
+    #[inline(always)]
+    fn place_new_row(
+        &mut self,
+        entity: Entity,
+        target: ArchetypeId,
+        row: usize,
+        lifecycle: bool,
+        panics: DeferredPanic,
+    ) -> Entity {
         self.entities
             .set_location(entity.index(), location(target, row));
         self.sync_disabled(entity);
