@@ -470,16 +470,7 @@ pub(crate) fn write_new_row(
         info.components.len(),
         "one value per component"
     );
-    assert_eq!(
-        edge.slots.len(),
-        table.component_ids().len(),
-        "the insert plan does not cover the table"
-    );
-    assert_eq!(
-        edge.slots.len(),
-        info.table_ids.len(),
-        "plan is not this bundle's"
-    );
+    check_new_row_edge(info, edge, table);
     let mut slots = edge.slots.iter();
     for (&(id, storage), &ty) in info.components.iter().zip(parts.types()) {
         let fits = match storage {
@@ -554,16 +545,7 @@ impl NewRowPlan {
         table: &Table,
     ) -> NewRowPlan {
         assert_eq!(types.len(), info.components.len(), "one type per component");
-        assert_eq!(
-            edge.slots.len(),
-            table.component_ids().len(),
-            "the insert plan does not cover the table"
-        );
-        assert_eq!(
-            edge.slots.len(),
-            info.table_ids.len(),
-            "plan is not this bundle's"
-        );
+        check_new_row_edge(info, edge, table);
         let mut edge_slots = edge.slots.iter();
         let slots: Box<[PartSlot]> = info
             .components
@@ -680,4 +662,21 @@ impl PlannedParts<'_> {
         // type, so each holds one value more than the table has rows.
         unsafe { table.push_entity(entity) }
     }
+}
+
+/// Panics unless `edge` (from the empty archetype) covers every column of
+/// `table` and belongs to bundle `info`: what a new row's writes (planned
+/// or not) rely on to fill each column once.
+#[inline]
+fn check_new_row_edge(info: &BundleInfo, edge: &InsertEdge, table: &Table) {
+    assert_eq!(
+        edge.slots.len(),
+        table.component_ids().len(),
+        "the insert plan does not cover the table"
+    );
+    assert_eq!(
+        edge.slots.len(),
+        info.table_ids.len(),
+        "plan is not this bundle's"
+    );
 }
