@@ -2269,6 +2269,16 @@ impl World {
                 assert!(self.contains(e), "sparse set holds dead entity {e:?}");
             }
         }
+        let now = self.change_tick();
+        for archetype in self.archetypes.iter() {
+            let table = &archetype.table;
+            for i in 0..table.component_ids().len() {
+                table.column_at(i).check_block_bounds(now);
+            }
+        }
+        for (_, set) in self.sparse.iter() {
+            set.column().check_block_bounds(now);
+        }
         self.check_disabled_mirror();
         self.relations.check_all(self);
     }

@@ -10,7 +10,7 @@ use crate::archetype::Archetype;
 use crate::change::{ComponentTicks, Tick};
 use crate::component::{Component, ComponentId, StorageType};
 use crate::entity::Entity;
-use crate::storage::{Column, SparseSet};
+use crate::storage::{BlockTick, Column, SparseSet, block_of};
 use crate::world::World;
 
 /// Something a query can yield per entity: `Entity`, `&T`, `&mut T`,
@@ -431,6 +431,8 @@ pub struct WriteFetch<'w, T> {
     /// Dangling until a table is set.
     column: NonNull<T>,
     changed: *mut ComponentTicks,
+    /// The column's block ticks, beside `changed` (see `BlockTick`).
+    blocks: *const BlockTick,
     sparse: Option<&'w SparseSet>,
     track: bool,
     tick: Tick,
@@ -438,6 +440,7 @@ pub struct WriteFetch<'w, T> {
     /// `QueryData::set_driver`), and its tick array (null unless tracked).
     driver: Option<NonNull<T>>,
     driver_ticks: *mut ComponentTicks,
+    driver_blocks: *const BlockTick,
 }
 
 // SAFETY: reports a write of T; writes only the given row of T's column (and
@@ -479,11 +482,13 @@ unsafe impl<T: Component> QueryData for &mut T {
         WriteFetch {
             column: NonNull::dangling(),
             changed: std::ptr::null_mut(),
+            blocks: std::ptr::null(),
             sparse: sparse_set::<T>(world, id),
             track: world.components().info(id).tracks_changes(),
             tick: ticks.this_run,
             driver: None,
             driver_ticks: std::ptr::null_mut(),
+            driver_blocks: std::ptr::null(),
         }
     }
 
@@ -496,6 +501,7 @@ unsafe impl<T: Component> QueryData for &mut T {
             fetch.driver = Some(set.column().base_ptr().cast::<T>());
             if fetch.track {
                 fetch.driver_ticks = set.column().ticks_ptr();
+                fetch.driver_blocks = set.column().blocks_ptr();
             }
         }
     }
@@ -513,6 +519,7 @@ unsafe impl<T: Component> QueryData for &mut T {
             fetch.column = column.base_ptr().cast::<T>();
             if fetch.track {
                 fetch.changed = column.ticks_ptr();
+                fetch.blocks = column.blocks_ptr();
             }
         }
     }
@@ -552,26 +559,43 @@ unsafe impl<T: Component> QueryData for &mut T {
         if !fetch.track {
             return;
         }
-        let ticks = match T::STORAGE {
-            StorageType::Table => fetch.changed,
-            StorageType::SparseSet if fetch.driver.is_some() => fetch.driver_ticks,
+        let (ticks, blocks) = match T::STORAGE {
+            StorageType::Table => (fetch.changed, fetch.blocks),
+            StorageType::SparseSet if fetch.driver.is_some() => {
+                (fetch.driver_ticks, fetch.driver_blocks)
+            }
             // Looked-up values were stamped as they were fetched.
             StorageType::SparseSet => return,
         };
         // SAFETY: `rows` lie within the table (or driving set) whose tick
-        // array `ticks` is, and the caller has exclusive access to T, ticks
-        // included (contract).
-        unsafe { stamp_changed(ticks, rows, fetch.tick) };
+        // array `ticks` and block ticks `blocks` are, and the caller has
+        // exclusive access to T, ticks included (contract).
+        unsafe { stamp_changed(ticks, blocks, rows, fetch.tick) };
     }
 }
 
-/// Sets the `changed` tick of `rows` of the tick array at `ticks`.
+/// Sets the `changed` tick of `rows` of the tick array at `ticks`, and
+/// marks their blocks in the block ticks at `blocks` (once a block).
 ///
 /// # Safety
-/// - `rows` lie within the tick array at `ticks`, and the caller has
-///   exclusive access to it.
+/// - `rows` lie within the tick array at `ticks` (and so their blocks
+///   within `blocks`, its column's), and the caller has exclusive access
+///   to it.
 #[inline(always)]
-unsafe fn stamp_changed(ticks: *mut ComponentTicks, rows: Range<usize>, tick: Tick) {
+unsafe fn stamp_changed(
+    ticks: *mut ComponentTicks,
+    blocks: *const BlockTick,
+    rows: Range<usize>,
+    tick: Tick,
+) {
+    if rows.is_empty() {
+        return;
+    }
+    for b in block_of(rows.start)..=block_of(rows.end - 1) {
+        // SAFETY: a block of a row in bounds (contract): the column keeps
+        // a bound per block of its rows. Marking is an atomic store.
+        unsafe { (*blocks.add(b)).mark(tick) };
+    }
     for row in rows {
         // SAFETY: in bounds, exclusive access (contract).
         unsafe { (*ticks.add(row)).changed = tick };
@@ -591,9 +615,13 @@ impl<'w, T: Component> WriteFetch<'w, T> {
             StorageType::Table => {
                 if STAMP && self.track {
                     // SAFETY: `row` is in bounds of the tick array of the
-                    // column (same length as the values); the caller has
-                    // exclusive access to T (contract), ticks included.
-                    unsafe { (*self.changed.add(row)).changed = self.tick };
+                    // column (same length as the values), its block of the
+                    // column's block ticks; the caller has exclusive
+                    // access to T (contract), ticks included.
+                    unsafe {
+                        (*self.changed.add(row)).changed = self.tick;
+                        (*self.blocks.add(block_of(row))).mark(self.tick);
+                    }
                 }
                 // SAFETY: `row` is in bounds; exclusive access to T and no
                 // other live item for this row (contract).
@@ -605,7 +633,10 @@ impl<'w, T: Component> WriteFetch<'w, T> {
                         // SAFETY: after `set_driver`, `row` is `entity`'s
                         // dense index in this set (contract), in bounds of
                         // its ticks; exclusive access to T's ticks.
-                        unsafe { (*self.driver_ticks.add(row)).changed = self.tick };
+                        unsafe {
+                            (*self.driver_ticks.add(row)).changed = self.tick;
+                            (*self.driver_blocks.add(block_of(row))).mark(self.tick);
+                        }
                     }
                     // SAFETY: `row` < len as above: the entity's
                     // initialised value; exclusive access, one item per row.
@@ -616,6 +647,7 @@ impl<'w, T: Component> WriteFetch<'w, T> {
                 if self.track {
                     // SAFETY: `dense` < len; exclusive access to T's ticks.
                     unsafe { (*set.column().ticks_ptr().add(dense)).changed = self.tick };
+                    set.column().mark_block(dense, self.tick);
                 }
                 // SAFETY: the entity's initialised value; exclusive access.
                 Some(unsafe { &mut *ptr })

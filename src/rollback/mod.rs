@@ -133,6 +133,10 @@ pub struct Snapshot {
     pub(crate) tick: Tick,
     pub(crate) slots: Vec<(u32, bool)>,
     pub(crate) free: Vec<u32>,
+    /// The entities' version when it was taken: if the world's is still
+    /// the same, no entity was spawned, despawned or moved since, and a
+    /// restore skips comparing entity lists and allocator state.
+    pub(crate) structure: u64,
     pub(crate) live: usize,
     pub(crate) tables: Vec<TableSnapshot>,
     /// Per archetype index: the position of its table in `tables`.

@@ -559,6 +559,7 @@ impl World {
             world: self.id,
             tick,
             live: self.entities.len() as usize,
+            structure: self.entities.version(),
             slots,
             free,
             tables,
@@ -606,6 +607,11 @@ impl World {
         let now = self.change_tick();
         let mut report = RestoreReport::default();
         let known = snapshot.components_known;
+        // No entity spawned, despawned or moved since the snapshot: every
+        // table holds the saved entities in the saved rows, the allocator
+        // is as saved (the common frame; comparing lists would cost a
+        // pass over every entity).
+        let unmoved = |world: &World| world.entities.version() == snapshot.structure;
 
         // 1. Which entities' structure differs: those of every table, and
         //    every registered sparse set, whose entity list is not the
@@ -614,8 +620,16 @@ impl World {
         let mut dirty_tables: Vec<usize> = Vec::new();
         for archetype in self.archetypes.iter() {
             let now_rows = archetype.table.entities();
+            let same = |t: &TableSnapshot| {
+                if unmoved(self) {
+                    debug_assert!(*t.entities == *now_rows, "unmoved, yet rows differ");
+                    return true;
+                }
+                *t.entities == *now_rows
+            };
             match snapshot.table(archetype.id()) {
-                Some(t) if *t.entities == *now_rows => {}
+                Some(t) if same(t) => {}
+                None if unmoved(self) => debug_assert!(now_rows.is_empty()),
                 Some(t) => {
                     dirty.extend_from_slice(now_rows);
                     dirty.extend_from_slice(&t.entities);
@@ -788,9 +802,10 @@ impl World {
         // 7. Values written since the snapshot: a scan of the change ticks
         //    of each table and set whose rows are the saved ones, else
         //    entity by entity.
+        let unmoved_now = unmoved(self);
         for saved in &snapshot.tables {
             let table = self.archetypes.table_mut(saved.archetype);
-            if *table.entities() == *saved.entities {
+            if unmoved_now || *table.entities() == *saved.entities {
                 for c in &saved.columns {
                     let info = &self.rollback.components[c.component];
                     let column = table
@@ -839,7 +854,7 @@ impl World {
         // A frame that spawned and despawned nothing left the allocator as
         // saved: nothing to put back (this skip is most of the cost of a
         // restore after a small frame).
-        if !self.entities.is_snapshot(&snapshot.slots, &snapshot.free) {
+        if !unmoved(self) && !self.entities.is_snapshot(&snapshot.slots, &snapshot.free) {
             if !self.entities.truncate_slots(snapshot.slots.len()) {
                 return Err(RollbackError::Entities(
                     RestoreEntitiesError::TooManySlots {
