@@ -812,12 +812,13 @@ impl Entities {
     /// Kills `entity`: bumps its slot's generation and frees the slot (unless
     /// the generation is exhausted, in which case the slot is retired).
     /// Returns where the entity was, or `None` if the handle is stale.
+    #[inline]
     pub fn free(&mut self, entity: Entity) -> Option<EntityLocation> {
-        self.version = self.version.wrapping_add(1);
         let location = self.get(entity)?;
         let meta = &mut self.meta[entity.index as usize];
         meta.location = EntityLocation::INVALID;
         self.len -= 1;
+        self.version = self.version.wrapping_add(1);
         // On generation exhaustion the slot is retired for good: it never
         // goes back on the free list.
         if let Some(next) = meta.generation.checked_add(1) {
@@ -851,11 +852,19 @@ impl Entities {
             .then_some(meta.location)
     }
 
+    /// [`Entities::set_location`] for the row that fills the hole a freed
+    /// entity left (a despawn): the change is counted once, by the
+    /// [`Entities::free`] it goes with.
+    #[inline]
+    pub fn fill_hole(&mut self, index: u32, location: EntityLocation) {
+        self.meta[index as usize].location = location;
+    }
+
     /// Records where a live entity now lives.
     #[inline]
     pub fn set_location(&mut self, index: u32, location: EntityLocation) {
-        self.version = self.version.wrapping_add(1);
         self.meta[index as usize].location = location;
+        self.version = self.version.wrapping_add(1);
     }
 
     /// Test hook: sets the generation a dead or never-used slot will hand out

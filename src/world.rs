@@ -698,7 +698,8 @@ impl World {
         }
         let table = self.archetypes.table_mut(loc.archetype);
         if let Some(moved) = bundle_io::drop_row(table, loc.row as usize, &mut panics) {
-            self.entities.set_location(moved.index(), loc);
+            // Counted in the entities' version by `free` above.
+            self.entities.fill_hole(moved.index(), loc);
         }
         Ok(panics)
     }

@@ -1228,27 +1228,39 @@ impl Column {
 
     /// Appends a row's ticks; `bound` bounds its changed tick (its
     /// block's bound in the column it comes from, or the tick itself).
-    #[inline]
+    /// (Untracked columns, the common case on structural paths, pay one
+    /// test: the tracked work is out of line.)
+    #[inline(always)]
     fn push_ticks(&mut self, ticks: ComponentTicks, bound: Tick) {
         if self.tracked {
-            let row = self.ticks.len();
-            self.ticks.push(UnsafeCell::new(ticks));
-            self.raise_block(row, bound);
+            self.push_tracked(ticks, bound);
         }
+    }
+
+    #[inline(never)]
+    fn push_tracked(&mut self, ticks: ComponentTicks, bound: Tick) {
+        let row = self.ticks.len();
+        self.ticks.push(UnsafeCell::new(ticks));
+        self.raise_block(row, bound);
     }
 
     /// Removes the ticks of `row`, the last row's taking its place (its
     /// block's bound joins the bound of `row`'s block).
-    #[inline]
+    #[inline(always)]
     fn swap_remove_ticks(&mut self, row: usize) {
         if self.tracked {
-            let last = self.ticks.len() - 1;
-            if block_of(row) != block_of(last) {
-                let bound = self.blocks[block_of(last)].get();
-                self.blocks[block_of(row)].raise(bound);
-            }
-            self.ticks.swap_remove(row);
+            self.swap_remove_tracked(row);
         }
+    }
+
+    #[inline(never)]
+    fn swap_remove_tracked(&mut self, row: usize) {
+        let last = self.ticks.len() - 1;
+        if block_of(row) != block_of(last) {
+            let bound = self.blocks[block_of(last)].get();
+            self.blocks[block_of(row)].raise(bound);
+        }
+        self.ticks.swap_remove(row);
     }
 
     pub fn clear(&mut self, panics: &mut DeferredPanic) {
