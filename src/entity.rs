@@ -931,11 +931,13 @@ impl Entities {
     /// first): no allocation once they are large enough.
     pub fn snapshot_into(&self, slots: &mut Vec<(u32, bool)>, free: &mut Vec<u32>) {
         slots.clear();
-        slots.extend(
-            self.meta
-                .iter()
-                .map(|m| (m.generation.get(), m.location != EntityLocation::INVALID)),
-        );
+        // Only a dead slot's location has the invalid archetype.
+        slots.extend(self.meta.iter().map(|m| {
+            (
+                m.generation.get(),
+                m.location.archetype != EntityLocation::INVALID.archetype,
+            )
+        }));
         free.clone_from(&self.free);
     }
 

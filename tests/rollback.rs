@@ -614,3 +614,44 @@ proptest! {
         prop_assert_ne!(a.checksum(), b.checksum());
     }
 }
+
+/// A sparse component whose set did not exist at the snapshot, created and
+/// emptied since: the restore finds the set as empty as it was saved.
+#[test]
+fn a_sparse_set_created_and_emptied_since_the_snapshot() {
+    let mut world = registered();
+    let e = world.spawn(Pos(1, 2));
+    let saved = world.snapshot();
+    world.insert_one(e, Buff(3)).unwrap();
+    world.remove_one::<Buff>(e).unwrap();
+    world.restore(&saved).unwrap();
+    assert_eq!(
+        dump(&mut world),
+        vec![(e, Some(Pos(1, 2)), None, None, None)]
+    );
+}
+
+/// `snapshot_into` a snapshot of another world (whose registrations differ)
+/// just overwrites it: it becomes a snapshot of this world.
+#[test]
+fn snapshot_into_a_snapshot_of_another_world() {
+    let mut other = World::new();
+    other.register_rollback::<Buff>();
+    other.register_rollback::<Vel>();
+    other.register_rollback::<Pos>();
+    other.spawn((Pos(5, 5), Vel(5, 5), Buff(5)));
+    other.spawn(Vel(6, 6));
+    let mut saved = other.snapshot();
+    let (mut world, es) = populated(4);
+    world.remove_one::<Buff>(es[0]).unwrap();
+    let state = (dump(&mut world), world.checksum());
+    world.snapshot_into(&mut saved);
+    step(&mut world, 3);
+    world.insert_one(es[0], Buff(1)).unwrap();
+    world.restore(&saved).unwrap();
+    assert_eq!((dump(&mut world), world.checksum()), state);
+    assert!(matches!(
+        other.restore(&saved),
+        Err(RollbackError::WrongWorld)
+    ));
+}

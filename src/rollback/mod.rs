@@ -401,6 +401,9 @@ pub(crate) struct RollbackComponent {
     /// an older snapshot if nothing else holds it (no allocation), else
     /// into a new one; and its size in bytes.
     pub save: fn(&crate::storage::Column, Option<Saved>) -> (Saved, usize),
+    /// An empty saved column (an empty `Vec<T>`): a sparse set that does
+    /// not exist yet.
+    pub empty: fn() -> Saved,
     /// `Column::restore_written` with the saved `Vec<T>`.
     pub restore: fn(&mut crate::storage::Column, &Saved, Tick, Tick) -> usize,
     /// Adds a clone of saved row `row` to a builder.

@@ -37,6 +37,10 @@ fn save_column<T: Component + Clone>(column: &Column, buffer: Option<Saved>) -> 
     (Arc::new(values.to_vec()), bytes)
 }
 
+fn empty_column<T: Component + Clone>() -> Saved {
+    Arc::new(Vec::<T>::new())
+}
+
 /// A copy of `entities`, in `buffer` (an older snapshot's list) if
 /// nothing else holds it and it has the same length.
 fn copy_entities(buffer: &mut Arc<[Entity]>, entities: &[Entity]) -> Arc<[Entity]> {
@@ -346,6 +350,7 @@ impl World {
             type_name: std::any::type_name::<T>(),
             storage: T::STORAGE,
             save: save_column::<T>,
+            empty: empty_column::<T>,
             restore: restore_column::<T>,
             add_to: add_to::<T>,
             restore_one: restore_one::<T>,
@@ -530,6 +535,7 @@ impl World {
         let own = recycle_is_base && recycle.as_ref().is_some_and(|r| r.world == self.id);
         let base = base.filter(|b| b.world == self.id && !own);
         let mut old = recycle.unwrap_or_else(|| Snapshot::empty(self.id));
+        let same_world = old.world == self.id;
         let mut slots = std::mem::take(&mut old.slots);
         let mut free = std::mem::take(&mut old.free);
         self.entities.snapshot_into(&mut slots, &mut free);
@@ -660,13 +666,20 @@ impl World {
                         }
                     }
                 }
-                None => SparseSnapshot {
-                    component: k,
-                    entities: Arc::from(&[][..]),
-                    values: SavedColumn {
+                // No set yet: an empty one, typed (a restore after the
+                // set was made and emptied reads it as a column of `T`s).
+                None => match mine {
+                    // (Component indices name the same types only within
+                    // one world.)
+                    Some(m) if same_world && m.entities.is_empty() => m,
+                    _ => SparseSnapshot {
                         component: k,
-                        values: Arc::new(()),
-                        bytes: 0,
+                        entities: Arc::from(&[][..]),
+                        values: SavedColumn {
+                            component: k,
+                            values: (c.empty)(),
+                            bytes: 0,
+                        },
                     },
                 },
             };
