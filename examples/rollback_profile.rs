@@ -12,9 +12,11 @@
 //!
 //! Instructions per call = total collected / N. Workloads: `snapshot` (a
 //! fresh snapshot each time), `snapshot-into` (into the same snapshot each
-//! time, reusing its buffers), `restore` (restore of one snapshot).
+//! time, reusing its buffers), `restore` (restore of one snapshot). It also
+//! prints the mean wall time of a counted call (noisy; for a quick look).
 
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use mosaic::Snapshot;
 use mosaic::prelude::*;
@@ -73,27 +75,37 @@ fn main() {
         .expect("a workload: snapshot, snapshot-into, restore");
     let n: u32 = args.next().map_or(10, |s| s.parse().expect("N: a count"));
     let mut world = world();
+    let mut spent = Duration::ZERO;
+    let mut timed = |f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        f();
+        spent += start.elapsed();
+    };
     match workload.as_str() {
         "snapshot" => {
             for salt in 0..n {
                 write_all(&mut world, salt);
-                black_box(measured_snapshot(&mut world));
+                timed(&mut || drop(black_box(measured_snapshot(&mut world))));
             }
         }
         "snapshot-into" => {
             let mut saved = world.snapshot();
             for salt in 0..n {
                 write_all(&mut world, salt);
-                measured_snapshot_into(&mut world, &mut saved);
+                timed(&mut || measured_snapshot_into(&mut world, &mut saved));
             }
         }
         "restore" => {
             let saved = world.snapshot();
             for salt in 0..n {
                 write_all(&mut world, salt + 1);
-                measured_restore(&mut world, &saved);
+                timed(&mut || measured_restore(&mut world, &saved));
             }
         }
         other => panic!("unknown workload {other}"),
     }
+    println!(
+        "{workload}: {:.1} µs a call",
+        spent.as_secs_f64() * 1e6 / f64::from(n.max(1))
+    );
 }
