@@ -1565,10 +1565,11 @@ impl World {
     #[inline]
     fn remove_sparse_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
         self.flush();
-        if self.entities.get(entity).is_none() {
-            return Err(ComponentError::NoSuchEntity(entity));
-        }
         if self.relations.active() {
+            // A stale handle's error comes before the refusal.
+            if self.entities.get(entity).is_none() {
+                return Err(ComponentError::NoSuchEntity(entity));
+            }
             self.refuse_edge_component::<C>();
         }
         let Some((id, mut set)) = self.sparse.typed::<C>() else {
@@ -1577,13 +1578,36 @@ impl World {
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.remove::<C>(entity);
         }
+        // The entity is not looked up: a set holds values of live entities
+        // only (despawn and clear empty every set of the dead), and its
+        // lookup matches the generation, so a value found is a live
+        // entity's; when none is found, the error says which it is.
         let Some(removed) = set.remove(entity) else {
-            return missing_err::<C>(entity);
+            return self.sparse_remove_error::<C>(entity);
         };
+        debug_assert!(
+            self.entities.get(entity).is_some(),
+            "a set held a dead entity's value"
+        );
         if is_disabled_marker::<C>() {
             self.sync_disabled(entity);
         }
         Ok(removed)
+    }
+
+    /// Why [`World::remove_sparse_one`] found no `C` for `entity` (a stale
+    /// handle, or an entity without one), as the whole `Result`, out of
+    /// line: the hit path's `Ok` then stays in registers (merged with a
+    /// built error, the whole `Result` went through the stack on every hit
+    /// of `remove_one`).
+    #[cold]
+    #[inline(never)]
+    fn sparse_remove_error<C: Component>(&self, entity: Entity) -> Result<C, ComponentError> {
+        if self.entities.get(entity).is_none() {
+            Err(ComponentError::NoSuchEntity(entity))
+        } else {
+            Err(missing::<C>(entity))
+        }
     }
 
     /// [`World::remove_sparse_one`] when `C`'s set is not the remembered
@@ -2314,16 +2338,6 @@ fn location(archetype: ArchetypeId, row: usize) -> EntityLocation {
         archetype,
         row: row as u32,
     }
-}
-
-/// `Err(missing::<T>(entity))`, whole and out of line: a caller that
-/// returns this on its miss path keeps its hit path's `Ok` in registers
-/// (merged with a built error, the whole `Result` went through the stack
-/// on every hit of `remove_one`).
-#[cold]
-#[inline(never)]
-fn missing_err<T>(entity: Entity) -> Result<T, ComponentError> {
-    Err(missing::<T>(entity))
 }
 
 #[cold]
