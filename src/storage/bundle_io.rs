@@ -35,7 +35,9 @@ pub(crate) struct Writer<'a> {
 }
 
 impl ComponentWriter for Writer<'_> {
-    #[inline]
+    // Always inlined: out of line, its call and spills cost a one-component
+    // table insert ~40 instructions.
+    #[inline(always)]
     fn write<C: Component>(&mut self, value: C) {
         match C::STORAGE {
             StorageType::Table => {

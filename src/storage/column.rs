@@ -316,11 +316,26 @@ impl BlobVec {
         // twice.
         unsafe {
             let hole = self.ptr_at(row);
-            copy_item(hole, dst.ptr_at(dst.len), size);
-            dst.len += 1;
-            if row != last {
-                copy_item(self.ptr_at(last), hole, size);
+            let to = dst.ptr_at(dst.len);
+            let from = self.ptr_at(last);
+            let refill = row != last;
+            // One dispatch on the size for both copies (as `copy_item`).
+            macro_rules! both {
+                ($n:expr) => {{
+                    std::ptr::copy_nonoverlapping(hole, to, $n);
+                    if refill {
+                        std::ptr::copy_nonoverlapping(from, hole, $n);
+                    }
+                }};
             }
+            match size {
+                4 => both!(4),
+                8 => both!(8),
+                12 => both!(12),
+                16 => both!(16),
+                _ => both!(size),
+            }
+            dst.len += 1;
         }
         self.len = last;
     }
