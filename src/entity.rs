@@ -922,12 +922,23 @@ impl Entities {
     /// The allocator's state: per slot its generation and whether it is
     /// live, and the free list in order.
     pub fn snapshot(&self) -> (Vec<(u32, bool)>, Vec<u32>) {
-        let slots = self
-            .meta
-            .iter()
-            .map(|m| (m.generation.get(), m.location != EntityLocation::INVALID))
-            .collect();
-        (slots, self.free.clone())
+        let (mut slots, mut free) = (Vec::new(), Vec::new());
+        self.snapshot_into(&mut slots, &mut free);
+        (slots, free)
+    }
+
+    /// [`Entities::snapshot`] into the buffers of an earlier one (cleared
+    /// first): no allocation once they are large enough.
+    pub fn snapshot_into(&self, slots: &mut Vec<(u32, bool)>, free: &mut Vec<u32>) {
+        slots.clear();
+        // Only a dead slot's location has the invalid archetype.
+        slots.extend(self.meta.iter().map(|m| {
+            (
+                m.generation.get(),
+                m.location.archetype != EntityLocation::INVALID.archetype,
+            )
+        }));
+        free.clone_from(&self.free);
     }
 
     /// True if the allocator is exactly in the state [`Entities::snapshot`]

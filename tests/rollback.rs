@@ -383,6 +383,104 @@ fn step(world: &mut World, input: i32) {
     world.resource_mut::<Score>().0 += input as u64;
 }
 
+/// `World::snapshot_into` (which keeps the columns nobody wrote and copies
+/// the others into the old snapshot's buffers) saves what
+/// `World::snapshot` saves: restoring either gives the same values, row
+/// order, checksum and next id; and a clone of the old snapshot, which
+/// shares its buffers, is not overwritten.
+#[test]
+fn a_reused_snapshot_restores_like_a_fresh_one() {
+    let (mut world, es) = populated(12);
+    let mut reused = world.snapshot();
+    let kept = reused.clone();
+    let kept_state = (dump(&mut world), world.checksum());
+    for input in 0..12 {
+        step(&mut world, input);
+        if input % 4 == 1 {
+            // A sparse change (the entity may be gone: then nothing).
+            let _ = world.insert_one(es[input as usize], Buff(input as u8));
+        }
+        if input % 3 == 2 {
+            // A table with as many rows as before, not the same ones.
+            let mut q = world.query_filtered::<Entity, With<Label>>();
+            let gone = q.iter(&world).next().unwrap();
+            world.despawn(gone).unwrap();
+            world.spawn((Pos(input, 1), Vel(0, 1), Label(format!("n{input}"))));
+        }
+        world.snapshot_into(&mut reused);
+        let fresh = world.snapshot();
+        let state = (dump(&mut world), world.checksum());
+        step(&mut world, 4);
+        step(&mut world, 3);
+        world.restore(&reused).unwrap();
+        assert_eq!(
+            (dump(&mut world), world.checksum()),
+            state,
+            "reused, {input}"
+        );
+        let next = world.spawn(());
+        step(&mut world, 3);
+        world.restore(&fresh).unwrap();
+        assert_eq!(
+            (dump(&mut world), world.checksum()),
+            state,
+            "fresh, {input}"
+        );
+        assert_eq!(world.spawn(()), next);
+        world.restore(&fresh).unwrap();
+    }
+    world.restore(&kept).unwrap();
+    assert_eq!((dump(&mut world), world.checksum()), kept_state);
+}
+
+/// A ring takes each frame's snapshot into the buffers of the one it drops
+/// (the oldest once full, or those a rollback dropped): after wrapping
+/// around, and after re-simulating from a rollback, every frame held
+/// restores the state it saved.
+#[test]
+fn a_ring_reuses_dropped_snapshots_after_wrapping() {
+    for capacity in [1, 3] {
+        let (mut world, _) = populated(10);
+        let mut ring = SnapshotRing::new(capacity);
+        let mut states = Vec::new();
+        for frame in 0..10u64 {
+            ring.save(frame, &mut world);
+            states.push((dump(&mut world), world.checksum()));
+            step(&mut world, frame as i32 % 5);
+        }
+        let oldest = 10 - capacity as u64;
+        assert_eq!(ring.oldest_frame(), Some(oldest));
+        for frame in (oldest..10).rev() {
+            ring.rollback_to(frame, &mut world).unwrap().unwrap();
+            assert_eq!(
+                (dump(&mut world), world.checksum()),
+                states[frame as usize],
+                "capacity {capacity}, frame {frame}"
+            );
+        }
+        // Re-simulate from the oldest frame, saving into the dropped ones'
+        // buffers, past the frames saved the first time.
+        for frame in oldest + 1..14 {
+            step(&mut world, (frame - 1) as i32 % 5);
+            ring.save(frame, &mut world);
+            let state = (dump(&mut world), world.checksum());
+            match states.get(frame as usize) {
+                Some(first) => assert_eq!(&state, first, "capacity {capacity}, frame {frame}"),
+                None => states.push(state),
+            }
+        }
+        step(&mut world, 2);
+        for frame in (14 - capacity as u64..14).rev() {
+            ring.rollback_to(frame, &mut world).unwrap().unwrap();
+            assert_eq!(
+                (dump(&mut world), world.checksum()),
+                states[frame as usize],
+                "capacity {capacity}, again, frame {frame}"
+            );
+        }
+    }
+}
+
 #[test]
 fn resimulating_after_a_restore_reproduces_the_same_states() {
     let (mut world, _) = populated(10);
@@ -515,4 +613,45 @@ proptest! {
         p.1 = p.1.wrapping_add(delta);
         prop_assert_ne!(a.checksum(), b.checksum());
     }
+}
+
+/// A sparse component whose set did not exist at the snapshot, created and
+/// emptied since: the restore finds the set as empty as it was saved.
+#[test]
+fn a_sparse_set_created_and_emptied_since_the_snapshot() {
+    let mut world = registered();
+    let e = world.spawn(Pos(1, 2));
+    let saved = world.snapshot();
+    world.insert_one(e, Buff(3)).unwrap();
+    world.remove_one::<Buff>(e).unwrap();
+    world.restore(&saved).unwrap();
+    assert_eq!(
+        dump(&mut world),
+        vec![(e, Some(Pos(1, 2)), None, None, None)]
+    );
+}
+
+/// `snapshot_into` a snapshot of another world (whose registrations differ)
+/// just overwrites it: it becomes a snapshot of this world.
+#[test]
+fn snapshot_into_a_snapshot_of_another_world() {
+    let mut other = World::new();
+    other.register_rollback::<Buff>();
+    other.register_rollback::<Vel>();
+    other.register_rollback::<Pos>();
+    other.spawn((Pos(5, 5), Vel(5, 5), Buff(5)));
+    other.spawn(Vel(6, 6));
+    let mut saved = other.snapshot();
+    let (mut world, es) = populated(4);
+    world.remove_one::<Buff>(es[0]).unwrap();
+    let state = (dump(&mut world), world.checksum());
+    world.snapshot_into(&mut saved);
+    step(&mut world, 3);
+    world.insert_one(es[0], Buff(1)).unwrap();
+    world.restore(&saved).unwrap();
+    assert_eq!((dump(&mut world), world.checksum()), state);
+    assert!(matches!(
+        other.restore(&saved),
+        Err(RollbackError::WrongWorld)
+    ));
 }

@@ -113,6 +113,18 @@ pub unsafe trait QueryData {
     #[doc(hidden)]
     const WRITES_ON_FETCH: bool = false;
 
+    /// True when an item borrows a value whose size is not a power of two
+    /// (a 12-byte `[f32; 3]`). With [`POW2_SIZED`](Self::POW2_SIZED) too,
+    /// the iterator's row loops stay scalar (see `scalar_rows` in
+    /// `query/iter.rs` for why).
+    #[doc(hidden)]
+    const ODD_SIZED: bool = false;
+
+    /// True when an item borrows a value whose size is a power of two (a
+    /// `f32`), not zero.
+    #[doc(hidden)]
+    const POW2_SIZED: bool = false;
+
     /// Whether `fetch` would yield an item for `entity`, without writing
     /// anything: a tuple asks this of its fallible elements first when
     /// another element writes as it fetches, so a change tick is never
@@ -322,6 +334,19 @@ pub(super) fn present<T: Component>(
     }
 }
 
+/// Whether a `T` is sized other than a power of two (and not zero-sized):
+/// a column of them is read as an interleaved group (see
+/// [`QueryData::ODD_SIZED`]).
+pub(super) const fn odd_sized<T>() -> bool {
+    let size = std::mem::size_of::<T>();
+    size != 0 && !size.is_power_of_two()
+}
+
+/// Whether a `T`'s size is a power of two (see [`QueryData::POW2_SIZED`]).
+pub(super) const fn pow2_sized<T>() -> bool {
+    std::mem::size_of::<T>().is_power_of_two()
+}
+
 /// Pointer to `entity`'s value in `set`, if it has one.
 #[inline]
 pub(super) fn sparse_ptr<T>(set: Option<&SparseSet>, entity: Entity) -> Option<(usize, *mut T)> {
@@ -340,6 +365,8 @@ unsafe impl<T: Component> QueryData for &T {
     type ArchetypeState = u32;
     const DENSE: bool = matches!(T::STORAGE, StorageType::SparseSet);
     const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+    const ODD_SIZED: bool = odd_sized::<T>();
+    const POW2_SIZED: bool = pow2_sized::<T>();
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &ReadFetch<'_, T>, entity: Entity) -> bool {
@@ -450,6 +477,8 @@ unsafe impl<T: Component> QueryData for &mut T {
     const DENSE: bool = matches!(T::STORAGE, StorageType::SparseSet);
     const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
     const WRITES_ON_FETCH: bool = true;
+    const ODD_SIZED: bool = odd_sized::<T>();
+    const POW2_SIZED: bool = pow2_sized::<T>();
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &WriteFetch<'_, T>, entity: Entity) -> bool {
@@ -641,6 +670,8 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     type State = Q::State;
     type ArchetypeState = Option<Q::ArchetypeState>;
     const WRITES_ON_FETCH: bool = Q::WRITES_ON_FETCH;
+    const ODD_SIZED: bool = Q::ODD_SIZED;
+    const POW2_SIZED: bool = Q::POW2_SIZED;
 
     fn init_state(world: &mut World) -> Q::State {
         Q::init_state(world)
@@ -964,6 +995,8 @@ macro_rules! tuple_query_data {
             const DENSE: bool = true $(&& $q::DENSE)*;
             const FALLIBLE: bool = false $(|| $q::FALLIBLE)*;
             const WRITES_ON_FETCH: bool = false $(|| $q::WRITES_ON_FETCH)*;
+            const ODD_SIZED: bool = false $(|| $q::ODD_SIZED)*;
+            const POW2_SIZED: bool = false $(|| $q::POW2_SIZED)*;
 
             #[inline(always)]
             unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {

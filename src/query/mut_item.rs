@@ -145,6 +145,8 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
     type State = ComponentId;
     type ArchetypeState = u32;
     const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+    const ODD_SIZED: bool = super::fetch::odd_sized::<T>();
+    const POW2_SIZED: bool = super::fetch::pow2_sized::<T>();
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &MutFetch<'_, T>, entity: Entity) -> bool {
