@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 
 use crate::bundle::{BundleId, BundleInfo};
 use crate::component::{ComponentId, Components};
-use crate::storage::Table;
+use crate::storage::{ColumnMap, Table};
 
 /// Identifies an archetype within one world (dense, in creation order).
 ///
@@ -57,9 +57,35 @@ pub(crate) struct InsertEdge {
     /// Per table component of the bundle, in bundle order: its column in the
     /// target table, and whether the source already had it (a replace).
     pub slots: Box<[(u32, bool)]>,
+    /// Where the source table's columns are in the target's: the row move.
+    pub map: ColumnMap,
 }
 
+/// Where removing a bundle from an archetype leads, and how the row moves.
+///
+/// Invariant: `map` leads from this archetype's table to `target`'s, and
+/// `taken` was read off this archetype's table for bundle `bundle`'s table
+/// components (storage reads the removed values through it).
+#[derive(Clone, Debug)]
+pub(crate) struct RemoveEdge {
+    pub target: ArchetypeId,
+    /// The bundle this edge removes.
+    pub bundle: BundleId,
+    /// Per table component of the bundle, in bundle order: its column in
+    /// this archetype's table; `None` if entities here lack any of them (a
+    /// removal of the bundle from here fails).
+    pub taken: Option<Box<[u32]>>,
+    /// Where the columns kept are in the target's table: the row move.
+    pub map: ColumnMap,
+}
+
+#[inline(always)]
 fn edge_of(edges: &[Option<InsertEdge>], bundle: BundleId) -> &InsertEdge {
+    edges[bundle.index()].as_ref().expect("edge just made")
+}
+
+#[inline(always)]
+fn remove_edge_of(edges: &[Option<RemoveEdge>], bundle: BundleId) -> &RemoveEdge {
     edges[bundle.index()].as_ref().expect("edge just made")
 }
 
@@ -71,12 +97,20 @@ pub(crate) struct InsertPlan<'a> {
     pub dst: Option<&'a mut Table>,
 }
 
+/// Everything one removal touches; see [`Archetypes::remove_plan`].
+pub(crate) struct RemovePlan<'a> {
+    pub edge: &'a RemoveEdge,
+    pub src: &'a mut Table,
+    /// `None` when the removal keeps the entity in its archetype.
+    pub dst: Option<&'a mut Table>,
+}
+
 /// A set of table components and the table of entities that have exactly it.
 pub struct Archetype {
     id: ArchetypeId,
     pub(crate) table: Table,
     insert_edges: Vec<Option<InsertEdge>>,
-    remove_edges: Vec<Option<ArchetypeId>>,
+    remove_edges: Vec<Option<RemoveEdge>>,
 }
 
 impl fmt::Debug for Archetype {
@@ -201,8 +235,8 @@ impl Archetype {
     }
 
     #[inline]
-    pub(crate) fn remove_edge(&self, bundle: BundleId) -> Option<ArchetypeId> {
-        *self.remove_edges.get(bundle.index())?
+    pub(crate) fn remove_edge(&self, bundle: BundleId) -> Option<&RemoveEdge> {
+        self.remove_edges.get(bundle.index())?.as_ref()
     }
 
     fn set_insert_edge(&mut self, bundle: BundleId, edge: InsertEdge) {
@@ -212,11 +246,11 @@ impl Archetype {
         self.insert_edges[bundle.index()] = Some(edge);
     }
 
-    fn set_remove_edge(&mut self, bundle: BundleId, target: ArchetypeId) {
+    fn set_remove_edge(&mut self, bundle: BundleId, edge: RemoveEdge) {
         if self.remove_edges.len() <= bundle.index() {
             self.remove_edges.resize(bundle.index() + 1, None);
         }
-        self.remove_edges[bundle.index()] = Some(target);
+        self.remove_edges[bundle.index()] = Some(edge);
     }
 }
 
@@ -257,8 +291,10 @@ impl Archetypes {
         &mut self.archetypes[id.index()].table
     }
 
-    /// Two distinct archetypes, mutably.
-    #[inline]
+    /// Two distinct archetypes, mutably. Always inlined: every move between
+    /// archetypes takes this (out of line, its call cost a fifth of a
+    /// table insert's instructions).
+    #[inline(always)]
     pub fn pair_mut(&mut self, a: ArchetypeId, b: ArchetypeId) -> (&mut Archetype, &mut Archetype) {
         assert_ne!(a, b);
         if a < b {
@@ -323,8 +359,9 @@ impl Archetypes {
                 .zip(replaced)
                 .map(|(&c, r)| (tgt.table.column_index(c).expect("target has it") as u32, r))
                 .collect();
+            let map = self.get(source).table.column_map(&tgt.table);
             self.get_mut(source)
-                .set_insert_edge(bundle, InsertEdge { target, slots });
+                .set_insert_edge(bundle, InsertEdge { target, slots, map });
         }
         self.get(source).insert_edge(bundle).expect("just set")
     }
@@ -345,8 +382,8 @@ impl Archetypes {
 
     /// The tables an insert of `bundle` into `source` touches: the edge (made
     /// on first use), the source table and, if the archetype changes, the
-    /// target table.
-    #[inline]
+    /// target table. Always inlined, as [`Archetypes::pair_mut`].
+    #[inline(always)]
     pub fn insert_plan(
         &mut self,
         source: ArchetypeId,
@@ -378,29 +415,42 @@ impl Archetypes {
         }
     }
 
-    /// The tables a removal of `bundle` from `source` touches: the source
-    /// table and, if the archetype changes, the target one (with its id).
-    #[inline]
+    /// Everything a removal of `bundle` from `source` touches: the edge
+    /// (made on first use), the source table and, if the archetype
+    /// changes, the target one. Always inlined, as
+    /// [`Archetypes::pair_mut`].
+    #[inline(always)]
     pub fn remove_plan(
         &mut self,
         source: ArchetypeId,
         bundle: &BundleInfo,
         components: &Components,
-    ) -> (&mut Table, Option<(ArchetypeId, &mut Table)>) {
+    ) -> RemovePlan<'_> {
         let target = match self.get(source).remove_edge(bundle.id) {
-            Some(target) => target,
+            Some(edge) => edge.target,
             None => self.build_remove_edge(source, bundle, components),
         };
         if target == source {
-            (&mut self.get_mut(source).table, None)
+            let archetype = self.get_mut(source);
+            let edge = remove_edge_of(&archetype.remove_edges, bundle.id);
+            RemovePlan {
+                edge,
+                src: &mut archetype.table,
+                dst: None,
+            }
         } else {
             let (src, dst) = self.pair_mut(source, target);
-            (&mut src.table, Some((target, &mut dst.table)))
+            let edge = remove_edge_of(&src.remove_edges, bundle.id);
+            RemovePlan {
+                edge,
+                src: &mut src.table,
+                dst: Some(&mut dst.table),
+            }
         }
     }
 
-    /// [`Archetypes::remove_edge`] on the first removal of `bundle` from
-    /// `source`, out of line.
+    /// Makes the edge for removing `bundle` from `source`; returns its
+    /// target. Out of line: the first removal of `bundle` from `source`.
     #[cold]
     #[inline(never)]
     fn build_remove_edge(
@@ -409,29 +459,22 @@ impl Archetypes {
         bundle: &BundleInfo,
         components: &Components,
     ) -> ArchetypeId {
-        self.remove_edge(source, bundle.id, &bundle.table_ids, components)
-    }
-
-    /// Where removing `bundle_table_ids` from `source` leads; computed once.
-    pub fn remove_edge(
-        &mut self,
-        source: ArchetypeId,
-        bundle: BundleId,
-        bundle_table_ids: &[ComponentId],
-        components: &Components,
-    ) -> ArchetypeId {
-        if let Some(t) = self.get(source).remove_edge(bundle) {
-            return t;
-        }
         let ids: Vec<ComponentId> = self
             .get(source)
             .components()
             .iter()
             .copied()
-            .filter(|c| !bundle_table_ids.contains(c))
+            .filter(|c| !bundle.table_ids.contains(c))
             .collect();
         let target = self.get_or_create(&ids, components);
-        self.get_mut(source).set_remove_edge(bundle, target);
+        let src = &self.get(source).table;
+        let edge = RemoveEdge {
+            target,
+            bundle: bundle.id,
+            taken: src.column_positions(&bundle.table_ids),
+            map: src.column_map(&self.get(target).table),
+        };
+        self.get_mut(source).set_remove_edge(bundle.id, edge);
         target
     }
 }

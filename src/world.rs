@@ -1327,25 +1327,32 @@ impl World {
         if info.table_ids.is_empty() {
             return self.remove_sparse::<B>(entity, bundle_id);
         }
-        let table = &self.archetypes.get(loc.archetype).table;
-        for &(id, storage) in info.components.iter() {
-            let present = match storage {
-                StorageType::Table => table.column_index(id).is_some(),
-                StorageType::SparseSet => self.sparse.get(id).is_some_and(|s| s.contains(entity)),
-            };
-            if !present {
-                return Err(self.missing_component(entity, id));
-            }
+        if self.components.lifecycle_active() && self.components.announces_any(info.component_ids())
+        {
+            return self.remove_announced::<B>(entity, loc, bundle_id);
         }
-        let announce = self.components.lifecycle_active()
-            && self.components.announces_any(info.component_ids());
-        if announce {
-            self.announce_bundle_removal(entity, bundle_id);
+        self.remove_from_tables::<B>(entity, loc, bundle_id)
+    }
+
+    /// [`World::remove`] of a bundle with table components, some of whose
+    /// removals are announced: checks the entity has the whole bundle,
+    /// announces, then removes it.
+    #[cold]
+    #[inline(never)]
+    fn remove_announced<B: Bundle>(
+        &mut self,
+        entity: Entity,
+        loc: EntityLocation,
+        bundle_id: BundleId,
+    ) -> Result<B, ComponentError> {
+        if let Some(err) = self.first_missing(entity, loc, bundle_id) {
+            return Err(err);
         }
-        let bundle = self.remove_from_tables::<B>(entity, loc, bundle_id);
-        if announce {
-            self.flush_observer_commands();
-        }
+        self.announce_bundle_removal(entity, bundle_id);
+        let bundle = self
+            .remove_from_tables::<B>(entity, loc, bundle_id)
+            .expect("observers and hooks make no structural change");
+        self.flush_observer_commands();
         Ok(bundle)
     }
 
@@ -1449,6 +1456,30 @@ impl World {
         self.refuse_edge_components([id]);
     }
 
+    /// The error for removing bundle `bundle_id` from `entity` (at `loc`),
+    /// if it lacks some of it: names the first one missing, in bundle
+    /// order.
+    #[cold]
+    #[inline(never)]
+    fn first_missing(
+        &self,
+        entity: Entity,
+        loc: EntityLocation,
+        bundle_id: BundleId,
+    ) -> Option<ComponentError> {
+        let table = &self.archetypes.get(loc.archetype).table;
+        let missing = self
+            .bundles
+            .get(bundle_id)
+            .components
+            .iter()
+            .find(|&&(id, storage)| match storage {
+                StorageType::Table => table.column_index(id).is_none(),
+                StorageType::SparseSet => !self.sparse.get(id).is_some_and(|s| s.contains(entity)),
+            });
+        missing.map(|&(id, _)| self.missing_component(entity, id))
+    }
+
     #[cold]
     #[inline(never)]
     fn missing_component(&self, entity: Entity, id: ComponentId) -> ComponentError {
@@ -1467,33 +1498,38 @@ impl World {
         self.announce_remove(entity, false, &ids);
     }
 
-    /// The part of [`World::remove`] for a bundle with table components
-    /// (which the entity has, checked): takes the values and moves the row
-    /// to the archetype without them.
+    /// The part of [`World::remove`] for a bundle with table components:
+    /// takes the values and moves the row to the archetype without them.
+    /// Fails, changing nothing, if the entity lacks any of them: the table
+    /// components' presence is the removal edge's (found once per
+    /// archetype), the sparse ones' is looked up.
     #[inline]
     fn remove_from_tables<B: Bundle>(
         &mut self,
         entity: Entity,
         loc: EntityLocation,
         bundle_id: BundleId,
-    ) -> B {
+    ) -> Result<B, ComponentError> {
         let info = self.bundles.get(bundle_id);
-        let (src, dst) = self
+        let plan = self
             .archetypes
             .remove_plan(loc.archetype, info, &self.components);
-        let mut panics = DeferredPanic::new();
-        let (target, dst) = match dst {
-            Some((target, table)) => (target, Some(table)),
-            None => (loc.archetype, None),
-        };
+        if plan.edge.taken.is_none()
+            || info.components.len() != info.table_ids.len()
+                && !bundle_io::has_sparse_parts(entity, info, &self.sparse)
+        {
+            let missing = self.first_missing(entity, loc, bundle_id);
+            return Err(missing.expect("some component of the bundle is missing"));
+        }
+        let target = plan.edge.target;
         let (bundle, moved) = bundle_io::take_bundle::<B>(
-            src,
+            plan.src,
             loc.row as usize,
-            dst,
+            plan.dst,
+            plan.edge,
             entity,
             info,
             &mut self.sparse,
-            &mut panics,
         );
         if let Some((new_row, swapped)) = moved {
             self.entities
@@ -1502,8 +1538,7 @@ impl World {
                 self.entities.set_location(swapped.index(), loc);
             }
         }
-        panics.resume();
-        bundle
+        Ok(bundle)
     }
 
     /// Removes one component and returns it. Same as [`World::remove`] with a
@@ -1531,10 +1566,11 @@ impl World {
     #[inline]
     fn remove_sparse_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
         self.flush();
-        if self.entities.get(entity).is_none() {
-            return Err(ComponentError::NoSuchEntity(entity));
-        }
         if self.relations.active() {
+            // A stale handle's error comes before the refusal.
+            if self.entities.get(entity).is_none() {
+                return Err(ComponentError::NoSuchEntity(entity));
+            }
             self.refuse_edge_component::<C>();
         }
         let Some((id, mut set)) = self.sparse.typed::<C>() else {
@@ -1543,13 +1579,36 @@ impl World {
         if self.components.lifecycle_active() && self.components.announces(id) {
             return self.remove::<C>(entity);
         }
+        // The entity is not looked up: a set holds values of live entities
+        // only (despawn and clear empty every set of the dead), and its
+        // lookup matches the generation, so a value found is a live
+        // entity's; when none is found, the error says which it is.
         let Some(removed) = set.remove(entity) else {
-            return missing_err::<C>(entity);
+            return self.sparse_remove_error::<C>(entity);
         };
+        debug_assert!(
+            self.entities.get(entity).is_some(),
+            "a set held a dead entity's value"
+        );
         if is_disabled_marker::<C>() {
             self.sync_disabled(entity);
         }
         Ok(removed)
+    }
+
+    /// Why [`World::remove_sparse_one`] found no `C` for `entity` (a stale
+    /// handle, or an entity without one), as the whole `Result`, out of
+    /// line: the hit path's `Ok` then stays in registers (merged with a
+    /// built error, the whole `Result` went through the stack on every hit
+    /// of `remove_one`).
+    #[cold]
+    #[inline(never)]
+    fn sparse_remove_error<C: Component>(&self, entity: Entity) -> Result<C, ComponentError> {
+        if self.entities.get(entity).is_none() {
+            Err(ComponentError::NoSuchEntity(entity))
+        } else {
+            Err(missing::<C>(entity))
+        }
     }
 
     /// [`World::remove_sparse_one`] when `C`'s set is not the remembered
@@ -2290,16 +2349,6 @@ fn location(archetype: ArchetypeId, row: usize) -> EntityLocation {
         archetype,
         row: row as u32,
     }
-}
-
-/// `Err(missing::<T>(entity))`, whole and out of line: a caller that
-/// returns this on its miss path keeps its hit path's `Ok` in registers
-/// (merged with a built error, the whole `Result` went through the stack
-/// on every hit of `remove_one`).
-#[cold]
-#[inline(never)]
-fn missing_err<T>(entity: Entity) -> Result<T, ComponentError> {
-    Err(missing::<T>(entity))
 }
 
 #[cold]

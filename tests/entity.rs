@@ -251,6 +251,34 @@ fn stale_handle_is_rejected_by_every_api_and_never_reaches_new_occupant() {
     world.check_invariants();
 }
 
+/// `remove_one` of a sparse component does not look the entity up when
+/// the set holds its value (a set holds live entities' values only): a
+/// stale handle whose slot a live entity took, with the set already the
+/// remembered one, still gets `NoSuchEntity` and takes nothing from the
+/// new occupant; a live entity without the value gets `MissingComponent`.
+#[test]
+fn sparse_remove_one_tells_stale_from_missing_on_the_fast_path() {
+    let mut world = World::new();
+    let old = world.spawn(SparseVal(1));
+    let bare = world.spawn(Val(0));
+    // Warm the remembered set through the fast path.
+    world.insert_one(bare, SparseVal(5)).unwrap();
+    assert_eq!(world.remove_one::<SparseVal>(bare), Ok(SparseVal(5)));
+    world.despawn(old).unwrap();
+    let new = world.spawn(SparseVal(2));
+    assert_eq!(new.index(), old.index());
+    assert_eq!(
+        world.remove_one::<SparseVal>(old),
+        Err(ComponentError::NoSuchEntity(old))
+    );
+    assert_eq!(world.get::<SparseVal>(new), Ok(&SparseVal(2)));
+    assert!(matches!(
+        world.remove_one::<SparseVal>(bare),
+        Err(ComponentError::MissingComponent { entity, .. }) if entity == bare
+    ));
+    assert_eq!(world.remove_one::<SparseVal>(new), Ok(SparseVal(2)));
+}
+
 #[test]
 fn stale_handle_after_clear_is_rejected() {
     let mut world = World::new();

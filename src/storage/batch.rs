@@ -366,7 +366,7 @@ pub(crate) fn write_erased(
         // no value is missing there; the columns `dst` adds are the fresh
         // slots of the edge (checked by `check_erased`), each pushed once
         // in the loop below before anything reads `dst`.
-        unsafe { src.move_row(row, dst, false, panics) }
+        unsafe { src.move_row(row, dst, &edge.map) }
     });
     let (table, target_row) = match (dst, moved) {
         (Some(dst), Some((new_row, _))) => (dst, new_row),

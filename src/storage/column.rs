@@ -296,6 +296,51 @@ impl BlobVec {
         self.len = last;
     }
 
+    /// Moves the value in `row` to the end of `dst` and removes the slot
+    /// here, moving the last value into its place: one row of a table's
+    /// row move.
+    ///
+    /// # Safety
+    /// - `row < len`; `dst` holds the same type (same layout).
+    #[inline(always)]
+    pub unsafe fn move_row_to(&mut self, row: usize, dst: &mut BlobVec) {
+        debug_assert!(row < self.len);
+        debug_assert_eq!(self.item, dst.item);
+        dst.reserve(1);
+        let size = self.item.size();
+        let last = self.len - 1;
+        // SAFETY: row < len (contract), and `dst.len < dst.capacity` after
+        // the reserve; both arrays are laid out for this type (same layout,
+        // contract), so each copy stays in its allocation. The value of
+        // `row` is then `dst`'s (counted there); `row` is refilled from
+        // `last` (or cut off) before `len` drops, so no value is owned
+        // twice.
+        unsafe {
+            let hole = self.ptr_at(row);
+            let to = dst.ptr_at(dst.len);
+            let from = self.ptr_at(last);
+            let refill = row != last;
+            // One dispatch on the size for both copies (as `copy_item`).
+            macro_rules! both {
+                ($n:expr) => {{
+                    std::ptr::copy_nonoverlapping(hole, to, $n);
+                    if refill {
+                        std::ptr::copy_nonoverlapping(from, hole, $n);
+                    }
+                }};
+            }
+            match size {
+                4 => both!(4),
+                8 => both!(8),
+                12 => both!(12),
+                16 => both!(16),
+                _ => both!(size),
+            }
+            dst.len += 1;
+        }
+        self.len = last;
+    }
+
     /// Moves the value in `row` out as a `T` and removes the slot, moving the
     /// last value into its place: [`BlobVec::swap_remove_forget`] with typed
     /// moves (which compile to plain loads and stores, where a copy of
@@ -780,20 +825,22 @@ impl Column {
         unsafe { self.data.set_len(len) };
     }
 
-    /// Moves the value and ticks of `row` to the end of `dst`, leaving `row`
-    /// to be removed by the caller with [`Column::swap_remove_forget`].
+    /// Moves the value and ticks of `row` to the end of `dst` and removes
+    /// the row here, moving the last row into its place: one column of a
+    /// table's row move ([`BlobVec::move_row_to`]).
     ///
     /// # Safety
     /// - `row < len`; `dst` holds the same component type.
-    #[inline]
-    pub unsafe fn move_to(&self, row: usize, dst: &mut Column) {
+    #[inline(always)]
+    pub unsafe fn move_row_to(&mut self, row: usize, dst: &mut Column) {
+        debug_assert_eq!(self.type_id, dst.type_id, "column type mismatch");
         if self.tracked {
             let bound = self.blocks[block_of(row)].get();
             dst.push_ticks(*self.ticks[row].get_shared(), bound);
+            self.swap_remove_tracked(row);
         }
-        // SAFETY: row < len; same type, so same layout; the caller forgets the
-        // source slot afterwards so the value is owned once.
-        unsafe { dst.data.push_from(self.data.ptr_at(row)) };
+        // SAFETY: forwarded contract.
+        unsafe { self.data.move_row_to(row, &mut dst.data) };
     }
 
     /// See [`BlobVec::swap_remove_forget`].

@@ -33,7 +33,7 @@ pub(crate) use column::{BlockTick, Column, TakenSlot, block_of};
 pub use resources::ResourceId;
 pub(crate) use resources::{ResourceTicks, Resources};
 pub(crate) use sparse_set::{SparseSet, SparseSets};
-pub(crate) use table::{DisabledRows, Table};
+pub(crate) use table::{ColumnMap, DisabledRows, Table};
 
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};

@@ -210,10 +210,17 @@ impl SparseSet {
             return None;
         }
         *slot = ABSENT;
-        self.entities.swap_remove(d);
-        if let Some(moved) = self.entities.get(d) {
-            self.sparse[moved.index() as usize] = d as u32;
+        let last = self.entities.len() - 1;
+        if d != last {
+            let moved = self.entities[last];
+            self.entities[d] = moved;
+            debug_assert!((moved.index() as usize) < self.sparse.len());
+            // SAFETY: `moved` is in the dense list, so its sparse slot
+            // exists (type invariant: `sparse[moved.index()]` names its
+            // dense index); the bounds are known, not checked again.
+            unsafe { *self.sparse.get_unchecked_mut(moved.index() as usize) = d as u32 };
         }
+        self.entities.truncate(last);
         // The value last: its move goes through a raw pointer, after which
         // the compiler reloads every length. The column is still one longer
         // than `entities`, and its slot `d` is the entity's value.

@@ -165,6 +165,34 @@ const NO_SLOT: u16 = u16::MAX;
 /// (at most 2 KiB a table).
 const SLOT_IDS: usize = 1024;
 
+/// A [`ColumnMap`] entry for a column the target table lacks.
+const GONE: u32 = u32::MAX;
+
+/// Where each column of one table is in another: made once per archetype
+/// edge by [`Table::column_map`], so that a row move copies each value
+/// straight to its column rather than matching the two tables' component
+/// lists on every move.
+///
+/// Invariant: `to` has one entry per column of the table whose
+/// [uid](Table::uid) is `src`, in column order: the position of the same
+/// component's column in the table whose uid is `dst`, or `GONE` if that
+/// table lacks it. A table's columns never change after it is made, so a
+/// map stays true for as long as both tables live.
+#[derive(Clone, Debug)]
+pub(crate) struct ColumnMap {
+    src: u64,
+    dst: u64,
+    to: Box<[u32]>,
+}
+
+impl ColumnMap {
+    /// True if this map leads from `table`.
+    #[inline(always)]
+    pub fn is_from(&self, table: &Table) -> bool {
+        self.src == table.uid
+    }
+}
+
 impl Table {
     pub fn new(ids: &[ComponentId], components: &Components) -> Self {
         Self::with_slot_limit(ids, components, SLOT_IDS)
@@ -434,52 +462,110 @@ impl Table {
         first
     }
 
-    /// Moves row `row` to `dst`: values of components both tables have are
-    /// moved; values `dst` lacks are dropped if `drop_missing`, else the
-    /// caller has already moved them out. Columns `dst` has and `self` lacks
-    /// are left one value short: the caller pushes those values.
+    /// Where each of this table's columns is in `dst`: the map a row move
+    /// from here to `dst` follows ([`Table::move_row`]). Made once per
+    /// archetype edge.
+    pub fn column_map(&self, dst: &Table) -> ColumnMap {
+        let to = self
+            .ids
+            .iter()
+            .map(|&id| dst.column_index(id).map_or(GONE, |j| j as u32))
+            .collect();
+        ColumnMap {
+            src: self.uid,
+            dst: dst.uid,
+            to,
+        }
+    }
+
+    /// The positions of the columns of `ids` (in that order) here, or
+    /// `None` if this table lacks any of them: where a removal reads the
+    /// values it takes out (kept on the archetype edge with the move's
+    /// [`ColumnMap`]).
+    pub fn column_positions(&self, ids: &[ComponentId]) -> Option<Box<[u32]>> {
+        ids.iter()
+            .map(|&id| self.column_index(id).map(|i| i as u32))
+            .collect()
+    }
+
+    /// Moves row `row` to `dst` along `map` (made by
+    /// [`Table::column_map`] from this table to `dst`; checked): each value
+    /// `dst` has a column for is copied there, and the last row fills the
+    /// hole. Values `dst` lacks were moved out by the caller (they are
+    /// forgotten here). Columns `dst` has and `self` lacks are left one
+    /// value short: the caller pushes those values.
     /// Returns the new row in `dst` and the entity that took `row`'s place
     /// here, if any.
     ///
     /// # Safety
-    /// - `row < len`; `dst` is a different table;
-    /// - if `!drop_missing`, values of `row` in columns `dst` lacks are
-    ///   already moved out;
+    /// - values of `row` in columns `dst` lacks are already moved out;
     /// - the caller pushes one value to each column of `dst` that `self`
     ///   lacks before `dst` is read.
+    #[inline]
     pub unsafe fn move_row(
         &mut self,
         row: usize,
         dst: &mut Table,
-        drop_missing: bool,
-        panics: &mut DeferredPanic,
+        map: &ColumnMap,
     ) -> (usize, Option<Entity>) {
+        assert!(
+            map.src == self.uid && map.dst == dst.uid,
+            "move_row: the column map is not for these tables"
+        );
         let entity = self.entities[row];
         let dst_row = dst.entities.len();
         dst.entities.push(entity);
         if self.disabled.swap_remove(row, self.entities.len()) {
             dst.disabled.set(dst_row, true);
         }
-        let mut j = 0;
-        for (i, &id) in self.ids.iter().enumerate() {
-            while j < dst.ids.len() && dst.ids[j] < id {
-                // A column only dst has: the caller pushes its value.
-                j += 1;
-            }
-            if j < dst.ids.len() && dst.ids[j] == id {
-                // SAFETY: row < len; same component, so same type.
-                unsafe {
-                    self.columns[i].move_to(row, &mut dst.columns[j]);
-                    self.columns[i].swap_remove_forget(row);
-                }
-                j += 1;
-            } else if drop_missing {
-                // SAFETY: row < len.
-                unsafe { self.columns[i].swap_remove_drop(row, panics) };
+        debug_assert_eq!(map.to.len(), self.columns.len());
+        for (i, &to) in map.to.iter().enumerate() {
+            // SAFETY: the map was made from this table (its uid, checked
+            // above; a table's columns never change), so it has one entry
+            // per column: i < columns.len().
+            let column = unsafe { self.columns.get_unchecked_mut(i) };
+            if to == GONE {
+                // SAFETY: row < len (the entity read above); the caller
+                // moved the value out (contract).
+                unsafe { column.swap_remove_forget(row) };
             } else {
-                // SAFETY: the caller moved the value out (contract).
-                unsafe { self.columns[i].swap_remove_forget(row) };
+                debug_assert!((to as usize) < dst.columns.len());
+                // SAFETY: the map was made to `dst` (uid checked), so `to`
+                // is a column of `dst` holding the same component, hence
+                // the same type; row < len.
+                unsafe { column.move_row_to(row, dst.columns.get_unchecked_mut(to as usize)) };
             }
+        }
+        self.entities.swap_remove(row);
+        (dst_row, self.entities.get(row).copied())
+    }
+
+    /// Removes row `row`, whose values the caller moved out (they are
+    /// forgotten here), and appends its entity to `empty`, a table with no
+    /// columns. Returns the new row in `empty` and the entity that took
+    /// `row`'s place here, if any.
+    ///
+    /// # Safety
+    /// - every value of `row` is already moved out.
+    pub unsafe fn move_row_to_empty(
+        &mut self,
+        row: usize,
+        empty: &mut Table,
+    ) -> (usize, Option<Entity>) {
+        assert!(
+            empty.columns.is_empty(),
+            "move_row_to_empty: the target table has columns"
+        );
+        let entity = self.entities[row];
+        let dst_row = empty.entities.len();
+        empty.entities.push(entity);
+        if self.disabled.swap_remove(row, self.entities.len()) {
+            empty.disabled.set(dst_row, true);
+        }
+        for column in self.columns.iter_mut() {
+            // SAFETY: row < len (the entity read above); the value was
+            // moved out (contract).
+            unsafe { column.swap_remove_forget(row) };
         }
         self.entities.swap_remove(row);
         (dst_row, self.entities.get(row).copied())
