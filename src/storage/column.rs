@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 
 use super::DeferredPanic;
 use crate::change::{ComponentTicks, Tick};
-use crate::component::{ComponentInfo, TypedId};
+use crate::component::{ComponentId, ComponentInfo, TypedId};
 
 /// A growable array of values of one (erased) type.
 ///
@@ -465,6 +465,9 @@ pub(crate) struct Column {
     data: BlobVec,
     ticks: Vec<UnsafeCell<ComponentTicks>>,
     tracked: bool,
+    /// The component this column was built for (in its world's registry):
+    /// what [`Column::holds_id`] compares a [`TypedId`] with.
+    id: ComponentId,
 }
 
 // SAFETY: ticks are plain integers; concurrent access to them follows the same
@@ -478,6 +481,7 @@ impl Column {
             data: BlobVec::new(info.layout(), info.drop_fn()),
             ticks: Vec::new(),
             tracked: info.tracks_changes(),
+            id: info.id(),
         }
     }
 
@@ -837,6 +841,17 @@ impl Column {
         // SAFETY: as in `get_typed` (the column holds `T`s in rows < len);
         // `&mut self` makes the borrow unique.
         Some(unsafe { &mut *self.data.base_ptr().as_ptr().cast::<T>().add(row) })
+    }
+
+    /// True if this column is component `id`'s, so that it holds `T`s
+    /// (see [`TypedId`]): for a column found by a remembered position (a
+    /// [`ColumnHint`](crate::component::ColumnHint)) rather than by its id,
+    /// checked before [`Column::get_typed`] or [`Column::get_typed_mut`]
+    /// (one compare of two integers, where a `TypeId` compare would be 16
+    /// bytes and a tag).
+    #[inline(always)]
+    pub fn holds_id<T>(&self, id: TypedId<T>) -> bool {
+        self.id == id.id()
     }
 
     /// The value in `row` as a `&mut T`, *not* marked changed: for the
