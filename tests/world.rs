@@ -1810,22 +1810,33 @@ fn get_hops_between_tables_with_the_column_in_different_places() {
 /// `get`, `get_mut`, `has` and `entity(..).get`, and each of `dead` refused
 /// as no such entity.
 fn check_lookups(world: &mut World, live: &HashMap<Entity, (u32, bool, bool)>, dead: &[Entity]) {
+    // A miss's error (with its type name) is checked once a call: building
+    // it for every entity would only make the test slow under Miri.
+    let mut missed = false;
     for (&e, &(a, has_b, has_s)) in live {
         assert_eq!(world.get::<A>(e), Ok(&A(a)));
         assert_eq!(world.entity(e).unwrap().get::<A>(), Ok(&A(a)));
         assert_eq!(world.get_mut::<A>(e).map(|v| *v), Ok(A(a)));
-        assert_eq!(world.get::<B>(e).is_ok(), has_b);
         assert_eq!(world.has::<B>(e), has_b);
         if has_b {
+            assert_eq!(world.get::<B>(e), Ok(&B(a + 1)));
             assert_eq!(world.get_mut::<B>(e).map(|v| v.0), Ok(a + 1));
-        } else {
+        } else if !missed {
+            missed = true;
             assert!(matches!(
                 world.get_mut::<B>(e),
                 Err(ComponentError::MissingComponent { .. })
             ));
+            assert!(matches!(
+                world.get::<B>(e),
+                Err(ComponentError::MissingComponent { .. })
+            ));
         }
-        assert_eq!(world.get::<S>(e).ok().copied(), has_s.then_some(S(a)));
-        assert_eq!(world.get_mut::<S>(e).is_ok(), has_s);
+        assert_eq!(world.has::<S>(e), has_s);
+        if has_s {
+            assert_eq!(world.get::<S>(e), Ok(&S(a)));
+            assert_eq!(world.get_mut::<S>(e).map(|v| v.0), Ok(a));
+        }
     }
     for &e in dead {
         assert_eq!(world.get::<A>(e), Err(ComponentError::NoSuchEntity(e)));
@@ -1847,7 +1858,7 @@ fn get_follows_entities_through_moves_and_despawns() {
     let mut live = HashMap::new();
     let mut dead = Vec::new();
     let mut order = Vec::new();
-    for i in 0..200u32 {
+    for i in 0..60u32 {
         let e = match i % 3 {
             0 => world.spawn((A(i), B(i + 1))),
             1 => world.spawn((A(i), C(i))),
@@ -1882,7 +1893,7 @@ fn get_follows_entities_through_moves_and_despawns() {
                 world.insert_one(e, Marker).unwrap();
             }
         }
-        if k % 17 == 0 {
+        if k % 20 == 0 {
             check_lookups(&mut world, &live, &dead);
         }
     }
