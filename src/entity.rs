@@ -902,7 +902,14 @@ impl Entities {
         // A slot held for a pending spawn command is taken from it (that
         // command then reports its entity gone).
         self.held.remove(&entity.index);
-        self.free.retain(|&i| i != entity.index);
+        // The slot is free; take it out of the free list keeping the
+        // list's order (it decides the ids later spawns get). Searching from
+        // the end finds it at once when slots are claimed in ascending or
+        // descending order (a save being loaded), where `retain` scanned the
+        // whole list every time.
+        if let Some(at) = self.free.iter().rposition(|&i| i == entity.index) {
+            self.free.remove(at);
+        }
         *self.free_cursor.get_mut() = self.free.len() as i64;
         self.meta[entity.index as usize].generation = entity.generation;
         Ok(())

@@ -226,3 +226,27 @@ fn spawn_at_grows_the_allocator_up_to_the_limit() {
     assert!(world.spawn(Hp(5)).index() < limit as u32);
     assert_eq!(world.len(), 3);
 }
+
+#[test]
+fn claiming_a_free_slot_keeps_the_order_of_the_others() {
+    // Which ids later spawns get is part of the state (rollback and saves
+    // replay it), so taking one slot out of the free list must not reorder
+    // the rest.
+    let far = Entity::from_bits((1 << 32) | 20).unwrap();
+    let mut plain = World::new();
+    plain.spawn_at(far, Hp(1));
+    let order: Vec<u32> = (0..20).map(|_| plain.spawn(()).index()).collect();
+
+    for taken in [0u32, 5, 19] {
+        let mut world = World::new();
+        world.spawn_at(far, Hp(1));
+        world.spawn_at(
+            Entity::from_bits((1 << 32) | u64::from(taken)).unwrap(),
+            Hp(2),
+        );
+        world.check_invariants();
+        let got: Vec<u32> = (0..19).map(|_| world.spawn(()).index()).collect();
+        let want: Vec<u32> = order.iter().copied().filter(|&i| i != taken).collect();
+        assert_eq!(got, want, "after claiming slot {taken}");
+    }
+}

@@ -198,7 +198,7 @@ pub fn render(input: &Input) -> String {
          `mosaic_for_each` is the same code with `.for_each(..)` closures instead of `for` \
          loops, and `mosaic_sparse` uses mosaic's opt-in sparse-set storage (fragmented_iter's \
          shared `Data`, iterated with a `for` loop; add_remove's toggled component through \
-         `World::sparse_mut`). Those two \
+         `World::insert_one`/`remove_one`). Those two \
          are tuned forms, shown for reference.\n"
     );
 

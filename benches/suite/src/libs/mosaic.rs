@@ -19,10 +19,10 @@
 //!   choices the README documents. fragmented_iter declares its shared
 //!   `Data` `#[component(storage = "sparse")]` (a query of sparse
 //!   components alone walks the set as one array, not 26 tables) and
-//!   iterates it with `.for_each`;
-//!   add_remove declares B sparse and toggles it through `World::sparse_mut`
-//!   (its set resolved once per pass, like specs' storage and shipyard's
-//!   view), so no entity changes archetype.
+//!   iterates it with a plain `for` loop;
+//!   add_remove declares B sparse and toggles it with `World::insert_one` /
+//!   `World::remove_one`, as issue #40 and the independent harness write it
+//!   (the set is found per call; no entity changes archetype).
 //!
 //! heavy_compute runs one system whose `Query::par_iter_mut` spreads the
 //! entities over rayon's pool (parallel for every library); schedule runs
