@@ -36,7 +36,7 @@ use crate::observer::Observers;
 use crate::query::{QueryData, QueryFilter, QueryState};
 use crate::relation::{ChildOf, Children, Relations, Relationship};
 use crate::storage::bundle_io::{self, NewRows, WriteCtx};
-use crate::storage::{Column, DeferredPanic, Resources, SparseSets, Table};
+use crate::storage::{DeferredPanic, Resources, SparseSets, Table};
 
 mod column_spawn;
 mod debug_ops;
@@ -1580,7 +1580,7 @@ impl World {
     /// ```
     #[inline]
     pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
-        let hinted = self.hinted_column::<T>();
+        let hinted = self.read_hint::<T>();
         // The slot's location unverified: `component_at` misses on an
         // invalid one and checks it only then.
         let loc = self
@@ -1599,48 +1599,55 @@ impl World {
     /// lookup.
     #[inline]
     pub(crate) fn get_opt<T: Component>(&self, entity: Entity) -> Option<&T> {
-        let hinted = self.hinted_column::<T>();
+        let hinted = self.read_hint::<T>();
         let loc = self.entities.get_unverified(entity)?;
         self.component_at(entity, loc, hinted)
     }
 
-    /// The column a table component's [`ColumnHint`] names, checked to be
-    /// `T`'s, with its archetype's index: found from the type alone, so its
-    /// loads (the type's cache slot, the archetype, its column) do not wait
-    /// for the entity's location, which is then only compared with it. The
-    /// hint is an atomic, and an atomic load keeps the compiler from
-    /// merging the loads around it, so it goes first, where the entity
-    /// lookup after it (and a `get_mut` of the same entity next) can still
-    /// share loads.
+    /// A table component's id and [`ColumnHint`] as they are now, read
+    /// before the entity's location: the hint is an atomic, and an atomic
+    /// load keeps the compiler from merging the loads around it, so it
+    /// goes first, where the entity lookup after it (and a `get_mut` of the
+    /// same entity next) can still share loads. (Finding the hinted column
+    /// here too, from the type alone, so that its loads need not wait for
+    /// the entity's slot, made the peer suite's random_get about 6% slower
+    /// in wall time for half an instruction fewer a call: tried and left
+    /// out.)
     #[inline(always)]
-    fn hinted_column<T: Component>(&self) -> Option<(TypedId<T>, u32, &Column)> {
+    fn read_hint<T: Component>(&self) -> Option<(TypedId<T>, u64)> {
         if T::STORAGE != StorageType::Table {
             return None;
         }
         let (id, hint) = self.components.cached_id::<T>()?;
-        let (archetype, i) = ColumnHint::split(hint.read());
-        let column = self.archetypes.table_at(archetype)?.column_at_checked(i)?;
-        column.holds_id(id).then_some((id, archetype, column))
+        Some((id, hint.read()))
     }
 
     /// `entity`'s `T`, given its slot's location (which may be invalid:
-    /// see [`Entities::get_unverified`]) and the type's hinted column: the
-    /// lookup [`World::get`] and [`World::get_opt`] share. A table
-    /// component's column is the hinted one when the hint names this
-    /// entity's archetype (the common case: a run of lookups among entities
-    /// of one archetype), so a hit costs the entity's location and then the
-    /// value, with no search of the table's columns. An invalid location's
-    /// archetype (`u32::MAX`) is no hinted column's, so it misses here
-    /// without a test of its own.
+    /// see [`Entities::get_unverified`]) and the type's hint: the lookup
+    /// [`World::get`] and [`World::get_opt`] share. A table component's
+    /// column is the hinted one when the hint names this entity's archetype
+    /// (the common case: a run of lookups among entities of one archetype),
+    /// so a hit costs the entity's location and then the column, with no
+    /// search of the table's columns. The hinted column is checked to be
+    /// `T`'s by its component id (`Column::holds_id`), so a wrong hint would
+    /// cost a search, never a wrong read. An invalid location's archetype
+    /// (`u32::MAX`) has no table, so it misses here without a test of its
+    /// own.
     #[inline(always)]
     fn component_at<'a, T: Component>(
         &'a self,
         entity: Entity,
         loc: EntityLocation,
-        hinted: Option<(TypedId<T>, u32, &'a Column)>,
+        hinted: Option<(TypedId<T>, u64)>,
     ) -> Option<&'a T> {
-        if let Some((id, archetype, column)) = hinted
+        if let Some((id, hint)) = hinted
+            && let (archetype, i) = ColumnHint::split(hint)
             && archetype == loc.archetype.index() as u32
+            && let Some(column) = self
+                .archetypes
+                .table_at(archetype)
+                .and_then(|table| table.column_at_checked(i))
+            && column.holds_id(id)
             && let Some(value) = column.get_typed(id, loc.row as usize)
         {
             return Some(value);
@@ -1698,15 +1705,14 @@ impl World {
         if T::STORAGE == StorageType::Table
             && let Some((id, hint)) = self.components.cached_id_mut::<T>()
         {
-            // The hinted column is found from the type alone (see
-            // `hinted_column`), then compared with the entity's archetype.
+            // As in `component_at`: the hinted column, checked by id.
             let (archetype, i) = ColumnHint::split(hint.read_exclusive());
-            if self
-                .archetypes
-                .table_at(archetype)
-                .and_then(|table| table.column_at_checked(i))
-                .is_some_and(|column| column.holds_id(id))
-                && archetype == loc.archetype.index() as u32
+            if archetype == loc.archetype.index() as u32
+                && self
+                    .archetypes
+                    .table_at(archetype)
+                    .and_then(|table| table.column_at_checked(i))
+                    .is_some_and(|column| column.holds_id(id))
             {
                 // The same two indexes as just checked, through `&mut
                 // self`: the compiler drops their bounds checks.
