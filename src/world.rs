@@ -1634,12 +1634,12 @@ impl World {
     /// (`u32::MAX`) has no table, so it misses here without a test of its
     /// own.
     #[inline(always)]
-    fn component_at<'a, T: Component>(
-        &'a self,
+    fn component_at<T: Component>(
+        &self,
         entity: Entity,
         loc: EntityLocation,
         hinted: Option<(TypedId<T>, u64)>,
-    ) -> Option<&'a T> {
+    ) -> Option<&T> {
         if let Some((id, hint)) = hinted
             && let (archetype, i) = ColumnHint::split(hint)
             && archetype == loc.archetype.index() as u32
