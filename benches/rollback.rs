@@ -8,13 +8,22 @@
 //! after a frame that wrote every row).
 //!
 //! - `copy_bytes`: four `copy_from_slice` of preallocated arrays, 1 MB;
-//! - `snapshot`: a full snapshot (every column copied, plus the entity list);
+//! - `snapshot`: a full snapshot into new memory (every column copied, plus
+//!   the entity list);
+//! - `snapshot_into`: the same into the previous snapshot's buffers
+//!   (`World::snapshot_into`), after a frame that wrote every row;
 //! - `snapshot_shared`: `snapshot_after` the previous frame's snapshot when
 //!   1% of the rows were written (what a `SnapshotRing` pays each frame);
 //! - `restore_full`: restore after every row of every component was written;
 //! - `restore_1pct`: restore after 1% of the rows (every 100th entity, all
 //!   four components) were written;
-//! - `snapshot_and_restore_full`: the two together;
+//! - `snapshot_and_restore_full`: the two together, the way a game does
+//!   it: `SnapshotRing::save` of a frame that wrote every row (into the
+//!   buffers of the frame the full ring of 8 drops), then
+//!   `SnapshotRing::rollback_to` that frame after the next frame wrote
+//!   every row again;
+//! - `snapshot_fresh_and_restore_full`: the same with `World::snapshot`
+//!   (new memory each time) and `World::restore`;
 //! - `checksum`: the portable hash of the whole registered state.
 //!
 //! The writes before each restore are not timed (`iter_custom`).
@@ -27,6 +36,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mosaic::SnapshotRing;
 use mosaic::prelude::*;
 
 const N: usize = 10_000;
@@ -113,8 +123,24 @@ fn bench(c: &mut Criterion) {
     let mut w = world();
     c.bench_function("snapshot", |b| b.iter(|| black_box(w.snapshot())));
 
-    let mut prev = w.snapshot();
+    let mut saved = w.snapshot();
     let mut salt = 0;
+    c.bench_function("snapshot_into", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                salt += 1;
+                write_rows(&mut w, 1, salt);
+                let start = Instant::now();
+                w.snapshot_into(&mut saved);
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    drop(saved);
+
+    let mut prev = w.snapshot();
     c.bench_function("snapshot_shared", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -134,8 +160,30 @@ fn bench(c: &mut Criterion) {
     restore_after(c, "restore_1pct", 100);
 
     let mut w = world();
-    let mut salt = 0;
+    let mut ring = SnapshotRing::new(8);
+    let mut frame = 0;
     c.bench_function("snapshot_and_restore_full", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                frame += 1;
+                write_rows(&mut w, 1, frame as u32);
+                let start = Instant::now();
+                ring.save(frame, &mut w);
+                total += start.elapsed();
+                write_rows(&mut w, 1, frame as u32);
+                let start = Instant::now();
+                black_box(ring.rollback_to(frame, &mut w).unwrap().unwrap());
+                total += start.elapsed();
+            }
+            total
+        })
+    });
+    drop(ring);
+
+    let mut w = world();
+    let mut salt = 0;
+    c.bench_function("snapshot_fresh_and_restore_full", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {

@@ -405,6 +405,12 @@ pub(crate) struct Entities {
     /// dropped (its reservation released: the slot is freed).
     held: FxHashSet<u32>,
     len: u32,
+    /// Counts the changes made through `&mut self` (any id allocated,
+    /// freed, reserved into life or moved to another location): equal
+    /// versions mean that no entity was spawned, despawned or moved
+    /// between two looks, so every table holds the same entities in the
+    /// same rows. Rollback uses it to skip comparing entity lists.
+    version: u64,
 }
 
 impl fmt::Debug for Entities {
@@ -432,7 +438,15 @@ impl Entities {
             pending: Vec::new(),
             held: FxHashSet::default(),
             len: 0,
+            version: 0,
         }
+    }
+
+    /// See the `version` field: changes whenever an entity is allocated,
+    /// freed or moved.
+    #[inline]
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Number of live entities.
@@ -488,6 +502,7 @@ impl Entities {
     /// held (its slot then waits, dead, for [`Entities::place`]); false if
     /// it was not (never reserved for a spawn, or taken since).
     pub fn take_held(&mut self, entity: Entity) -> bool {
+        self.version = self.version.wrapping_add(1);
         debug_assert!(!self.needs_flush());
         let index = entity.index;
         let ours = self
@@ -529,6 +544,7 @@ impl Entities {
     /// handle out there is stale, and never names a later entity) and the
     /// slot is freed, or retired if its generation is exhausted.
     pub fn flush(&mut self, mut place: impl FnMut(Entity) -> EntityLocation) {
+        self.version = self.version.wrapping_add(1);
         // Fresh indices up to `end` are flushed now; one reserved (and
         // perhaps released) after this read waits for the next flush. The
         // held ones among them are all recorded by now (same lock).
@@ -629,6 +645,7 @@ impl Entities {
     /// reservations by command buffers may happen at any time.
     #[inline]
     pub fn alloc(&mut self) -> Entity {
+        self.version = self.version.wrapping_add(1);
         debug_assert_eq!(
             *self.free_cursor.get_mut(),
             self.free.len() as i64,
@@ -658,6 +675,7 @@ impl Entities {
     /// Until [`Entities::end_batch`], the untaken part counts as reserved
     /// fresh ids (see the type's invariants), so nothing may flush.
     pub fn take_fresh(&mut self, n: usize) -> FreshBatch {
+        self.version = self.version.wrapping_add(1);
         let none = FreshBatch { next: 0, end: 0 };
         if !self.free.is_empty() || n == 0 {
             return none;
@@ -681,6 +699,7 @@ impl Entities {
     /// while it lasts.
     #[inline(always)]
     pub fn alloc_in(&mut self, batch: &mut FreshBatch, location: EntityLocation) -> Entity {
+        self.version = self.version.wrapping_add(1);
         if batch.next == batch.end {
             return self.alloc_at(location);
         }
@@ -707,6 +726,7 @@ impl Entities {
     /// counter if no one took an index since, else onto the free list (in
     /// order, lowest next), so no id is left reserved for nobody.
     pub fn end_batch(&mut self, batch: FreshBatch) {
+        self.version = self.version.wrapping_add(1);
         if batch.next == batch.end {
             return;
         }
@@ -733,6 +753,7 @@ impl Entities {
     /// share an index, or an index is `limit` or more (every slot below the
     /// largest index is made).
     pub fn prepare_exact(&mut self, ids: &[Entity], limit: u32) -> bool {
+        self.version = self.version.wrapping_add(1);
         if !self.meta.is_empty() || !self.pending.is_empty() || self.len != 0 {
             return false;
         }
@@ -798,11 +819,13 @@ impl Entities {
     /// Kills `entity`: bumps its slot's generation and frees the slot (unless
     /// the generation is exhausted, in which case the slot is retired).
     /// Returns where the entity was, or `None` if the handle is stale.
+    #[inline]
     pub fn free(&mut self, entity: Entity) -> Option<EntityLocation> {
         let location = self.get(entity)?;
         let meta = &mut self.meta[entity.index as usize];
         meta.location = EntityLocation::INVALID;
         self.len -= 1;
+        self.version = self.version.wrapping_add(1);
         // On generation exhaustion the slot is retired for good: it never
         // goes back on the free list.
         if let Some(next) = meta.generation.checked_add(1) {
@@ -819,6 +842,7 @@ impl Entities {
 
     /// Kills every live entity, in index order.
     pub fn free_all(&mut self) {
+        self.version = self.version.wrapping_add(1);
         for index in 0..self.meta.len() {
             let meta = self.meta[index];
             if meta.location != EntityLocation::INVALID {
@@ -848,10 +872,19 @@ impl Entities {
         (meta.generation == entity.generation).then_some(meta.location)
     }
 
+    /// [`Entities::set_location`] for the row that fills the hole a freed
+    /// entity left (a despawn): the change is counted once, by the
+    /// [`Entities::free`] it goes with.
+    #[inline]
+    pub fn fill_hole(&mut self, index: u32, location: EntityLocation) {
+        self.meta[index as usize].location = location;
+    }
+
     /// Records where a live entity now lives.
     #[inline]
     pub fn set_location(&mut self, index: u32, location: EntityLocation) {
         self.meta[index as usize].location = location;
+        self.version = self.version.wrapping_add(1);
     }
 
     /// Test hook: sets the generation a dead or never-used slot will hand out
@@ -859,6 +892,7 @@ impl Entities {
     /// despawns. Creates the slot (and free-list entries for any skipped
     /// slots) if needed.
     pub fn set_next_generation(&mut self, index: u32, generation: NonZeroU32) {
+        self.version = self.version.wrapping_add(1);
         debug_assert!(!self.needs_flush());
         while self.meta.len() <= index as usize {
             let i = self.fresh.next();
@@ -892,6 +926,7 @@ impl Entities {
     /// Returns the entity living in the slot instead, if one does (nothing
     /// changed then). Requires no reservation since the last flush.
     pub fn claim(&mut self, entity: Entity) -> Result<(), Entity> {
+        self.version = self.version.wrapping_add(1);
         debug_assert!(!self.needs_flush());
         if let Some(meta) = self.meta.get(entity.index as usize) {
             if meta.location != EntityLocation::INVALID {
@@ -932,6 +967,7 @@ impl Entities {
 
     /// Makes a slot [`Entities::claim`]ed live at `location`.
     pub fn place(&mut self, entity: Entity, location: EntityLocation) {
+        self.version = self.version.wrapping_add(1);
         let meta = &mut self.meta[entity.index as usize];
         debug_assert_eq!(meta.generation, entity.generation);
         debug_assert_eq!(meta.location, EntityLocation::INVALID);
@@ -942,12 +978,23 @@ impl Entities {
     /// The allocator's state: per slot its generation and whether it is
     /// live, and the free list in order.
     pub fn snapshot(&self) -> (Vec<(u32, bool)>, Vec<u32>) {
-        let slots = self
-            .meta
-            .iter()
-            .map(|m| (m.generation.get(), m.location != EntityLocation::INVALID))
-            .collect();
-        (slots, self.free.clone())
+        let (mut slots, mut free) = (Vec::new(), Vec::new());
+        self.snapshot_into(&mut slots, &mut free);
+        (slots, free)
+    }
+
+    /// [`Entities::snapshot`] into the buffers of an earlier one (cleared
+    /// first): no allocation once they are large enough.
+    pub fn snapshot_into(&self, slots: &mut Vec<(u32, bool)>, free: &mut Vec<u32>) {
+        slots.clear();
+        // Only a dead slot's location has the invalid archetype.
+        slots.extend(self.meta.iter().map(|m| {
+            (
+                m.generation.get(),
+                m.location.archetype != EntityLocation::INVALID.archetype,
+            )
+        }));
+        free.clone_from(&self.free);
     }
 
     /// True if the allocator is exactly in the state [`Entities::snapshot`]
@@ -970,6 +1017,7 @@ impl Entities {
     /// must be the one here already (checked by the caller); dead slots
     /// take the saved generations and the free list its saved order.
     pub fn restore(&mut self, slots: &[(u32, bool)], free: &[u32]) {
+        self.version = self.version.wrapping_add(1);
         debug_assert!(!self.needs_flush());
         self.grow_to(slots.len());
         self.install(
@@ -986,6 +1034,7 @@ impl Entities {
     /// if ids were reserved past the slots (a command buffer's spawns not
     /// yet applied).
     pub fn truncate_slots(&mut self, len: usize) -> bool {
+        self.version = self.version.wrapping_add(1);
         if len >= self.meta.len() {
             return true;
         }

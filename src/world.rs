@@ -698,7 +698,8 @@ impl World {
         }
         let table = self.archetypes.table_mut(loc.archetype);
         if let Some(moved) = bundle_io::drop_row(table, loc.row as usize, &mut panics) {
-            self.entities.set_location(moved.index(), loc);
+            // Counted in the entities' version by `free` above.
+            self.entities.fill_hole(moved.index(), loc);
         }
         Ok(panics)
     }
@@ -2296,6 +2297,16 @@ impl World {
             for &e in set.entities() {
                 assert!(self.contains(e), "sparse set holds dead entity {e:?}");
             }
+        }
+        let now = self.change_tick();
+        for archetype in self.archetypes.iter() {
+            let table = &archetype.table;
+            for i in 0..table.component_ids().len() {
+                table.column_at(i).check_block_bounds(now);
+            }
+        }
+        for (_, set) in self.sparse.iter() {
+            set.column().check_block_bounds(now);
         }
         self.check_disabled_mirror();
         self.relations.check_all(self);

@@ -1719,3 +1719,78 @@ fn query_state_par_iter_mut_visits_every_item_once() {
     let expected: u64 = (1..=n as u64).sum::<u64>() + (1..=m as u64).sum::<u64>();
     assert_eq!(total.into_inner(), expected);
 }
+
+// ----- rows of odd-sized values (kept scalar) ---------------------------------
+
+/// A 12-byte value: a row loop over it beside a power-of-two-sized value is
+/// kept out of the loop vectoriser (see `QueryData::ODD_SIZED`).
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+struct Vec3([f32; 3]);
+#[derive(Component, Clone, Copy, Debug, PartialEq)]
+struct Weight(f32);
+#[derive(Component)]
+struct Pinned;
+#[derive(Component)]
+struct Tagged;
+
+#[test]
+fn query_data_says_whether_it_borrows_odd_and_power_of_two_sizes() {
+    use mosaic::QueryData;
+    fn sizes<Q: QueryData>() -> (bool, bool) {
+        (Q::ODD_SIZED, Q::POW2_SIZED)
+    }
+    assert_eq!(sizes::<&Vec3>(), (true, false));
+    assert_eq!(sizes::<(&mut Vec3, &Vec3)>(), (true, false));
+    assert_eq!(sizes::<(&mut Vec3, &Vec3, &Weight)>(), (true, true));
+    assert_eq!(
+        sizes::<(Entity, Option<&mut Vec3>, &Weight)>(),
+        (true, true)
+    );
+    assert_eq!(
+        sizes::<(mosaic::Mut<Vec3>, mosaic::Ref<Weight>)>(),
+        (true, true)
+    );
+    assert_eq!(sizes::<(&mut Weight, Entity, Has<Vec3>)>(), (false, true));
+    // A zero-sized marker is neither.
+    assert_eq!(sizes::<&Pinned>(), (false, false));
+}
+
+/// The scalar-kept loops compute what the others do: a join of an odd-sized
+/// column over two matched tables and an excluded one, by `for` and by
+/// `for_each`.
+#[test]
+fn odd_sized_join_iterates_every_matched_row_once() {
+    let mut world = World::new();
+    let mut expected = Vec::new();
+    for i in 0..40u16 {
+        let f = f32::from(i);
+        let e = match i % 3 {
+            0 => world.spawn((Vec3([f, 0.0, 1.0]), Weight(2.0))),
+            1 => world.spawn((Vec3([f, 0.0, 1.0]), Weight(2.0), Pinned)),
+            _ => world.spawn((Vec3([f, 0.0, 1.0]), Weight(2.0), Tagged)),
+        };
+        let moved = i % 3 != 1;
+        expected.push((
+            e,
+            if moved {
+                [f + 4.0, 4.0, 5.0]
+            } else {
+                [f, 0.0, 1.0]
+            },
+        ));
+    }
+    let mut q = world.query_filtered::<(&mut Vec3, &Weight), Without<Pinned>>();
+    for (p, w) in q.iter_mut(&mut world) {
+        for x in &mut p.0 {
+            *x += w.0;
+        }
+    }
+    q.iter_mut(&mut world).for_each(|(p, w)| {
+        for x in &mut p.0 {
+            *x += w.0;
+        }
+    });
+    for (e, want) in expected {
+        assert_eq!(world.get::<Vec3>(e).unwrap().0, want, "{e:?}");
+    }
+}

@@ -175,6 +175,8 @@ pub(crate) fn query_data_impl(input: &DeriveInput) -> syn::Result<TokenStream2> 
             const DENSE: bool = #q::DENSE;
             const FALLIBLE: bool = #q::FALLIBLE;
             const WRITES_ON_FETCH: bool = #q::WRITES_ON_FETCH;
+            const ODD_SIZED: bool = #q::ODD_SIZED;
+            const POW2_SIZED: bool = #q::POW2_SIZED;
 
             #shared
 

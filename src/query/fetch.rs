@@ -10,7 +10,7 @@ use crate::archetype::Archetype;
 use crate::change::{ComponentTicks, Tick};
 use crate::component::{Component, ComponentId, StorageType};
 use crate::entity::Entity;
-use crate::storage::{Column, SparseSet};
+use crate::storage::{BlockTick, Column, SparseSet, block_of};
 use crate::world::World;
 
 /// Something a query can yield per entity: `Entity`, `&T`, `&mut T`,
@@ -112,6 +112,18 @@ pub unsafe trait QueryData {
     /// True when `fetch` writes something (a change tick) as it yields.
     #[doc(hidden)]
     const WRITES_ON_FETCH: bool = false;
+
+    /// True when an item borrows a value whose size is not a power of two
+    /// (a 12-byte `[f32; 3]`). With [`POW2_SIZED`](Self::POW2_SIZED) too,
+    /// the iterator's row loops stay scalar (see `scalar_rows` in
+    /// `query/iter.rs` for why).
+    #[doc(hidden)]
+    const ODD_SIZED: bool = false;
+
+    /// True when an item borrows a value whose size is a power of two (a
+    /// `f32`), not zero.
+    #[doc(hidden)]
+    const POW2_SIZED: bool = false;
 
     /// Whether `fetch` would yield an item for `entity`, without writing
     /// anything: a tuple asks this of its fallible elements first when
@@ -322,6 +334,19 @@ pub(super) fn present<T: Component>(
     }
 }
 
+/// Whether a `T` is sized other than a power of two (and not zero-sized):
+/// a column of them is read as an interleaved group (see
+/// [`QueryData::ODD_SIZED`]).
+pub(super) const fn odd_sized<T>() -> bool {
+    let size = std::mem::size_of::<T>();
+    size != 0 && !size.is_power_of_two()
+}
+
+/// Whether a `T`'s size is a power of two (see [`QueryData::POW2_SIZED`]).
+pub(super) const fn pow2_sized<T>() -> bool {
+    std::mem::size_of::<T>().is_power_of_two()
+}
+
 /// Pointer to `entity`'s value in `set`, if it has one.
 #[inline]
 pub(super) fn sparse_ptr<T>(set: Option<&SparseSet>, entity: Entity) -> Option<(usize, *mut T)> {
@@ -340,6 +365,8 @@ unsafe impl<T: Component> QueryData for &T {
     type ArchetypeState = u32;
     const DENSE: bool = matches!(T::STORAGE, StorageType::SparseSet);
     const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+    const ODD_SIZED: bool = odd_sized::<T>();
+    const POW2_SIZED: bool = pow2_sized::<T>();
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &ReadFetch<'_, T>, entity: Entity) -> bool {
@@ -431,6 +458,8 @@ pub struct WriteFetch<'w, T> {
     /// Dangling until a table is set.
     column: NonNull<T>,
     changed: *mut ComponentTicks,
+    /// The column's block ticks, beside `changed` (see `BlockTick`).
+    blocks: *const BlockTick,
     sparse: Option<&'w SparseSet>,
     track: bool,
     tick: Tick,
@@ -438,6 +467,7 @@ pub struct WriteFetch<'w, T> {
     /// `QueryData::set_driver`), and its tick array (null unless tracked).
     driver: Option<NonNull<T>>,
     driver_ticks: *mut ComponentTicks,
+    driver_blocks: *const BlockTick,
 }
 
 // SAFETY: reports a write of T; writes only the given row of T's column (and
@@ -450,6 +480,8 @@ unsafe impl<T: Component> QueryData for &mut T {
     const DENSE: bool = matches!(T::STORAGE, StorageType::SparseSet);
     const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
     const WRITES_ON_FETCH: bool = true;
+    const ODD_SIZED: bool = odd_sized::<T>();
+    const POW2_SIZED: bool = pow2_sized::<T>();
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &WriteFetch<'_, T>, entity: Entity) -> bool {
@@ -479,11 +511,13 @@ unsafe impl<T: Component> QueryData for &mut T {
         WriteFetch {
             column: NonNull::dangling(),
             changed: std::ptr::null_mut(),
+            blocks: std::ptr::null(),
             sparse: sparse_set::<T>(world, id),
             track: world.components().info(id).tracks_changes(),
             tick: ticks.this_run,
             driver: None,
             driver_ticks: std::ptr::null_mut(),
+            driver_blocks: std::ptr::null(),
         }
     }
 
@@ -496,6 +530,7 @@ unsafe impl<T: Component> QueryData for &mut T {
             fetch.driver = Some(set.column().base_ptr().cast::<T>());
             if fetch.track {
                 fetch.driver_ticks = set.column().ticks_ptr();
+                fetch.driver_blocks = set.column().blocks_ptr();
             }
         }
     }
@@ -513,6 +548,7 @@ unsafe impl<T: Component> QueryData for &mut T {
             fetch.column = column.base_ptr().cast::<T>();
             if fetch.track {
                 fetch.changed = column.ticks_ptr();
+                fetch.blocks = column.blocks_ptr();
             }
         }
     }
@@ -552,26 +588,43 @@ unsafe impl<T: Component> QueryData for &mut T {
         if !fetch.track {
             return;
         }
-        let ticks = match T::STORAGE {
-            StorageType::Table => fetch.changed,
-            StorageType::SparseSet if fetch.driver.is_some() => fetch.driver_ticks,
+        let (ticks, blocks) = match T::STORAGE {
+            StorageType::Table => (fetch.changed, fetch.blocks),
+            StorageType::SparseSet if fetch.driver.is_some() => {
+                (fetch.driver_ticks, fetch.driver_blocks)
+            }
             // Looked-up values were stamped as they were fetched.
             StorageType::SparseSet => return,
         };
         // SAFETY: `rows` lie within the table (or driving set) whose tick
-        // array `ticks` is, and the caller has exclusive access to T, ticks
-        // included (contract).
-        unsafe { stamp_changed(ticks, rows, fetch.tick) };
+        // array `ticks` and block ticks `blocks` are, and the caller has
+        // exclusive access to T, ticks included (contract).
+        unsafe { stamp_changed(ticks, blocks, rows, fetch.tick) };
     }
 }
 
-/// Sets the `changed` tick of `rows` of the tick array at `ticks`.
+/// Sets the `changed` tick of `rows` of the tick array at `ticks`, and
+/// marks their blocks in the block ticks at `blocks` (once a block).
 ///
 /// # Safety
-/// - `rows` lie within the tick array at `ticks`, and the caller has
-///   exclusive access to it.
+/// - `rows` lie within the tick array at `ticks` (and so their blocks
+///   within `blocks`, its column's), and the caller has exclusive access
+///   to it.
 #[inline(always)]
-unsafe fn stamp_changed(ticks: *mut ComponentTicks, rows: Range<usize>, tick: Tick) {
+unsafe fn stamp_changed(
+    ticks: *mut ComponentTicks,
+    blocks: *const BlockTick,
+    rows: Range<usize>,
+    tick: Tick,
+) {
+    if rows.is_empty() {
+        return;
+    }
+    for b in block_of(rows.start)..=block_of(rows.end - 1) {
+        // SAFETY: a block of a row in bounds (contract): the column keeps
+        // a bound per block of its rows. Marking is an atomic store.
+        unsafe { (*blocks.add(b)).mark(tick) };
+    }
     for row in rows {
         // SAFETY: in bounds, exclusive access (contract).
         unsafe { (*ticks.add(row)).changed = tick };
@@ -591,9 +644,13 @@ impl<'w, T: Component> WriteFetch<'w, T> {
             StorageType::Table => {
                 if STAMP && self.track {
                     // SAFETY: `row` is in bounds of the tick array of the
-                    // column (same length as the values); the caller has
-                    // exclusive access to T (contract), ticks included.
-                    unsafe { (*self.changed.add(row)).changed = self.tick };
+                    // column (same length as the values), its block of the
+                    // column's block ticks; the caller has exclusive
+                    // access to T (contract), ticks included.
+                    unsafe {
+                        (*self.changed.add(row)).changed = self.tick;
+                        (*self.blocks.add(block_of(row))).mark(self.tick);
+                    }
                 }
                 // SAFETY: `row` is in bounds; exclusive access to T and no
                 // other live item for this row (contract).
@@ -605,7 +662,10 @@ impl<'w, T: Component> WriteFetch<'w, T> {
                         // SAFETY: after `set_driver`, `row` is `entity`'s
                         // dense index in this set (contract), in bounds of
                         // its ticks; exclusive access to T's ticks.
-                        unsafe { (*self.driver_ticks.add(row)).changed = self.tick };
+                        unsafe {
+                            (*self.driver_ticks.add(row)).changed = self.tick;
+                            (*self.driver_blocks.add(block_of(row))).mark(self.tick);
+                        }
                     }
                     // SAFETY: `row` < len as above: the entity's
                     // initialised value; exclusive access, one item per row.
@@ -616,6 +676,7 @@ impl<'w, T: Component> WriteFetch<'w, T> {
                 if self.track {
                     // SAFETY: `dense` < len; exclusive access to T's ticks.
                     unsafe { (*set.column().ticks_ptr().add(dense)).changed = self.tick };
+                    set.column().mark_block(dense, self.tick);
                 }
                 // SAFETY: the entity's initialised value; exclusive access.
                 Some(unsafe { &mut *ptr })
@@ -641,6 +702,8 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     type State = Q::State;
     type ArchetypeState = Option<Q::ArchetypeState>;
     const WRITES_ON_FETCH: bool = Q::WRITES_ON_FETCH;
+    const ODD_SIZED: bool = Q::ODD_SIZED;
+    const POW2_SIZED: bool = Q::POW2_SIZED;
 
     fn init_state(world: &mut World) -> Q::State {
         Q::init_state(world)
@@ -964,6 +1027,8 @@ macro_rules! tuple_query_data {
             const DENSE: bool = true $(&& $q::DENSE)*;
             const FALLIBLE: bool = false $(|| $q::FALLIBLE)*;
             const WRITES_ON_FETCH: bool = false $(|| $q::WRITES_ON_FETCH)*;
+            const ODD_SIZED: bool = false $(|| $q::ODD_SIZED)*;
+            const POW2_SIZED: bool = false $(|| $q::POW2_SIZED)*;
 
             #[inline(always)]
             unsafe fn can_fetch(fetch: &Self::Fetch<'_>, entity: Entity) -> bool {

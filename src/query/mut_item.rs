@@ -18,7 +18,7 @@ use crate::archetype::Archetype;
 use crate::change::{ComponentTicks, DetectChanges, DetectChangesMut, Tick};
 use crate::component::{Component, ComponentId, StorageType, short_type_name};
 use crate::entity::Entity;
-use crate::storage::SparseSet;
+use crate::storage::{BlockTick, SparseSet, block_of};
 use crate::world::World;
 
 /// A mutable reference to a component that marks it changed when written
@@ -49,6 +49,8 @@ use crate::world::World;
 pub struct Mut<'w, T> {
     value: &'w mut T,
     changed: &'w mut Tick,
+    /// The bound of the value's block of rows, marked with `changed`.
+    block: &'w BlockTick,
     added: Tick,
     range: TickRange,
 }
@@ -76,6 +78,7 @@ impl<'w, T> Mut<'w, T> {
     /// ```
     pub fn into_inner(self) -> &'w mut T {
         *self.changed = self.range.this_run;
+        self.block.mark(self.range.this_run);
         self.value
     }
 }
@@ -91,6 +94,7 @@ impl<T> Deref for Mut<'_, T> {
 impl<T> DerefMut for Mut<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         *self.changed = self.range.this_run;
+        self.block.mark(self.range.this_run);
         self.value
     }
 }
@@ -118,6 +122,7 @@ impl<T> DetectChangesMut for Mut<'_, T> {
 
     fn set_changed(&mut self) {
         *self.changed = self.range.this_run;
+        self.block.mark(self.range.this_run);
     }
 
     fn bypass_change_detection(&mut self) -> &mut T {
@@ -132,6 +137,7 @@ pub struct MutFetch<'w, T> {
     /// Dangling until a table is set.
     column: NonNull<T>,
     ticks: *mut ComponentTicks,
+    blocks: *const BlockTick,
     sparse: Option<&'w SparseSet>,
     range: TickRange,
 }
@@ -145,6 +151,8 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
     type State = ComponentId;
     type ArchetypeState = u32;
     const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+    const ODD_SIZED: bool = super::fetch::odd_sized::<T>();
+    const POW2_SIZED: bool = super::fetch::pow2_sized::<T>();
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &MutFetch<'_, T>, entity: Entity) -> bool {
@@ -182,6 +190,7 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
         MutFetch {
             column: NonNull::dangling(),
             ticks: std::ptr::null_mut(),
+            blocks: std::ptr::null(),
             sparse,
             range,
         }
@@ -204,6 +213,7 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
             );
             fetch.column = column.base_ptr().cast::<T>();
             fetch.ticks = column.ticks_ptr();
+            fetch.blocks = column.blocks_ptr();
         }
     }
 
@@ -213,19 +223,36 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
         entity: Entity,
         row: usize,
     ) -> Option<Self::Item<'w>> {
-        let (value, ticks): (&'w mut T, *mut ComponentTicks) = match T::STORAGE {
-            // SAFETY: `row` is in bounds of the table whose `T` column and
-            // tick array `set_archetype` stored (contract); the value is
-            // initialised; the caller has exclusive access to T (ticks
-            // included) and no other item of this row is alive (contract).
-            StorageType::Table => unsafe { (fetch.column.add(row).as_mut(), fetch.ticks.add(row)) },
+        type Slots<'w, T> = (&'w mut T, *mut ComponentTicks, &'w BlockTick);
+        let (value, ticks, block): Slots<'w, T> = match T::STORAGE {
+            // SAFETY: `row` is in bounds of the table whose `T` column,
+            // tick array and block ticks `set_archetype` stored (contract;
+            // the column keeps a block tick per block of its rows); the
+            // value is initialised; the caller has exclusive access to T
+            // (ticks included) and no other item of this row is alive
+            // (contract). Block ticks are atomics: shared references.
+            StorageType::Table => unsafe {
+                (
+                    fetch.column.add(row).as_mut(),
+                    fetch.ticks.add(row),
+                    &*fetch.blocks.add(block_of(row)),
+                )
+            },
             StorageType::SparseSet => {
                 let (dense, ptr) = sparse_ptr::<T>(fetch.sparse, entity)?;
-                let set = fetch.sparse?;
+                let set: &'w SparseSet = fetch.sparse?;
+                let column = set.column();
                 // SAFETY: `ptr` is the entity's initialised value and
                 // `dense` its index (< len) in the set's tracked tick
-                // array; exclusive access to T, one item per entity.
-                unsafe { (&mut *ptr, set.column().ticks_ptr().add(dense)) }
+                // array, its block in the block ticks; exclusive access
+                // to T, one item per entity.
+                unsafe {
+                    (
+                        &mut *ptr,
+                        column.ticks_ptr().add(dense),
+                        &*column.blocks_ptr().add(block_of(dense)),
+                    )
+                }
             }
         };
         // SAFETY: `ticks` points to this row's (or entry's) ticks, in
@@ -236,6 +263,7 @@ unsafe impl<T: Component> QueryData for Mut<'_, T> {
         Some(Mut {
             value,
             changed,
+            block,
             added,
             range: fetch.range,
         })

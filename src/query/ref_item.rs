@@ -186,6 +186,8 @@ unsafe impl<T: Component> QueryData for Ref<'_, T> {
     type State = ComponentId;
     type ArchetypeState = u32;
     const FALLIBLE: bool = matches!(T::STORAGE, StorageType::SparseSet);
+    const ODD_SIZED: bool = super::fetch::odd_sized::<T>();
+    const POW2_SIZED: bool = super::fetch::pow2_sized::<T>();
 
     #[inline(always)]
     unsafe fn can_fetch(fetch: &RefFetch<'_, T>, entity: Entity) -> bool {

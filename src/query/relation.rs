@@ -33,6 +33,8 @@ macro_rules! relation_data {
             const DENSE: bool = <Inner<$rel> as QueryData>::DENSE;
             const FALLIBLE: bool = <Inner<$rel> as QueryData>::FALLIBLE;
             const WRITES_ON_FETCH: bool = <Inner<$rel> as QueryData>::WRITES_ON_FETCH;
+            const ODD_SIZED: bool = <Inner<$rel> as QueryData>::ODD_SIZED;
+            const POW2_SIZED: bool = <Inner<$rel> as QueryData>::POW2_SIZED;
 
             fn init_state(world: &mut World) -> Self::State {
                 world.register_relation::<$rel>();

@@ -56,7 +56,10 @@
 //!
 //! A snapshot copies every registered column and entity list. A
 //! [`SnapshotRing`] shares with the previous frame's snapshot every column
-//! nobody wrote in between (and every unchanged entity list). A restore
+//! nobody wrote in between (and every unchanged entity list), and copies
+//! the others into the buffers of the snapshot it drops, as
+//! [`World::snapshot_into`](crate::World::snapshot_into) does: no new
+//! memory (whose page faults would cost more than the copy) once full. A restore
 //! compares each table's entity list with the saved one, scans the change
 //! ticks of the registered columns (a block of rows at a time), and copies
 //! only the written rows back.
@@ -133,6 +136,10 @@ pub struct Snapshot {
     pub(crate) tick: Tick,
     pub(crate) slots: Vec<(u32, bool)>,
     pub(crate) free: Vec<u32>,
+    /// The entities' version when it was taken: if the world's is still
+    /// the same, no entity was spawned, despawned or moved since, and a
+    /// restore skips comparing entity lists and allocator state.
+    pub(crate) structure: u64,
     pub(crate) live: usize,
     pub(crate) tables: Vec<TableSnapshot>,
     /// Per archetype index: the position of its table in `tables`.
@@ -171,7 +178,46 @@ pub(crate) struct SparseSnapshot {
     pub values: SavedColumn,
 }
 
+/// True if `a` and `b` list the same entities in the same order: a
+/// branch-free compare of their bits a block at a time (vector code),
+/// where `==` on the slices stops to branch at every entity.
+pub(crate) fn same_entities(a: &[Entity], b: &[Entity]) -> bool {
+    const BLOCK: usize = 32;
+    if a.len() != b.len() {
+        return false;
+    }
+    let (ablocks, bblocks) = (a.chunks_exact(BLOCK), b.chunks_exact(BLOCK));
+    let tails = ablocks.remainder() == bblocks.remainder();
+    tails
+        && ablocks.zip(bblocks).all(|(x, y)| {
+            x.iter().zip(y).fold(true, |same, (x, y)| {
+                same & (x.index() == y.index()) & (x.generation() == y.generation())
+            })
+        })
+}
+
 impl Snapshot {
+    /// A snapshot of nothing, holding no allocation: what
+    /// [`World::snapshot_into`](crate::World::snapshot_into) leaves in
+    /// place while it takes the old one apart.
+    pub(crate) fn empty(world: WorldId) -> Self {
+        Snapshot {
+            world,
+            tick: Tick::new(0),
+            slots: Vec::new(),
+            free: Vec::new(),
+            // No world's entities reach this version: never "unmoved".
+            structure: u64::MAX,
+            live: 0,
+            tables: Vec::new(),
+            table_of: Vec::new(),
+            sparse: Vec::new(),
+            resources: Vec::new(),
+            relations: Vec::new(),
+            components_known: 0,
+        }
+    }
+
     /// How many live entities it holds.
     ///
     /// # Example
@@ -357,8 +403,13 @@ pub(crate) struct RollbackComponent {
     pub id: ComponentId,
     pub type_name: &'static str,
     pub storage: StorageType,
-    /// A copy of a column (a `Vec<T>`).
-    pub save: fn(&crate::storage::Column) -> (Saved, usize),
+    /// A copy of a column (a `Vec<T>`), written into the given buffer of
+    /// an older snapshot if nothing else holds it (no allocation), else
+    /// into a new one; and its size in bytes.
+    pub save: fn(&crate::storage::Column, Option<Saved>) -> (Saved, usize),
+    /// An empty saved column (an empty `Vec<T>`): a sparse set that does
+    /// not exist yet.
+    pub empty: fn() -> Saved,
     /// `Column::restore_written` with the saved `Vec<T>`.
     pub restore: fn(&mut crate::storage::Column, &Saved, Tick, Tick) -> usize,
     /// Adds a clone of saved row `row` to a builder.

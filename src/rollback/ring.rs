@@ -14,7 +14,11 @@ use crate::world::World;
 /// Each snapshot is taken with
 /// [`World::snapshot_after`](crate::World::snapshot_after) the previous
 /// one, so a column nobody wrote between two frames is shared (one
-/// allocation, reference-counted), not copied again.
+/// allocation, reference-counted), not copied again. The others are
+/// copied into the buffers of the snapshot the ring drops (its oldest, or
+/// one that a rollback or a repeated frame made obsolete), as
+/// [`World::snapshot_into`](crate::World::snapshot_into) does: once the
+/// ring is full, saving a frame allocates no memory for its values.
 ///
 /// # Example
 /// ```
@@ -39,6 +43,9 @@ use crate::world::World;
 pub struct SnapshotRing {
     capacity: usize,
     frames: VecDeque<(u64, Snapshot)>,
+    /// Snapshots dropped from the back (a rollback, a frame saved again),
+    /// kept for their buffers; never more than `capacity - frames.len()`.
+    spare: Vec<Snapshot>,
 }
 
 impl fmt::Debug for SnapshotRing {
@@ -47,6 +54,7 @@ impl fmt::Debug for SnapshotRing {
             .field("capacity", &self.capacity)
             .field("oldest_frame", &self.oldest_frame())
             .field("newest_frame", &self.newest_frame())
+            .field("spare", &self.spare.len())
             .finish()
     }
 }
@@ -64,6 +72,7 @@ impl SnapshotRing {
         SnapshotRing {
             capacity,
             frames: VecDeque::with_capacity(capacity),
+            spare: Vec::new(),
         }
     }
 
@@ -81,15 +90,21 @@ impl SnapshotRing {
     /// ```
     pub fn save(&mut self, frame: u64, world: &mut World) {
         while self.frames.back().is_some_and(|(f, _)| *f >= frame) {
-            self.frames.pop_back();
+            let (_, dropped) = self.frames.pop_back().expect("checked just above");
+            self.spare.push(dropped);
         }
-        let snapshot = match self.frames.back() {
-            Some((_, base)) if base.world == world.id() => world.snapshot_after(base),
-            _ => world.snapshot(),
+        let snapshot = if self.frames.len() == self.capacity {
+            let (_, oldest) = self.frames.pop_front().expect("a full ring");
+            match self.frames.back() {
+                Some((_, base)) => world.snapshot_sharing(Some(base), Some(oldest), false),
+                // A ring of one: the oldest is the newest too.
+                None => world.snapshot_sharing(None, Some(oldest), true),
+            }
+        } else {
+            let recycle = self.spare.pop();
+            let base = self.frames.back().map(|(_, s)| s);
+            world.snapshot_sharing(base, recycle, false)
         };
-        if self.frames.len() == self.capacity {
-            self.frames.pop_front();
-        }
         self.frames.push_back((frame, snapshot));
     }
 
@@ -131,7 +146,10 @@ impl SnapshotRing {
         world: &mut World,
     ) -> Option<Result<RestoreReport, RollbackError>> {
         let at = self.frames.iter().position(|(f, _)| *f == frame)?;
-        self.frames.truncate(at + 1);
+        while self.frames.len() > at + 1 {
+            let (_, dropped) = self.frames.pop_back().expect("longer than at + 1");
+            self.spare.push(dropped);
+        }
         Some(world.restore(&self.frames[at].1))
     }
 

@@ -5,9 +5,10 @@
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::DeferredPanic;
-use crate::change::{ComponentTicks, Tick};
+use crate::change::{CHECK_INTERVAL, ComponentTicks, Tick};
 use crate::component::{ComponentId, ComponentInfo, TypedId};
 
 /// A growable array of values of one (erased) type.
@@ -450,6 +451,73 @@ impl<'a> TakenSlot<'a> {
     }
 }
 
+/// Rows per block of a tracked column's block ticks (a power of two).
+pub(crate) const BLOCK_ROWS: usize = 1 << BLOCK_SHIFT;
+const BLOCK_SHIFT: u32 = 3;
+
+/// The block of `row`.
+#[inline(always)]
+pub(crate) const fn block_of(row: usize) -> usize {
+    row >> BLOCK_SHIFT
+}
+
+/// An upper bound of the changed ticks of one block of [`BLOCK_ROWS`] rows
+/// of a tracked column: no row of the block was written later than it.
+/// Whoever writes a row's changed tick marks its block, so a rollback
+/// restore (and [`Column::written_since`]) skips blocks nobody wrote
+/// without reading their rows' ticks.
+///
+/// A relaxed atomic: query items mark blocks through shared access, and
+/// two chunks of one parallel query may share a block (they store the same
+/// tick; a plain store would still be a data race). On x86 and ARM a
+/// relaxed store is a plain store.
+///
+/// Bounds are compared with each other by wrapping difference, which is
+/// exact while their ages stay under 2³¹: [`Column::clamp_ticks`] brings
+/// every bound to an age of at most [`CHECK_INTERVAL`] (moving a bound
+/// later keeps it a bound), and ticks advance by at most
+/// `2 * CHECK_INTERVAL` between clamps.
+#[derive(Debug)]
+pub(crate) struct BlockTick(AtomicU32);
+
+impl BlockTick {
+    #[inline(always)]
+    fn new(tick: Tick) -> Self {
+        BlockTick(AtomicU32::new(tick.get()))
+    }
+
+    /// Marks the block written at `tick`, the current tick (never older
+    /// than the bound it replaces: ticks only advance, and two writers of
+    /// one column never run at once).
+    #[inline(always)]
+    pub fn mark(&self, tick: Tick) {
+        self.0.store(tick.get(), Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    fn get(&self) -> Tick {
+        Tick::new(self.0.load(Ordering::Relaxed))
+    }
+
+    /// Raises the bound to `tick` if that is later (see the type's doc for
+    /// why the wrapping difference is exact here).
+    #[inline]
+    fn raise(&mut self, tick: Tick) {
+        let now = self.0.get_mut();
+        *now = later(Tick::new(*now), tick).get();
+    }
+}
+
+/// The later of two block bounds (or fresh ticks), both of age < 2³¹.
+#[inline]
+fn later(a: Tick, b: Tick) -> Tick {
+    if (b.get().wrapping_sub(a.get()) as i32) > 0 {
+        b
+    } else {
+        a
+    }
+}
+
 /// One component type's values plus, if the type is tracked, their change
 /// ticks.
 ///
@@ -459,11 +527,16 @@ impl<'a> TakenSlot<'a> {
 ///
 /// Invariant: if `tracked`, `data.len() == ticks.len()`, else `ticks` is
 /// empty — except inside a structural change that restores it before
-/// returning (see [`Column::push_value`]).
+/// returning (see [`Column::push_value`]). If `tracked`, `blocks` has at
+/// least one [`BlockTick`] per [`BLOCK_ROWS`] rows (`block_of(len - 1) <
+/// blocks.len()`), each bounding the changed ticks of its rows (those
+/// past the length are stale bounds, raised when rows come back); else
+/// it is empty.
 pub(crate) struct Column {
     type_id: Option<std::any::TypeId>,
     data: BlobVec,
     ticks: Vec<UnsafeCell<ComponentTicks>>,
+    blocks: Vec<BlockTick>,
     tracked: bool,
     /// The component this column was built for (in its world's registry):
     /// what [`Column::holds_id`] compares a [`TypedId`] with.
@@ -480,6 +553,7 @@ impl Column {
             type_id: Some(info.value_type()),
             data: BlobVec::new(info.layout(), info.drop_fn()),
             ticks: Vec::new(),
+            blocks: Vec::new(),
             tracked: info.tracks_changes(),
             id: info.id(),
         }
@@ -502,6 +576,18 @@ impl Column {
                 .iter()
                 .map(|&from| UnsafeCell::new(old[from as usize]))
                 .collect();
+            // Each new block is bounded by the bounds of the blocks its
+            // rows came from.
+            let old: Vec<Tick> = self.blocks.iter().map(BlockTick::get).collect();
+            for (i, &from) in order.iter().enumerate() {
+                let bound = old[block_of(from as usize)];
+                let block = &mut self.blocks[block_of(i)];
+                if i % BLOCK_ROWS == 0 {
+                    *block = BlockTick::new(bound);
+                } else {
+                    block.raise(bound);
+                }
+            }
         }
     }
 
@@ -516,6 +602,9 @@ impl Column {
         if !self.tracked {
             self.ticks = (0..self.len())
                 .map(|_| UnsafeCell::new(ComponentTicks::new(now)))
+                .collect();
+            self.blocks = (0..self.len().div_ceil(BLOCK_ROWS))
+                .map(|_| BlockTick::new(now))
                 .collect();
             self.tracked = true;
         }
@@ -559,6 +648,42 @@ impl Column {
         UnsafeCell::raw_get(self.ticks.as_ptr())
     }
 
+    /// Base pointer of the block ticks (see [`BlockTick`]): whoever writes
+    /// the changed tick of `row` through [`Column::ticks_ptr`] marks
+    /// `*blocks_ptr().add(block_of(row))` too. Empty if untracked.
+    #[inline]
+    pub fn blocks_ptr(&self) -> *const BlockTick {
+        self.blocks.as_ptr()
+    }
+
+    /// Marks the block of `row` written at `tick` (the current tick), for a
+    /// writer of that row's changed tick through [`Column::ticks_ptr`]. A
+    /// no-op if untracked.
+    #[inline]
+    pub fn mark_block(&self, row: usize, tick: Tick) {
+        if let Some(b) = self.blocks.get(block_of(row)) {
+            b.mark(tick);
+        }
+    }
+
+    /// Raises the bound of the block of `row` (the next row of a growing
+    /// column, or one inside it) to `bound`, adding blocks as needed.
+    #[inline]
+    fn raise_block(&mut self, row: usize, bound: Tick) {
+        let b = block_of(row);
+        match self.blocks.get_mut(b) {
+            Some(block) => block.raise(bound),
+            None => self.add_blocks(b, bound),
+        }
+    }
+
+    #[cold]
+    fn add_blocks(&mut self, b: usize, bound: Tick) {
+        while self.blocks.len() <= b {
+            self.blocks.push(BlockTick::new(bound));
+        }
+    }
+
     /// Appends `value` with both ticks set to `tick`.
     ///
     /// The column then holds one value more than its table has rows until
@@ -574,7 +699,7 @@ impl Column {
             Some(std::any::TypeId::of::<T>()),
             "column type mismatch"
         );
-        self.push_ticks(ComponentTicks::new(tick));
+        self.push_ticks(ComponentTicks::new(tick), tick);
         // SAFETY: the new slot is written right away, with a `T`, this
         // column's type (contract), so its layout matches. A typed write (not
         // a byte copy of runtime size) lets the compiler inline the store.
@@ -586,6 +711,7 @@ impl Column {
     pub fn heap_bytes(&self) -> usize {
         self.data.capacity * self.data.item.size()
             + self.ticks.capacity() * std::mem::size_of::<ComponentTicks>()
+            + self.blocks.capacity() * std::mem::size_of::<BlockTick>()
     }
 
     /// How many more values (and, if tracked, ticks) fit without growing.
@@ -607,7 +733,7 @@ impl Column {
     ///   caller gives up (never uses or drops it again).
     #[inline]
     pub unsafe fn push_bytes(&mut self, src: *const u8, tick: Tick) {
-        self.push_ticks(ComponentTicks::new(tick));
+        self.push_ticks(ComponentTicks::new(tick), tick);
         // SAFETY: forwarded contract; `push_from` writes the new slot right
         // away.
         unsafe { self.data.push_from(src) };
@@ -638,6 +764,7 @@ impl Column {
                     .add(row)
                     .write(UnsafeCell::new(ComponentTicks::new(tick)))
             };
+            self.raise_block(row, tick);
         }
         // SAFETY: forwarded contract (same type, so same layout).
         unsafe { self.data.write_spare(row, value) };
@@ -665,7 +792,8 @@ impl Column {
     #[inline]
     pub unsafe fn move_to(&self, row: usize, dst: &mut Column) {
         if self.tracked {
-            dst.push_ticks(*self.ticks[row].get_shared());
+            let bound = self.blocks[block_of(row)].get();
+            dst.push_ticks(*self.ticks[row].get_shared(), bound);
         }
         // SAFETY: row < len; same type, so same layout; the caller forgets the
         // source slot afterwards so the value is owned once.
@@ -678,9 +806,7 @@ impl Column {
     /// - as [`BlobVec::swap_remove_forget`].
     #[inline]
     pub unsafe fn swap_remove_forget(&mut self, row: usize) {
-        if self.tracked {
-            self.ticks.swap_remove(row);
-        }
+        self.swap_remove_ticks(row);
         // SAFETY: forwarded contract.
         unsafe { self.data.swap_remove_forget(row) };
     }
@@ -697,9 +823,7 @@ impl Column {
             Some(std::any::TypeId::of::<T>()),
             "column type mismatch"
         );
-        if self.tracked {
-            self.ticks.swap_remove(row);
-        }
+        self.swap_remove_ticks(row);
         // SAFETY: forwarded contract.
         unsafe { self.data.swap_remove_take::<T>(row) }
     }
@@ -729,9 +853,7 @@ impl Column {
     /// - `row < len`.
     #[inline]
     pub unsafe fn swap_remove_drop(&mut self, row: usize, panics: &mut DeferredPanic) {
-        if self.tracked {
-            self.ticks.swap_remove(row);
-        }
+        self.swap_remove_ticks(row);
         // SAFETY: forwarded contract.
         unsafe { self.data.swap_remove_drop(row, panics) };
     }
@@ -767,6 +889,15 @@ impl Column {
             panics,
         );
         self.ticks.truncate(kept);
+        // Kept rows moved down within the column: every block is bounded
+        // by the latest bound (rare: a coarse bound costs a restore only a
+        // scan of the rows' ticks).
+        let bound = self.blocks.iter().map(BlockTick::get).reduce(later);
+        if let Some(bound) = bound {
+            for b in &mut self.blocks {
+                *b = BlockTick::new(bound);
+            }
+        }
     }
 
     /// True if this column holds values of type `T`.
@@ -876,14 +1007,47 @@ impl Column {
 
     /// True if some row was written (its changed tick is newer than
     /// `since`, seen from `now`). An untracked column cannot tell: true.
+    /// Reads the block bounds only, and the rows' ticks of blocks whose
+    /// bound is newer.
     pub fn written_since(&self, since: Tick, now: Tick) -> bool {
         if !self.tracked {
             return true;
         }
         let window = now.get().wrapping_sub(since.get());
-        self.ticks
+        let newer = |t: Tick| now.get().wrapping_sub(t.get()) < window;
+        let ticks = &self.ticks;
+        self.blocks[..ticks.len().div_ceil(BLOCK_ROWS)]
             .iter()
-            .any(|t| now.get().wrapping_sub(t.get_shared().changed.get()) < window)
+            .enumerate()
+            .filter(|(_, bound)| newer(bound.get()))
+            .any(|(b, _)| {
+                let rows = b * BLOCK_ROWS..ticks.len().min((b + 1) * BLOCK_ROWS);
+                ticks[rows].iter().any(|t| newer(t.get_shared().changed))
+            })
+    }
+
+    /// Checks the block ticks' invariant (see [`BlockTick`]): enough of
+    /// them, and none older than a changed tick of its rows, seen from
+    /// `now`. Panics with a message on violation.
+    pub fn check_block_bounds(&self, now: Tick) {
+        if !self.tracked {
+            assert!(self.blocks.is_empty(), "untracked column with block ticks");
+            return;
+        }
+        assert!(
+            self.blocks.len() >= self.ticks.len().div_ceil(BLOCK_ROWS),
+            "{} block ticks for {} rows",
+            self.blocks.len(),
+            self.ticks.len()
+        );
+        let age = |t: Tick| now.get().wrapping_sub(t.get());
+        for (row, t) in self.ticks.iter().enumerate() {
+            let (changed, bound) = (t.get_shared().changed, self.blocks[block_of(row)].get());
+            assert!(
+                age(bound) <= age(changed),
+                "row {row} changed at {changed:?}, after its block's bound {bound:?} (now {now:?})"
+            );
+        }
     }
 
     /// Rollback: puts `saved[row]` back in every row written since `since`
@@ -892,6 +1056,9 @@ impl Column {
     /// ticks. An untracked column cannot tell which rows were written, so
     /// all are put back (and none marked). Returns how many rows were
     /// written.
+    ///
+    /// Its cost follows the blocks written, not the rows: a block whose
+    /// bound is not newer than `since` is skipped without reading its rows.
     ///
     /// Panics, changing nothing, if the column does not hold `T`s or if
     /// `saved` does not have a value per row.
@@ -916,58 +1083,89 @@ impl Column {
             return values.len();
         }
         let window = now.get().wrapping_sub(since.get());
-        let is_written = |t: &ComponentTicks| now.get().wrapping_sub(t.changed.get()) < window;
-        // Blocks of 16 rows. A branch-free test of a block's ticks (a
-        // vectorised reduction) skips it if nothing in it was written, the
-        // common case after a frame that wrote a few rows; a block written
-        // whole joins a run copied as one slice (a `memcpy` for `Copy`:
-        // after a frame that wrote everything, one copy per column); a
-        // block written in part is put back row by row.
-        const BLOCK: usize = 16;
+        let newer = |t: Tick| now.get().wrapping_sub(t.get()) < window;
+        // Block by block (`BLOCK_ROWS` rows). A block whose bound is not
+        // newer than `since` is skipped, its rows' ticks unread: after a
+        // frame that wrote a few rows, most blocks (found through a mask of
+        // 64 bounds at a time). A block written whole joins a run copied as
+        // one slice (a `memcpy` for `Copy`: after a frame that wrote
+        // everything, one copy per column); in a block written in part, the
+        // written rows are put back one by one.
         let mut written = 0;
-        // First row of the run of wholly written blocks not yet copied.
-        let mut run: Option<usize> = None;
-        // How many rows of a block were written: one pass, on a fixed-size
-        // array for whole blocks so that it compiles to straight vector code.
+        // How many rows of a block were written: one branch-free pass, on
+        // a fixed-size array for whole blocks so that it vectorises.
         let count = |ticks: &mut [UnsafeCell<ComponentTicks>]| -> usize {
-            match <&mut [_; BLOCK]>::try_from(&mut *ticks) {
+            match <&mut [_; BLOCK_ROWS]>::try_from(&mut *ticks) {
                 Ok(block) => block
                     .iter_mut()
-                    .fold(0, |n, t| n + usize::from(is_written(t.get_mut()))),
+                    .fold(0, |n, t| n + usize::from(newer(t.get_mut().changed))),
                 Err(_) => ticks
                     .iter_mut()
-                    .fold(0, |n, t| n + usize::from(is_written(t.get_mut()))),
+                    .fold(0, |n, t| n + usize::from(newer(t.get_mut().changed))),
             }
         };
-        for (b, ticks) in self.ticks.chunks_mut(BLOCK).enumerate() {
-            let base = b * BLOCK;
-            let n = count(ticks);
-            let (any, all) = (n > 0, n == ticks.len());
-            if all {
-                for t in ticks.iter_mut() {
-                    t.get_mut().changed = now;
+        let len = self.ticks.len();
+        let (blocks, all_ticks) = (
+            &mut self.blocks[..len.div_ceil(BLOCK_ROWS)],
+            &mut self.ticks,
+        );
+        // The block after the last one handled, and the first row of the
+        // run of wholly written blocks not copied yet (it ends there).
+        let mut next = 0;
+        let mut run: Option<usize> = None;
+        // 64 blocks at a time: a mask of those whose bound is newer (one
+        // branch-free pass over the bounds), then only those.
+        for (g, group) in blocks.chunks_mut(64).enumerate() {
+            let mut dirty = 0u64;
+            for (i, t) in group.iter_mut().enumerate() {
+                dirty |= u64::from(newer(Tick::new(*t.0.get_mut()))) << i;
+            }
+            while dirty != 0 {
+                let i = dirty.trailing_zeros() as usize;
+                dirty &= dirty - 1;
+                let bound = group[i].0.get_mut();
+                let b = g * 64 + i;
+                let base = b * BLOCK_ROWS;
+                if b != next {
+                    // A clean block in between ends the run.
+                    if let Some(start) = run.take() {
+                        let end = next * BLOCK_ROWS;
+                        values[start..end].clone_from_slice(&saved[start..end]);
+                    }
                 }
-                run.get_or_insert(base);
-                written += ticks.len();
-                continue;
-            }
-            if let Some(start) = run.take() {
-                values[start..base].clone_from_slice(&saved[start..base]);
-            }
-            if !any {
-                continue;
-            }
-            for (i, t) in ticks.iter_mut().enumerate() {
-                let t = t.get_mut();
-                if is_written(t) {
-                    values[base + i].clone_from(&saved[base + i]);
-                    t.changed = now;
-                    written += 1;
+                next = b + 1;
+                let ticks = &mut all_ticks[base..len.min(base + BLOCK_ROWS)];
+                let n = count(ticks);
+                if n == ticks.len() {
+                    for t in ticks.iter_mut() {
+                        t.get_mut().changed = now;
+                    }
+                    *bound = now.get();
+                    run.get_or_insert(base);
+                    written += n;
+                    continue;
                 }
+                if let Some(start) = run.take() {
+                    values[start..base].clone_from_slice(&saved[start..base]);
+                }
+                if n == 0 {
+                    continue;
+                }
+                // The block's written rows are marked at `now` below.
+                *bound = now.get();
+                for (r, t) in ticks.iter_mut().enumerate() {
+                    let t = t.get_mut();
+                    if newer(t.changed) {
+                        values[base + r].clone_from(&saved[base + r]);
+                        t.changed = now;
+                    }
+                }
+                written += n;
             }
         }
         if let Some(start) = run {
-            values[start..].clone_from_slice(&saved[start..]);
+            let end = len.min(next * BLOCK_ROWS);
+            values[start..end].clone_from_slice(&saved[start..end]);
         }
         written
     }
@@ -977,6 +1175,7 @@ impl Column {
     pub fn set_changed(&mut self, row: usize, tick: Tick) {
         if self.tracked {
             self.ticks[row].get_mut().changed = tick;
+            self.blocks[block_of(row)].mark(tick);
         }
     }
 
@@ -1008,8 +1207,15 @@ impl Column {
         );
         let n = values.len();
         if self.tracked {
+            let start = self.ticks.len();
             self.ticks
                 .extend((0..n).map(|_| UnsafeCell::new(ComponentTicks::new(tick))));
+            for row in (start..start + n).step_by(BLOCK_ROWS) {
+                self.raise_block(row, tick);
+            }
+            if n > 0 {
+                self.raise_block(start + n - 1, tick);
+            }
         }
         if self.data.capacity == 0 && values.capacity() > 0 {
             // SAFETY: `T` is this column's type (contract).
@@ -1035,15 +1241,46 @@ impl Column {
         self.data.len += n;
     }
 
-    #[inline]
-    fn push_ticks(&mut self, ticks: ComponentTicks) {
+    /// Appends a row's ticks; `bound` bounds its changed tick (its
+    /// block's bound in the column it comes from, or the tick itself).
+    /// (Untracked columns, the common case on structural paths, pay one
+    /// test: the tracked work is out of line.)
+    #[inline(always)]
+    fn push_ticks(&mut self, ticks: ComponentTicks, bound: Tick) {
         if self.tracked {
-            self.ticks.push(UnsafeCell::new(ticks));
+            self.push_tracked(ticks, bound);
         }
+    }
+
+    #[inline(never)]
+    fn push_tracked(&mut self, ticks: ComponentTicks, bound: Tick) {
+        let row = self.ticks.len();
+        self.ticks.push(UnsafeCell::new(ticks));
+        self.raise_block(row, bound);
+    }
+
+    /// Removes the ticks of `row`, the last row's taking its place (its
+    /// block's bound joins the bound of `row`'s block).
+    #[inline(always)]
+    fn swap_remove_ticks(&mut self, row: usize) {
+        if self.tracked {
+            self.swap_remove_tracked(row);
+        }
+    }
+
+    #[inline(never)]
+    fn swap_remove_tracked(&mut self, row: usize) {
+        let last = self.ticks.len() - 1;
+        if block_of(row) != block_of(last) {
+            let bound = self.blocks[block_of(last)].get();
+            self.blocks[block_of(row)].raise(bound);
+        }
+        self.ticks.swap_remove(row);
     }
 
     pub fn clear(&mut self, panics: &mut DeferredPanic) {
         self.ticks.clear();
+        self.blocks.clear();
         self.data.clear(panics);
     }
 
@@ -1052,6 +1289,13 @@ impl Column {
             let t = t.get_mut();
             t.added.clamp_age(now);
             t.changed.clamp_age(now);
+        }
+        // Later bounds are still bounds (see `BlockTick`).
+        let oldest = Tick::new(now.get().wrapping_sub(CHECK_INTERVAL));
+        for b in &mut self.blocks {
+            if now.get().wrapping_sub(b.get().get()) > CHECK_INTERVAL {
+                *b = BlockTick::new(oldest);
+            }
         }
     }
 }

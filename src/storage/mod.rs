@@ -29,7 +29,7 @@ pub(crate) mod resources;
 pub(crate) mod sparse_set;
 pub(crate) mod table;
 
-pub(crate) use column::{Column, TakenSlot};
+pub(crate) use column::{BlockTick, Column, TakenSlot, block_of};
 pub use resources::ResourceId;
 pub(crate) use resources::{ResourceTicks, Resources};
 pub(crate) use sparse_set::{SparseSet, SparseSets};

@@ -13,20 +13,51 @@ use crate::entity::Entity;
 use crate::relation::{Relation, Relationship, Sources};
 use crate::rollback::{
     RestoreReport, RollbackComponent, RollbackError, RollbackRelation, RollbackResource, Saved,
-    SavedColumn, Snapshot, SparseSnapshot, StableHasher, TableSnapshot,
+    SavedColumn, Snapshot, SparseSnapshot, StableHasher, TableSnapshot, same_entities,
 };
 use crate::storage::Column;
 use crate::world::{Disabled, EntityBuilder, RestoreEntitiesError};
 
 // ----- per-type functions (monomorphised at registration) --------------------
 
-fn save_column<T: Component + Clone>(column: &Column) -> (Saved, usize) {
+fn save_column<T: Component + Clone>(column: &Column, buffer: Option<Saved>) -> (Saved, usize) {
     let values = column
         .as_slice::<T>()
-        .expect("rollback registry: the column holds the registered type")
-        .to_vec();
-    let bytes = values.len() * std::mem::size_of::<T>();
-    (Arc::new(values), bytes)
+        .expect("rollback registry: the column holds the registered type");
+    let bytes = std::mem::size_of_val(values);
+    if let Some(mut buffer) = buffer {
+        // An older snapshot's copy that nothing else holds: overwritten in
+        // place (one `memcpy` for a `Copy` type, into memory already
+        // mapped: a fresh megabyte costs more in page faults than the copy).
+        if let Some(vec) = Arc::get_mut(&mut buffer).and_then(|b| b.downcast_mut::<Vec<T>>()) {
+            values.clone_into(vec);
+            return (buffer, bytes);
+        }
+    }
+    (Arc::new(values.to_vec()), bytes)
+}
+
+fn empty_column<T: Component + Clone>() -> Saved {
+    Arc::new(Vec::<T>::new())
+}
+
+/// A copy of `entities`, in `buffer` (an older snapshot's list) if
+/// nothing else holds it and it has the same length.
+fn copy_entities(buffer: &mut Arc<[Entity]>, entities: &[Entity]) -> Arc<[Entity]> {
+    match Arc::get_mut(buffer) {
+        Some(list) if list.len() == entities.len() => {
+            list.copy_from_slice(entities);
+            buffer.clone()
+        }
+        _ => Arc::from(entities),
+    }
+}
+
+/// Takes the saved column of component `k` out of an old snapshot's
+/// columns (to keep, or to write the new copy into).
+fn take_column(columns: &mut Vec<SavedColumn>, k: usize) -> Option<SavedColumn> {
+    let at = columns.iter().position(|c| c.component == k)?;
+    Some(columns.swap_remove(at))
 }
 
 fn saved<T: 'static>(s: &Saved) -> &[T] {
@@ -319,6 +350,7 @@ impl World {
             type_name: std::any::type_name::<T>(),
             storage: T::STORAGE,
             save: save_column::<T>,
+            empty: empty_column::<T>,
             restore: restore_column::<T>,
             add_to: add_to::<T>,
             restore_one: restore_one::<T>,
@@ -429,7 +461,38 @@ impl World {
     /// assert_eq!(world.get::<Hp>(e).unwrap().0, 10);
     /// ```
     pub fn snapshot(&mut self) -> Snapshot {
-        self.snapshot_sharing(None)
+        self.snapshot_sharing(None, None, false)
+    }
+
+    /// [`World::snapshot`] into `snapshot`, replacing what it held and
+    /// reusing its memory: columns nobody wrote since it was taken are
+    /// kept as they are (as [`World::snapshot_after`] shares them), the
+    /// others are copied into its buffers where it holds the only
+    /// reference (no clone of it, no [`SnapshotRing`](crate::SnapshotRing)
+    /// frame shares them). Once the world's tables have settled, a
+    /// snapshot taken this way allocates no memory for its values: a new
+    /// megabyte costs more in page faults than copying into it. A
+    /// snapshot of another world is simply overwritten.
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Component, Clone, Copy, Hash, Debug, PartialEq)] struct Pos(i32);
+    /// let mut world = World::new();
+    /// world.register_rollback::<Pos>();
+    /// let e = world.spawn(Pos(0));
+    /// let mut saved = world.snapshot();
+    /// for frame in 1..=3 {
+    ///     world.get_mut::<Pos>(e).unwrap().0 = frame;
+    ///     world.snapshot_into(&mut saved); // the state of `frame`
+    /// }
+    /// world.get_mut::<Pos>(e).unwrap().0 = 9;
+    /// world.restore(&saved).unwrap();
+    /// assert_eq!(world.get::<Pos>(e), Ok(&Pos(3)));
+    /// ```
+    pub fn snapshot_into(&mut self, snapshot: &mut Snapshot) {
+        let old = std::mem::replace(snapshot, Snapshot::empty(self.id));
+        *snapshot = self.snapshot_sharing(None, Some(old), true);
     }
 
     /// [`World::snapshot`], sharing with `base` (an earlier snapshot of
@@ -452,83 +515,148 @@ impl World {
     /// assert_eq!(b.shared_columns(&a), 1); // Hp's column, not Pos's
     /// ```
     pub fn snapshot_after(&mut self, base: &Snapshot) -> Snapshot {
-        let base = (base.world == self.id).then_some(base);
-        self.snapshot_sharing(base)
+        self.snapshot_sharing(Some(base), None, false)
     }
 
-    fn snapshot_sharing(&mut self, base: Option<&Snapshot>) -> Snapshot {
+    /// Takes a snapshot (see [`World::snapshot_after`] for `base`), taking
+    /// the buffers it copies into from `recycle` (an older snapshot, of any
+    /// world) where nothing else holds them: a snapshot of the same world
+    /// shape then allocates nothing large. If `recycle_is_base`, `recycle`
+    /// also plays `base` (its unwritten columns are kept, not copied).
+    pub(crate) fn snapshot_sharing(
+        &mut self,
+        base: Option<&Snapshot>,
+        recycle: Option<Snapshot>,
+        recycle_is_base: bool,
+    ) -> Snapshot {
         self.flush();
         self.register_rollback_builtins();
         let now = self.change_tick();
-        let (slots, free) = self.entities.snapshot();
+        let own = recycle_is_base && recycle.as_ref().is_some_and(|r| r.world == self.id);
+        let base = base.filter(|b| b.world == self.id && !own);
+        let mut old = recycle.unwrap_or_else(|| Snapshot::empty(self.id));
+        let same_world = old.world == self.id;
+        let mut slots = std::mem::take(&mut old.slots);
+        let mut free = std::mem::take(&mut old.free);
+        self.entities.snapshot_into(&mut slots, &mut free);
         let registry = &self.rollback;
-        let base_since = base.map(|b| registry.written_after(b.tick));
-        let mut tables = Vec::new();
-        let mut table_of = vec![None; self.archetypes.len()];
+        let base_tick = if own {
+            Some(old.tick)
+        } else {
+            base.map(|b| b.tick)
+        };
+        let since = base_tick.map(|t| registry.written_after(t));
+        // The old snapshot's tables, in archetype order (as every
+        // snapshot lists them), met in step with the world's.
+        let mut old_tables = std::mem::take(&mut old.tables).into_iter().peekable();
+        let mut tables = Vec::with_capacity(old_tables.len());
+        let mut table_of = std::mem::take(&mut old.table_of);
+        table_of.clear();
+        table_of.resize(self.archetypes.len(), None);
         for archetype in self.archetypes.iter() {
             let table = &archetype.table;
             if table.len() == 0 {
                 continue;
             }
-            let old = base.and_then(|b| b.table(archetype.id()));
-            let same_rows = old.filter(|o| *o.entities == *table.entities());
-            let entities = match same_rows {
-                Some(o) => o.entities.clone(),
-                None => Arc::from(table.entities()),
+            let id = archetype.id();
+            while old_tables.next_if(|t| t.archetype < id).is_some() {}
+            let mut mine = old_tables.next_if(|t| t.archetype == id);
+            // The snapshot shared with, if it saved these rows: `base`'s
+            // table, or (if `own`) the old one itself.
+            let based = base
+                .and_then(|b| b.table(id))
+                .filter(|t| same_entities(&t.entities, table.entities()));
+            let own_same = own
+                && mine
+                    .as_ref()
+                    .is_some_and(|t| same_entities(&t.entities, table.entities()));
+            let entities = match (based, mine.as_mut()) {
+                (Some(t), _) => t.entities.clone(),
+                (None, Some(m)) if own_same => m.entities.clone(),
+                (None, Some(m)) => copy_entities(&mut m.entities, table.entities()),
+                (None, None) => Arc::from(table.entities()),
             };
-            let mut columns = Vec::new();
-            for &id in table.component_ids() {
-                let Some(&k) = registry.by_component.get(&id) else {
+            let mut columns = Vec::with_capacity(table.component_ids().len());
+            for &cid in table.component_ids() {
+                let Some(&k) = registry.by_component.get(&cid) else {
                     continue;
                 };
-                let column = table.column(id).expect("the table has its components");
-                let shared = same_rows.and_then(|o| {
-                    let since = base_since.expect("same_rows comes from base");
-                    o.columns
-                        .iter()
-                        .find(|c| c.component == k)
-                        .filter(|_| !column.written_since(since, now))
-                        .cloned()
-                });
-                columns.push(shared.unwrap_or_else(|| {
-                    let (values, bytes) = (registry.components[k].save)(column);
-                    SavedColumn {
-                        component: k,
-                        values,
-                        bytes,
+                let column = table.column(cid).expect("the table has its components");
+                let unwritten = || {
+                    let since = since.expect("a shared table comes from a base");
+                    !column.written_since(since, now)
+                };
+                let old_column = mine.as_mut().and_then(|m| take_column(&mut m.columns, k));
+                let kept = match (based, old_column) {
+                    (Some(b), old) => (
+                        b.columns
+                            .iter()
+                            .find(|c| c.component == k)
+                            .filter(|_| unwritten())
+                            .cloned(),
+                        old,
+                    ),
+                    (None, Some(old)) if own_same && unwritten() => (Some(old), None),
+                    (None, old) => (None, old),
+                };
+                columns.push(match kept {
+                    (Some(shared), _) => shared,
+                    (None, old) => {
+                        let buffer = old.map(|c| c.values);
+                        let (values, bytes) = (registry.components[k].save)(column, buffer);
+                        SavedColumn {
+                            component: k,
+                            values,
+                            bytes,
+                        }
                     }
-                }));
+                });
             }
-            table_of[archetype.id().index()] = Some(tables.len() as u32);
+            table_of[id.index()] = Some(tables.len() as u32);
             tables.push(TableSnapshot {
-                archetype: archetype.id(),
+                archetype: id,
                 entities,
                 columns,
             });
         }
-        let mut sparse = Vec::new();
+        // The old snapshot's sets, in registration order, as the loop
+        // below visits them.
+        let mut old_sparse = std::mem::take(&mut old.sparse).into_iter().peekable();
+        let mut sparse = Vec::with_capacity(old_sparse.len());
         for (k, c) in registry.components.iter().enumerate() {
             if c.storage != StorageType::SparseSet {
                 continue;
             }
-            let old = base.and_then(|b| b.sparse.iter().find(|s| s.component == k));
+            while old_sparse.next_if(|s| s.component < k).is_some() {}
+            let mine = old_sparse.next_if(|s| s.component == k);
             let snap = match self.sparse.get(c.id) {
                 Some(set) => {
-                    let same = old.filter(|o| *o.entities == *set.entities());
-                    let unwritten = same.filter(|_| {
-                        !set.column()
-                            .written_since(base_since.expect("old comes from base"), now)
-                    });
-                    match unwritten {
-                        Some(o) => o.clone(),
-                        None => {
-                            let (values, bytes) = (c.save)(set.column());
+                    let based = base
+                        .and_then(|b| b.sparse.iter().find(|s| s.component == k))
+                        .filter(|o| same_entities(&o.entities, set.entities()));
+                    let own_same = own
+                        && mine
+                            .as_ref()
+                            .is_some_and(|o| same_entities(&o.entities, set.entities()));
+                    let unwritten = (based.is_some() || own_same)
+                        && !set
+                            .column()
+                            .written_since(since.expect("a shared set comes from a base"), now);
+                    match (based, mine) {
+                        (Some(o), _) if unwritten => o.clone(),
+                        (None, Some(m)) if unwritten => m,
+                        (based, mut mine) => {
+                            let entities = match (based, mine.as_mut()) {
+                                (Some(o), _) => o.entities.clone(),
+                                (None, Some(m)) if own_same => m.entities.clone(),
+                                (None, Some(m)) => copy_entities(&mut m.entities, set.entities()),
+                                (None, None) => Arc::from(set.entities()),
+                            };
+                            let buffer = mine.map(|m| m.values.values);
+                            let (values, bytes) = (c.save)(set.column(), buffer);
                             SparseSnapshot {
                                 component: k,
-                                entities: same.map_or_else(
-                                    || Arc::from(set.entities()),
-                                    |o| o.entities.clone(),
-                                ),
+                                entities,
                                 values: SavedColumn {
                                     component: k,
                                     values,
@@ -538,18 +666,27 @@ impl World {
                         }
                     }
                 }
-                None => SparseSnapshot {
-                    component: k,
-                    entities: Arc::from(&[][..]),
-                    values: SavedColumn {
+                // No set yet: an empty one, typed (a restore after the
+                // set was made and emptied reads it as a column of `T`s).
+                None => match mine {
+                    // (Component indices name the same types only within
+                    // one world.)
+                    Some(m) if same_world && m.entities.is_empty() => m,
+                    _ => SparseSnapshot {
                         component: k,
-                        values: Arc::new(()),
-                        bytes: 0,
+                        entities: Arc::from(&[][..]),
+                        values: SavedColumn {
+                            component: k,
+                            values: (c.empty)(),
+                            bytes: 0,
+                        },
                     },
                 },
             };
             sparse.push(snap);
         }
+        drop(old_sparse);
+        drop(old);
         let resources = registry.resources.iter().map(|r| (r.save)(self)).collect();
         let relations = registry.relations.iter().map(|r| (r.save)(self)).collect();
         let components_known = registry.components.len();
@@ -559,6 +696,7 @@ impl World {
             world: self.id,
             tick,
             live: self.entities.len() as usize,
+            structure: self.entities.version(),
             slots,
             free,
             tables,
@@ -606,6 +744,11 @@ impl World {
         let now = self.change_tick();
         let mut report = RestoreReport::default();
         let known = snapshot.components_known;
+        // No entity spawned, despawned or moved since the snapshot: every
+        // table holds the saved entities in the saved rows, the allocator
+        // is as saved (the common frame; comparing lists would cost a
+        // pass over every entity).
+        let unmoved = |world: &World| world.entities.version() == snapshot.structure;
 
         // 1. Which entities' structure differs: those of every table, and
         //    every registered sparse set, whose entity list is not the
@@ -614,8 +757,16 @@ impl World {
         let mut dirty_tables: Vec<usize> = Vec::new();
         for archetype in self.archetypes.iter() {
             let now_rows = archetype.table.entities();
+            let same = |t: &TableSnapshot| {
+                if unmoved(self) {
+                    debug_assert!(*t.entities == *now_rows, "unmoved, yet rows differ");
+                    return true;
+                }
+                same_entities(&t.entities, now_rows)
+            };
             match snapshot.table(archetype.id()) {
-                Some(t) if *t.entities == *now_rows => {}
+                Some(t) if same(t) => {}
+                None if unmoved(self) => debug_assert!(now_rows.is_empty()),
                 Some(t) => {
                     dirty.extend_from_slice(now_rows);
                     dirty.extend_from_slice(&t.entities);
@@ -630,7 +781,7 @@ impl World {
         for (i, s) in snapshot.sparse.iter().enumerate() {
             let id = self.rollback.components[s.component].id;
             let now_rows = self.sparse.get(id).map_or(&[][..], |set| set.entities());
-            if *s.entities != *now_rows {
+            if !same_entities(&s.entities, now_rows) {
                 dirty.extend_from_slice(now_rows);
                 dirty.extend_from_slice(&s.entities);
                 dirty_sparse.push(i);
@@ -788,9 +939,10 @@ impl World {
         // 7. Values written since the snapshot: a scan of the change ticks
         //    of each table and set whose rows are the saved ones, else
         //    entity by entity.
+        let unmoved_now = unmoved(self);
         for saved in &snapshot.tables {
             let table = self.archetypes.table_mut(saved.archetype);
-            if *table.entities() == *saved.entities {
+            if unmoved_now || same_entities(table.entities(), &saved.entities) {
                 for c in &saved.columns {
                     let info = &self.rollback.components[c.component];
                     let column = table
@@ -811,7 +963,7 @@ impl World {
             let info = &self.rollback.components[s.component];
             let (id, restore, restore_one) = (info.id, info.restore, info.restore_one);
             match self.sparse.get_mut(id) {
-                Some(set) if *set.entities() == *s.entities => {
+                Some(set) if same_entities(set.entities(), &s.entities) => {
                     report.rows_restored += restore(set.column_mut(), &s.values.values, since, now);
                 }
                 Some(_) => {
@@ -839,7 +991,7 @@ impl World {
         // A frame that spawned and despawned nothing left the allocator as
         // saved: nothing to put back (this skip is most of the cost of a
         // restore after a small frame).
-        if !self.entities.is_snapshot(&snapshot.slots, &snapshot.free) {
+        if !unmoved(self) && !self.entities.is_snapshot(&snapshot.slots, &snapshot.free) {
             if !self.entities.truncate_slots(snapshot.slots.len()) {
                 return Err(RollbackError::Entities(
                     RestoreEntitiesError::TooManySlots {

@@ -17,6 +17,12 @@
 //! mosaic's tuned forms are labelled extra columns: `mosaic_for_each`
 //! (`.for_each` closures) and `mosaic_sparse` (opt-in sparse-set storage).
 //!
+//! `plain_vec` is the floor: the same data in plain `Vec`s with no ECS.
+//! For join_filter it times the body's loop both as LLVM vectorises it and
+//! kept scalar, and runs the faster on the machine (see
+//! `libs::plain::JoinFilter`): which wins depends on the processor, and a
+//! floor built from one of them was beaten by bevy's scalar loop.
+//!
 //! Workloads beyond ecs_bench_suite's: join_filter (a 3-component join
 //! with a `Without<Frozen>` filter), random_get (get + get_mut by entity
 //! handle in a shuffled order) and despawn (10k entities, only the

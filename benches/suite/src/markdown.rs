@@ -145,7 +145,8 @@ pub fn render(input: &Input) -> String {
          rarely preempted, which keeps medians steady on a shared machine. Cells are the \
          median time of one run over those batches. **Bold** marks the row leader, the \
          fastest ECS (`plain_vec`, hand-written `Vec`s with no ECS, is a floor, not a \
-         contender). {} = the library has no implementation of the workload in this suite. \
+         contender; where LLVM's vectorised loop and the scalar loop of the same body \
+         differ, as in join_filter, it is the faster of the two on the machine). {} = the library has no implementation of the workload in this suite. \
          The workload code is in `benches/suite/src/libs/`.\n",
         config.warmup.as_millis(),
         config.gap.as_micros(),
