@@ -285,6 +285,23 @@ impl Archetypes {
         &mut self.archetypes[id.index()]
     }
 
+    /// The table of the archetype with index `index`, if there is one
+    /// (for an index remembered in a
+    /// [`ColumnHint`](crate::component::ColumnHint), which may be
+    /// `u32::MAX`: no archetype's).
+    #[inline(always)]
+    pub fn table_at(&self, index: u32) -> Option<&Table> {
+        self.archetypes.get(index as usize).map(|a| &a.table)
+    }
+
+    /// [`Archetypes::table_at`] mutably.
+    #[inline(always)]
+    pub fn table_at_mut(&mut self, index: u32) -> Option<&mut Table> {
+        self.archetypes
+            .get_mut(index as usize)
+            .map(|a| &mut a.table)
+    }
+
     /// The table of archetype `id`, mutably.
     #[inline]
     pub fn table_mut(&mut self, id: ArchetypeId) -> &mut Table {

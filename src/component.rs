@@ -642,7 +642,10 @@ struct Vacant;
 ///
 /// A hint is only an answer for the archetype it names, and stays true for
 /// as long as the world lives: a world never drops an archetype, and a
-/// table's columns never change after it is made. It lives in the world's
+/// table's columns never change after it is made. Lookups do not rest on
+/// that for soundness: the column a hint names is checked to be the type's
+/// by its component id (`Column::holds_id`, one integer compare), so a
+/// wrong hint would cost a search, never a wrong read. It lives in the world's
 /// own [`Components`] (which is never cloned or shared with another world),
 /// so it names that world's archetypes. Shared lookups (`World::get` through
 /// `&World`, from several threads) update it, hence the atomic: a reader
@@ -667,14 +670,12 @@ impl ColumnHint {
         *self.0.get_mut()
     }
 
-    /// The position of the column in archetype `archetype`'s table, if
-    /// `hint` (a [`ColumnHint::read`]) is about that archetype.
-    /// ([`ColumnHint::NONE`] answers `u32::MAX` for archetype `u32::MAX`: no
-    /// table has that many columns, so a caller's bounds check turns it
-    /// into a miss.)
+    /// A [`ColumnHint::read`] as the archetype's index it names (`u32::MAX`
+    /// for [`ColumnHint::NONE`], no archetype's) and the column's position
+    /// in that archetype's table.
     #[inline(always)]
-    pub fn column_in(hint: u64, archetype: u32) -> Option<usize> {
-        ((hint >> 32) as u32 == archetype).then_some(hint as u32 as usize)
+    pub fn split(hint: u64) -> (u32, usize) {
+        ((hint >> 32) as u32, hint as u32 as usize)
     }
 
     /// Remembers that the column is at `column` in `archetype`'s table.

@@ -196,6 +196,13 @@ impl EntityLocation {
         archetype: ArchetypeId::INVALID,
         row: u32::MAX,
     };
+
+    /// False for [`EntityLocation::INVALID`]: see
+    /// [`Entities::get_unverified`](crate::entity::Entities::get_unverified).
+    #[inline(always)]
+    pub(crate) fn is_valid(self) -> bool {
+        self != EntityLocation::INVALID
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -850,6 +857,19 @@ impl Entities {
         let meta = self.meta.get(entity.index as usize)?;
         (meta.generation == entity.generation && meta.location != EntityLocation::INVALID)
             .then_some(meta.location)
+    }
+
+    /// The location in `entity`'s slot if the slot is of `entity`'s
+    /// generation, *without* checking that it is a real location: it may
+    /// be `EntityLocation::INVALID` (an id reserved but not yet flushed, or
+    /// a slot retired at the last generation). For a lookup whose next
+    /// step misses on an invalid location anyway (no archetype has index
+    /// `u32::MAX`) and checks [`EntityLocation::is_valid`] only then, off
+    /// the hot path.
+    #[inline(always)]
+    pub fn get_unverified(&self, entity: Entity) -> Option<EntityLocation> {
+        let meta = self.meta.get(entity.index as usize)?;
+        (meta.generation == entity.generation).then_some(meta.location)
     }
 
     /// [`Entities::set_location`] for the row that fills the hole a freed

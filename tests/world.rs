@@ -1803,3 +1803,172 @@ fn get_hops_between_tables_with_the_column_in_different_places() {
     assert!(world.get::<C>(abc).is_err());
     assert_eq!(world.get_mut::<C>(bc).unwrap().0, 303);
 }
+
+// ----- get / get_mut by entity: the column hint's fast path ----------------------------
+
+/// Every live entity's `A` (and `B`, `S` where it has them) read back by
+/// `get`, `get_mut`, `has` and `entity(..).get`, and each of `dead` refused
+/// as no such entity.
+fn check_lookups(world: &mut World, live: &HashMap<Entity, (u32, bool, bool)>, dead: &[Entity]) {
+    // A miss's error (with its type name) is checked once a call: building
+    // it for every entity would only make the test slow under Miri.
+    let mut missed = false;
+    for (&e, &(a, has_b, has_s)) in live {
+        assert_eq!(world.get::<A>(e), Ok(&A(a)));
+        assert_eq!(world.entity(e).unwrap().get::<A>(), Ok(&A(a)));
+        assert_eq!(world.get_mut::<A>(e).map(|v| *v), Ok(A(a)));
+        assert_eq!(world.has::<B>(e), has_b);
+        if has_b {
+            assert_eq!(world.get::<B>(e), Ok(&B(a + 1)));
+            assert_eq!(world.get_mut::<B>(e).map(|v| v.0), Ok(a + 1));
+        } else if !missed {
+            missed = true;
+            assert!(matches!(
+                world.get_mut::<B>(e),
+                Err(ComponentError::MissingComponent { .. })
+            ));
+            assert!(matches!(
+                world.get::<B>(e),
+                Err(ComponentError::MissingComponent { .. })
+            ));
+        }
+        assert_eq!(world.has::<S>(e), has_s);
+        if has_s {
+            assert_eq!(world.get::<S>(e), Ok(&S(a)));
+            assert_eq!(world.get_mut::<S>(e).map(|v| v.0), Ok(a));
+        }
+    }
+    for &e in dead {
+        assert_eq!(world.get::<A>(e), Err(ComponentError::NoSuchEntity(e)));
+        assert_eq!(
+            world.get_mut::<A>(e).map(|v| *v),
+            Err(ComponentError::NoSuchEntity(e))
+        );
+        assert!(!world.has::<A>(e));
+    }
+}
+
+/// `get` and `get_mut` find each entity's value while its rows and
+/// archetypes change under lookups that alternate between archetypes (so
+/// the per-type column hint keeps being replaced): swap-removes by despawn,
+/// moves by insert and remove, sparse components beside the table ones.
+#[test]
+fn get_follows_entities_through_moves_and_despawns() {
+    let mut world = World::new();
+    let mut live = HashMap::new();
+    let mut dead = Vec::new();
+    let mut order = Vec::new();
+    for i in 0..60u32 {
+        let e = match i % 3 {
+            0 => world.spawn((A(i), B(i + 1))),
+            1 => world.spawn((A(i), C(i))),
+            _ => world.spawn((C(i), A(i), B(i + 1), S(i))),
+        };
+        live.insert(e, (i, i % 3 != 1, i % 3 == 2));
+        order.push(e);
+    }
+    check_lookups(&mut world, &live, &dead);
+    for (k, &e) in order.iter().enumerate() {
+        let (a, has_b, has_s) = live[&e];
+        match k % 5 {
+            // A swap-remove: the table's last entity takes this row.
+            0 => {
+                world.despawn(e).unwrap();
+                live.remove(&e);
+                dead.push(e);
+            }
+            1 if has_b => {
+                world.remove_one::<B>(e).unwrap();
+                live.insert(e, (a, false, has_s));
+            }
+            2 if !has_b => {
+                world.insert_one(e, B(a + 1)).unwrap();
+                live.insert(e, (a, true, has_s));
+            }
+            3 if !has_s => {
+                world.insert_one(e, S(a)).unwrap();
+                live.insert(e, (a, has_b, true));
+            }
+            _ => {
+                world.insert_one(e, Marker).unwrap();
+            }
+        }
+        if k % 20 == 0 {
+            check_lookups(&mut world, &live, &dead);
+        }
+    }
+    check_lookups(&mut world, &live, &dead);
+    // A write through `get_mut` lands in the entity's own row.
+    for (&e, &(a, _, _)) in &live {
+        world.get_mut::<A>(e).unwrap().0 = a * 10;
+    }
+    for (&e, &(a, _, _)) in &live {
+        assert_eq!(world.get::<A>(e), Ok(&A(a * 10)));
+    }
+}
+
+/// An id whose slot holds no entity yet (reserved, not flushed) or any more
+/// (retired at the last generation) is no such entity to `get` and
+/// `get_mut`, whether or not the type's hint has been set.
+#[test]
+fn get_refuses_reserved_and_retired_ids() {
+    for warm in [false, true] {
+        let mut world = World::new();
+        world.register_component::<A>();
+        let keep = world.spawn(A(1));
+        let gone = world.spawn(A(2));
+        world.despawn(gone).unwrap();
+        if warm {
+            assert_eq!(world.get::<A>(keep), Ok(&A(1)));
+            assert_eq!(world.get_mut::<A>(keep).map(|v| v.0), Ok(1));
+        }
+        // The despawned slot's index again, with its next generation.
+        let reserved = world.reserve_entity();
+        assert_eq!(reserved.index(), gone.index());
+        assert_eq!(
+            world.get::<A>(reserved),
+            Err(ComponentError::NoSuchEntity(reserved))
+        );
+        assert_eq!(
+            world.get::<S>(reserved),
+            Err(ComponentError::NoSuchEntity(reserved))
+        );
+        assert!(!world.has::<A>(reserved));
+        assert_eq!(
+            world.get_mut::<A>(reserved).map(|v| v.0),
+            Err(ComponentError::NoSuchEntity(reserved))
+        );
+        assert_eq!(
+            world.get::<A>(gone),
+            Err(ComponentError::NoSuchEntity(gone))
+        );
+    }
+    // A slot retired at the last generation keeps that generation.
+    let mut world = World::new();
+    let last = std::num::NonZeroU32::new(u32::MAX).unwrap();
+    world.debug_set_next_generation(0, last);
+    let e = world.spawn(A(5));
+    assert_eq!(e.generation(), u32::MAX);
+    assert_eq!(world.get::<A>(e), Ok(&A(5)));
+    world.despawn(e).unwrap();
+    assert_eq!(world.get::<A>(e), Err(ComponentError::NoSuchEntity(e)));
+    assert_eq!(
+        world.get_mut::<A>(e).map(|v| v.0),
+        Err(ComponentError::NoSuchEntity(e))
+    );
+}
+
+/// A disabled entity's components are still there to `get` and `get_mut`
+/// by id (only queries skip it).
+#[test]
+fn get_reads_disabled_entities() {
+    let mut world = World::new();
+    let a = world.spawn((A(1), B(2)));
+    let b = world.spawn((A(3), B(4)));
+    assert_eq!(world.get::<A>(a), Ok(&A(1)));
+    world.insert_one(b, mosaic::Disabled).unwrap();
+    assert_eq!(world.get::<A>(b), Ok(&A(3)));
+    world.get_mut::<B>(b).unwrap().0 = 40;
+    assert_eq!(world.get::<B>(b), Ok(&B(40)));
+    assert_eq!(world.get::<A>(a), Ok(&A(1)));
+}

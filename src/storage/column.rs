@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::DeferredPanic;
 use crate::change::{CHECK_INTERVAL, ComponentTicks, Tick};
-use crate::component::{ComponentInfo, TypedId};
+use crate::component::{ComponentId, ComponentInfo, TypedId};
 
 /// A growable array of values of one (erased) type.
 ///
@@ -583,6 +583,9 @@ pub(crate) struct Column {
     ticks: Vec<UnsafeCell<ComponentTicks>>,
     blocks: Vec<BlockTick>,
     tracked: bool,
+    /// The component this column was built for (in its world's registry):
+    /// what [`Column::holds_id`] compares a [`TypedId`] with.
+    id: ComponentId,
 }
 
 // SAFETY: ticks are plain integers; concurrent access to them follows the same
@@ -597,6 +600,7 @@ impl Column {
             ticks: Vec::new(),
             blocks: Vec::new(),
             tracked: info.tracks_changes(),
+            id: info.id(),
         }
     }
 
@@ -1015,6 +1019,17 @@ impl Column {
         // SAFETY: as in `get_typed` (the column holds `T`s in rows < len);
         // `&mut self` makes the borrow unique.
         Some(unsafe { &mut *self.data.base_ptr().as_ptr().cast::<T>().add(row) })
+    }
+
+    /// True if this column is component `id`'s, so that it holds `T`s
+    /// (see [`TypedId`]): for a column found by a remembered position (a
+    /// [`ColumnHint`](crate::component::ColumnHint)) rather than by its id,
+    /// checked before [`Column::get_typed`] or [`Column::get_typed_mut`]
+    /// (one compare of two integers, where a `TypeId` compare would be 16
+    /// bytes and a tag).
+    #[inline(always)]
+    pub fn holds_id<T>(&self, id: TypedId<T>) -> bool {
+        self.id == id.id()
     }
 
     /// The value in `row` as a `&mut T`, *not* marked changed: for the

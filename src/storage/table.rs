@@ -387,6 +387,12 @@ impl Table {
         self.columns.get(index)
     }
 
+    /// [`Table::column_at_checked`] mutably.
+    #[inline(always)]
+    pub fn column_at_mut_checked(&mut self, index: usize) -> Option<&mut Column> {
+        self.columns.get_mut(index)
+    }
+
     /// How many rows can be added before some column (or the entity list)
     /// must grow.
     pub fn spare_rows(&self) -> usize {
