@@ -349,6 +349,15 @@ fn registered_resources_come_back() {
     world.remove_resource::<FrameCount>();
     world.restore(&saved).unwrap();
     assert_eq!(world.resource::<FrameCount>(), &FrameCount(3));
+    // A resource without `Hash` (floats): saved and restored all the same.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Wind(f32);
+    world.register_rollback_resource_unhashed::<Wind>();
+    world.insert_resource(Wind(1.5));
+    let saved = world.snapshot();
+    world.resource_mut::<Wind>().0 = 0.0;
+    world.restore(&saved).unwrap();
+    assert_eq!(world.resource::<Wind>(), &Wind(1.5));
     // Not registered: left alone.
     let mut other = World::new();
     other.insert_resource(FrameCount(1));

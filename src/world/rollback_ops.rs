@@ -423,6 +423,34 @@ impl World {
     /// assert_eq!(world.resource::<Score>(), &Score(1));
     /// ```
     pub fn register_rollback_resource<R: Send + Sync + Clone + Hash + 'static>(&mut self) {
+        self.register_rollback_resource_with::<R>(Some(hash_resource::<R>));
+    }
+
+    /// [`World::register_rollback_resource`] for a type without `Hash` (it
+    /// holds floats, say): saved and restored, but not part of
+    /// [`World::checksum`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Wind(f32);
+    /// let mut world = World::new();
+    /// world.register_rollback_resource_unhashed::<Wind>();
+    /// world.insert_resource(Wind(0.5));
+    /// let saved = world.snapshot();
+    /// world.resource_mut::<Wind>().0 = 2.0;
+    /// world.restore(&saved).unwrap();
+    /// assert_eq!(world.resource::<Wind>(), &Wind(0.5));
+    /// ```
+    pub fn register_rollback_resource_unhashed<R: Send + Sync + Clone + 'static>(&mut self) {
+        self.register_rollback_resource_with::<R>(None);
+    }
+
+    fn register_rollback_resource_with<R: Send + Sync + Clone + 'static>(
+        &mut self,
+        hash: Option<fn(&World, &mut StableHasher)>,
+    ) {
         self.register_rollback_builtins();
         let t = std::any::TypeId::of::<R>();
         if self.rollback.by_resource.contains_key(&t) {
@@ -435,7 +463,7 @@ impl World {
             type_name: std::any::type_name::<R>(),
             save: save_resource::<R>,
             restore: restore_resource::<R>,
-            hash: Some(hash_resource::<R>),
+            hash,
         });
     }
 
