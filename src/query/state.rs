@@ -394,6 +394,15 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         entity: Entity,
         ticks: TickRange,
     ) -> Result<Q::Item<'w>, Miss> {
+        // The entry the last lookup landed in, and its archetype, found
+        // before the entity's location (as `World::get` reads its column
+        // hint first): on a hit, the archetype's columns do not wait on the
+        // entity's slot, and the compiler cannot take the archetype from
+        // the location instead (the two are only known equal after).
+        let last = self
+            .matched
+            .get(self.last_get.load(Ordering::Relaxed) as usize)
+            .and_then(|entry| Some((entry, world.archetype_slice().get(entry.id.index())?)));
         // The slot's location unverified: an invalid one (an id reserved
         // but not flushed) has archetype `ArchetypeId::INVALID`, which no
         // state matched (no archetype has that index), so it is told from
@@ -401,16 +410,19 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         let loc = world
             .location_unverified(entity)
             .ok_or(Miss::NoSuchEntity)?;
-        let Some(matched) = self.matched_for_get(loc.archetype) else {
-            return Err(if loc.is_valid() {
-                Miss::NoMatch
-            } else {
-                Miss::NoSuchEntity
-            });
+        let (matched, archetype) = match last {
+            Some((entry, archetype)) if entry.id == loc.archetype => (entry, archetype),
+            _ => match self.matched_for_get_searched(loc.archetype) {
+                Some(entry) => (entry, world.archetype(entry.id)),
+                None => {
+                    return Err(if loc.is_valid() {
+                        Miss::NoMatch
+                    } else {
+                        Miss::NoSuchEntity
+                    });
+                }
+            },
         };
-        // The archetype by the entry's id (equal to the entity's): on a
-        // hit of `last_get` it is known before the entity's location is.
-        let archetype = world.archetype(matched.id);
         let row = loc.row as usize;
         if archetype.table.disabled().count() > 0
             && self.skips_disabled(world)
@@ -657,23 +669,9 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         self.matched.get(i.wrapping_sub(1))
     }
 
-    /// The entry of archetype `id` for a lookup by entity: the one the last
-    /// lookup landed in if it is `id`'s (see `last_get`), else found by
-    /// [`QueryState::matched_entry`] and remembered.
-    #[inline(always)]
-    fn matched_for_get(&self, id: ArchetypeId) -> Option<&MatchedArchetype<Q, F>> {
-        if let Some(last) = self
-            .matched
-            .get(self.last_get.load(Ordering::Relaxed) as usize)
-            && last.id == id
-        {
-            return Some(last);
-        }
-        self.matched_for_get_searched(id)
-    }
-
-    /// [`QueryState::matched_for_get`] when the last lookup's entry is
-    /// another archetype's.
+    /// The entry of archetype `id` for a lookup by entity whose archetype is
+    /// not the last lookup's (see `last_get`): found by its index, and
+    /// remembered.
     #[inline(never)]
     fn matched_for_get_searched(&self, id: ArchetypeId) -> Option<&MatchedArchetype<Q, F>> {
         let i = (*self.matched_index.get(id.index())?).wrapping_sub(1);
