@@ -1810,14 +1810,14 @@ fn odd_sized_join_iterates_every_matched_row_once() {
 #[test]
 fn get_alternating_archetypes_reads_each_entitys_own_values() {
     #[derive(Component)]
-    struct Lead(u32);
+    struct Lead;
     #[derive(Component)]
     struct Value(u32);
     #[derive(Component)]
     struct Other(u32);
     let mut world = World::new();
     let plain = world.spawn(Value(1));
-    let led = world.spawn((Lead(100), Value(2), Other(200)));
+    let led = world.spawn((Lead, Value(2), Other(200)));
     let mut q = world.query::<&Value>();
     let mut qm = world.query::<(&mut Value, Option<&Other>)>();
     for round in 0..3 {
