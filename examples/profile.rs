@@ -29,7 +29,7 @@
 //! executor_1000/6000: that many empty systems, run by either executor; the
 //! parallel executor's adaptive bookkeeping is the difference), and
 //! `random-get-mosaic` (random_get: `get` then `get_mut` of each of 10,000
-//! entities in a scattered order; about 50 instructions a call: the
+//! entities in a scattered order; about 46 instructions a call: the
 //! entity's slot, the `TypeId` cache and its column hint, the hinted column
 //! checked by component id, the value). Disabling's cost (issue #20):
 //! `simple-for-mosaic` and `frag-for-mosaic` (and the `for_each` forms
