@@ -40,8 +40,10 @@
 //! - **Values** written since the snapshot (their change tick is newer)
 //!   are put back and marked changed at the current tick, so `Changed<T>`
 //!   reports exactly those rows; rows nobody wrote keep their values and
-//!   their ticks, and are not even read. No hook or observer runs for a
-//!   value put back (as for any write through `&mut T`).
+//!   their ticks (in a stretch of rows mostly written, the values of a
+//!   type without drop glue are copied back whole: an unwritten row gets
+//!   the value it holds already). No hook or observer runs for a value put
+//!   back (as for any write through `&mut T`).
 //! - **Structure** that differs (entities spawned or despawned since the
 //!   snapshot, registered components added or removed) is undone through
 //!   the world's ordinary operations, so `Added<T>` fires only for
