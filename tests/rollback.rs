@@ -912,3 +912,38 @@ fn dense_sparse_and_clean_groups_come_back_exactly() {
         assert_eq!(changed_pos.iter(&world).count(), 0, "{name}");
     }
 }
+
+/// A ring shares the allocator state (slots, free list) and the tables'
+/// entity lists of the frame before when no entity was spawned, despawned
+/// or moved in between, and saves them anew when one was: every frame
+/// comes back with its own allocator (the checksum covers it).
+#[test]
+fn a_ring_shares_the_allocator_only_between_unmoved_frames() {
+    let (mut world, es) = populated(20);
+    let mut ring = SnapshotRing::new(8);
+    let mut states = Vec::new();
+    // What each frame does: writes only (the next snapshot shares), or a
+    // spawn, despawn or move (it does not).
+    let frames = 7;
+    let simulate = |world: &mut World, frame: usize| match frame {
+        0 => world.get_mut::<Pos>(es[0]).unwrap().0 += 1,
+        1 => drop(world.spawn((Pos(1, 1), Vel(0, 0)))),
+        2 => world.get_mut::<Vel>(es[1]).unwrap().0 += 1,
+        3 => world.despawn(es[2]).unwrap(),
+        4 => {}
+        5 => drop(world.remove_one::<Label>(es[3]).unwrap()),
+        _ => world.get_mut::<Pos>(es[4]).unwrap().1 += 1,
+    };
+    for frame in 0..frames {
+        ring.save(frame as u64, &mut world);
+        states.push((dump(&mut world), world.checksum()));
+        simulate(&mut world, frame);
+    }
+    for frame in (0..frames).rev() {
+        ring.rollback_to(frame as u64, &mut world).unwrap().unwrap();
+        let (rows, sum) = &states[frame];
+        assert_eq!(&dump(&mut world), rows, "frame {frame}");
+        // The checksum covers the allocator: slots, generations, free list.
+        assert_eq!(world.checksum(), *sum, "frame {frame}");
+    }
+}
