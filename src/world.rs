@@ -315,12 +315,13 @@ impl World {
             panics: &mut panics,
             tick,
         };
+        let disables = info.disables;
         let mut rows = NewRows::new(table, info, plan.edge, ctx);
         let row = rows.push(entity, bundle);
         rows.finish();
         self.entities
             .set_location(entity.index(), location(target, row));
-        self.sync_disabled(entity);
+        self.sync_disabled_if(disables, entity);
         self.after_spawn::<B>(&[entity]);
         panics.resume();
         entity
@@ -407,12 +408,10 @@ impl World {
         let end = rows.next_row();
         rows.finish();
         self.entities.end_batch(batch);
-        if let Some(disabled) = self.components.disabled_id() {
-            if info.component_ids().any(|id| id == disabled) {
-                let table = self.archetypes.table_mut(target);
-                for row in first..end {
-                    table.set_disabled(row, true);
-                }
+        if info.disables {
+            let table = self.archetypes.table_mut(target);
+            for row in first..end {
+                table.set_disabled(row, true);
             }
         }
         SpawnedRows {
@@ -990,9 +989,10 @@ impl World {
         {
             self.insert_announced(entity, loc, bundle_id, bundle, false, parent);
         } else {
+            let disables = info.disables;
             let panics = self.insert_at(entity, loc, bundle_id, bundle);
             self.attach_bundle_parent(entity, parent);
-            self.sync_disabled(entity);
+            self.sync_disabled_if(disables, entity);
             panics.resume();
         }
         Ok(())
@@ -1041,9 +1041,10 @@ impl World {
         {
             self.insert_announced(entity, loc, bundle_id, bundle, true, parent);
         } else {
+            let disables = info.disables;
             let panics = self.insert_at(entity, loc, bundle_id, bundle);
             self.attach_bundle_parent(entity, parent);
-            self.sync_disabled(entity);
+            self.sync_disabled_if(disables, entity);
             panics.resume();
         }
         Ok(())
@@ -1145,7 +1146,8 @@ impl World {
         // announcements: their observers find the parent set (and the
         // edge's observers' commands wait for them).
         self.attach_bundle_parent_announced(entity, parent);
-        self.sync_disabled(entity);
+        // The requirements' marker, if one is, was synced as they went in.
+        self.sync_disabled_if(self.bundles.get(bundle_id).disables, entity);
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.
         self.announce_insert(entity, spawned, &changes);
@@ -1304,14 +1306,10 @@ impl World {
         if B::HAS_PARENT {
             return self.remove_child_of::<B>(entity);
         }
-        let removed = self.remove_bundle::<B>(entity);
-        if removed.is_ok() {
-            self.sync_disabled(entity);
-        }
-        removed
+        self.remove_bundle::<B>(entity)
     }
 
-    /// [`World::remove`] without the disabled mirror's update.
+    /// [`World::remove`] of a bundle without `ChildOf`.
     #[inline]
     fn remove_bundle<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
         self.flush();
@@ -1324,14 +1322,22 @@ impl World {
         if self.relations.active() {
             self.refuse_edge_components(info.component_ids());
         }
-        if info.table_ids.is_empty() {
-            return self.remove_sparse::<B>(entity, bundle_id);
-        }
-        if self.components.lifecycle_active() && self.components.announces_any(info.component_ids())
+        // A row move carries the entity's disabled bit: only taking the
+        // marker itself changes the mirror.
+        let disables = info.disables;
+        let removed = if info.table_ids.is_empty() {
+            self.remove_sparse::<B>(entity, bundle_id)
+        } else if self.components.lifecycle_active()
+            && self.components.announces_any(info.component_ids())
         {
-            return self.remove_announced::<B>(entity, loc, bundle_id);
+            self.remove_announced::<B>(entity, loc, bundle_id)
+        } else {
+            self.remove_from_tables::<B>(entity, loc, bundle_id)
+        };
+        if disables && removed.is_ok() {
+            self.sync_disabled(entity);
         }
-        self.remove_from_tables::<B>(entity, loc, bundle_id)
+        removed
     }
 
     /// [`World::remove`] of a bundle with table components, some of whose

@@ -796,6 +796,14 @@ impl<'w, 's, Q: QueryData, F: QueryFilter> QueryIter<'w, 's, Q, F> {
 /// it leaves the loop alone (and does not unroll it: the vectoriser is
 /// what unrolls these loops); it has no operand, touches no memory, stack
 /// or flags, and emits nothing. The SLP pass still pairs a row's floats.
+///
+/// With it, join_filter's `for` loop (its one-run copy) and its `fold`
+/// compile to the same 15 instructions. Their times still differ from one
+/// build to the next on Zen 5, by where the loop lands: starting on a
+/// 64-byte boundary, 13 of its 14 ops share one 64-byte window, which the
+/// front end then decodes instead of reading from its op cache (1.5×
+/// slower; `benches/suite/examples/loop_placement.rs` shows it, bevy's
+/// loop alike). That is code placement, not something the iterator does.
 #[inline(always)]
 fn scalar_rows<Q: QueryData>() {
     #[cfg(all(not(miri), any(target_arch = "x86", target_arch = "x86_64")))]

@@ -6,9 +6,11 @@
 //! zipped) and fragmented_iter (26 separate 20-element columns, one per
 //! archetype, so the per-chunk loop overhead is included), join_filter (the
 //! 5k unfrozen rows' three columns, as an archetype table holds them,
-//! walked by the faster on this machine of a scalar and a vectorised loop
-//! of the same body: LLVM vectorises it, and the scalar form is faster on
-//! the CPUs measured, so a vectorised-only floor was beaten by bevy) and
+//! walked by the fastest on this machine of a vectorised loop and a scalar
+//! loop of the same body at four code placements: LLVM vectorises it, and
+//! the scalar form is faster on the CPUs measured, so a vectorised-only
+//! floor was beaten by bevy; and the scalar loop's speed on Zen 5 depends
+//! on where its code starts) and
 //! random_get (two columns indexed in the shuffled order); for
 //! serialize_text and serialize_binary, the four columns written and read
 //! back typed, with no entities (what the format crate alone costs).
@@ -95,9 +97,30 @@ pub struct JoinFilter {
     positions: Vec<Vector3<f32>>,
     velocities: Vec<Vector3<f32>>,
     masses: Vec<f32>,
-    /// Which of the two loops below is this machine's faster, chosen once
-    /// in `new` (the floor is the better of them).
-    scalar: bool,
+    /// Which of the loops below is this machine's fastest, chosen once in
+    /// `new` (the floor is the best of them).
+    form: JoinForm,
+}
+
+/// The loops [`JoinFilter`] chooses from: the vectorised one, and the
+/// scalar one at four placements of its code (see `run_scalar_at`).
+#[derive(Clone, Copy, Debug)]
+enum JoinForm {
+    Vectorised,
+    Scalar0,
+    Scalar16,
+    Scalar32,
+    Scalar48,
+}
+
+impl JoinForm {
+    const ALL: [JoinForm; 5] = [
+        JoinForm::Vectorised,
+        JoinForm::Scalar0,
+        JoinForm::Scalar16,
+        JoinForm::Scalar32,
+        JoinForm::Scalar48,
+    ];
 }
 
 impl JoinFilter {
@@ -107,38 +130,40 @@ impl JoinFilter {
             positions: vec![unit(); n],
             velocities: vec![unit(); n],
             masses: vec![mass(); n],
-            scalar: false,
+            form: JoinForm::Vectorised,
         };
-        row.scalar = row.scalar_wins();
+        row.form = row.fastest();
         row
     }
 
-    /// Times both loops in alternating rounds and says whether the scalar
-    /// one's best round beat the vectorised one's. Which wins depends on
-    /// the processor (see `run_scalar`), so the floor measures both.
-    fn scalar_wins(&mut self) -> bool {
-        let mut best = [std::time::Duration::MAX; 2];
+    /// Times every form in alternating rounds and returns the one whose
+    /// best round was fastest. Whether the scalar loop beats the vectorised
+    /// one depends on the processor (see `run_scalar_at`), and how fast
+    /// either runs can depend on where its code sits (see
+    /// `run_scalar_at`), so the floor measures them all.
+    fn fastest(&mut self) -> JoinForm {
+        let mut best = [std::time::Duration::MAX; JoinForm::ALL.len()];
         for _ in 0..15 {
-            for (form, best) in best.iter_mut().enumerate() {
+            for (form, best) in JoinForm::ALL.into_iter().zip(&mut best) {
+                self.form = form;
                 let start = std::time::Instant::now();
                 for _ in 0..50 {
-                    if form == 0 {
-                        self.run_scalar();
-                    } else {
-                        self.run_vectorised();
-                    }
+                    self.run();
                 }
                 *best = (*best).min(start.elapsed());
             }
         }
-        best[0] < best[1]
+        let fastest = (0..best.len()).min_by_key(|&i| best[i]).unwrap_or(0);
+        JoinForm::ALL[fastest]
     }
 
     pub fn run(&mut self) {
-        if self.scalar {
-            self.run_scalar();
-        } else {
-            self.run_vectorised();
+        match self.form {
+            JoinForm::Vectorised => self.run_vectorised(),
+            JoinForm::Scalar0 => self.run_scalar_at::<0>(),
+            JoinForm::Scalar16 => self.run_scalar_at::<16>(),
+            JoinForm::Scalar32 => self.run_scalar_at::<32>(),
+            JoinForm::Scalar48 => self.run_scalar_at::<48>(),
         }
     }
 
@@ -162,8 +187,19 @@ impl JoinFilter {
     /// one 8-byte load (bevy's loop has this shape): faster than the
     /// vectorised one on the CPUs measured (1.2x on an AMD EPYC, 1.6x on an
     /// Intel Xeon), which is why bevy beat the old vectorised-only floor.
+    ///
+    /// Its code starts `PAD` bytes (plus a fixed preamble) past a 64-byte
+    /// boundary, so the four copies put the loop at four different
+    /// 16-byte offsets from one. The loop is 15 instructions, 14 ops, in
+    /// about 70 bytes; on the AMD EPYC (Zen 5) it runs 1.5x slower when it
+    /// starts on a boundary, where its first 64-byte window holds 13 ops
+    /// (see `examples/loop_placement.rs`). LLVM aligns a loop to 16 bytes,
+    /// so any one build's copy of it, in any library, lands there about one
+    /// time in four; of four copies at different offsets, at least three
+    /// do not. The alignment no-ops run once per call.
     #[inline(never)]
-    fn run_scalar(&mut self) {
+    fn run_scalar_at<const PAD: usize>(&mut self) {
+        place_code::<PAD>();
         let velocities = black_box(&self.velocities);
         let masses = black_box(&self.masses);
         for ((position, velocity), &mass) in black_box(&mut self.positions)
@@ -185,6 +221,25 @@ fn no_vectorise() {
     // SAFETY: an empty template with no operands emits no instruction.
     unsafe {
         std::arch::asm!("", options(nomem, nostack, preserves_flags))
+    };
+}
+
+/// Moves the code after it to `PAD` bytes past the next 64-byte boundary:
+/// no-ops up to the boundary, then `PAD` bytes of them (run once, where it
+/// stands).
+#[inline(always)]
+fn place_code<const PAD: usize>() {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    // SAFETY: the template emits only no-op instructions (alignment padding
+    // in a code section is filled with them, and 0x90 is `nop`), which
+    // touch no memory, stack or flags.
+    unsafe {
+        std::arch::asm!(
+            ".p2align 6",
+            ".skip {pad}, 0x90",
+            pad = const PAD,
+            options(nomem, nostack, preserves_flags)
+        )
     };
 }
 
