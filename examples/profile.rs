@@ -29,13 +29,16 @@
 //! executor_1000/6000: that many empty systems, run by either executor; the
 //! parallel executor's adaptive bookkeeping is the difference), and
 //! `random-get-mosaic` (random_get: `get` then `get_mut` of each of 10,000
-//! entities in a scattered order; about 50 instructions a call: the
+//! entities in a scattered order; about 46 instructions a call: the
 //! entity's slot, the `TypeId` cache and its column hint, the hinted column
 //! checked by component id, the value). Disabling's cost (issue #20):
 //! `simple-for-mosaic` and `frag-for-mosaic` (and the `for_each` forms
 //! `simple-mosaic`, `frag-mosaic`) with a suffix `-disabled-none` run in a
 //! world where [`Disabled`] is registered and was used, but no entity is
 //! disabled now; with `-disabled-1pct`, every 100th entity is disabled.
+//! `addrem-table-mosaic` and `addrem-sparse-mosaic` take the same suffixes:
+//! the insert/remove path's cost once disabling is in use (a bundle without
+//! the marker pays one branch for it).
 //! `despawn-mosaic` is the suite's despawn row: `N` rounds of despawning
 //! 10,000 `(Position, Velocity)` entities one by one with
 //! `World::despawn`; each round's `spawn_batch` into the same kept world
@@ -449,6 +452,16 @@ fn run(workload: &str, n: usize) {
                     measured_simple_mosaic(&mut world, &mut q, n);
                 } else {
                     measured_simple_for_mosaic(&mut world, &mut q, n);
+                }
+            }
+            "addrem-table-mosaic" | "addrem-sparse-mosaic" => {
+                let mut world = World::new();
+                let entities = world.spawn_batch((0..10_000).map(|_| (AddRemoveA(0.0),)));
+                disable_for(&mut world, workload);
+                if base == "addrem-sparse-mosaic" {
+                    measured_addrem_mosaic(&mut world, &entities, SparseB(0.0), n);
+                } else {
+                    measured_addrem_mosaic(&mut world, &entities, TableB(0.0), n);
                 }
             }
             other => panic!("no -disabled form of {other}"),

@@ -342,7 +342,15 @@ impl Archetypes {
         if let Some(&id) = self.by_components.get(ids) {
             return id;
         }
-        let id = ArchetypeId(u32::try_from(self.archetypes.len()).expect("too many archetypes"));
+        // `u32::MAX` is `ArchetypeId::INVALID` (an unflushed entity's
+        // archetype), never a real one's: lookups by entity rest on no
+        // archetype having that index.
+        let id = ArchetypeId(
+            u32::try_from(self.archetypes.len())
+                .ok()
+                .filter(|&i| i != ArchetypeId::INVALID.0)
+                .expect("too many archetypes"),
+        );
         self.archetypes.push(Archetype {
             id,
             table: Table::new(ids, components),

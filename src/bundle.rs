@@ -257,6 +257,12 @@ pub(crate) struct BundleInfo {
     pub components: Box<[(ComponentId, StorageType)]>,
     /// The table components, in bundle order.
     pub table_ids: Box<[ComponentId]>,
+    /// True if the bundle holds the [`Disabled`](crate::Disabled) marker.
+    /// Only then does writing or removing it change the table's mirror
+    /// of disabled rows (a row move carries the entity's bit), so every
+    /// other bundle's insert, spawn or removal skips the sync with this
+    /// one branch.
+    pub disables: bool,
 }
 
 impl BundleInfo {
@@ -370,7 +376,7 @@ impl Bundles {
             let mut list = own;
             list.extend(extras.iter().map(|r| (r.component, r.storage)));
             WithRequired {
-                combined: self.push_info(list),
+                combined: self.push_info(list, components.disabled_id()),
                 extras: extras.into(),
             }
         });
@@ -383,10 +389,13 @@ impl Bundles {
 
     /// The bundle of `id`'s components followed by `extras` (distinct
     /// from them and from each other), registered once per list.
+    /// `disabled` is the [`Disabled`](crate::Disabled) marker's id, if
+    /// registered.
     pub fn combined(
         &mut self,
         id: BundleId,
         extras: impl Iterator<Item = (ComponentId, StorageType)>,
+        disabled: Option<ComponentId>,
     ) -> BundleId {
         let mut list: Vec<(ComponentId, StorageType)> = self.get(id).components.to_vec();
         list.extend(extras);
@@ -394,7 +403,7 @@ impl Bundles {
         if let Some(&known) = self.combined.get(&key) {
             return known;
         }
-        let combined = self.push_info(list);
+        let combined = self.push_info(list, disabled);
         self.combined.insert(key, combined);
         combined
     }
@@ -422,8 +431,16 @@ impl Bundles {
     }
 
     /// Registers a bundle of these (distinct) components, known by id only.
-    fn push_info(&mut self, list: Vec<(ComponentId, StorageType)>) -> BundleId {
+    /// `disabled` is the [`Disabled`](crate::Disabled) marker's id, if
+    /// registered (it is whenever `list` holds it: a list names registered
+    /// components only).
+    fn push_info(
+        &mut self,
+        list: Vec<(ComponentId, StorageType)>,
+        disabled: Option<ComponentId>,
+    ) -> BundleId {
         let id = BundleId(self.infos.len() as u32);
+        let disables = disabled.is_some_and(|d| list.iter().any(|&(c, _)| c == d));
         let table_ids = list
             .iter()
             .filter(|(_, s)| *s == StorageType::Table)
@@ -433,6 +450,7 @@ impl Bundles {
             id,
             components: list.into(),
             table_ids,
+            disables,
         });
         id
     }
@@ -461,7 +479,7 @@ impl Bundles {
                 components.name(w[0])
             );
         }
-        let id = self.push_info(list);
+        let id = self.push_info(list, components.disabled_id());
         self.by_type.insert(TypeId::of::<B>(), id);
         id
     }

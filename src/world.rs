@@ -316,12 +316,13 @@ impl World {
             panics: &mut panics,
             tick,
         };
+        let disables = info.disables;
         let mut rows = NewRows::new(table, info, plan.edge, ctx);
         let row = rows.push(entity, bundle);
         rows.finish();
         self.entities
             .set_location(entity.index(), location(target, row));
-        self.sync_disabled(entity);
+        self.sync_disabled_if(disables, entity);
         self.after_spawn::<B>(&[entity]);
         panics.resume();
         entity
@@ -408,12 +409,10 @@ impl World {
         let end = rows.next_row();
         rows.finish();
         self.entities.end_batch(batch);
-        if let Some(disabled) = self.components.disabled_id() {
-            if info.component_ids().any(|id| id == disabled) {
-                let table = self.archetypes.table_mut(target);
-                for row in first..end {
-                    table.set_disabled(row, true);
-                }
+        if info.disables {
+            let table = self.archetypes.table_mut(target);
+            for row in first..end {
+                table.set_disabled(row, true);
             }
         }
         SpawnedRows {
@@ -991,9 +990,10 @@ impl World {
         {
             self.insert_announced(entity, loc, bundle_id, bundle, false, parent);
         } else {
+            let disables = info.disables;
             let panics = self.insert_at(entity, loc, bundle_id, bundle);
             self.attach_bundle_parent(entity, parent);
-            self.sync_disabled(entity);
+            self.sync_disabled_if(disables, entity);
             panics.resume();
         }
         Ok(())
@@ -1042,9 +1042,10 @@ impl World {
         {
             self.insert_announced(entity, loc, bundle_id, bundle, true, parent);
         } else {
+            let disables = info.disables;
             let panics = self.insert_at(entity, loc, bundle_id, bundle);
             self.attach_bundle_parent(entity, parent);
-            self.sync_disabled(entity);
+            self.sync_disabled_if(disables, entity);
             panics.resume();
         }
         Ok(())
@@ -1146,7 +1147,8 @@ impl World {
         // announcements: their observers find the parent set (and the
         // edge's observers' commands wait for them).
         self.attach_bundle_parent_announced(entity, parent);
-        self.sync_disabled(entity);
+        // The requirements' marker, if one is, was synced as they went in.
+        self.sync_disabled_if(self.bundles.get(bundle_id).disables, entity);
         // The insert is complete even if a replaced value's drop panicked:
         // announce it, then let the panic go on.
         self.announce_insert(entity, spawned, &changes);
@@ -1305,14 +1307,10 @@ impl World {
         if B::HAS_PARENT {
             return self.remove_child_of::<B>(entity);
         }
-        let removed = self.remove_bundle::<B>(entity);
-        if removed.is_ok() {
-            self.sync_disabled(entity);
-        }
-        removed
+        self.remove_bundle::<B>(entity)
     }
 
-    /// [`World::remove`] without the disabled mirror's update.
+    /// [`World::remove`] of a bundle without `ChildOf`.
     #[inline]
     fn remove_bundle<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
         self.flush();
@@ -1325,14 +1323,22 @@ impl World {
         if self.relations.active() {
             self.refuse_edge_components(info.component_ids());
         }
-        if info.table_ids.is_empty() {
-            return self.remove_sparse::<B>(entity, bundle_id);
-        }
-        if self.components.lifecycle_active() && self.components.announces_any(info.component_ids())
+        // A row move carries the entity's disabled bit: only taking the
+        // marker itself changes the mirror.
+        let disables = info.disables;
+        let removed = if info.table_ids.is_empty() {
+            self.remove_sparse::<B>(entity, bundle_id)
+        } else if self.components.lifecycle_active()
+            && self.components.announces_any(info.component_ids())
         {
-            return self.remove_announced::<B>(entity, loc, bundle_id);
+            self.remove_announced::<B>(entity, loc, bundle_id)
+        } else {
+            self.remove_from_tables::<B>(entity, loc, bundle_id)
+        };
+        if disables && removed.is_ok() {
+            self.sync_disabled(entity);
         }
-        self.remove_from_tables::<B>(entity, loc, bundle_id)
+        removed
     }
 
     /// [`World::remove`] of a bundle with table components, some of whose
@@ -1641,16 +1647,14 @@ impl World {
     /// ```
     #[inline]
     pub fn get<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
-        let hinted = self.read_hint::<T>();
-        // The slot's location unverified: `component_at` misses on an
-        // invalid one and checks it only then.
-        let loc = self
-            .entities
-            .get_unverified(entity)
-            .ok_or(ComponentError::NoSuchEntity(entity))?;
-        match self.component_at(entity, loc, hinted) {
+        // The hit path is straight-line code; every miss (no cached type,
+        // a hint for another archetype, a dead entity, no such component)
+        // takes one out-of-line call, which builds the error too. Split so,
+        // the hit path tests the type cache once, where checking it first
+        // and the entity after kept its answer in a flag tested twice.
+        match self.get_hinted::<T>(entity) {
             Some(value) => Ok(value),
-            None => Err(lookup_error::<T>(entity, loc)),
+            None => self.get_searched(entity),
         }
     }
 
@@ -1660,60 +1664,90 @@ impl World {
     /// lookup.
     #[inline]
     pub(crate) fn get_opt<T: Component>(&self, entity: Entity) -> Option<&T> {
-        let hinted = self.read_hint::<T>();
+        if let Some(value) = self.get_hinted::<T>(entity) {
+            return Some(value);
+        }
         let loc = self.entities.get_unverified(entity)?;
-        self.component_at(entity, loc, hinted)
+        self.component_at_searched(entity, loc)
     }
 
-    /// A table component's id and [`ColumnHint`] as they are now, read
-    /// before the entity's location: the hint is an atomic, and an atomic
-    /// load keeps the compiler from merging the loads around it, so it
-    /// goes first, where the entity lookup after it (and a `get_mut` of the
-    /// same entity next) can still share loads. (Finding the hinted column
-    /// here too, from the type alone, so that its loads need not wait for
-    /// the entity's slot, made the peer suite's random_get about 6% slower
-    /// in wall time for half an instruction fewer a call: tried and left
-    /// out.)
+    /// `entity`'s `T` when the type's [`ColumnHint`] names the entity's
+    /// archetype (the common case: a run of lookups among entities of one
+    /// archetype), else `None` for the caller's search. The hint is read
+    /// before the entity's location: it is an atomic, and an atomic load
+    /// keeps the compiler from merging the loads around it, so it goes
+    /// first, where the entity lookup after it (and a `get_mut` of the same
+    /// entity next) can still share loads. (Finding the hinted column here
+    /// too, from the type alone, so that its loads need not wait for the
+    /// entity's slot, made the peer suite's random_get about 6% slower in
+    /// wall time for half an instruction fewer a call: tried and left out.)
+    ///
+    /// A hit costs the entity's location and then the column, with no
+    /// search of the table's columns. The hinted column is checked to be
+    /// `T`'s by its component id (`Column::holds_id`), so a wrong hint costs
+    /// a search, never a wrong read. The slot's location is unverified: an
+    /// invalid one's archetype (`u32::MAX`, which no hint names: see
+    /// [`ColumnHint`]) misses here without a test of its own.
     #[inline(always)]
-    fn read_hint<T: Component>(&self) -> Option<(TypedId<T>, u64)> {
+    fn get_hinted<T: Component>(&self, entity: Entity) -> Option<&T> {
         if T::STORAGE != StorageType::Table {
             return None;
         }
         let (id, hint) = self.components.cached_id::<T>()?;
-        Some((id, hint.read()))
+        let (archetype, i) = ColumnHint::split(hint.read());
+        let loc = self.entities.get_unverified(entity)?;
+        if archetype != loc.archetype.index() as u32 {
+            return None;
+        }
+        let column = self.archetypes.table_at(archetype)?.column_at_checked(i)?;
+        if !column.holds_id(id) {
+            return None;
+        }
+        column.get_typed(id, loc.row as usize)
     }
 
-    /// `entity`'s `T`, given its slot's location (which may be invalid:
-    /// see [`Entities::get_unverified`]) and the type's hint: the lookup
-    /// [`World::get`] and [`World::get_opt`] share. A table component's
-    /// column is the hinted one when the hint names this entity's archetype
-    /// (the common case: a run of lookups among entities of one archetype),
-    /// so a hit costs the entity's location and then the column, with no
-    /// search of the table's columns. The hinted column is checked to be
-    /// `T`'s by its component id (`Column::holds_id`), so a wrong hint would
-    /// cost a search, never a wrong read. An invalid location's archetype
-    /// (`u32::MAX`) has no table, so it misses here without a test of its
-    /// own.
-    #[inline(always)]
-    fn component_at<T: Component>(
-        &self,
-        entity: Entity,
-        loc: EntityLocation,
-        hinted: Option<(TypedId<T>, u64)>,
-    ) -> Option<&T> {
-        if let Some((id, hint)) = hinted
-            && let (archetype, i) = ColumnHint::split(hint)
-            && archetype == loc.archetype.index() as u32
-            && let Some(column) = self
-                .archetypes
-                .table_at(archetype)
-                .and_then(|table| table.column_at_checked(i))
-            && column.holds_id(id)
-            && let Some(value) = column.get_typed(id, loc.row as usize)
-        {
-            return Some(value);
+    /// [`World::get`] when [`World::get_hinted`] missed: the entity looked
+    /// up again, the column searched (refreshing the hint), or the error.
+    #[inline(never)]
+    fn get_searched<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
+        let loc = self
+            .entities
+            .get_unverified(entity)
+            .ok_or(ComponentError::NoSuchEntity(entity))?;
+        match self.component_at_searched(entity, loc) {
+            Some(value) => Ok(value),
+            None => Err(lookup_error::<T>(entity, loc)),
         }
-        self.component_at_searched(entity, loc)
+    }
+
+    /// [`World::get_hinted`]'s lookup for `&mut` access: where the hinted
+    /// column and the row are (the archetype's index, the column's position,
+    /// the row), found through a shared borrow so that the caller can take
+    /// the exclusive one only on a hit.
+    #[inline(always)]
+    fn hinted_slot<T: Component>(
+        &mut self,
+        entity: Entity,
+    ) -> Option<(TypedId<T>, u32, usize, usize)> {
+        if T::STORAGE != StorageType::Table {
+            return None;
+        }
+        // Plain loads through `&mut self`, not atomic ones: the compiler
+        // may share them with the lookups around this one.
+        let (id, hint) = self.components.cached_id_mut::<T>()?;
+        let (archetype, i) = ColumnHint::split(hint.read_exclusive());
+        let loc = self.entities.get_unverified(entity)?;
+        if archetype != loc.archetype.index() as u32 {
+            return None;
+        }
+        let column = self.archetypes.table_at(archetype)?.column_at_checked(i)?;
+        // The row is checked here too, so that a hit's `&mut` lookup cannot
+        // miss (a miss there could not fall back to a search: the value's
+        // exclusive borrow would still hold `self`).
+        if !column.holds_id(id) || loc.row as usize >= column.len() {
+            return None;
+        }
+        Some((id, archetype, i, loc.row as usize))
     }
 
     /// [`World::component_at`] when the type's hint does not name the
@@ -1745,46 +1779,30 @@ impl World {
     /// [`World::get_opt`]).
     #[inline]
     pub(crate) fn get_mut_opt<T: Component>(&mut self, entity: Entity) -> Option<&mut T> {
+        let tick = Tick::new(*self.change_tick.get_mut());
+        if let Some((id, archetype, i, row)) = self.hinted_slot::<T>(entity) {
+            return self.hinted_value_mut(id, archetype, i, row, tick);
+        }
         let loc = self.entities.get_unverified(entity)?;
-        self.component_at_mut(entity, loc)
+        self.component_at_mut_searched(entity, loc, tick)
     }
 
-    /// `entity`'s `T`, mutably and marked changed, given its slot's
-    /// location (which may be invalid, as in [`World::component_at`]): the
-    /// lookup [`World::get_mut`] and [`World::get_mut_opt`] share.
+    /// The value [`World::hinted_slot`] found, mutably and marked changed.
     #[inline(always)]
-    fn component_at_mut<T: Component>(
+    fn hinted_value_mut<T: Component>(
         &mut self,
-        entity: Entity,
-        loc: EntityLocation,
+        id: TypedId<T>,
+        archetype: u32,
+        i: usize,
+        row: usize,
+        tick: Tick,
     ) -> Option<&mut T> {
-        // Plain loads through `&mut self`, not atomic ones: the compiler
-        // may share them with the lookups around this one.
-        let tick = Tick::new(*self.change_tick.get_mut());
-        // As in `component_at`: the hint's column, else a search that
-        // refreshes the hint.
-        if T::STORAGE == StorageType::Table
-            && let Some((id, hint)) = self.components.cached_id_mut::<T>()
-        {
-            // As in `component_at`: the hinted column, checked by id.
-            let (archetype, i) = ColumnHint::split(hint.read_exclusive());
-            if archetype == loc.archetype.index() as u32
-                && self
-                    .archetypes
-                    .table_at(archetype)
-                    .and_then(|table| table.column_at_checked(i))
-                    .is_some_and(|column| column.holds_id(id))
-            {
-                // The same two indexes as just checked, through `&mut
-                // self`: the compiler drops their bounds checks.
-                return self
-                    .archetypes
-                    .table_at_mut(archetype)
-                    .and_then(|table| table.column_at_mut_checked(i))
-                    .and_then(|column| column.get_typed_mut(id, loc.row as usize, tick));
-            }
-        }
-        self.component_at_mut_searched(entity, loc, tick)
+        // The same two indexes `hinted_slot` checked, through `&mut self`:
+        // the compiler drops their bounds checks.
+        self.archetypes
+            .table_at_mut(archetype)
+            .and_then(|table| table.column_at_mut_checked(i))
+            .and_then(|column| column.get_typed_mut(id, row, tick))
     }
 
     /// [`World::component_at_mut`] when the hint misses (see
@@ -1818,6 +1836,21 @@ impl World {
         }
     }
 
+    /// [`World::get_mut`] when [`World::hinted_slot`] missed (see
+    /// [`World::get_searched`]).
+    #[inline(never)]
+    fn get_mut_searched<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
+        let tick = Tick::new(*self.change_tick.get_mut());
+        let loc = self
+            .entities
+            .get_unverified(entity)
+            .ok_or(ComponentError::NoSuchEntity(entity))?;
+        match self.component_at_mut_searched(entity, loc, tick) {
+            Some(value) => Ok(value),
+            None => Err(lookup_error::<T>(entity, loc)),
+        }
+    }
+
     /// A mutable reference to `entity`'s `T`, which counts as a change (for
     /// [`Changed`](crate::Changed) filters) whether or not it is written.
     ///
@@ -1833,14 +1866,16 @@ impl World {
     #[inline]
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
         crate::component::require_mutable::<T>();
-        let loc = self
-            .entities
-            .get_unverified(entity)
-            .ok_or(ComponentError::NoSuchEntity(entity))?;
-        match self.component_at_mut(entity, loc) {
-            Some(value) => Ok(value),
-            None => Err(lookup_error::<T>(entity, loc)),
+        // As in `get`: a straight-line hit path, one call for every miss.
+        if let Some((id, archetype, i, row)) = self.hinted_slot::<T>(entity) {
+            let tick = Tick::new(*self.change_tick.get_mut());
+            // `hinted_slot` checked the table, column and row this takes,
+            // through the same `&mut self`: it does not miss.
+            return self
+                .hinted_value_mut(id, archetype, i, row, tick)
+                .ok_or_else(|| missing::<T>(entity));
         }
+        self.get_mut_searched(entity)
     }
 
     /// True if `entity` is alive and has a `T`.
@@ -2266,6 +2301,14 @@ impl World {
     #[inline]
     pub fn location(&self, entity: Entity) -> Option<EntityLocation> {
         self.entities.get(entity)
+    }
+
+    /// [`World::location`] without the check that the location is real:
+    /// see [`Entities::get_unverified`] (an invalid one's archetype is
+    /// [`ArchetypeId::INVALID`], no archetype's index).
+    #[inline(always)]
+    pub(crate) fn location_unverified(&self, entity: Entity) -> Option<EntityLocation> {
+        self.entities.get_unverified(entity)
     }
 
     /// Makes ids reserved through `&self` or by command buffers live, as

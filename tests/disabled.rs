@@ -467,3 +467,171 @@ fn direct_access_by_id_sees_disabled_entities() {
     assert_eq!(ids(&mut world), [12]);
     world.check_invariants();
 }
+
+#[derive(Component, Debug, Clone, Copy, PartialEq)]
+struct Big(u64);
+
+#[derive(Component, Debug, Clone, Copy, PartialEq)]
+#[component(storage = "sparse")]
+struct Note(u8);
+
+/// Spawning or inserting it disables the entity: it requires the marker.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Default)]
+#[require(Disabled)]
+struct Dormant;
+
+/// The world's mirror, `is_disabled` and a default query all agree that
+/// exactly `off` (of `all`) is disabled.
+fn agrees(world: &mut World, all: &[Entity], off: &BTreeSet<Entity>, step: &str) {
+    world.check_invariants();
+    for &e in all {
+        assert_eq!(world.is_disabled(e), off.contains(&e), "{step}: {e:?}");
+    }
+    let mut q = world.query::<Entity>();
+    let seen: BTreeSet<Entity> = q.iter(world).filter(|e| all.contains(e)).collect();
+    let want: BTreeSet<Entity> = all.iter().copied().filter(|e| !off.contains(e)).collect();
+    assert_eq!(seen, want, "{step}");
+    assert_eq!(world.disabled_count(), off.len(), "{step}");
+}
+
+/// Inserts and removals of other components leave an entity's disabled
+/// state as it was (the row move carries it), and a bundle holding the
+/// marker sets or clears it, through every entry point that writes a
+/// bundle. (Only a bundle holding the marker updates the mirror, so this
+/// is what keeps that shortcut honest.)
+#[test]
+fn other_components_keep_the_state_and_bundles_with_the_marker_change_it() {
+    let mut world = World::new();
+    let all = world.spawn_batch((0..8).map(|i| (Pos(i), Vel(i))));
+    let mut off = BTreeSet::new();
+    for &e in all.iter().step_by(2) {
+        world.insert_one(e, Disabled).unwrap();
+        off.insert(e);
+    }
+    agrees(&mut world, &all, &off, "start");
+
+    // One entity at a time, so each move swaps the last row of the table
+    // it leaves into its place: disabled and enabled rows trade places.
+    for &e in &all {
+        world.insert_one(e, Big(1)).unwrap();
+        agrees(&mut world, &all, &off, "insert_one of a table component");
+        world.insert(e, (Note(1), Vel(2), Big(3))).unwrap();
+        agrees(&mut world, &all, &off, "overwrite in place, sparse part");
+        world.insert(e, (Tag(1), Note(2))).unwrap();
+        agrees(&mut world, &all, &off, "a sparse-only bundle");
+        world.remove::<(Big, Note)>(e).unwrap();
+        agrees(&mut world, &all, &off, "remove a mixed bundle");
+        world.remove::<Tag>(e).unwrap();
+        agrees(&mut world, &all, &off, "remove a sparse-only bundle");
+        world.remove_one::<Vel>(e).unwrap();
+        agrees(&mut world, &all, &off, "remove_one of a table component");
+        world
+            .entity_mut(e)
+            .unwrap()
+            .insert((Vel(4), Big(5)))
+            .unwrap();
+        agrees(&mut world, &all, &off, "insert through the entity handle");
+        let mut builder = mosaic::EntityBuilder::new();
+        builder.add(Big(6)).add(Note(7));
+        world.insert(e, builder.build()).unwrap();
+        agrees(&mut world, &all, &off, "insert of a builder");
+    }
+
+    // The marker by bundle: in with a table component, out with one, and
+    // the same with sparse-only bundles.
+    let (on_a, on_b) = (all[1], all[3]);
+    world.insert(on_a, (Disabled, Vel(0))).unwrap();
+    off.insert(on_a);
+    agrees(&mut world, &all, &off, "insert (Disabled, table)");
+    world.insert(on_b, (Note(0), Disabled)).unwrap();
+    off.insert(on_b);
+    agrees(&mut world, &all, &off, "insert (sparse, Disabled)");
+    let (was_a, was_b) = (all[0], all[2]);
+    world.remove::<(Big, Disabled)>(was_a).unwrap();
+    off.remove(&was_a);
+    agrees(&mut world, &all, &off, "remove (table, Disabled)");
+    world.remove::<(Disabled, Note)>(was_b).unwrap();
+    off.remove(&was_b);
+    agrees(&mut world, &all, &off, "remove (Disabled, sparse)");
+    // A failed removal of a bundle with the marker changes nothing.
+    assert!(world.remove::<(Tag, Disabled)>(all[4]).is_err());
+    agrees(&mut world, &all, &off, "failed removal");
+    let mut builder = mosaic::EntityBuilder::new();
+    builder.add(Disabled).add(Big(8));
+    world.insert(all[5], builder.build()).unwrap();
+    off.insert(all[5]);
+    agrees(
+        &mut world,
+        &all,
+        &off,
+        "insert of a builder with the marker",
+    );
+    let last = all[7];
+    world.run_system_once(move |mut commands: Commands| {
+        commands.entity(last).insert((Vel(9), Disabled));
+    });
+    off.insert(last);
+    agrees(&mut world, &all, &off, "insert by command");
+
+    // Spawns: with the marker, and without it in a world that has it.
+    let mut all = all;
+    let mut builder = mosaic::EntityBuilder::new();
+    builder.add(Pos(100)).add(Disabled);
+    let spawned = [
+        (world.spawn((Pos(101), Disabled)), true),
+        (world.spawn((Pos(102), Vel(0))), false),
+        (world.spawn(builder.build()), true),
+        (world.spawn(Tag(0)), false),
+    ];
+    for (e, disabled) in spawned {
+        all.push(e);
+        if disabled {
+            off.insert(e);
+        }
+    }
+    let batch = world.spawn_batch((0..3).map(|i| (Pos(110 + i), Disabled)));
+    all.extend(&batch);
+    off.extend(&batch);
+    let mut columns = mosaic::ColumnBatch::new(2);
+    columns.push(vec![Pos(120), Pos(121)]).unwrap();
+    all.extend(world.spawn_column_batch(columns));
+    let mut columns = mosaic::ColumnBatch::new(2);
+    columns.push(vec![Pos(130), Pos(131)]).unwrap();
+    columns.push(vec![Disabled; 2]).unwrap();
+    let marked = world.spawn_column_batch(columns);
+    all.extend(&marked);
+    off.extend(&marked);
+    agrees(&mut world, &all, &off, "spawns");
+}
+
+/// A requirement that is the marker disables what it comes with: on
+/// spawn, on insert, by builder and by column batch.
+#[test]
+fn a_required_marker_disables_the_entity() {
+    let mut world = World::new();
+    let plain = world.spawn(Pos(0));
+    let mut all = vec![plain, world.spawn((Pos(1), Dormant))];
+    let mut off = BTreeSet::from([all[1]]);
+    agrees(&mut world, &all, &off, "spawn");
+    world.insert(plain, (Vel(0), Dormant)).unwrap();
+    off.insert(plain);
+    agrees(&mut world, &all, &off, "insert");
+    let other = world.spawn(Pos(2));
+    all.push(other);
+    let mut builder = mosaic::EntityBuilder::new();
+    builder.add(Dormant).add(Note(0));
+    world.insert(other, builder.build()).unwrap();
+    off.insert(other);
+    agrees(&mut world, &all, &off, "insert of a builder");
+    let mut columns = mosaic::ColumnBatch::new(2);
+    columns.push(vec![Pos(3), Pos(4)]).unwrap();
+    columns.push(vec![Dormant; 2]).unwrap();
+    let marked = world.spawn_column_batch(columns);
+    all.extend(&marked);
+    off.extend(&marked);
+    agrees(&mut world, &all, &off, "column batch");
+    // Taking the requirement away takes the marker's effect away.
+    world.remove::<Disabled>(plain).unwrap();
+    off.remove(&plain);
+    agrees(&mut world, &all, &off, "removal");
+}

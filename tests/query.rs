@@ -473,6 +473,14 @@ fn check_get<A: Val, B: Val, C: Val>() {
     assert_ne!(e5, dead);
     assert_no_such_entity(q.get(&world, dead), dead);
     assert_no_such_entity(qm.get_mut(&mut world, dead), dead);
+
+    // An id reserved and not yet made live (nothing flushed it): no such
+    // entity, not a mismatch, also for a query every archetype matches.
+    let reserved = world.reserve_entity();
+    assert_no_such_entity(q.get(&world, reserved), reserved);
+    assert_no_such_entity(opt.get(&world, reserved), reserved);
+    let mut every = world.query::<Entity>();
+    assert_no_such_entity(every.get(&world, reserved), reserved);
 }
 
 // ----- With / Without / Or / tuples of filters ---------------------------------------
@@ -1793,4 +1801,44 @@ fn odd_sized_join_iterates_every_matched_row_once() {
     for (e, want) in expected {
         assert_eq!(world.get::<Vec3>(e).unwrap().0, want, "{e:?}");
     }
+}
+
+/// `QueryState::get` first tries the archetype its last lookup landed in
+/// (checked by id): lookups that alternate between archetypes, in which the
+/// same components sit at different column positions, and entities of an
+/// archetype made after the state, each read their own values.
+#[test]
+fn get_alternating_archetypes_reads_each_entitys_own_values() {
+    #[derive(Component)]
+    struct Lead;
+    #[derive(Component)]
+    struct Value(u32);
+    #[derive(Component)]
+    struct Other(u32);
+    let mut world = World::new();
+    let plain = world.spawn(Value(1));
+    let led = world.spawn((Lead, Value(2), Other(200)));
+    let mut q = world.query::<&Value>();
+    let mut qm = world.query::<(&mut Value, Option<&Other>)>();
+    for round in 0..3 {
+        assert_eq!(q.get(&world, plain).unwrap().0, 1 + round);
+        assert_eq!(q.get(&world, led).unwrap().0, 2 + round);
+        assert_eq!(q.get(&world, plain).unwrap().0, 1 + round);
+        for e in [plain, led, led, plain] {
+            let (value, other) = qm.get_mut(&mut world, e).unwrap();
+            assert_eq!(other.map(|o| o.0), (e == led).then_some(200));
+            assert_eq!(value.0, if e == led { 2 + round } else { 1 + round });
+        }
+        for e in [plain, led] {
+            qm.get_mut(&mut world, e).unwrap().0.0 += 1;
+        }
+    }
+    let late = world.spawn((Other(300), Value(9)));
+    assert_eq!(q.get(&world, late).unwrap().0, 9);
+    assert_eq!(q.get(&world, plain).unwrap().0, 4);
+    assert_eq!(
+        qm.get_mut(&mut world, late).unwrap().1.map(|o| o.0),
+        Some(300)
+    );
+    assert_no_match(world.query::<&Lead>().get(&world, plain), plain);
 }

@@ -1,6 +1,7 @@
 //! A query's cached state: its matched archetypes and its last run.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{
     Access, QueryData, QueryFilter, QueryIter, QueryParIter, ReadOnlyQueryData, TickRange,
@@ -54,6 +55,15 @@ pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     /// Per archetype index: its position in `matched` plus one, or 0 if it
     /// does not match (or was created after the last update).
     matched_index: Vec<u32>,
+    /// The position in `matched` of the archetype the last lookup by entity
+    /// (`get`, `get_mut`) landed in, or `u32::MAX`: the next lookup tries
+    /// it first, checked by its archetype id, so that a run of lookups
+    /// among entities of one archetype finds its columns from this alone,
+    /// without waiting for the entity's location to look its archetype up
+    /// (the load chain the CPU would otherwise wait on for every lookup).
+    /// An atomic because lookups through a shared borrow update it; a
+    /// reader sees one whole position or another, each checked.
+    last_get: AtomicU32,
     archetypes_seen: usize,
     /// The sparse components every match has (`&T`, `&mut T`, `With<T>`
     /// of a sparse `T`): a run may walk the smallest of their sets instead
@@ -145,6 +155,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             access,
             matched: Vec::new(),
             matched_index: Vec::new(),
+            last_get: AtomicU32::new(u32::MAX),
             archetypes_seen: 0,
             sparse_required,
             last_run: None,
@@ -383,11 +394,35 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
         entity: Entity,
         ticks: TickRange,
     ) -> Result<Q::Item<'w>, Miss> {
-        let loc = world.location(entity).ok_or(Miss::NoSuchEntity)?;
-        let Some(matched) = self.matched_entry(loc.archetype) else {
-            return Err(Miss::NoMatch);
+        // The entry the last lookup landed in, and its archetype, found
+        // before the entity's location (as `World::get` reads its column
+        // hint first): on a hit, the archetype's columns do not wait on the
+        // entity's slot, and the compiler cannot take the archetype from
+        // the location instead (the two are only known equal after).
+        let last = self
+            .matched
+            .get(self.last_get.load(Ordering::Relaxed) as usize)
+            .and_then(|entry| Some((entry, world.archetype_slice().get(entry.id.index())?)));
+        // The slot's location unverified: an invalid one (an id reserved
+        // but not flushed) has archetype `ArchetypeId::INVALID`, which no
+        // state matched (no archetype has that index), so it is told from
+        // a mismatch only on a miss, off the hit path.
+        let loc = world
+            .location_unverified(entity)
+            .ok_or(Miss::NoSuchEntity)?;
+        let (matched, archetype) = match last {
+            Some((entry, archetype)) if entry.id == loc.archetype => (entry, archetype),
+            _ => match self.matched_for_get_searched(loc.archetype) {
+                Some(entry) => (entry, world.archetype(entry.id)),
+                None => {
+                    return Err(if loc.is_valid() {
+                        Miss::NoMatch
+                    } else {
+                        Miss::NoSuchEntity
+                    });
+                }
+            },
         };
-        let archetype = world.archetype(loc.archetype);
         let row = loc.row as usize;
         if archetype.table.disabled().count() > 0
             && self.skips_disabled(world)
@@ -626,10 +661,27 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// The entry of archetype `id`, if this state matched it.
     #[inline]
     pub(crate) fn matched_entry(&self, id: ArchetypeId) -> Option<&MatchedArchetype<Q, F>> {
-        match self.matched_index.get(id.index()) {
-            Some(&i) if i > 0 => Some(&self.matched[i as usize - 1]),
-            _ => None,
+        // `matched_index` holds a match's position + 1, or 0: the 0 wraps
+        // to `usize::MAX`, so one bounds check of `matched` answers both
+        // "not matched" and the position's range (random access by entity
+        // takes this on every call).
+        let i = *self.matched_index.get(id.index())? as usize;
+        self.matched.get(i.wrapping_sub(1))
+    }
+
+    /// The entry of archetype `id` for a lookup by entity whose archetype is
+    /// not the last lookup's (see `last_get`): found by its index, and
+    /// remembered.
+    #[inline(never)]
+    fn matched_for_get_searched(&self, id: ArchetypeId) -> Option<&MatchedArchetype<Q, F>> {
+        let i = (*self.matched_index.get(id.index())?).wrapping_sub(1);
+        let entry = self.matched.get(i as usize)?;
+        // A store only when it changes: readers on several threads keep
+        // the line shared.
+        if self.last_get.load(Ordering::Relaxed) != i {
+            self.last_get.store(i, Ordering::Relaxed);
         }
+        Some(entry)
     }
 
     /// Checks `world` is this state's and catches up on new archetypes.

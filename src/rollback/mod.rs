@@ -51,8 +51,10 @@
 //! - **Values** written since the snapshot (their change tick is newer)
 //!   are put back and marked changed at the current tick, so `Changed<T>`
 //!   reports exactly those rows; rows nobody wrote keep their values and
-//!   their ticks, and are not even read. No hook or observer runs for a
-//!   value put back (as for any write through `&mut T`).
+//!   their ticks (in a stretch of rows mostly written, the values of a
+//!   type without drop glue are copied back whole: an unwritten row gets
+//!   the value it holds already). No hook or observer runs for a value put
+//!   back (as for any write through `&mut T`).
 //! - **Structure** that differs (entities spawned or despawned since the
 //!   snapshot, registered components added or removed) is undone through
 //!   the world's ordinary operations, so `Added<T>` fires only for
@@ -67,13 +69,16 @@
 //!
 //! A snapshot copies every registered column and entity list. A
 //! [`SnapshotRing`] shares with the previous frame's snapshot every column
-//! nobody wrote in between (and every unchanged entity list), and copies
-//! the others into the buffers of the snapshot it drops, as
+//! nobody wrote in between (and every unchanged entity list, and the
+//! allocator's state if no entity was spawned, despawned or moved), and
+//! copies the others into the buffers of the snapshot it drops, as
 //! [`World::snapshot_into`](crate::World::snapshot_into) does: no new
-//! memory (whose page faults would cost more than the copy) once full. A restore
-//! compares each table's entity list with the saved one, scans the change
-//! ticks of the registered columns (a block of rows at a time), and copies
-//! only the written rows back.
+//! memory (whose page faults would cost more than the copy) once full. A
+//! restore compares each table's entity list with the saved one (unless no
+//! entity moved), skips the blocks of rows nobody wrote (a bound per 8
+//! rows), and copies back only the written rows of the others; a stretch of
+//! mostly written blocks of a `Copy`-like type is copied back as one slice,
+//! its change ticks marked in one pass.
 //!
 //! # Example
 //! ```
@@ -110,7 +115,7 @@ mod ring;
 
 use std::any::{Any, TypeId};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rustc_hash::FxHashMap;
 use thiserror::Error;
@@ -152,8 +157,11 @@ pub struct Snapshot {
     /// The change tick the snapshot was taken at: values written later
     /// carry a newer one.
     pub(crate) tick: Tick,
-    pub(crate) slots: Vec<(u32, bool)>,
-    pub(crate) free: Vec<u32>,
+    /// The allocator's slots and free list: shared with the snapshot a
+    /// [`SnapshotRing`] took before if no entity was spawned, despawned or
+    /// moved in between (the same `structure`).
+    pub(crate) slots: Arc<Vec<(u32, bool)>>,
+    pub(crate) free: Arc<Vec<u32>>,
     /// The entities' version when it was taken: if the world's is still
     /// the same, no entity was spawned, despawned or moved since, and a
     /// restore skips comparing entity lists and allocator state.
@@ -218,16 +226,20 @@ pub(crate) fn same_entities(a: &[Entity], b: &[Entity]) -> bool {
         })
 }
 
+/// The empty allocator lists of [`Snapshot::empty`], allocated once.
+static NO_SLOTS: LazyLock<Arc<Vec<(u32, bool)>>> = LazyLock::new(Arc::default);
+static NO_FREE: LazyLock<Arc<Vec<u32>>> = LazyLock::new(Arc::default);
+
 impl Snapshot {
-    /// A snapshot of nothing, holding no allocation: what
+    /// A snapshot of nothing, holding no allocation of its own: what
     /// [`World::snapshot_into`](crate::World::snapshot_into) leaves in
     /// place while it takes the old one apart.
     pub(crate) fn empty(world: WorldId) -> Self {
         Snapshot {
             world,
             tick: Tick::new(0),
-            slots: Vec::new(),
-            free: Vec::new(),
+            slots: NO_SLOTS.clone(),
+            free: NO_FREE.clone(),
             // No world's entities reach this version: never "unmoved".
             structure: u64::MAX,
             live: 0,

@@ -1108,6 +1108,12 @@ impl Column {
     ///
     /// Its cost follows the blocks written, not the rows: a block whose
     /// bound is not newer than `since` is skipped without reading its rows.
+    /// Where at least half the blocks of a group of 64 were written, and
+    /// `T` has no drop glue, the group's written span is put back whole
+    /// (one copy) and its ticks marked in one pass: the unwritten rows in
+    /// it get their saved values again, which they hold already (their
+    /// ticks say nobody wrote them; a value changed without a write, through
+    /// interior mutability, is put back too).
     ///
     /// Panics, changing nothing, if the column does not hold `T`s or if
     /// `saved` does not have a value per row.
@@ -1137,34 +1143,11 @@ impl Column {
         // newer than `since` is skipped, its rows' ticks unread: after a
         // frame that wrote a few rows, most blocks (found through a mask of
         // 64 bounds at a time). A block written whole joins a run copied as
-        // one slice (a `memcpy` for `Copy`: after a frame that wrote
-        // everything, one copy per column); in a block written in part, the
-        // written rows are put back one by one.
+        // one slice (a `memcpy` for `Copy`); in a block written in part, the
+        // written rows are put back one by one. A group of 64 blocks mostly
+        // written joins the run whole (see below): after a frame that wrote
+        // everything, one copy per column and one pass over its ticks.
         let mut written = 0;
-        // Which rows of a block were written, as a bit mask (bit `r` for
-        // row `r`): one branch-free pass, on a fixed-size array for whole
-        // blocks so that it vectorises.
-        // How many rows of a block were written (the test for a block
-        // written whole), likewise.
-        let count = |ticks: &mut [UnsafeCell<ComponentTicks>]| -> usize {
-            match <&mut [_; BLOCK_ROWS]>::try_from(&mut *ticks) {
-                Ok(block) => block
-                    .iter_mut()
-                    .fold(0, |n, t| n + usize::from(newer(t.get_mut().changed))),
-                Err(_) => ticks
-                    .iter_mut()
-                    .fold(0, |n, t| n + usize::from(newer(t.get_mut().changed))),
-            }
-        };
-        let written_rows = |ticks: &mut [UnsafeCell<ComponentTicks>]| -> u32 {
-            let bits = |(r, t): (usize, &mut UnsafeCell<ComponentTicks>)| {
-                u32::from(newer(t.get_mut().changed)) << r
-            };
-            match <&mut [_; BLOCK_ROWS]>::try_from(&mut *ticks) {
-                Ok(block) => block.iter_mut().enumerate().map(bits).fold(0, |m, b| m | b),
-                Err(_) => ticks.iter_mut().enumerate().map(bits).fold(0, |m, b| m | b),
-            }
-        };
         let len = self.ticks.len();
         let (blocks, all_ticks) = (
             &mut self.blocks[..len.div_ceil(BLOCK_ROWS)],
@@ -1175,24 +1158,60 @@ impl Column {
         let mut next = 0;
         let mut run: Option<usize> = None;
         // 64 blocks at a time: a mask of those whose bound is newer (one
-        // branch-free pass over the bounds), then only those.
+        // branch-free pass over the bounds, four at a time), then only
+        // those.
         for (g, group) in blocks.chunks_mut(64).enumerate() {
-            // Eight bounds at a time, each at a fixed bit: the shifts are
-            // constants, so the eight compares become a few vector
-            // instructions (a shift by the bound's index in the group has no
-            // vector form on x86-64's baseline, and ran one bound at a time).
             let mut dirty = 0u64;
-            let done = group.len() / 8 * 8;
-            let mut eights = group.chunks_exact_mut(8);
-            for (k, eight) in (&mut eights).enumerate() {
-                let mut bits = 0u64;
-                for (j, t) in eight.iter_mut().enumerate() {
-                    bits |= u64::from(newer(Tick::new(*t.0.get_mut()))) << j;
-                }
-                dirty |= bits << (8 * k);
+            let done = group.len() / 4 * 4;
+            let mut fours = group.chunks_exact_mut(4);
+            for (k, four) in (&mut fours).enumerate() {
+                let [a, b, c, d] = four else {
+                    unreachable!("chunks of 4")
+                };
+                let bounds = [a, b, c, d].map(|t| *t.0.get_mut());
+                dirty |= u64::from(newer_mask4(bounds, now, window)) << (4 * k);
             }
-            for (i, t) in eights.into_remainder().iter_mut().enumerate() {
+            for (i, t) in fours.into_remainder().iter_mut().enumerate() {
                 dirty |= u64::from(newer(Tick::new(*t.0.get_mut()))) << (done + i);
+            }
+            // A group where at least half the blocks were written (after a
+            // frame that wrote most rows): put back the whole span from
+            // its first written block to its last with one copy, and mark
+            // the written rows in one branch-free pass over the span's
+            // ticks (it vectorises), rather than block by block. A row not
+            // written since the snapshot holds its saved value (its tick
+            // says so), so copying it back changes nothing; for a type
+            // with drop glue (a `String`) that copy would clone each
+            // unwritten row's heap data, so those keep the sparse path.
+            if dirty != 0
+                && !std::mem::needs_drop::<T>()
+                && 2 * dirty.count_ones() as usize >= group.len()
+            {
+                let (first, last) = (
+                    dirty.trailing_zeros() as usize,
+                    63 - dirty.leading_zeros() as usize,
+                );
+                let b = g * 64 + first;
+                if b != next {
+                    // A clean block in between ends the run.
+                    if let Some(start) = run.take() {
+                        let end = next * BLOCK_ROWS;
+                        values[start..end].clone_from_slice(&saved[start..end]);
+                    }
+                }
+                // The span joins the run (copied when it ends).
+                run.get_or_insert(b * BLOCK_ROWS);
+                next = g * 64 + last + 1;
+                let rows = b * BLOCK_ROWS..len.min(next * BLOCK_ROWS);
+                written += mark_written(&mut all_ticks[rows], now, window);
+                // The written blocks' bounds become `now` (a later bound
+                // is still a bound, for a block whose bound was newer but
+                // none of whose rows is).
+                for bound in &mut group[first..=last] {
+                    let t = bound.0.get_mut();
+                    *t = if newer(Tick::new(*t)) { now.get() } else { *t };
+                }
+                continue;
             }
             while dirty != 0 {
                 let i = dirty.trailing_zeros() as usize;
@@ -1209,10 +1228,11 @@ impl Column {
                 }
                 next = b + 1;
                 let ticks = &mut all_ticks[base..len.min(base + BLOCK_ROWS)];
-                // A block whose first row was not written is not written
-                // whole (after a frame that wrote scattered rows, most
-                // dirty blocks): it is not counted.
-                if newer(ticks[0].get_mut().changed) && count(ticks) == ticks.len() {
+                // Which rows of the block were written (bit `r` for row
+                // `r`), in one branch-free pass.
+                let mask = written_rows(ticks, now, window);
+                if mask == (1 << ticks.len()) - 1 {
+                    // Written whole: it joins the run.
                     for t in ticks.iter_mut() {
                         t.get_mut().changed = now;
                     }
@@ -1224,7 +1244,6 @@ impl Column {
                 if let Some(start) = run.take() {
                     values[start..base].clone_from_slice(&saved[start..base]);
                 }
-                let mask = written_rows(ticks);
                 if mask == 0 {
                     continue;
                 }
@@ -1236,8 +1255,8 @@ impl Column {
                     rest &= rest - 1;
                     values[base + r].clone_from(&saved[base + r]);
                     ticks[r].get_mut().changed = now;
+                    written += 1;
                 }
-                written += mask.count_ones() as usize;
             }
         }
         if let Some(start) = run {
@@ -1375,6 +1394,82 @@ impl Column {
             }
         }
     }
+}
+
+/// Which of four ticks are newer than `now - window` (seen from `now`),
+/// as bits 0..4: the test of [`Column::restore_written`] for four block
+/// bounds or four rows at once.
+#[inline(always)]
+fn newer_mask4(ticks: [u32; 4], now: Tick, window: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU
+        // has it (and the compiler assumes it).
+        unsafe { newer_mask4_sse2(ticks, now.get(), window) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        ticks.iter().enumerate().fold(0, |m, (i, &t)| {
+            m | u32::from(now.get().wrapping_sub(t) < window) << i
+        })
+    }
+}
+
+/// [`newer_mask4`] in five vector instructions: the ages (`now - t`) and
+/// the window, compared unsigned (a signed compare after flipping the sign
+/// bits), then one bit per lane. Compilers do not find this form on their
+/// own from a scalar loop (the lanes' bits are gathered one by one).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "sse2")]
+fn newer_mask4_sse2(ticks: [u32; 4], now: u32, window: u32) -> u32 {
+    use std::arch::x86_64::{
+        _mm_castsi128_ps, _mm_cmplt_epi32, _mm_movemask_ps, _mm_set1_epi32, _mm_setr_epi32,
+        _mm_sub_epi32, _mm_xor_si128,
+    };
+    let [a, b, c, d] = ticks.map(|t| t as i32);
+    let sign = _mm_set1_epi32(i32::MIN);
+    let ages = _mm_sub_epi32(_mm_set1_epi32(now as i32), _mm_setr_epi32(a, b, c, d));
+    let lt = _mm_cmplt_epi32(
+        _mm_xor_si128(ages, sign),
+        _mm_xor_si128(_mm_set1_epi32(window as i32), sign),
+    );
+    _mm_movemask_ps(_mm_castsi128_ps(lt)) as u32
+}
+
+/// Which rows of a block (at most [`BLOCK_ROWS`]) were written: changed
+/// tick newer than `now - window`, bit `r` for row `r`.
+#[inline(always)]
+fn written_rows(ticks: &mut [UnsafeCell<ComponentTicks>], now: Tick, window: u32) -> u32 {
+    let changed = |t: &mut UnsafeCell<ComponentTicks>| t.get_mut().changed.get();
+    match <&mut [_; BLOCK_ROWS]>::try_from(&mut *ticks) {
+        Ok([t0, t1, t2, t3, t4, t5, t6, t7]) => {
+            let low = [t0, t1, t2, t3].map(changed);
+            let high = [t4, t5, t6, t7].map(changed);
+            newer_mask4(low, now, window) | newer_mask4(high, now, window) << 4
+        }
+        Err(_) => ticks.iter_mut().enumerate().fold(0, |m, (r, t)| {
+            m | u32::from(now.get().wrapping_sub(changed(t)) < window) << r
+        }),
+    }
+}
+
+/// Marks changed at `now` every row of `ticks` whose changed tick is
+/// newer than `now - window` (written since the snapshot a restore puts
+/// back) and returns how many: one branch-free pass that vectorises.
+fn mark_written(ticks: &mut [UnsafeCell<ComponentTicks>], now: Tick, window: u32) -> usize {
+    // Counted in `u32`s (vector lanes), a bounded chunk at a time.
+    ticks
+        .chunks_mut(1 << 20)
+        .map(|chunk| {
+            chunk.iter_mut().fold(0u32, |n, t| {
+                let t = t.get_mut();
+                let written = now.get().wrapping_sub(t.changed.get()) < window;
+                t.changed = if written { now } else { t.changed };
+                n + u32::from(written)
+            }) as usize
+        })
+        .sum()
 }
 
 /// Reading ticks through `&self`: ticks are only written by a holder of

@@ -198,7 +198,14 @@ impl World {
         let mut panics = DeferredPanic::new();
         let lifecycle = self.components.lifecycle_active();
         let mut announced: Vec<(usize, Vec<(ComponentId, bool)>)> = Vec::new();
+        // Only a group holding the `Disabled` marker (given or required)
+        // has rows to mark disabled.
+        let disabled = self.components.disabled_id();
+        let mut disables = false;
         for (group, ids, required, archetype) in planned {
+            disables |= disabled.is_some_and(|d| {
+                ids.iter().any(|&(id, _)| id == d) || required.iter().any(|r| r.0 == d)
+            });
             let entities: Vec<Entity> = group.rows.iter().map(|&r| spawned[r]).collect();
             let columns = ids
                 .iter()
@@ -232,7 +239,9 @@ impl World {
                 announced.extend(group.rows.iter().map(|&r| (r, added.clone())));
             }
         }
-        self.sync_disabled_all(&spawned);
+        if disables {
+            self.sync_disabled_all(&spawned);
+        }
         if !announced.is_empty() {
             announced.sort_by_key(|&(row, _)| row);
             // Every entity is whole (requirements included) before any

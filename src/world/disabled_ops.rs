@@ -95,6 +95,17 @@ impl World {
         }
     }
 
+    /// [`sync_disabled`](Self::sync_disabled) after writing or removing a
+    /// bundle, whose info says whether it `disables` (holds the marker):
+    /// one branch for every other bundle, as a row move carries the
+    /// entity's bit to its new table.
+    #[inline(always)]
+    pub(crate) fn sync_disabled_if(&mut self, disables: bool, entity: Entity) {
+        if disables {
+            self.sync_disabled(entity);
+        }
+    }
+
     #[inline(never)]
     fn sync_disabled_slow(&mut self, id: ComponentId, entity: Entity) {
         let Some(loc) = self.entities.get(entity) else {

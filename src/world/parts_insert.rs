@@ -53,6 +53,8 @@ struct SpawnPlan {
     bundle: BundleId,
     target: ArchetypeId,
     row: NewRowPlan,
+    /// The bundle's [`BundleInfo::disables`](crate::bundle::BundleInfo).
+    disables: bool,
 }
 
 impl SpawnPlans {
@@ -125,6 +127,7 @@ impl World {
         let tick = self.change_tick();
         let entity = self.entities.alloc();
         let target = plan.target;
+        let disables = plan.disables;
         let mut panics = DeferredPanic::new();
         let row = planned.write_new_row(
             self.archetypes.table_mut(target),
@@ -134,7 +137,7 @@ impl World {
             tick,
             &mut panics,
         );
-        Some(self.place_new_row(entity, target, row, lifecycle, panics))
+        Some(self.place_new_row(entity, target, row, disables, lifecycle, panics))
     }
 
     /// [`World::spawn_parts`] of a list of types other than the last one
@@ -186,10 +189,12 @@ impl World {
         let target = insert.edge.target;
         let table = insert.dst.as_deref().unwrap_or(insert.src);
         let row = NewRowPlan::new(parts.types(), info, insert.edge, table);
+        let disables = info.disables;
         Ok(self.spawn_plans.add(SpawnPlan {
             bundle: bundle_id,
             target,
             row,
+            disables,
         }))
     }
 
@@ -222,6 +227,7 @@ impl World {
             .insert_plan(ArchetypeId::EMPTY, info, &self.components);
         let target = plan.edge.target;
         let table = plan.dst.unwrap_or(plan.src);
+        let disables = info.disables;
         let mut panics = DeferredPanic::new();
         let row = write_new_row(
             table,
@@ -234,25 +240,27 @@ impl World {
             tick,
             &mut panics,
         );
-        self.place_new_row(entity, target, row, lifecycle, panics)
+        self.place_new_row(entity, target, row, disables, lifecycle, panics)
     }
 
     /// The end of a spawn written straight into its target table (the
     /// planned and the by-bundle paths): `entity` is placed at `row`, its
-    /// disabled mirror updated, the whole entity announced if anyone
-    /// listens, then the first panic a value's write deferred goes on.
+    /// disabled mirror updated if the bundle `disables` (holds the
+    /// marker), the whole entity announced if anyone listens, then the
+    /// first panic a value's write deferred goes on.
     #[inline(always)]
     fn place_new_row(
         &mut self,
         entity: Entity,
         target: ArchetypeId,
         row: usize,
+        disables: bool,
         lifecycle: bool,
         panics: DeferredPanic,
     ) -> Entity {
         self.entities
             .set_location(entity.index(), location(target, row));
-        self.sync_disabled(entity);
+        self.sync_disabled_if(disables, entity);
         if lifecycle && self.components.spawn_announced() {
             self.announce_insert(entity, true, &[]);
             self.flush_observer_commands();
@@ -326,7 +334,8 @@ impl World {
             let made = self.make_required_or_discard(entity, loc, &changes, spawned);
             if !made.is_empty() {
                 let extras = made.iter().map(|(r, _)| (r.component, r.storage));
-                bundle_id = self.bundles.combined(bundle_id, extras);
+                let disabled = self.components.disabled_id();
+                bundle_id = self.bundles.combined(bundle_id, extras, disabled);
                 changes.extend(made.iter().map(|(r, _)| (r.component, true)));
                 extra.extend(made.into_iter().map(|(r, value)| r.maker.erase(value)));
             }
@@ -355,7 +364,7 @@ impl World {
             // for the change to be announced).
             self.make_edges_held(|world| world.relate_copies(edges, entity));
         }
-        self.sync_disabled(entity);
+        self.sync_disabled_if(self.bundles.get(bundle_id).disables, entity);
         if announces || (lifecycle && spawned && self.components.spawn_announced()) {
             // The change is complete even if a replaced value's drop
             // panicked: announce it, then let the panic go on.
@@ -415,7 +424,8 @@ impl World {
             i += 1;
         }
         let unit = self.bundles.register::<()>(&mut self.components).id;
-        let bundle_id = self.bundles.combined(unit, list.into_iter());
+        let disabled = self.components.disabled_id();
+        let bundle_id = self.bundles.combined(unit, list.into_iter(), disabled);
         if by_type {
             self.bundles.remember_types(parts.types(), bundle_id);
         }

@@ -44,6 +44,7 @@ impl World {
         tick: Tick,
     ) -> Entity {
         let entity = self.entities.alloc();
+        let disables = self.bundles.get(with.combined).disables;
         let mut panics = DeferredPanic::new();
         let written = catch_unwind(AssertUnwindSafe(|| {
             let info = self.bundles.get(with.combined);
@@ -69,7 +70,7 @@ impl World {
         match written {
             Ok(loc) => {
                 self.entities.set_location(entity.index(), loc);
-                self.sync_disabled(entity);
+                self.sync_disabled_if(disables, entity);
             }
             Err(payload) => {
                 // A constructor panicked: nothing was written; the id goes
@@ -146,10 +147,12 @@ impl World {
         changes: &mut Vec<(ComponentId, bool)>,
     ) -> DeferredPanic {
         let extras = made.iter().map(|(r, _)| (r.component, r.storage));
-        let combined = self.bundles.combined(bundle_id, extras);
+        let disabled = self.components.disabled_id();
+        let combined = self.bundles.combined(bundle_id, extras, disabled);
         changes.extend(made.iter().map(|(r, _)| (r.component, true)));
         let tick = self.change_tick();
         let info = self.bundles.get(combined);
+        let disables = info.disables;
         let mut panics = DeferredPanic::new();
         let mut ctx = WriteCtx {
             components: &self.components,
@@ -163,7 +166,7 @@ impl World {
                     r.maker.write_made_sparse(value, w);
                 }
             });
-            self.sync_disabled(entity);
+            self.sync_disabled_if(disables, entity);
             return panics;
         }
         let extras = |w: &mut Writer<'_>| {
@@ -190,7 +193,7 @@ impl World {
                 }
             }
         }
-        self.sync_disabled(entity);
+        self.sync_disabled_if(disables, entity);
         panics
     }
 }

@@ -603,23 +603,57 @@ impl World {
         let now = self.change_tick();
         let own = recycle_is_base && recycle.as_ref().is_some_and(|r| r.world == self.id);
         let base = base.filter(|b| b.world == self.id && !own);
-        let mut old = recycle.unwrap_or_else(|| Snapshot::empty(self.id));
-        let same_world = old.world == self.id;
-        let mut slots = std::mem::take(&mut old.slots);
-        let mut free = std::mem::take(&mut old.free);
-        self.entities.snapshot_into(&mut slots, &mut free);
+        // The old snapshot, taken apart (what is not named here, its saved
+        // resources and relations, is dropped now).
+        let Snapshot {
+            world: old_world,
+            tick: old_tick,
+            slots: old_slots,
+            free: old_free,
+            structure: old_structure,
+            tables: old_tables,
+            mut table_of,
+            sparse: old_sparse,
+            ..
+        } = recycle.unwrap_or_else(|| Snapshot::empty(self.id));
+        let same_world = old_world == self.id;
+        // No entity spawned, despawned or moved since `base` (or the old
+        // snapshot, if it plays `base`) was taken: the allocator is as it
+        // saved it, and so is every table's entity list (as a restore
+        // reasons): shared, not copied nor compared. (Sparse sets are
+        // still compared, as a restore does.)
+        let version = self.entities.version();
+        let base_unmoved = base.is_some_and(|b| b.structure == version);
+        let own_unmoved = own && old_structure == version;
+        let (slots, free) = if base_unmoved {
+            let b = base.expect("checked just above");
+            (b.slots.clone(), b.free.clone())
+        } else if own_unmoved {
+            (old_slots, old_free)
+        } else {
+            let (mut slots, mut free) = (old_slots, old_free);
+            match (Arc::get_mut(&mut slots), Arc::get_mut(&mut free)) {
+                // An older snapshot's lists that nothing else holds:
+                // overwritten in place.
+                (Some(s), Some(f)) => self.entities.snapshot_into(s, f),
+                _ => {
+                    let (s, f) = self.entities.snapshot();
+                    (slots, free) = (Arc::new(s), Arc::new(f));
+                }
+            }
+            (slots, free)
+        };
         let registry = &self.rollback;
         let base_tick = if own {
-            Some(old.tick)
+            Some(old_tick)
         } else {
             base.map(|b| b.tick)
         };
         let since = base_tick.map(|t| registry.written_after(t));
         // The old snapshot's tables, in archetype order (as every
         // snapshot lists them), met in step with the world's.
-        let mut old_tables = std::mem::take(&mut old.tables).into_iter().peekable();
+        let mut old_tables = old_tables.into_iter().peekable();
         let mut tables = Vec::with_capacity(old_tables.len());
-        let mut table_of = std::mem::take(&mut old.table_of);
         table_of.clear();
         table_of.resize(self.archetypes.len(), None);
         for archetype in self.archetypes.iter() {
@@ -634,11 +668,11 @@ impl World {
             // table, or (if `own`) the old one itself.
             let based = base
                 .and_then(|b| b.table(id))
-                .filter(|t| same_entities(&t.entities, table.entities()));
+                .filter(|t| base_unmoved || same_entities(&t.entities, table.entities()));
             let own_same = own
                 && mine
                     .as_ref()
-                    .is_some_and(|t| same_entities(&t.entities, table.entities()));
+                    .is_some_and(|t| own_unmoved || same_entities(&t.entities, table.entities()));
             let entities = match (based, mine.as_mut()) {
                 (Some(t), _) => t.entities.clone(),
                 (None, Some(m)) if own_same => m.entities.clone(),
@@ -690,7 +724,7 @@ impl World {
         }
         // The old snapshot's sets, in registration order, as the loop
         // below visits them.
-        let mut old_sparse = std::mem::take(&mut old.sparse).into_iter().peekable();
+        let mut old_sparse = old_sparse.into_iter().peekable();
         let mut sparse = Vec::with_capacity(old_sparse.len());
         for (k, c) in registry.components.iter().enumerate() {
             if c.storage != StorageType::SparseSet {
@@ -755,7 +789,6 @@ impl World {
             sparse.push(snap);
         }
         drop(old_sparse);
-        drop(old);
         let resources = registry.resources.iter().map(|r| (r.save)(self)).collect();
         let relations = registry.relations.iter().map(|r| (r.save)(self)).collect();
         let components_known = registry.components.len();
@@ -1094,8 +1127,8 @@ impl World {
                 ));
             }
             let entities = crate::world::EntitiesSnapshot::from_parts(
-                snapshot.slots.clone(),
-                snapshot.free.clone(),
+                snapshot.slots.to_vec(),
+                snapshot.free.to_vec(),
             );
             self.restore_entities(&entities)?;
         }

@@ -22,6 +22,7 @@ fn color(library: &str) -> RGBColor {
         "mosaic" => RGBColor(214, 39, 40),
         "mosaic_for_each" => RGBColor(255, 152, 150),
         "mosaic_sparse" => RGBColor(247, 196, 165),
+        "mosaic_query" => RGBColor(240, 170, 190),
         "bevy" => RGBColor(31, 119, 180),
         "hecs" => RGBColor(255, 127, 14),
         "legion" => RGBColor(44, 160, 44),

@@ -15,7 +15,8 @@
 //! heavy_compute is parallel for everyone), default storage, the calls its
 //! docs show first. The headline `mosaic` row follows that rule too;
 //! mosaic's tuned forms are labelled extra columns: `mosaic_for_each`
-//! (`.for_each` closures) and `mosaic_sparse` (opt-in sparse-set storage).
+//! (`.for_each` closures), `mosaic_sparse` (opt-in sparse-set storage) and
+//! `mosaic_query` (random_get through a kept `QueryState`).
 //!
 //! `plain_vec` is the floor: the same data in plain `Vec`s with no ECS.
 //! For join_filter it times the body's loop both as LLVM vectorises it and

@@ -12,7 +12,8 @@
 //! medians, of mosaic against the best peer, of peak RSS (one child process
 //! per library) and of per-entity cost at 1e3..1e6 entities (simple_iter
 //! and add_remove). The `mosaic` column is mosaic's idiomatic form (`for`
-//! loops, table storage); `mosaic_for_each` and `mosaic_sparse` are its
+//! loops, table storage); `mosaic_for_each`, `mosaic_sparse` and
+//! `mosaic_query` are its
 //! tuned forms, listed as extra lines under each workload of the "mosaic
 //! against the best peer" table. It writes the
 //! markdown to `<repo>/docs/benchmarks.md` and a grouped bar chart to

@@ -199,8 +199,9 @@ pub fn render(input: &Input) -> String {
          `mosaic_for_each` is the same code with `.for_each(..)` closures instead of `for` \
          loops, and `mosaic_sparse` uses mosaic's opt-in sparse-set storage (fragmented_iter's \
          shared `Data`, iterated with a `for` loop; add_remove's toggled component through \
-         `World::insert_one`/`remove_one`). Those two \
-         are tuned forms, shown for reference.\n"
+         `World::insert_one`/`remove_one`), and `mosaic_query` does random_get's lookups \
+         through a kept `QueryState` (`q.get_mut(&mut world, e)`) instead of `World::get`/\
+         `get_mut`. Those three are tuned forms, shown for reference.\n"
     );
 
     // mosaic against the best peer.

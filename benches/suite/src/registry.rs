@@ -45,7 +45,7 @@ pub const WORKLOADS: [&str; 11] = [
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
     /// A mosaic column: the headline `mosaic` (idiomatic form) or a labelled
-    /// tuned variant (`mosaic_for_each`, `mosaic_sparse`).
+    /// tuned variant (`mosaic_for_each`, `mosaic_sparse`, `mosaic_query`).
     Mosaic,
     /// Another ECS.
     Peer,
@@ -54,10 +54,11 @@ pub enum Kind {
 }
 
 /// The libraries (report columns), in order, with their kind.
-pub const LIBRARIES: [(&str, Kind); 10] = [
+pub const LIBRARIES: [(&str, Kind); 11] = [
     ("mosaic", Kind::Mosaic),
     ("mosaic_for_each", Kind::Mosaic),
     ("mosaic_sparse", Kind::Mosaic),
+    ("mosaic_query", Kind::Mosaic),
     ("bevy", Kind::Peer),
     ("hecs", Kind::Peer),
     ("legion", Kind::Peer),
@@ -227,6 +228,8 @@ row_list! {
 
     #[cfg(feature = "mosaic")]
     "random_get", "mosaic" => libs::mosaic::RandomGet;
+    #[cfg(feature = "mosaic")]
+    "random_get", "mosaic_query" => libs::mosaic::RandomGetQuery;
     "random_get", "bevy" => libs::bevy::RandomGet;
     "random_get", "hecs" => libs::hecs::RandomGet;
     "random_get", "legion" => libs::legion::RandomGet;
