@@ -132,6 +132,28 @@ pub trait Component: Send + Sync + 'static {
     {
         CloneBehavior::Skip
     }
+
+    /// `#[component(rollback)]`: the type registers itself for rollback
+    /// (as [`World::register_rollback`](crate::World::register_rollback)
+    /// does) in every world that uses it.
+    #[doc(hidden)]
+    fn rollback() -> Option<crate::rollback::RollbackRegistration>
+    where
+        Self: Sized,
+    {
+        None
+    }
+
+    /// How [`World::checksum`](crate::World::checksum) hashes the type once
+    /// it is registered for rollback: the derive picks the type's `Hash`
+    /// impl if it has one; `None` leaves it out of the checksum.
+    #[doc(hidden)]
+    fn rollback_hash() -> Option<crate::rollback::RollbackHash>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// Fails the build (when `T` is known, at monomorphization) of code that
@@ -771,6 +793,10 @@ pub(crate) struct Components {
     requirements_epoch: u64,
     /// The id of [`Disabled`](crate::Disabled), once registered.
     disabled: Option<ComponentId>,
+    /// `#[component(rollback)]` types registered here that the world has
+    /// not yet registered for rollback (it does at its next snapshot,
+    /// restore or registration; its checksum hashes them meanwhile).
+    pub(crate) rollback_pending: Vec<(ComponentId, crate::rollback::RollbackRegistration)>,
 }
 
 impl Components {
@@ -846,6 +872,9 @@ impl Components {
         self.cache.offer(TypeId::of::<T>(), id);
         if TypeId::of::<T>() == TypeId::of::<crate::Disabled>() {
             self.disabled = Some(id);
+        }
+        if let Some(rollback) = T::rollback() {
+            self.rollback_pending.push((id, rollback));
         }
         let mut hooks = ComponentHooks::default();
         T::register_hooks(&mut hooks);

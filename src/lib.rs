@@ -331,4 +331,5 @@ pub mod __macro {
     pub use crate::component::{CloneProbe, ViaClone, ViaSkip};
     pub use crate::hooks::call_hook;
     pub use crate::query::{FromQueryItem, TickRange};
+    pub use crate::rollback::{HashProbe, RollbackHash, RollbackRegistration, ViaHash, ViaNoHash};
 }

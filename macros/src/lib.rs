@@ -4,7 +4,7 @@
 //! generated code names items as `::mosaic::…`.
 //!
 //! - `#[derive(Component)]`, with optional
-//!   `#[component(storage = "sparse", immutable, on_add = f, on_insert = g, on_replace = h,
+//!   `#[component(storage = "sparse", immutable, rollback, on_add = f, on_insert = g, on_replace = h,
 //!   on_remove = i, on_despawn = j)]` (storage `"table"` is the default; hooks are
 //!   `fn(DeferredWorld, Entity)` or `fn(DeferredWorld, HookContext)`)
 //!   and `#[require(A, B = B(5), C = make_c())]` (required components,
@@ -22,7 +22,7 @@ use syn::{Data, DeriveInput, Fields, LitStr, parse_macro_input};
 mod query;
 
 /// Implements `mosaic::Component`. See the `Component` trait for the options:
-/// `#[component(storage = "sparse", immutable, on_add = f, on_insert = g, on_replace = h,
+/// `#[component(storage = "sparse", immutable, rollback, on_add = f, on_insert = g, on_replace = h,
 /// on_remove = i, on_despawn = j)]` and `#[require(A, B = B(5), C = make_c())]`.
 #[proc_macro_derive(Component, attributes(component, require))]
 pub fn derive_component(input: TokenStream) -> TokenStream {
@@ -42,6 +42,8 @@ struct ComponentAttrs {
     clone: Option<LitStr>,
     /// `#[component(immutable)]`.
     immutable: bool,
+    /// `#[component(rollback)]`.
+    rollback: bool,
 }
 
 /// One `#[require(..)]` entry: `Type` (made with `Default`) or
@@ -126,6 +128,24 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             (&&::mosaic::__macro::CloneProbe::<Self>(::core::marker::PhantomData)).clone_behavior()
         }},
     };
+    let rollback = attrs.rollback.then(|| {
+        quote! {
+            fn rollback() -> ::core::option::Option<::mosaic::__macro::RollbackRegistration> {
+                ::core::option::Option::Some(::mosaic::__macro::RollbackRegistration::of::<Self>())
+            }
+        }
+    });
+    // The checksum hashes the type if it is `Hash` (a generic type cannot
+    // be probed: `World::register_rollback_hashed` is for it).
+    let rollback_hash = input.generics.params.is_empty().then(|| {
+        quote! {
+            fn rollback_hash() -> ::core::option::Option<::mosaic::__macro::RollbackHash> {
+                #[allow(unused_imports)]
+                use ::mosaic::__macro::{ViaHash as _, ViaNoHash as _};
+                (&&::mosaic::__macro::HashProbe::<Self>(::core::marker::PhantomData)).rollback_hash()
+            }
+        }
+    });
     let mutable = (attrs.immutable).then(|| {
         quote!(
             const MUTABLE: bool = false;
@@ -135,6 +155,8 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
         impl #impl_generics ::mosaic::Component for #name #ty_generics #where_clause {
             const STORAGE: ::mosaic::StorageType = #storage;
             #mutable
+            #rollback
+            #rollback_hash
             #hooks
             #required
             fn clone_behavior() -> ::mosaic::CloneBehavior<Self> {
@@ -151,6 +173,7 @@ fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
         required: Vec::new(),
         clone: None,
         immutable: false,
+        rollback: false,
     };
     for attr in &input.attrs {
         if attr.path().is_ident("require") {
@@ -179,13 +202,14 @@ fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {
                         attrs.clone = Some(meta.value()?.parse()?);
                     }
                     "immutable" => attrs.immutable = true,
+                    "rollback" => attrs.rollback = true,
                     "on_add" | "on_insert" | "on_remove" | "on_replace" | "on_despawn" => {
                         let path: syn::Path = meta.value()?.parse()?;
                         attrs.hooks.push((syn::Ident::new(&key, meta.path.span()), path));
                     }
                     _ => {
                         return Err(meta.error(
-                            "unknown component option; expected `storage`, `clone`, `immutable`, `on_add`, `on_insert`, `on_replace`, `on_remove` or `on_despawn`",
+                            "unknown component option; expected `storage`, `clone`, `immutable`, `rollback`, `on_add`, `on_insert`, `on_replace`, `on_remove` or `on_despawn`",
                         ))
                     }
                 }

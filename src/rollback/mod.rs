@@ -16,15 +16,26 @@
 //!   the first time.
 //! - Every component of a type registered with
 //!   [`World::register_rollback`](crate::World::register_rollback) (or
-//!   `register_rollback_unhashed`), table or sparse, column by column: a
-//!   clone of the column, one `memcpy` for a `Copy` type. The order of the
-//!   rows is saved too (it is the order queries visit them).
-//! - [`Disabled`](crate::Disabled), always.
+//!   `register_rollback_unhashed`, `register_rollback_hashed`), or declared
+//!   with `#[component(rollback)]` on its derive (registered in every
+//!   world that uses it, with no call), table or sparse, column by column:
+//!   a clone of the column, one `memcpy` for a `Copy` type. The order of
+//!   the rows is saved too (it is the order queries visit them). The type
+//!   needs `Clone`; [`World::checksum`](crate::World::checksum) hashes it
+//!   if it is `Hash` too (the derive tells).
+//! - [`Disabled`](crate::Disabled) and the hierarchy
+//!   ([`ChildOf`](crate::ChildOf) edges, each parent's
+//!   [`Children`](crate::Children) in order), always.
 //! - The resources registered with
 //!   [`World::register_rollback_resource`](crate::World::register_rollback_resource).
 //! - The edges of the relations registered with
 //!   [`World::register_rollback_relation`](crate::World::register_rollback_relation),
-//!   with the order of each target's sources (a parent's [`Children`](crate::Children)).
+//!   with the order of each target's sources.
+//!
+//! A component type registered for rollback after a snapshot was taken is
+//! not in that snapshot: a restore leaves its values as they are, unless
+//! the type was first used after the snapshot (it had no value then: a
+//! restore removes it, as any registered component added since).
 //!
 //! Components of other types are not part of the state: a restore leaves
 //! their values as they are, except on entities it despawns (spawned after
@@ -74,21 +85,28 @@
 //! use mosaic::prelude::*;
 //! #[derive(Component, Clone, Hash, Debug, PartialEq)]
 //! struct Pos(i32);
+//! // Registered by its derive: no call needed.
+//! #[derive(Component, Clone, Copy, Debug, PartialEq)]
+//! #[component(rollback)]
+//! struct Vel(f32);
 //! let mut world = World::new();
 //! world.register_rollback::<Pos>();
-//! let a = world.spawn(Pos(1));
+//! let a = world.spawn((Pos(1), Vel(0.5)));
 //! let saved = world.snapshot();
 //! let sum = world.checksum();
 //!
 //! world.get_mut::<Pos>(a).unwrap().0 = 5;
+//! world.get_mut::<Vel>(a).unwrap().0 = 2.0;
 //! let b = world.spawn(Pos(2));
 //! assert_ne!(world.checksum(), sum);
 //!
 //! let report = world.restore(&saved).unwrap();
 //! assert_eq!(world.get::<Pos>(a), Ok(&Pos(1)));
+//! assert_eq!(world.get::<Vel>(a), Ok(&Vel(0.5)));
 //! assert!(!world.contains(b));
 //! assert_eq!(world.checksum(), sum);
-//! assert_eq!(report.rows_restored, 1);
+//! assert_eq!(report.rows_restored, 2);
+//! assert!(report.unregistered.is_empty());
 //! assert_eq!(world.spawn(Pos(2)), b); // the same id as the first time
 //! ```
 
@@ -161,6 +179,10 @@ pub struct Snapshot {
     /// How many components were registered when it was taken (those
     /// registered later are not in it).
     pub(crate) components_known: usize,
+    /// How many component types the world knew when it was taken: a type
+    /// registered for rollback later but first used later too had no
+    /// value then, so a restore removes it.
+    pub(crate) component_types: usize,
 }
 
 #[derive(Clone)]
@@ -227,6 +249,7 @@ impl Snapshot {
             resources: Vec::new(),
             relations: Vec::new(),
             components_known: 0,
+            component_types: 0,
         }
     }
 
@@ -410,6 +433,79 @@ pub enum RollbackError {
     DespawnRefused(Entity),
 }
 
+/// A hashing function for the checksum: `World::checksum` calls it per
+/// entity (true if the entity has the component). Not part of the API:
+/// what [`Component::rollback_hash`](crate::Component) returns.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct RollbackHash(pub(crate) HashFn);
+
+pub(crate) type HashFn = fn(&crate::World, Entity, &mut StableHasher) -> bool;
+
+impl fmt::Debug for RollbackHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RollbackHash")
+    }
+}
+
+/// The derive's choice of [`RollbackHash`]: the type's `Hash` impl if it
+/// has one, else none (method resolution on `&&HashProbe<T>` tries
+/// `ViaHash`, implemented for `&HashProbe<T>` when `T: Hash`, first). Not
+/// part of the API.
+#[doc(hidden)]
+pub struct HashProbe<T>(pub std::marker::PhantomData<T>);
+
+#[doc(hidden)]
+pub trait ViaHash {
+    fn rollback_hash(&self) -> Option<RollbackHash>;
+}
+
+impl<T: crate::Component + std::hash::Hash> ViaHash for &HashProbe<T> {
+    fn rollback_hash(&self) -> Option<RollbackHash> {
+        Some(RollbackHash(crate::world::hash_component::<T>))
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaNoHash {
+    fn rollback_hash(&self) -> Option<RollbackHash>;
+}
+
+impl<T> ViaNoHash for HashProbe<T> {
+    fn rollback_hash(&self) -> Option<RollbackHash> {
+        None
+    }
+}
+
+/// What `#[component(rollback)]` registers: a call of
+/// [`World::register_rollback`](crate::World::register_rollback) for the
+/// type. Not part of the API.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct RollbackRegistration {
+    pub(crate) register: fn(&mut crate::World),
+    /// What the checksum hashes until `register` has run.
+    pub(crate) type_name: &'static str,
+    pub(crate) hash: Option<HashFn>,
+}
+
+impl RollbackRegistration {
+    /// The registration of `T` (which must be `Clone`).
+    pub fn of<T: crate::Component + Clone>() -> Self {
+        RollbackRegistration {
+            register: |world| world.register_rollback::<T>(),
+            type_name: std::any::type_name::<T>(),
+            hash: T::rollback_hash().map(|h| h.0),
+        }
+    }
+}
+
+impl fmt::Debug for RollbackRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RollbackRegistration")
+    }
+}
+
 /// How the world reads and writes one registered component type.
 pub(crate) struct RollbackComponent {
     pub id: ComponentId,
@@ -432,7 +528,7 @@ pub(crate) struct RollbackComponent {
     /// Removes the component from an entity (an ordinary removal).
     pub remove: fn(&mut crate::World, Entity),
     /// Hashes an entity's value, if it has one, for the checksum.
-    pub hash: Option<fn(&crate::World, Entity, &mut StableHasher) -> bool>,
+    pub hash: Option<HashFn>,
 }
 
 /// How the world saves and restores one registered resource type.

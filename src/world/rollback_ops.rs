@@ -12,8 +12,8 @@ use crate::component::{Component, ComponentId, StorageType};
 use crate::entity::Entity;
 use crate::relation::{Relation, Relationship, Sources};
 use crate::rollback::{
-    RestoreReport, RollbackComponent, RollbackError, RollbackRelation, RollbackResource, Saved,
-    SavedColumn, Snapshot, SparseSnapshot, StableHasher, TableSnapshot, same_entities,
+    HashFn, RestoreReport, RollbackComponent, RollbackError, RollbackRelation, RollbackResource,
+    Saved, SavedColumn, Snapshot, SparseSnapshot, StableHasher, TableSnapshot, same_entities,
 };
 use crate::storage::Column;
 use crate::world::{Disabled, EntityBuilder, RestoreEntitiesError};
@@ -121,7 +121,11 @@ fn remove<T: Component>(world: &mut World, entity: Entity) {
     let _ = world.remove_one::<T>(entity);
 }
 
-fn hash_component<T: Component + Hash>(world: &World, e: Entity, h: &mut StableHasher) -> bool {
+pub(crate) fn hash_component<T: Component + Hash>(
+    world: &World,
+    e: Entity,
+    h: &mut StableHasher,
+) -> bool {
     match world.get_opt::<T>(e) {
         Some(v) => {
             v.hash(h);
@@ -260,6 +264,15 @@ fn restore_relation<R: Relationship + Clone>(world: &mut World, s: &Saved, since
 }
 
 fn hash_relation<R: Relationship + Hash>(world: &World, live: &[Entity], h: &mut StableHasher) {
+    // No edge: nothing to hash (and no lookup per entity).
+    let empty = |id: Option<ComponentId>| {
+        id.and_then(|id| world.sparse.get(id))
+            .is_none_or(|set| set.entities().is_empty())
+    };
+    let ids = world.relations.ids::<R>();
+    if empty(ids.map(|i| i.0)) && empty(ids.map(|i| i.1)) {
+        return;
+    }
     for &e in live {
         if let Some(r) = world.get_opt::<Relation<R>>(e) {
             h.write_u64(e.to_bits());
@@ -283,12 +296,16 @@ impl World {
     /// Registers component type `T` for rollback: [`World::snapshot`]
     /// saves every `T`, [`World::restore`] puts them back, and
     /// [`World::checksum`] hashes them (with a portable hasher, in entity
-    /// order). Turns on change ticks for `T` (a restore puts back only
-    /// the rows written since the snapshot). Idempotent.
+    /// order) if `T` implements `Hash`. Turns on change ticks for `T` (a
+    /// restore puts back only the rows written since the snapshot).
+    /// Idempotent. `#[component(rollback)]` on the type's derive does the
+    /// same in every world that uses it, with no call.
     ///
-    /// For a type that cannot be hashed (it holds floats), use
-    /// [`World::register_rollback_unhashed`], or implement `Hash` over the
-    /// floats' bits.
+    /// `#[derive(Component)]` tells whether the type is `Hash` (a type
+    /// holding floats is not: it is saved and restored but left out of the
+    /// checksum; implement `Hash` over the floats' bits to include it). A
+    /// type with a hand-written `Component` impl, or a generic one, is
+    /// hashed with [`World::register_rollback_hashed`].
     ///
     /// # Example
     /// ```
@@ -303,7 +320,29 @@ impl World {
     /// world.restore(&saved).unwrap();
     /// assert_eq!(world.get::<Pos>(e), Ok(&Pos { x: 1, y: 2 }));
     /// ```
-    pub fn register_rollback<T: Component + Clone + Hash>(&mut self) {
+    pub fn register_rollback<T: Component + Clone>(&mut self) {
+        self.register_rollback_with::<T>(T::rollback_hash().map(|h| h.0));
+    }
+
+    /// [`World::register_rollback`], hashing `T` for [`World::checksum`]
+    /// through its `Hash` impl whatever its `Component` impl says (for a
+    /// hand-written `Component` impl or a generic type, which the derive
+    /// cannot probe for `Hash`).
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Clone, Hash)]
+    /// struct Hp(u32);
+    /// impl Component for Hp {}
+    /// let mut world = World::new();
+    /// world.register_rollback_hashed::<Hp>();
+    /// let e = world.spawn(Hp(3));
+    /// let sum = world.checksum();
+    /// world.get_mut::<Hp>(e).unwrap().0 = 4;
+    /// assert_ne!(world.checksum(), sum);
+    /// ```
+    pub fn register_rollback_hashed<T: Component + Clone + Hash>(&mut self) {
         self.register_rollback_with::<T>(Some(hash_component::<T>));
     }
 
@@ -328,18 +367,12 @@ impl World {
         self.register_rollback_with::<T>(None);
     }
 
-    fn register_rollback_with<T: Component + Clone>(
-        &mut self,
-        hash: Option<fn(&World, Entity, &mut StableHasher) -> bool>,
-    ) {
+    fn register_rollback_with<T: Component + Clone>(&mut self, hash: Option<HashFn>) {
         self.register_rollback_builtins();
         self.register_rollback_component::<T>(hash);
     }
 
-    fn register_rollback_component<T: Component + Clone>(
-        &mut self,
-        hash: Option<fn(&World, Entity, &mut StableHasher) -> bool>,
-    ) {
+    fn register_rollback_component<T: Component + Clone>(&mut self, hash: Option<HashFn>) {
         let id = self.register_component::<T>();
         if self.rollback.by_component.contains_key(&id) {
             return;
@@ -359,10 +392,16 @@ impl World {
         });
     }
 
-    /// [`Disabled`] is always part of the state.
+    /// [`Disabled`] and the hierarchy ([`ChildOf`](crate::ChildOf)) are
+    /// always part of the state; so are the `#[component(rollback)]` types
+    /// this world has met.
     fn register_rollback_builtins(&mut self) {
         if self.rollback.components.is_empty() {
             self.register_rollback_component::<Disabled>(Some(hash_component::<Disabled>));
+            self.register_rollback_relation::<crate::ChildOf>();
+        }
+        while let Some((_, pending)) = self.components.rollback_pending.pop() {
+            (pending.register)(self);
         }
     }
 
@@ -384,6 +423,34 @@ impl World {
     /// assert_eq!(world.resource::<Score>(), &Score(1));
     /// ```
     pub fn register_rollback_resource<R: Send + Sync + Clone + Hash + 'static>(&mut self) {
+        self.register_rollback_resource_with::<R>(Some(hash_resource::<R>));
+    }
+
+    /// [`World::register_rollback_resource`] for a type without `Hash` (it
+    /// holds floats, say): saved and restored, but not part of
+    /// [`World::checksum`].
+    ///
+    /// # Example
+    /// ```
+    /// use mosaic::prelude::*;
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Wind(f32);
+    /// let mut world = World::new();
+    /// world.register_rollback_resource_unhashed::<Wind>();
+    /// world.insert_resource(Wind(0.5));
+    /// let saved = world.snapshot();
+    /// world.resource_mut::<Wind>().0 = 2.0;
+    /// world.restore(&saved).unwrap();
+    /// assert_eq!(world.resource::<Wind>(), &Wind(0.5));
+    /// ```
+    pub fn register_rollback_resource_unhashed<R: Send + Sync + Clone + 'static>(&mut self) {
+        self.register_rollback_resource_with::<R>(None);
+    }
+
+    fn register_rollback_resource_with<R: Send + Sync + Clone + 'static>(
+        &mut self,
+        hash: Option<fn(&World, &mut StableHasher)>,
+    ) {
         self.register_rollback_builtins();
         let t = std::any::TypeId::of::<R>();
         if self.rollback.by_resource.contains_key(&t) {
@@ -396,7 +463,7 @@ impl World {
             type_name: std::any::type_name::<R>(),
             save: save_resource::<R>,
             restore: restore_resource::<R>,
-            hash: Some(hash_resource::<R>),
+            hash,
         });
     }
 
@@ -441,12 +508,14 @@ impl World {
     }
 
     /// Saves this world's state (see [`crate::rollback`]): the entity
-    /// allocator, every registered component, resource and relation, and
-    /// [`Disabled`]. Copies each registered column (one `memcpy` for a
-    /// `Copy` type). Applies pending reservations first (spawns reserved
-    /// by commands), as [`World::entities_snapshot`] does, and advances
-    /// the change tick, so that anything written afterwards is newer than
-    /// the snapshot.
+    /// allocator, every registered component, resource and relation,
+    /// [`Disabled`] and the hierarchy. Copies each registered column (one
+    /// `memcpy` for a `Copy` type). Applies pending reservations first
+    /// (spawns reserved by commands), as [`World::entities_snapshot`] does,
+    /// and advances the change tick, so that anything written afterwards
+    /// is newer than the snapshot: that is why it takes `&mut self` (a
+    /// world behind `&World`, in a system, saves through an exclusive
+    /// system's `&mut World`).
     ///
     /// # Example
     /// ```
@@ -738,6 +807,7 @@ impl World {
             resources,
             relations,
             components_known,
+            component_types: self.components.len(),
         }
     }
 
@@ -773,10 +843,15 @@ impl World {
             return Err(RollbackError::WrongWorld);
         }
         self.flush();
+        self.register_rollback_builtins();
         let since = self.rollback.written_after(snapshot.tick);
         let now = self.change_tick();
         let mut report = RestoreReport::default();
         let known = snapshot.components_known;
+        // Rolled back: registered when it was taken, or first used since
+        // (no value then: whatever there is now is removed).
+        let in_state =
+            |k: usize, id: ComponentId| k < known || id.index() >= snapshot.component_types;
         // No entity spawned, despawned or moved since the snapshot: every
         // table holds the saved entities in the saved rows, the allocator
         // is as saved (the common frame; comparing lists would cost a
@@ -913,8 +988,8 @@ impl World {
             let saved_table = saved_row
                 .get(&e)
                 .map(|&(t, row)| (&snapshot.tables[t], row));
-            for (k, c) in self.rollback.components.iter().enumerate().take(known) {
-                if c.storage != StorageType::Table {
+            for (k, c) in self.rollback.components.iter().enumerate() {
+                if c.storage != StorageType::Table || !in_state(k, c.id) {
                     continue;
                 }
                 let has = archetype.contains(c.id);
@@ -949,6 +1024,24 @@ impl World {
             if !builder.is_empty() {
                 report.components_changed += builder.len();
                 let _ = self.insert(e, builder.build());
+            }
+        }
+
+        //    Sparse types first used since the snapshot (not in it, and
+        //    their sets are not either): every value removed.
+        for k in known..self.rollback.components.len() {
+            let c = &self.rollback.components[k];
+            if c.storage != StorageType::SparseSet || !in_state(k, c.id) {
+                continue;
+            }
+            let (id, remove) = (c.id, c.remove);
+            let holders = self
+                .sparse
+                .get(id)
+                .map_or(Vec::new(), |s| s.entities().to_vec());
+            for e in holders {
+                remove(self, e);
+                report.components_changed += 1;
             }
         }
 
@@ -1095,7 +1188,9 @@ impl World {
     /// the registered resources. Values are hashed through their `Hash`
     /// impls with a fixed, portable hasher (integers as little-endian
     /// 64-bit words): never memory addresses, padding or map order.
-    /// Unhashed registrations and unregistered types are not included.
+    /// Types registered without a hash (`register_rollback_unhashed`, or
+    /// a type that is not `Hash`: it holds floats, say) and unregistered
+    /// types are not included.
     ///
     /// Two peers of a rollback game compare it every frame to detect a
     /// desync.
@@ -1129,13 +1224,10 @@ impl World {
         for f in free {
             h.write_u32(f);
         }
-        let order = &self.rollback.hash_order;
+        let order = self.hash_order();
         for &e in &live {
             h.write_u64(e.to_bits());
-            for (pos, &k) in order.iter().enumerate() {
-                let hash = self.rollback.components[k]
-                    .hash
-                    .expect("hash_order lists hashed types");
+            for (pos, &hash) in order.iter().enumerate() {
                 let mut probe = h.clone();
                 probe.write_u32(pos as u32);
                 if hash(self, e, &mut probe) {
@@ -1148,6 +1240,11 @@ impl World {
         for r in relations {
             (r.hash)(self, &live, &mut h);
         }
+        if self.rollback.relations.is_empty() {
+            // The hierarchy is always part of the state (registered at the
+            // first snapshot): hashed the same before.
+            hash_relation::<crate::ChildOf>(self, &live, &mut h);
+        }
         let mut resources: Vec<&RollbackResource> = self.rollback.resources.iter().collect();
         resources.sort_by_key(|r| r.type_name);
         for r in resources {
@@ -1156,6 +1253,42 @@ impl World {
             }
         }
         h.finish()
+    }
+}
+
+impl World {
+    /// The checksum's hashing functions, in its order (by type name): the
+    /// registered hashed types, and those registered at the next snapshot
+    /// (`#[component(rollback)]` types met since, [`Disabled`]), so the
+    /// checksum does not depend on when the last snapshot was taken.
+    fn hash_order(&self) -> Vec<HashFn> {
+        let registry = &self.rollback;
+        let mut order: Vec<(&str, HashFn)> = registry
+            .hash_order
+            .iter()
+            .map(|&k| {
+                let c = &registry.components[k];
+                (c.type_name, c.hash.expect("hash_order lists hashed types"))
+            })
+            .collect();
+        let pending = self.components.rollback_pending.iter();
+        let builtin = registry.components.is_empty().then(|| {
+            (
+                std::any::type_name::<Disabled>(),
+                hash_component::<Disabled> as HashFn,
+            )
+        });
+        let extra: Vec<(&str, HashFn)> = pending
+            .filter(|(id, _)| !registry.by_component.contains_key(id))
+            .filter_map(|(_, r)| Some((r.type_name, r.hash?)))
+            .chain(builtin)
+            .collect();
+        if !extra.is_empty() {
+            order.extend(extra);
+            order.sort_by_key(|&(name, _)| name);
+            order.dedup_by_key(|&mut (name, _)| name);
+        }
+        order.into_iter().map(|(_, h)| h).collect()
     }
 }
 
