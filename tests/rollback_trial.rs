@@ -739,3 +739,36 @@ fn register_rollback_hashed_for_a_hand_written_component() {
     // The plain call cannot see a hand-written impl's `Hash`: left out.
     assert_eq!(sum_of(false, 1), sum_of(false, 2));
 }
+
+#[test]
+fn a_panicking_observer_does_not_stop_a_restore_halfway() {
+    struct Fail(bool);
+    let mut world = world();
+    world.insert_resource(Fail(false));
+    world.observe(|_: Trigger<OnRemove, Hp>, w: DeferredWorld| {
+        if w.resource::<Fail>().0 {
+            panic!("observer fails");
+        }
+    });
+    let keep = world.spawn(Hp(1));
+    let gone = world.spawn(Hp(3));
+    let saved = world.snapshot();
+    let sum = world.checksum();
+    world.get_mut::<Hp>(keep).unwrap().0 = 5;
+    let later = world.spawn(Hp(2));
+    world.despawn(gone).unwrap();
+    world.resource_mut::<Fail>().0 = true;
+    let restored = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.restore(&saved)));
+    assert!(restored.is_err(), "the observer's panic reaches the caller");
+    world.check_invariants();
+    // Every step but the refused despawn ran: values and respawns are back.
+    assert_eq!(world.get::<Hp>(keep), Ok(&Hp(1)));
+    assert_eq!(world.get::<Hp>(gone), Ok(&Hp(3)));
+    assert!(world.contains(later), "its despawn's observer panicked");
+    // Once the callback stops failing, the same snapshot restores whole.
+    world.resource_mut::<Fail>().0 = false;
+    world.restore(&saved).unwrap();
+    world.check_invariants();
+    assert!(!world.contains(later));
+    assert_eq!(world.checksum(), sum);
+}

@@ -65,6 +65,13 @@
 //! - **Relation edges** that changed are rebuilt (unrelate, relate) and
 //!   their observers run; unchanged relations are not touched.
 //!
+//! A hook or observer that panics during a restore does not stop it
+//! halfway: the change that ran it goes as that operation goes when its
+//! callback panics (a despawn whose `OnRemove` observer panics does not
+//! happen, and the entity stays), every other step still runs, and the
+//! first panic is raised again when the restore is done. Restoring the
+//! same snapshot again, once the callback no longer fails, completes it.
+//!
 //! # Cost
 //!
 //! A snapshot copies every registered column and entity list. A

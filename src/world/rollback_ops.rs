@@ -15,7 +15,7 @@ use crate::rollback::{
     HashFn, RestoreReport, RollbackComponent, RollbackError, RollbackRelation, RollbackResource,
     Saved, SavedColumn, Snapshot, SparseSnapshot, StableHasher, TableSnapshot, same_entities,
 };
-use crate::storage::Column;
+use crate::storage::{Column, DeferredPanic};
 use crate::world::{Disabled, EntityBuilder, RestoreEntitiesError};
 
 // ----- per-type functions (monomorphised at registration) --------------------
@@ -842,6 +842,24 @@ impl World {
         if snapshot.world != self.id {
             return Err(RollbackError::WrongWorld);
         }
+        // A hook or observer that panics on a structural change the
+        // restore undoes does not stop it halfway: its change goes as that
+        // call goes when the callback panics (a despawn whose `OnRemove`
+        // observer panics does not happen), the other steps run, and the
+        // first panic is raised again at the end.
+        let mut panics = DeferredPanic::new();
+        let restored = self.restore_steps(snapshot, &mut panics);
+        panics.resume();
+        restored
+    }
+
+    /// [`World::restore`]'s steps, keeping the panics of the callbacks
+    /// they run in `panics`.
+    fn restore_steps(
+        &mut self,
+        snapshot: &Snapshot,
+        panics: &mut DeferredPanic,
+    ) -> Result<RestoreReport, RollbackError> {
         self.flush();
         self.register_rollback_builtins();
         let since = self.rollback.written_after(snapshot.tick);
@@ -954,24 +972,32 @@ impl World {
                     );
                 }
             }
-            self.spawn_at(e, builder.build());
-            report.respawned += 1;
+            if panics.completes(|| self.spawn_at(e, builder.build())) {
+                report.respawned += 1;
+            }
         }
 
         // 3. Relations (every end is live again), before the despawns below
         //    so that no cascade reaches an entity of the snapshot.
         for (k, s) in snapshot.relations.iter().enumerate() {
             let restore = self.rollback.relations[k].restore;
-            if restore(self, s, since) {
-                report.relations_rebuilt += 1;
-            }
+            panics.run(|| {
+                if restore(self, s, since) {
+                    report.relations_rebuilt += 1;
+                }
+            });
         }
 
         // 4. Entities spawned since.
         for &e in &dirty {
             if !snapshot.live_at(e) && self.contains(e) {
-                self.despawn(e)
-                    .map_err(|_| RollbackError::DespawnRefused(e))?;
+                let mut despawned = Ok(());
+                panics.run(|| despawned = self.despawn(e));
+                if panics.is_set() && despawned.is_ok() && self.contains(e) {
+                    // Its callback panicked: the despawn did not happen.
+                    continue;
+                }
+                despawned.map_err(|_| RollbackError::DespawnRefused(e))?;
                 report.despawned += 1;
             }
         }
@@ -1018,12 +1044,18 @@ impl World {
                 }
             }
             for k in removals {
-                (self.rollback.components[k].remove)(self, e);
-                report.components_changed += 1;
+                let remove = self.rollback.components[k].remove;
+                if panics.completes(|| remove(self, e)) {
+                    report.components_changed += 1;
+                }
             }
             if !builder.is_empty() {
-                report.components_changed += builder.len();
-                let _ = self.insert(e, builder.build());
+                let n = builder.len();
+                if panics.completes(|| {
+                    let _ = self.insert(e, builder.build());
+                }) {
+                    report.components_changed += n;
+                }
             }
         }
 
@@ -1040,8 +1072,9 @@ impl World {
                 .get(id)
                 .map_or(Vec::new(), |s| s.entities().to_vec());
             for e in holders {
-                remove(self, e);
-                report.components_changed += 1;
+                if panics.completes(|| remove(self, e)) {
+                    report.components_changed += 1;
+                }
             }
         }
 
