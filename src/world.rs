@@ -1227,7 +1227,7 @@ impl World {
     /// world.insert_one(e, Ghost).unwrap();
     /// assert!(world.has::<Ghost>(e));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn insert_one<C: Component>(
         &mut self,
         entity: Entity,
@@ -1235,7 +1235,7 @@ impl World {
     ) -> Result<(), EntityError> {
         match C::STORAGE {
             StorageType::SparseSet => self.insert_sparse_one(entity, component),
-            StorageType::Table => self.insert(entity, component),
+            StorageType::Table => self.insert_bundle(entity, component),
         }
     }
 
@@ -1243,7 +1243,11 @@ impl World {
     /// archetype and row, so this is one sparse-set write. The set is found
     /// through the remembered last type, not the bundle registry; a
     /// component with announced lifecycle takes [`World::insert`]'s path.
-    #[inline]
+    ///
+    /// Always inlined: `insert`, `(B,)`, `EntityWorldMut::insert` and
+    /// commands all come here, and with that many callers the compiler
+    /// left it out of line, at a quarter more per toggle than inlined.
+    #[inline(always)]
     fn insert_sparse_one<C: Component>(
         &mut self,
         entity: Entity,
@@ -1260,7 +1264,7 @@ impl World {
             return self.insert_sparse_one_first(entity, component);
         };
         if self.components.lifecycle_active() && self.components.announces(id) {
-            return self.insert(entity, component);
+            return self.insert_bundle_cold(entity, component);
         }
         // The set is complete before a replaced value's drop runs, so a
         // panic there leaves nothing half-done.
@@ -1270,6 +1274,28 @@ impl World {
         }
         drop(replaced);
         Ok(())
+    }
+
+    /// [`World::insert_bundle`] out of line: the announced path of
+    /// [`World::insert_sparse_one`], kept out of its body so the hit path
+    /// stays small enough to inline where users call it.
+    #[cold]
+    #[inline(never)]
+    fn insert_bundle_cold<C: Component>(
+        &mut self,
+        entity: Entity,
+        component: C,
+    ) -> Result<(), EntityError> {
+        self.insert_bundle(entity, component)
+    }
+
+    /// [`World::remove_static`] out of line, for
+    /// [`World::remove_sparse_one`] as [`World::insert_bundle_cold`] is for
+    /// the insert.
+    #[cold]
+    #[inline(never)]
+    fn remove_static_cold<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
+        self.remove_static::<C>(entity)
     }
 
     /// [`World::insert_sparse_one`] when `C`'s set is not the remembered
@@ -1303,7 +1329,15 @@ impl World {
     /// assert_eq!(world.remove::<(A, B)>(e).unwrap(), (A(1), B(2)));
     /// assert!(world.remove::<A>(e).is_err());
     /// ```
+    #[inline]
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
+        // A single component takes `remove_one`'s path (see
+        // `Bundle::remove_from`); every other bundle `remove_static`'s.
+        B::remove_from(self, entity)
+    }
+
+    /// [`World::remove`] of a static bundle, by its bundle registration.
+    pub(crate) fn remove_static<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
         if B::HAS_PARENT {
             return self.remove_child_of::<B>(entity);
         }
@@ -1559,18 +1593,18 @@ impl World {
     /// let e = world.spawn(Ghost(3));
     /// assert_eq!(world.remove_one::<Ghost>(e), Ok(Ghost(3)));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn remove_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
         match C::STORAGE {
             StorageType::SparseSet => self.remove_sparse_one::<C>(entity),
-            StorageType::Table => self.remove::<C>(entity),
+            StorageType::Table => self.remove_static::<C>(entity),
         }
     }
 
     /// [`World::remove_one`] of a sparse component: one sparse-set removal,
     /// found as in [`World::insert_sparse_one`]. A component with announced
     /// lifecycle takes [`World::remove`]'s path.
-    #[inline]
+    #[inline(always)]
     fn remove_sparse_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
         self.flush();
         if self.relations.active() {
@@ -1584,7 +1618,7 @@ impl World {
             return self.remove_sparse_one_first::<C>(entity);
         };
         if self.components.lifecycle_active() && self.components.announces(id) {
-            return self.remove::<C>(entity);
+            return self.remove_static_cold::<C>(entity);
         }
         // The entity is not looked up: a set holds values of live entities
         // only (despawn and clear empty every set of the dead), and its
@@ -1630,7 +1664,7 @@ impl World {
     ) -> Result<C, ComponentError> {
         let id = self.components.register::<C>();
         if !self.sparse.remember::<C>(id, &self.components, false) {
-            return self.remove::<C>(entity);
+            return self.remove_static::<C>(entity);
         }
         self.remove_sparse_one::<C>(entity)
     }
