@@ -97,7 +97,7 @@ pub unsafe trait Bundle: Send + Sync + 'static {
     /// every other bundle takes the bundle path.
     #[doc(hidden)]
     #[inline]
-    fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), EntityError>
+    fn __insert_into_world(self, world: &mut World, entity: Entity) -> Result<(), EntityError>
     where
         Self: Sized,
     {
@@ -105,10 +105,10 @@ pub unsafe trait Bundle: Send + Sync + 'static {
     }
 
     /// [`World::remove`] of this bundle; a single component takes
-    /// [`World::remove_one`]'s path, as in [`Bundle::insert_into`].
+    /// [`World::remove_one`]'s path, as in [`Bundle::__insert_into_world`].
     #[doc(hidden)]
     #[inline]
-    fn remove_from(world: &mut World, entity: Entity) -> Result<Self, ComponentError>
+    fn __remove_from_world(world: &mut World, entity: Entity) -> Result<Self, ComponentError>
     where
         Self: Sized,
     {
@@ -173,12 +173,12 @@ unsafe impl<C: Component> Bundle for C {
     }
 
     #[inline]
-    fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+    fn __insert_into_world(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
         world.insert_one(entity, self)
     }
 
     #[inline]
-    fn remove_from(world: &mut World, entity: Entity) -> Result<Self, ComponentError> {
+    fn __remove_from_world(world: &mut World, entity: Entity) -> Result<Self, ComponentError> {
         world.remove_one::<C>(entity)
     }
 }
@@ -215,13 +215,13 @@ macro_rules! tuple_bundle {
     ($name:ident) => {
         tuple_bundle!(@impl [$name] {
             #[inline]
-            fn insert_into(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
-                self.0.insert_into(world, entity)
+            fn __insert_into_world(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+                self.0.__insert_into_world(world, entity)
             }
 
             #[inline]
-            fn remove_from(world: &mut World, entity: Entity) -> Result<Self, ComponentError> {
-                $name::remove_from(world, entity).map(|bundle| (bundle,))
+            fn __remove_from_world(world: &mut World, entity: Entity) -> Result<Self, ComponentError> {
+                $name::__remove_from_world(world, entity).map(|bundle| (bundle,))
             }
         });
     };

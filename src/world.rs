@@ -1332,8 +1332,8 @@ impl World {
     #[inline]
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
         // A single component takes `remove_one`'s path (see
-        // `Bundle::remove_from`); every other bundle `remove_static`'s.
-        B::remove_from(self, entity)
+        // `Bundle::__remove_from_world`); every other bundle `remove_static`'s.
+        B::__remove_from_world(self, entity)
     }
 
     /// [`World::remove`] of a static bundle, by its bundle registration.

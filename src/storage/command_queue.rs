@@ -253,8 +253,14 @@ mod tests {
         {
             let mut queue = CommandQueue::default();
             let (a, b) = (token(&drops), token(&drops));
-            queue.push(move |_: &mut World| drop(a).pipe_ok());
-            queue.push(move |_: &mut World| drop(b).pipe_ok());
+            queue.push(move |_: &mut World| {
+                drop(a);
+                Ok(())
+            });
+            queue.push(move |_: &mut World| {
+                drop(b);
+                Ok(())
+            });
             // Dropped whole, unrun.
         }
         assert_eq!(drops.load(Ordering::SeqCst), 2);
@@ -262,8 +268,14 @@ mod tests {
         let mut first = CommandQueue::default();
         let mut second = CommandQueue::default();
         let (c, d) = (token(&drops), token(&drops));
-        first.push(move |_: &mut World| drop(c).pipe_ok());
-        second.push(move |_: &mut World| drop(d).pipe_ok());
+        first.push(move |_: &mut World| {
+            drop(c);
+            Ok(())
+        });
+        second.push(move |_: &mut World| {
+            drop(d);
+            Ok(())
+        });
         first.append(&mut second);
         assert_eq!((first.len(), second.len()), (2, 0));
         drop(second);
@@ -300,14 +312,5 @@ mod tests {
         assert!(result.is_err());
         assert_eq!(drops.load(Ordering::SeqCst), 3);
         assert!(queue.is_empty());
-    }
-
-    trait PipeOk {
-        fn pipe_ok(self) -> Output;
-    }
-    impl PipeOk for () {
-        fn pipe_ok(self) -> Output {
-            Ok(())
-        }
     }
 }

@@ -98,8 +98,8 @@ impl<B: Bundle> DynamicBundle for B {
     #[inline]
     fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
         // A single component takes `insert_one`'s path (see
-        // `Bundle::insert_into`).
-        self.insert_into(world, entity)
+        // `Bundle::__insert_into_world`).
+        self.__insert_into_world(world, entity)
     }
 
     fn spawn_placed(self, world: &mut World, entity: Entity) {
