@@ -1207,10 +1207,17 @@ impl Column {
                 written += mark_written(&mut all_ticks[rows], now, window);
                 // The written blocks' bounds become `now` (a later bound
                 // is still a bound, for a block whose bound was newer but
-                // none of whose rows is).
-                for bound in &mut group[first..=last] {
-                    let t = bound.0.get_mut();
-                    *t = if newer(Tick::new(*t)) { now.get() } else { *t };
+                // none of whose rows is). After a frame that wrote every
+                // row, every block of the span: one fill.
+                let span = &mut group[first..=last];
+                if dirty >> first == u64::MAX >> (64 - span.len()) {
+                    span.iter_mut()
+                        .for_each(|bound| *bound.0.get_mut() = now.get());
+                } else {
+                    for bound in span {
+                        let t = bound.0.get_mut();
+                        *t = if newer(Tick::new(*t)) { now.get() } else { *t };
+                    }
                 }
                 continue;
             }
