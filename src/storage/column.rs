@@ -1661,70 +1661,6 @@ mod tests {
         unsafe { v.push_from((&*d as *const D).cast()) };
     }
 
-    #[test]
-    fn push_swap_remove_and_drop_counts() {
-        static DROPS: AtomicUsize = AtomicUsize::new(0);
-        let mut v = BlobVec::new(Layout::new::<D>(), Some(drop_d));
-        for i in 0..10 {
-            push_d(&mut v, D(i, &DROPS));
-        }
-        let mut p = DeferredPanic::new();
-        // SAFETY: 3 < len.
-        unsafe { v.swap_remove_drop(3, &mut p) };
-        assert_eq!(DROPS.load(Ordering::SeqCst), 1);
-        // SAFETY: slot 3 now holds the former last value.
-        assert_eq!(unsafe { (*v.ptr_at(3).cast::<D>()).0 }, 9);
-        drop(v);
-        assert_eq!(DROPS.load(Ordering::SeqCst), 10);
-        p.resume();
-    }
-
-    /// A `Vec`'s buffer taken whole (`adopt_vec`, a columnar spawn into a new
-    /// table) is the array's: it grows from the `Vec`'s capacity, which
-    /// need not be a power of two, and every value is dropped once.
-    #[test]
-    fn adopted_vec_grows_and_drops_once() {
-        static DROPS: AtomicUsize = AtomicUsize::new(0);
-        let mut v = BlobVec::new(Layout::new::<D>(), Some(drop_d));
-        let mut values = Vec::with_capacity(5);
-        values.extend((0..3).map(|i| D(i, &DROPS)));
-        // SAFETY: `D`'s layout is the array's; nothing allocated yet.
-        unsafe { v.adopt_vec(values) };
-        assert_eq!((v.len(), v.capacity), (3, 5));
-        for i in 3..9 {
-            push_d(&mut v, D(i, &DROPS));
-        }
-        for i in 0..9 {
-            // SAFETY: i < len; slot i holds a D.
-            let d = unsafe { &*v.ptr_at(i).cast::<D>() };
-            assert_eq!(d.0, i as u64);
-            assert_eq!(d as *const D as usize % 32, 0);
-        }
-        assert_eq!(DROPS.load(Ordering::SeqCst), 0);
-        drop(v);
-        assert_eq!(DROPS.load(Ordering::SeqCst), 9);
-    }
-
-    #[test]
-    fn zero_sized_and_overaligned() {
-        let mut z = BlobVec::new(Layout::new::<()>(), None);
-        for _ in 0..1000 {
-            // SAFETY: a ZST needs no bytes.
-            unsafe { z.push_from(std::ptr::NonNull::<()>::dangling().as_ptr().cast()) };
-        }
-        assert_eq!(z.len(), 1000);
-        #[repr(align(128))]
-        struct Big(#[allow(dead_code)] u8);
-        let mut b = BlobVec::new(Layout::new::<Big>(), None);
-        for i in 0..5 {
-            let v = Big(i);
-            // SAFETY: `v` is a valid Big (Copy-like, no drop).
-            unsafe { b.push_from((&v as *const Big).cast()) };
-            // SAFETY: i < len.
-            assert_eq!(unsafe { b.ptr_at(i as usize) } as usize % 128, 0);
-        }
-    }
-
     /// The vector pass of a rollback restore marks and counts the same rows
     /// as the row-at-a-time one, leaves `added` alone, and handles an odd
     /// row at the end, ages around the window's edge and ticks that wrapped
@@ -1800,6 +1736,70 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn push_swap_remove_and_drop_counts() {
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        let mut v = BlobVec::new(Layout::new::<D>(), Some(drop_d));
+        for i in 0..10 {
+            push_d(&mut v, D(i, &DROPS));
+        }
+        let mut p = DeferredPanic::new();
+        // SAFETY: 3 < len.
+        unsafe { v.swap_remove_drop(3, &mut p) };
+        assert_eq!(DROPS.load(Ordering::SeqCst), 1);
+        // SAFETY: slot 3 now holds the former last value.
+        assert_eq!(unsafe { (*v.ptr_at(3).cast::<D>()).0 }, 9);
+        drop(v);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 10);
+        p.resume();
+    }
+
+    /// A `Vec`'s buffer taken whole (`adopt_vec`, a columnar spawn into a new
+    /// table) is the array's: it grows from the `Vec`'s capacity, which
+    /// need not be a power of two, and every value is dropped once.
+    #[test]
+    fn adopted_vec_grows_and_drops_once() {
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        let mut v = BlobVec::new(Layout::new::<D>(), Some(drop_d));
+        let mut values = Vec::with_capacity(5);
+        values.extend((0..3).map(|i| D(i, &DROPS)));
+        // SAFETY: `D`'s layout is the array's; nothing allocated yet.
+        unsafe { v.adopt_vec(values) };
+        assert_eq!((v.len(), v.capacity), (3, 5));
+        for i in 3..9 {
+            push_d(&mut v, D(i, &DROPS));
+        }
+        for i in 0..9 {
+            // SAFETY: i < len; slot i holds a D.
+            let d = unsafe { &*v.ptr_at(i).cast::<D>() };
+            assert_eq!(d.0, i as u64);
+            assert_eq!(d as *const D as usize % 32, 0);
+        }
+        assert_eq!(DROPS.load(Ordering::SeqCst), 0);
+        drop(v);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 9);
+    }
+
+    #[test]
+    fn zero_sized_and_overaligned() {
+        let mut z = BlobVec::new(Layout::new::<()>(), None);
+        for _ in 0..1000 {
+            // SAFETY: a ZST needs no bytes.
+            unsafe { z.push_from(std::ptr::NonNull::<()>::dangling().as_ptr().cast()) };
+        }
+        assert_eq!(z.len(), 1000);
+        #[repr(align(128))]
+        struct Big(#[allow(dead_code)] u8);
+        let mut b = BlobVec::new(Layout::new::<Big>(), None);
+        for i in 0..5 {
+            let v = Big(i);
+            // SAFETY: `v` is a valid Big (Copy-like, no drop).
+            unsafe { b.push_from((&v as *const Big).cast()) };
+            // SAFETY: i < len.
+            assert_eq!(unsafe { b.ptr_at(i as usize) } as usize % 128, 0);
         }
     }
 }
