@@ -16,7 +16,6 @@
 //! `restore-1pct` (the same after a frame that wrote every 100th entity's
 //! four components through `get_mut`, as the bench's `restore_1pct`). It also
 //! prints the mean wall time of a counted call (noisy; for a quick look).
-//! The fastest call's time is printed too (steadier on a busy machine).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -78,13 +77,11 @@ fn main() {
         .expect("a workload: snapshot, snapshot-into, restore, restore-1pct");
     let n: u32 = args.next().map_or(10, |s| s.parse().expect("N: a count"));
     let mut world = world();
-    let (mut spent, mut fastest) = (Duration::ZERO, Duration::MAX);
+    let mut spent = Duration::ZERO;
     let mut timed = |f: &mut dyn FnMut()| {
         let start = Instant::now();
         f();
-        let took = start.elapsed();
-        spent += took;
-        fastest = fastest.min(took);
+        spent += start.elapsed();
     };
     match workload.as_str() {
         "snapshot" => {
@@ -126,8 +123,7 @@ fn main() {
         other => panic!("unknown workload {other}"),
     }
     println!(
-        "{workload}: {:.1} µs a call, the fastest {:.1} µs",
-        spent.as_secs_f64() * 1e6 / f64::from(n.max(1)),
-        fastest.as_secs_f64() * 1e6
+        "{workload}: {:.1} µs a call",
+        spent.as_secs_f64() * 1e6 / f64::from(n.max(1))
     );
 }
