@@ -1179,11 +1179,11 @@ impl Column {
             // its first written block to its last with one copy, and mark
             // the written rows in one branch-free pass over the span's
             // ticks (`mark_written`, whole vectors), rather than block by
-            // block. A row not
-            // written since the snapshot holds its saved value (its tick
-            // says so), so copying it back changes nothing; for a type
-            // with drop glue (a `String`) that copy would clone each
-            // unwritten row's heap data, so those keep the sparse path.
+            // block. A row not written since the snapshot holds its saved
+            // value (its tick says so), so copying it back changes
+            // nothing; for a type with drop glue (a `String`) that copy
+            // would clone each unwritten row's heap data, so those keep
+            // the sparse path.
             if dirty != 0
                 && !std::mem::needs_drop::<T>()
                 && 2 * dirty.count_ones() as usize >= group.len()
@@ -1466,13 +1466,14 @@ fn written_rows(ticks: &mut [UnsafeCell<ComponentTicks>], now: Tick, window: u32
 /// newer than `now - window` (written since the snapshot a restore puts
 /// back) and returns how many: one branch-free pass.
 ///
-/// After a frame that wrote every row this pass is half of a full restore
-/// (the copy of the values is the other half), and what bounds it is the
-/// number of instructions per row, so on x86-64 it works on whole vectors
-/// of ticks: AVX2 where the CPU has it (four rows an instruction), else
-/// SSE2 (two). The compiler's own vectorisation of the scalar loop
-/// gathers the `changed` ticks out of the interleaved pairs and stores
-/// them back one by one, several times the instructions.
+/// After a frame that wrote every row, this pass and the copy of the
+/// values are the whole restore, and what bounds the pass is its
+/// instructions per row. The compiler's own vectorisation of the scalar
+/// loop gathers the `changed` ticks out of the interleaved pairs and
+/// stores them back one by one (about 5.5 instructions a row; the pass
+/// was then near half of a full restore), so on x86-64 it works on whole
+/// vectors of ticks instead: AVX2 where the CPU has it (four rows a
+/// vector, about 2 instructions a row), else SSE2 (two rows a vector).
 #[inline]
 fn mark_written(ticks: &mut [UnsafeCell<ComponentTicks>], now: Tick, window: u32) -> usize {
     #[cfg(target_arch = "x86_64")]
