@@ -1309,8 +1309,10 @@ impl World {
         entity: Entity,
         component: C,
     ) -> Result<(), EntityError> {
-        let id = self.components.register::<C>();
-        self.sparse.remember::<C>(id, &self.components, true);
+        if !self.sparse.recall::<C>() {
+            let id = self.components.register::<C>();
+            self.sparse.remember::<C>(id, &self.components, true);
+        }
         self.insert_sparse_one(entity, component)
     }
 
@@ -1662,9 +1664,11 @@ impl World {
         &mut self,
         entity: Entity,
     ) -> Result<C, ComponentError> {
-        let id = self.components.register::<C>();
-        if !self.sparse.remember::<C>(id, &self.components, false) {
-            return self.remove_static::<C>(entity);
+        if !self.sparse.recall::<C>() {
+            let id = self.components.register::<C>();
+            if !self.sparse.remember::<C>(id, &self.components, false) {
+                return self.remove_static::<C>(entity);
+            }
         }
         self.remove_sparse_one::<C>(entity)
     }

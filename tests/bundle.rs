@@ -678,3 +678,25 @@ fn one_component_forms_of_disabled_and_child_of() {
     assert_eq!(world.parent(e), None);
     world.check_invariants();
 }
+
+/// Two sparse components toggled in turn (two status effects): each
+/// insert and remove finds its own set (the one remembered before the last
+/// is swapped back in), and nothing is mixed up between them.
+#[test]
+fn two_sparse_components_toggled_in_turn_keep_their_values() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..10).map(|i| world.spawn(C0(i))).collect();
+    for round in 0..3u32 {
+        for (i, &e) in es.iter().enumerate() {
+            world.insert_one(e, S0(round * 100 + i as u32)).unwrap();
+            world.insert(e, S1(round * 1000 + i as u32)).unwrap();
+        }
+        for (i, &e) in es.iter().enumerate() {
+            assert_eq!(world.remove_one::<S0>(e), Ok(S0(round * 100 + i as u32)));
+            assert_eq!(world.remove::<S1>(e), Ok(S1(round * 1000 + i as u32)));
+            assert!(world.remove_one::<S0>(e).is_err());
+        }
+    }
+    assert_eq!(world.sparse_set_len(world.component_id::<S0>().unwrap()), 0);
+    world.check_invariants();
+}
