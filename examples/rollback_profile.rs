@@ -14,7 +14,9 @@
 //! fresh snapshot each time), `snapshot-into` (into the same snapshot each
 //! time, reusing its buffers), `restore` (restore of one snapshot) and
 //! `restore-1pct` (the same after a frame that wrote every 100th entity's
-//! four components through `get_mut`, as the bench's `restore_1pct`). It also
+//! four components through `get_mut`, as the bench's `restore_1pct`) and
+//! `restore-clean` (restore right after the snapshot, nothing written: the
+//! fixed cost of a restore, outside the rows it puts back). It also
 //! prints the mean wall time of a counted call (noisy; for a quick look).
 
 use std::hint::black_box;
@@ -74,7 +76,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let workload = args
         .next()
-        .expect("a workload: snapshot, snapshot-into, restore, restore-1pct");
+        .expect("a workload: snapshot, snapshot-into, restore, restore-1pct, restore-clean");
     let n: u32 = args.next().map_or(10, |s| s.parse().expect("N: a count"));
     let mut world = world();
     let mut spent = Duration::ZERO;
@@ -117,6 +119,12 @@ fn main() {
                     world.get_mut::<C>(e).unwrap().0[0] ^= salt + 1;
                     world.get_mut::<D>(e).unwrap().0[0] ^= salt + 1;
                 }
+                timed(&mut || measured_restore(&mut world, &saved));
+            }
+        }
+        "restore-clean" => {
+            let saved = world.snapshot();
+            for _ in 0..n {
                 timed(&mut || measured_restore(&mut world, &saved));
             }
         }
