@@ -1139,7 +1139,10 @@ impl Column {
         }
         let window = now.get().wrapping_sub(since.get());
         let newer = |t: Tick| now.get().wrapping_sub(t.get()) < window;
-        let test = Newer::new(now, window);
+        let Some(test) = Newer::new(now, window) else {
+            // `since == now`: nothing was written since.
+            return 0;
+        };
         // Block by block (`BLOCK_ROWS` rows). A block whose bound is not
         // newer than `since` is skipped, its rows' ticks unread: after a
         // frame that wrote a few rows, most blocks (found through a mask of
@@ -1203,16 +1206,18 @@ impl Column {
                 }
                 continue;
             }
-            written += restore_blocks(
-                values,
-                saved,
-                all_ticks,
-                group,
-                g * 64,
-                dirty,
-                (test, now),
-                (&mut run, &mut next),
-            );
+            if dirty != 0 {
+                written += restore_blocks(
+                    values,
+                    saved,
+                    all_ticks,
+                    group,
+                    g * 64,
+                    dirty,
+                    (test, now),
+                    (&mut run, &mut next),
+                );
+            }
         }
         if let Some(start) = run {
             let end = len.min(next * BLOCK_ROWS);
@@ -1357,28 +1362,32 @@ impl Column {
 /// group: `now - t < window` is `t - (since + 1) < window`, an unsigned
 /// compare is a signed one of both sides with their sign bits flipped, and
 /// flipping the sign bit of a difference flips it in the subtrahend
-/// (`x ^ 2³¹ = x + 2³¹` modulo 2³²). So: `(t - bias) as i32 < limit`.
+/// (`x ^ 2³¹ = x + 2³¹` modulo 2³²). So: `(t - bias) as i32 <= floor`,
+/// with `floor = (window ^ 2³¹) as i32 - 1` (the vector code computes its
+/// negation, `>`, which keeps the compared value in place).
 #[derive(Clone, Copy, Debug)]
 struct Newer {
     bias: u32,
-    limit: i32,
+    floor: i32,
 }
 
 impl Newer {
     const SIGN: u32 = 1 << 31;
 
+    /// The test, unless `window` is 0 (`since == now`: no tick passes,
+    /// and `floor` would wrap).
     #[inline(always)]
-    fn new(now: Tick, window: u32) -> Self {
+    fn new(now: Tick, window: u32) -> Option<Self> {
         let after_since = now.get().wrapping_sub(window).wrapping_add(1);
-        Newer {
+        (window != 0).then(|| Newer {
             bias: after_since ^ Self::SIGN,
-            limit: (window ^ Self::SIGN) as i32,
-        }
+            floor: (window ^ Self::SIGN) as i32 - 1,
+        })
     }
 
     #[inline(always)]
     fn test(self, t: u32) -> bool {
-        (t.wrapping_sub(self.bias) as i32) < self.limit
+        (t.wrapping_sub(self.bias) as i32) <= self.floor
     }
 
     /// Which of sixteen ticks pass: bit `i` for `ticks[i]`.
@@ -1416,34 +1425,34 @@ impl Newer {
 // The vector forms below take a block of eight rows.
 const _: () = assert!(BLOCK_ROWS == 8);
 
-/// [`Newer::test`] of four lanes: all ones where it passes.
+/// [`Newer::test`] of four lanes, negated: all ones where it fails.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse2")]
-fn newer4_sse2(ticks: std::arch::x86_64::__m128i, test: Newer) -> std::arch::x86_64::__m128i {
-    use std::arch::x86_64::{_mm_cmplt_epi32, _mm_set1_epi32, _mm_sub_epi32};
-    _mm_cmplt_epi32(
+fn older4_sse2(ticks: std::arch::x86_64::__m128i, test: Newer) -> std::arch::x86_64::__m128i {
+    use std::arch::x86_64::{_mm_cmpgt_epi32, _mm_set1_epi32, _mm_sub_epi32};
+    _mm_cmpgt_epi32(
         _mm_sub_epi32(ticks, _mm_set1_epi32(test.bias as i32)),
-        _mm_set1_epi32(test.limit),
+        _mm_set1_epi32(test.floor),
     )
 }
 
-/// [`Newer::mask16`]: four lanes of the test at a time, narrowed to bytes
-/// (saturating packs keep all ones and zeros) and gathered in one
-/// `movemask`. Compilers do not find this form on their own from a scalar
-/// loop (they gather the lanes' bits one by one).
+/// [`Newer::mask16`]: four lanes of the negated test at a time, narrowed
+/// to bytes (saturating packs keep all ones and zeros), gathered in one
+/// `movemask` and negated back. Compilers do not find this form on their
+/// own from a scalar loop (they gather the lanes' bits one by one).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse2")]
 fn newer_mask16_sse2(ticks: [u32; 16], test: Newer) -> u32 {
     use std::arch::x86_64::{_mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32, _mm_setr_epi32};
     let t = ticks.map(|t| t as i32);
-    let a = newer4_sse2(_mm_setr_epi32(t[0], t[1], t[2], t[3]), test);
-    let b = newer4_sse2(_mm_setr_epi32(t[4], t[5], t[6], t[7]), test);
-    let c = newer4_sse2(_mm_setr_epi32(t[8], t[9], t[10], t[11]), test);
-    let d = newer4_sse2(_mm_setr_epi32(t[12], t[13], t[14], t[15]), test);
+    let a = older4_sse2(_mm_setr_epi32(t[0], t[1], t[2], t[3]), test);
+    let b = older4_sse2(_mm_setr_epi32(t[4], t[5], t[6], t[7]), test);
+    let c = older4_sse2(_mm_setr_epi32(t[8], t[9], t[10], t[11]), test);
+    let d = older4_sse2(_mm_setr_epi32(t[12], t[13], t[14], t[15]), test);
     let bytes = _mm_packs_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
-    _mm_movemask_epi8(bytes) as u32
+    !_mm_movemask_epi8(bytes) as u32 & 0xffff
 }
 
 /// [`Newer::mask_rows`]: the block's ticks read as four vectors of two
@@ -1465,14 +1474,25 @@ fn newer_rows8_sse2(ticks: [[u32; 2]; BLOCK_ROWS], test: Newer) -> u32 {
     const CHANGED: i32 = 0b11_01_11_01;
     let low = _mm_castps_si128(_mm_shuffle_ps::<CHANGED>(pair(0), pair(2)));
     let high = _mm_castps_si128(_mm_shuffle_ps::<CHANGED>(pair(4), pair(6)));
-    let words = _mm_packs_epi32(newer4_sse2(low, test), newer4_sse2(high, test));
-    (_mm_movemask_epi8(_mm_packs_epi16(words, words)) & 0xff) as u32
+    let words = _mm_packs_epi32(older4_sse2(low, test), older4_sse2(high, test));
+    !_mm_movemask_epi8(_mm_packs_epi16(words, words)) as u32 & 0xff
 }
 
 /// Which block bounds of a group (at most 64 blocks) are newer: bit `i`
 /// for `bounds[i]`.
 #[inline(always)]
 fn newer_bounds(bounds: &mut [BlockTick], test: Newer) -> u64 {
+    let sixteen = |ticks: &mut [BlockTick]| {
+        let ticks: &mut [BlockTick; 16] = ticks.try_into().expect("sixteen bounds");
+        u64::from(test.mask16(ticks.each_mut().map(|t| *t.0.get_mut())))
+    };
+    if let Ok(group) = <&mut [BlockTick; 64]>::try_from(&mut *bounds) {
+        // A whole group (all but the column's last): constant shifts.
+        let (a, rest) = group.split_at_mut(16);
+        let (b, rest) = rest.split_at_mut(16);
+        let (c, d) = rest.split_at_mut(16);
+        return sixteen(a) | sixteen(b) << 16 | sixteen(c) << 32 | sixteen(d) << 48;
+    }
     let done = bounds.len() / 16 * 16;
     let mut sixteens = bounds.chunks_exact_mut(16);
     let mut mask = 0;
@@ -1796,8 +1816,11 @@ mod tests {
         };
         for &now in &edges {
             for &window in &edges {
-                let test = Newer::new(Tick::new(now), window);
                 let plain = |t: u32| now.wrapping_sub(t) < window;
+                let Some(test) = Newer::new(Tick::new(now), window) else {
+                    assert_eq!(window, 0, "a test for every window but 0");
+                    continue;
+                };
                 // Ticks at and around both ends of the window.
                 let mut ticks: Vec<u32> = [
                     0,
