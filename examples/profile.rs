@@ -22,7 +22,9 @@
 //! `frag-sparse-mosaic` (the same with `Data` sparse, as the suite's mosaic
 //! row declares it), `frag-hecs`, `simple-mosaic`, `simple-hecs`, `insert-mosaic` (a fresh
 //! world and `extend` of 10,000 entities with four components, as in
-//! simple_insert), `addrem-sparse-mosaic`,
+//! simple_insert), `spawn-loop-mosaic` (the same four-component entities
+//! made by a loop of `World::spawn`, as a user writes it; `spawn-one-mosaic`
+//! the same with one component), `addrem-sparse-mosaic`,
 //! `addrem-table-mosaic`, `addrem-hecs` (add_remove's `N` counts whole
 //! insert-all-then-remove-all passes over 10,000 entities), and
 //! `executor-{1000,6000}-{single,parallel}` (benches/schedule.rs's
@@ -333,6 +335,35 @@ fn measured_insert_mosaic(n: usize) {
     }
 }
 
+/// `insert-mosaic`'s work written as a user's loop of `World::spawn`.
+#[inline(never)]
+fn measured_spawn_loop_mosaic(n: usize) {
+    for _ in 0..n {
+        let mut world = World::new();
+        for _ in 0..10_000 {
+            black_box(world.spawn((
+                Transform([1.0; 16]),
+                Position(1.0, 0.0, 0.0),
+                Rotation(1.0, 0.0, 0.0),
+                Velocity(1.0, 0.0, 0.0),
+            )));
+        }
+        black_box(&world);
+    }
+}
+
+/// A loop of one-component `World::spawn`s.
+#[inline(never)]
+fn measured_spawn_one_mosaic(n: usize) {
+    for _ in 0..n {
+        let mut world = World::new();
+        for _ in 0..10_000 {
+            black_box(world.spawn(Position(1.0, 0.0, 0.0)));
+        }
+        black_box(&world);
+    }
+}
+
 #[inline(never)]
 fn measured_addrem_mosaic<C: Component + Copy>(
     world: &mut World,
@@ -570,6 +601,8 @@ fn run(workload: &str, n: usize) {
             measured_schedule_for_mosaic(&mut world, &mut schedule, n);
         }
         "insert-mosaic" => measured_insert_mosaic(n),
+        "spawn-loop-mosaic" => measured_spawn_loop_mosaic(n),
+        "spawn-one-mosaic" => measured_spawn_one_mosaic(n),
         "addrem-sparse-mosaic" | "addrem-table-mosaic" => {
             let mut world = World::new();
             let entities = world.spawn_batch((0..10_000).map(|_| (AddRemoveA(0.0),)));

@@ -310,16 +310,16 @@ impl World {
         let target = plan.edge.target;
         let table = plan.dst.unwrap_or(plan.src);
         let mut panics = DeferredPanic::new();
-        let ctx = WriteCtx {
+        let mut ctx = WriteCtx {
             components: &self.components,
             sparse: &mut self.sparse,
             panics: &mut panics,
             tick,
         };
         let disables = info.disables;
-        let mut rows = NewRows::new(table, info, plan.edge, ctx);
-        let row = rows.push(entity, bundle);
-        rows.finish();
+        // One row: pushed directly (a spawn loop's cost), not through the
+        // batch writer `spawn_batch` uses.
+        let row = bundle_io::push_row(table, entity, bundle, info, plan.edge, &mut ctx);
         self.entities
             .set_location(entity.index(), location(target, row));
         self.sync_disabled_if(disables, entity);

@@ -616,6 +616,23 @@ impl ComponentWriter for NewRowWriter<'_> {
     }
 }
 
+/// [`push_row_with`] with no extras: one [`World::spawn`]'s row, one value
+/// pushed per column, without [`NewRows`]' batch set-up (column pointers,
+/// room counting), which costs more than the row for a single entity.
+///
+/// [`World::spawn`]: crate::World::spawn
+#[inline]
+pub(crate) fn push_row<B: Bundle>(
+    table: &mut Table,
+    entity: Entity,
+    bundle: B,
+    info: &BundleInfo,
+    edge: &InsertEdge,
+    ctx: &mut WriteCtx<'_>,
+) -> usize {
+    push_row_with(table, entity, bundle, info, edge, ctx, |_| {})
+}
+
 /// Appends a row for `entity` to `table`, the target of `edge` from the
 /// empty archetype for the bundle `info` describes: `bundle`'s values, then
 /// those `extras` writes (the rest of `info`, in its order: the required
@@ -624,6 +641,7 @@ impl ComponentWriter for NewRowWriter<'_> {
 /// `extras` runs user code (constructors) and may panic: then every value
 /// already written for the row is dropped once, nothing is counted (the
 /// table is as before) and the panic goes on.
+#[inline]
 pub(crate) fn push_row_with<B: Bundle>(
     table: &mut Table,
     entity: Entity,
