@@ -47,6 +47,9 @@
 /// assert!(!Tick::new(10).is_newer_than(last_run, this_run));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+// Laid out as a `u32` (the vector pass over a column's ticks in
+// `storage::column` reads them as lanes).
+#[repr(transparent)]
 pub struct Tick(u32);
 
 /// How often (in ticks) stored ticks are clamped at the latest.
@@ -111,7 +114,12 @@ impl Tick {
 }
 
 /// The two ticks every component value carries.
+///
+/// `repr(C)`: `added` then `changed`, 8 bytes, so a column's ticks are
+/// pairs of `u32` lanes (the vector pass of a rollback restore,
+/// `storage::column::mark_written`, relies on it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub(crate) struct ComponentTicks {
     /// When the value was added to its entity.
     pub added: Tick,

@@ -331,5 +331,8 @@ pub mod __macro {
     pub use crate::component::{CloneProbe, ViaClone, ViaSkip};
     pub use crate::hooks::call_hook;
     pub use crate::query::{FromQueryItem, TickRange};
-    pub use crate::rollback::{HashProbe, RollbackHash, RollbackRegistration, ViaHash, ViaNoHash};
+    pub use crate::rollback::{
+        FieldProbe, HashFields, HashProbe, RollbackHash, RollbackRegistration, ViaFieldBits,
+        ViaFieldHash, ViaFieldNone, ViaHash, ViaNoHash,
+    };
 }

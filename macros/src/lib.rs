@@ -135,14 +135,55 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
             }
         }
     });
-    // The checksum hashes the type if it is `Hash` (a generic type cannot
-    // be probed: `World::register_rollback_hashed` is for it).
+    // The checksum hashes the type through its `Hash` impl if it has one,
+    // else field by field if every field can be hashed (floats by their
+    // bits: see `HashFields`), else not at all. A generic type cannot be
+    // probed: `World::register_rollback_hashed` is for it.
+    let fields = input
+        .generics
+        .params
+        .is_empty()
+        .then(|| hash_fields(input))
+        .flatten();
+    let (fields_check, fields_impl) = match fields {
+        Some((check, body)) => (
+            quote! {
+                if #check {
+                    return ::core::option::Option::Some(
+                        ::mosaic::__macro::RollbackHash::fields::<Self>(),
+                    );
+                }
+            },
+            quote! {
+                #[automatically_derived]
+                impl ::mosaic::__macro::HashFields for #name {
+                    #[allow(unused_imports, unused_variables)]
+                    fn hash_fields(&self, __mosaic_h: &mut dyn ::core::hash::Hasher) {
+                        use ::mosaic::__macro::{
+                            ViaFieldBits as _, ViaFieldHash as _, ViaFieldNone as _,
+                        };
+                        #body
+                    }
+                }
+            },
+        ),
+        None => (quote! {}, quote! {}),
+    };
     let rollback_hash = input.generics.params.is_empty().then(|| {
         quote! {
             fn rollback_hash() -> ::core::option::Option<::mosaic::__macro::RollbackHash> {
                 #[allow(unused_imports)]
-                use ::mosaic::__macro::{ViaHash as _, ViaNoHash as _};
-                (&&::mosaic::__macro::HashProbe::<Self>(::core::marker::PhantomData)).rollback_hash()
+                use ::mosaic::__macro::{
+                    ViaFieldBits as _, ViaFieldHash as _, ViaFieldNone as _, ViaHash as _,
+                    ViaNoHash as _,
+                };
+                let whole = (&&::mosaic::__macro::HashProbe::<Self>(::core::marker::PhantomData))
+                    .rollback_hash();
+                if whole.is_some() {
+                    return whole;
+                }
+                #fields_check
+                ::core::option::Option::None
             }
         }
     });
@@ -163,7 +204,91 @@ fn component_impl(input: &DeriveInput) -> syn::Result<TokenStream2> {
                 #clone_body
             }
         }
+        #fields_impl
     })
+}
+
+/// For the checksum of a type that is not `Hash` (see `HashFields` in the
+/// core): the test that every field of `input` can be hashed (each field
+/// type probed with `FieldProbe`) and the body of `hash_fields`, which
+/// feeds an enum's variant index and then each field in declaration
+/// order. `None` for a union.
+fn hash_fields(input: &DeriveInput) -> Option<(TokenStream2, TokenStream2)> {
+    let probe = |ty: &syn::Type| quote!((&&&::mosaic::__macro::FieldProbe::<#ty>(::core::marker::PhantomData)).field_hash());
+    let bind =
+        |i: usize| syn::Ident::new(&format!("__mosaic_f{i}"), proc_macro2::Span::call_site());
+    // A pattern binding each field of `fields` by reference, and the
+    // statements hashing them.
+    let fields_of = |fields: &Fields| -> (TokenStream2, Vec<TokenStream2>) {
+        let calls: Vec<_> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (probe, b) = (probe(&f.ty), bind(i));
+                quote! {
+                    if let ::core::option::Option::Some(f) = #probe {
+                        f(#b, __mosaic_h);
+                    }
+                }
+            })
+            .collect();
+        let pattern = match fields {
+            Fields::Named(named) => {
+                let binds = named.named.iter().enumerate().map(|(i, f)| {
+                    let (ident, b) = (&f.ident, bind(i));
+                    quote!(#ident: #b)
+                });
+                quote!({ #(#binds,)* })
+            }
+            Fields::Unnamed(unnamed) => {
+                let binds = (0..unnamed.unnamed.len()).map(bind);
+                quote!(( #(#binds,)* ))
+            }
+            Fields::Unit => quote!(),
+        };
+        (pattern, calls)
+    };
+    let (types, body): (Vec<&syn::Type>, TokenStream2) = match &input.data {
+        Data::Struct(data) => {
+            let (pattern, calls) = fields_of(&data.fields);
+            (
+                data.fields.iter().map(|f| &f.ty).collect(),
+                quote! {
+                    let Self #pattern = self;
+                    #(#calls)*
+                },
+            )
+        }
+        Data::Enum(data) => {
+            let arms = data.variants.iter().enumerate().map(|(index, v)| {
+                let (ident, (pattern, calls)) = (&v.ident, fields_of(&v.fields));
+                let index = index as u64;
+                quote! {
+                    Self::#ident #pattern => {
+                        __mosaic_h.write_u64(#index);
+                        #(#calls)*
+                    }
+                }
+            });
+            (
+                data.variants
+                    .iter()
+                    .flat_map(|v| v.fields.iter().map(|f| &f.ty))
+                    .collect(),
+                quote! {
+                    match self {
+                        #(#arms)*
+                    }
+                },
+            )
+        }
+        Data::Union(_) => return None,
+    };
+    let checks = types.iter().map(|ty| {
+        let probe = probe(ty);
+        quote!(#probe.is_some())
+    });
+    Some((quote!(true #(&& #checks)*), body))
 }
 
 fn component_attrs(input: &DeriveInput) -> syn::Result<ComponentAttrs> {

@@ -22,7 +22,9 @@
 //!   a clone of the column, one `memcpy` for a `Copy` type. The order of
 //!   the rows is saved too (it is the order queries visit them). The type
 //!   needs `Clone`; [`World::checksum`](crate::World::checksum) hashes it
-//!   if it is `Hash` too (the derive tells).
+//!   through its `Hash` impl, or, for a derived type that is not `Hash`
+//!   (it holds floats), field by field, floats by their bits (the derive
+//!   tells which).
 //! - [`Disabled`](crate::Disabled) and the hierarchy
 //!   ([`ChildOf`](crate::ChildOf) edges, each parent's
 //!   [`Children`](crate::Children) in order), always.
@@ -480,6 +482,175 @@ pub trait ViaNoHash {
 
 impl<T> ViaNoHash for HashProbe<T> {
     fn rollback_hash(&self) -> Option<RollbackHash> {
+        None
+    }
+}
+
+/// The derive's checksum for a type that is not `Hash` as a whole: field
+/// by field, each field through its `Hash` impl or, for a float, its bits
+/// (see [`BitHash`]). `#[derive(Component)]` implements it for a struct
+/// or enum without generics; [`FieldProbe`] tells whether every field can
+/// be hashed. Not part of the API.
+#[doc(hidden)]
+pub trait HashFields {
+    /// Feeds every field, in declaration order (an enum's variant index
+    /// first), to `h`.
+    fn hash_fields(&self, h: &mut dyn std::hash::Hasher);
+}
+
+impl RollbackHash {
+    /// The checksum of `T` through its [`HashFields`] impl (what the
+    /// derive picks when `T` is not `Hash` but each field can be hashed).
+    pub fn fields<T: crate::Component + HashFields>() -> Self {
+        RollbackHash(crate::world::hash_component_fields::<T>)
+    }
+}
+
+/// How a field's value goes into the checksum when the field's type is
+/// not `Hash`: floats by their bits (every NaN as the same quiet NaN, so
+/// that platforms whose arithmetic makes NaNs with different payloads
+/// agree; `-0.0` and `0.0` differ, as they behave differently), and
+/// arrays, tuples, `Option`s, `Vec`s and boxed slices of such values.
+/// Integers, `bool` and `char` are here too, so that a tuple mixing them
+/// with floats is covered. Not part of the API: the derive uses it
+/// through [`FieldProbe`].
+#[doc(hidden)]
+pub trait BitHash {
+    /// Feeds the value to `h`.
+    fn bit_hash(&self, h: &mut dyn std::hash::Hasher);
+}
+
+impl BitHash for f32 {
+    fn bit_hash(&self, h: &mut dyn std::hash::Hasher) {
+        h.write_u32(if self.is_nan() {
+            0x7FC0_0000
+        } else {
+            self.to_bits()
+        });
+    }
+}
+
+impl BitHash for f64 {
+    fn bit_hash(&self, h: &mut dyn std::hash::Hasher) {
+        h.write_u64(if self.is_nan() {
+            0x7FF8_0000_0000_0000
+        } else {
+            self.to_bits()
+        });
+    }
+}
+
+macro_rules! bit_hash_via_hash {
+    ($($t:ty),*) => {$(
+        impl BitHash for $t {
+            fn bit_hash(&self, mut h: &mut dyn std::hash::Hasher) {
+                std::hash::Hash::hash(self, &mut h);
+            }
+        }
+    )*};
+}
+bit_hash_via_hash!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, bool, char
+);
+
+impl<T: BitHash, const N: usize> BitHash for [T; N] {
+    fn bit_hash(&self, h: &mut dyn std::hash::Hasher) {
+        self.iter().for_each(|v| v.bit_hash(h));
+    }
+}
+
+impl<T: BitHash> BitHash for Vec<T> {
+    fn bit_hash(&self, h: &mut dyn std::hash::Hasher) {
+        self.as_slice().bit_hash(h);
+    }
+}
+
+impl<T: BitHash> BitHash for [T] {
+    fn bit_hash(&self, h: &mut dyn std::hash::Hasher) {
+        h.write_usize(self.len());
+        self.iter().for_each(|v| v.bit_hash(h));
+    }
+}
+
+impl<T: BitHash + ?Sized> BitHash for Box<T> {
+    fn bit_hash(&self, h: &mut dyn std::hash::Hasher) {
+        (**self).bit_hash(h);
+    }
+}
+
+impl<T: BitHash> BitHash for Option<T> {
+    fn bit_hash(&self, h: &mut dyn std::hash::Hasher) {
+        match self {
+            None => h.write_u8(0),
+            Some(v) => {
+                h.write_u8(1);
+                v.bit_hash(h);
+            }
+        }
+    }
+}
+
+macro_rules! bit_hash_tuple {
+    ($(($($name:ident),+)),*) => {$(
+        impl<$($name: BitHash),+> BitHash for ($($name,)+) {
+            #[allow(non_snake_case)]
+            fn bit_hash(&self, h: &mut dyn std::hash::Hasher) {
+                let ($($name,)+) = self;
+                $($name.bit_hash(h);)+
+            }
+        }
+    )*};
+}
+bit_hash_tuple!(
+    (A),
+    (A, B),
+    (A, B, C),
+    (A, B, C, D),
+    (A, B, C, D, E),
+    (A, B, C, D, E, F)
+);
+
+/// How the derive hashes one field of type `F` (see [`HashFields`]):
+/// method resolution on `&&&FieldProbe<F>` tries `F`'s `Hash` impl
+/// ([`ViaFieldHash`]), then [`BitHash`] ([`ViaFieldBits`]), then gives up
+/// ([`ViaFieldNone`]: the whole type is then left out of the checksum).
+/// Not part of the API.
+#[doc(hidden)]
+pub struct FieldProbe<F>(pub std::marker::PhantomData<F>);
+
+/// A field's hashing function, if it has one (see [`FieldProbe`]).
+#[doc(hidden)]
+pub type FieldHashFn<F> = fn(&F, &mut dyn std::hash::Hasher);
+
+#[doc(hidden)]
+pub trait ViaFieldHash<F> {
+    fn field_hash(&self) -> Option<FieldHashFn<F>>;
+}
+
+impl<F: std::hash::Hash> ViaFieldHash<F> for &&FieldProbe<F> {
+    fn field_hash(&self) -> Option<FieldHashFn<F>> {
+        Some(|v, mut h| v.hash(&mut h))
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaFieldBits<F> {
+    fn field_hash(&self) -> Option<FieldHashFn<F>>;
+}
+
+impl<F: BitHash> ViaFieldBits<F> for &FieldProbe<F> {
+    fn field_hash(&self) -> Option<FieldHashFn<F>> {
+        Some(|v, h| v.bit_hash(h))
+    }
+}
+
+#[doc(hidden)]
+pub trait ViaFieldNone<F> {
+    fn field_hash(&self) -> Option<FieldHashFn<F>>;
+}
+
+impl<F> ViaFieldNone<F> for FieldProbe<F> {
+    fn field_hash(&self) -> Option<FieldHashFn<F>> {
         None
     }
 }

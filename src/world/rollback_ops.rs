@@ -135,6 +135,23 @@ pub(crate) fn hash_component<T: Component + Hash>(
     }
 }
 
+/// [`hash_component`] for a type hashed field by field (the derive's
+/// choice for a type that is not `Hash`: see
+/// [`HashFields`](crate::rollback::HashFields)).
+pub(crate) fn hash_component_fields<T: Component + crate::rollback::HashFields>(
+    world: &World,
+    e: Entity,
+    h: &mut StableHasher,
+) -> bool {
+    match world.get_opt::<T>(e) {
+        Some(v) => {
+            v.hash_fields(h);
+            true
+        }
+        None => false,
+    }
+}
+
 fn save_resource<R: Send + Sync + Clone + 'static>(world: &World) -> Option<Saved> {
     world
         .get_resource::<R>()
@@ -301,11 +318,16 @@ impl World {
     /// Idempotent. `#[component(rollback)]` on the type's derive does the
     /// same in every world that uses it, with no call.
     ///
-    /// `#[derive(Component)]` tells whether the type is `Hash` (a type
-    /// holding floats is not: it is saved and restored but left out of the
-    /// checksum; implement `Hash` over the floats' bits to include it). A
-    /// type with a hand-written `Component` impl, or a generic one, is
-    /// hashed with [`World::register_rollback_hashed`].
+    /// `#[derive(Component)]` tells how the checksum hashes the type:
+    /// through its `Hash` impl if it has one; else, for a type holding
+    /// floats, field by field, each field through its `Hash` impl or, for
+    /// floats (and arrays, tuples, `Option`s and `Vec`s of floats and
+    /// integers), by their bits, every NaN alike. A type with a field that
+    /// is neither (a `HashMap`, a type of yours without `Hash`) is saved
+    /// and restored but left out of the checksum: implement `Hash` for that
+    /// field's type (over floats' bits) to include it. A type with a
+    /// hand-written `Component` impl, or a generic one, is hashed with
+    /// [`World::register_rollback_hashed`].
     ///
     /// # Example
     /// ```
@@ -1221,9 +1243,12 @@ impl World {
     /// the registered resources. Values are hashed through their `Hash`
     /// impls with a fixed, portable hasher (integers as little-endian
     /// 64-bit words): never memory addresses, padding or map order.
-    /// Types registered without a hash (`register_rollback_unhashed`, or
-    /// a type that is not `Hash`: it holds floats, say) and unregistered
-    /// types are not included.
+    /// Derived types that are not `Hash` are hashed field by field, floats
+    /// by their bits with every NaN alike (see
+    /// [`World::register_rollback`]). Types registered without a hash
+    /// (`register_rollback_unhashed`, a derived type with a field that can
+    /// be hashed neither way, a hand-written `Component` impl registered
+    /// with `register_rollback`) and unregistered types are not included.
     ///
     /// Two peers of a rollback game compare it every frame to detect a
     /// desync.
