@@ -12,7 +12,9 @@ use rustc_hash::FxHashMap;
 
 use crate::component::{Component, ComponentId, Components, StorageType};
 use crate::entity::Entity;
+use crate::error::{ComponentError, EntityError};
 use crate::hooks::Requirement;
+use crate::world::World;
 
 /// A group of components. Implemented for every [`Component`], for tuples of
 /// bundles, and by `#[derive(Bundle)]`.
@@ -87,6 +89,31 @@ pub unsafe trait Bundle: Send + Sync + 'static {
     fn parent_in_bundle(&self) -> Option<Entity> {
         None
     }
+
+    /// [`World::insert`] of this bundle. A single component (or a
+    /// one-element tuple of one) goes straight to [`World::insert_one`]'s
+    /// path, so `world.insert(e, B)` costs what `insert_one(e, B)` does (for
+    /// a sparse `B`, one set write instead of the bundle registry's walk);
+    /// every other bundle takes the bundle path.
+    #[doc(hidden)]
+    #[inline]
+    fn __insert_into_world(self, world: &mut World, entity: Entity) -> Result<(), EntityError>
+    where
+        Self: Sized,
+    {
+        world.insert_bundle(entity, self)
+    }
+
+    /// [`World::remove`] of this bundle; a single component takes
+    /// [`World::remove_one`]'s path, as in [`Bundle::__insert_into_world`].
+    #[doc(hidden)]
+    #[inline]
+    fn __remove_from_world(world: &mut World, entity: Entity) -> Result<Self, ComponentError>
+    where
+        Self: Sized,
+    {
+        world.remove_static::<Self>(entity)
+    }
 }
 
 /// Hands a world's component registry to [`Bundle::component_ids`].
@@ -144,6 +171,16 @@ unsafe impl<C: Component> Bundle for C {
         // SAFETY: position 0 of this bundle is C (our component_ids).
         unsafe { reader.take::<C>() }
     }
+
+    #[inline]
+    fn __insert_into_world(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+        world.insert_one(entity, self)
+    }
+
+    #[inline]
+    fn __remove_from_world(world: &mut World, entity: Entity) -> Result<Self, ComponentError> {
+        world.remove_one::<C>(entity)
+    }
 }
 
 // SAFETY: no components: `component_ids` reports none, `write_components`
@@ -173,7 +210,25 @@ unsafe impl Bundle for crate::ChildOf {
 }
 
 macro_rules! tuple_bundle {
+    // A one-element tuple inserts and removes as its element does: `(B,)`
+    // is `B` (a single component takes `insert_one`'s path).
+    ($name:ident) => {
+        tuple_bundle!(@impl [$name] {
+            #[inline]
+            fn __insert_into_world(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
+                self.0.__insert_into_world(world, entity)
+            }
+
+            #[inline]
+            fn __remove_from_world(world: &mut World, entity: Entity) -> Result<Self, ComponentError> {
+                $name::__remove_from_world(world, entity).map(|bundle| (bundle,))
+            }
+        });
+    };
     ($($name:ident),*) => {
+        tuple_bundle!(@impl [$($name),*] {});
+    };
+    (@impl [$($name:ident),*] { $($extra:tt)* }) => {
         // SAFETY: each element reports, writes and takes in the same order.
         unsafe impl<$($name: Bundle),*> Bundle for ($($name,)*) {
             const PARENTS: usize = 0 $(+ $name::PARENTS)*;
@@ -204,6 +259,8 @@ macro_rules! tuple_bundle {
                 // SAFETY: forwarded in component_ids order.
                 ($(unsafe { $name::take_components(reader) },)*)
             }
+
+            $($extra)*
         }
     };
 }

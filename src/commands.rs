@@ -42,13 +42,11 @@ use crate::bundle::Bundle;
 use crate::entity::{Entity, FreshIndices};
 use crate::error::{ComponentError, EntityError};
 use crate::relation::ChildOf;
-use crate::storage::DeferredPanic;
+use crate::storage::{CommandQueue, DeferredPanic};
 use crate::world::{World, WorldId};
 
 mod entity_commands;
 pub use entity_commands::{ChildSpawnerCommands, EntityCommands};
-
-type Command = Box<dyn FnOnce(&mut World) -> Result<(), CommandError> + Send>;
 
 /// A recorded list of structural changes for one world.
 ///
@@ -74,7 +72,8 @@ type Command = Box<dyn FnOnce(&mut World) -> Result<(), CommandError> + Send>;
 pub struct CommandBuffer {
     world: WorldId,
     fresh: Arc<FreshIndices>,
-    commands: Vec<Command>,
+    /// The commands, packed (no allocation per command).
+    commands: CommandQueue,
     /// The ids of the spawn commands in `commands`: given up if those are
     /// dropped unapplied.
     spawned: Vec<Entity>,
@@ -112,7 +111,7 @@ impl CommandBuffer {
         CommandBuffer {
             world: world.id(),
             fresh: world.fresh_indices(),
-            commands: Vec::new(),
+            commands: CommandQueue::default(),
             spawned: Vec::new(),
         }
     }
@@ -122,7 +121,7 @@ impl CommandBuffer {
         CommandBuffer {
             world: self.world,
             fresh: Arc::clone(&self.fresh),
-            commands: Vec::new(),
+            commands: CommandQueue::default(),
             spawned: Vec::new(),
         }
     }
@@ -440,7 +439,7 @@ impl CommandBuffer {
         &mut self,
         command: impl FnOnce(&mut World) -> Result<(), CommandError> + Send + 'static,
     ) {
-        self.commands.push(Box::new(command));
+        self.commands.push(command);
     }
 
     /// [`CommandBuffer::apply`] under hecs's name: applies every command
@@ -493,13 +492,15 @@ impl CommandBuffer {
         let mut panics = DeferredPanic::new();
         // Every command runs now; each spawn command sees to its own id.
         self.spawned.clear();
-        for (index, command) in self.commands.drain(..).enumerate() {
+        let mut index = 0;
+        self.commands.drain_with(|command| {
             panics.run(|| {
-                if let Err(error) = command(world) {
+                if let Err(error) = command.run(world) {
                     errors.push((index, error));
                 }
             });
-        }
+            index += 1;
+        });
         panics.resume();
         if errors.is_empty() {
             Ok(())

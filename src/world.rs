@@ -1226,7 +1226,7 @@ impl World {
     /// world.insert_one(e, Ghost).unwrap();
     /// assert!(world.has::<Ghost>(e));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn insert_one<C: Component>(
         &mut self,
         entity: Entity,
@@ -1234,7 +1234,7 @@ impl World {
     ) -> Result<(), EntityError> {
         match C::STORAGE {
             StorageType::SparseSet => self.insert_sparse_one(entity, component),
-            StorageType::Table => self.insert(entity, component),
+            StorageType::Table => self.insert_bundle(entity, component),
         }
     }
 
@@ -1242,7 +1242,11 @@ impl World {
     /// archetype and row, so this is one sparse-set write. The set is found
     /// through the remembered last type, not the bundle registry; a
     /// component with announced lifecycle takes [`World::insert`]'s path.
-    #[inline]
+    ///
+    /// Always inlined: `insert`, `(B,)`, `EntityWorldMut::insert` and
+    /// commands all come here, and with that many callers the compiler
+    /// left it out of line, at a quarter more per toggle than inlined.
+    #[inline(always)]
     fn insert_sparse_one<C: Component>(
         &mut self,
         entity: Entity,
@@ -1259,7 +1263,7 @@ impl World {
             return self.insert_sparse_one_first(entity, component);
         };
         if self.components.lifecycle_active() && self.components.announces(id) {
-            return self.insert(entity, component);
+            return self.insert_bundle_cold(entity, component);
         }
         // The set is complete before a replaced value's drop runs, so a
         // panic there leaves nothing half-done.
@@ -1269,6 +1273,28 @@ impl World {
         }
         drop(replaced);
         Ok(())
+    }
+
+    /// [`World::insert_bundle`] out of line: the announced path of
+    /// [`World::insert_sparse_one`], kept out of its body so the hit path
+    /// stays small enough to inline where users call it.
+    #[cold]
+    #[inline(never)]
+    fn insert_bundle_cold<C: Component>(
+        &mut self,
+        entity: Entity,
+        component: C,
+    ) -> Result<(), EntityError> {
+        self.insert_bundle(entity, component)
+    }
+
+    /// [`World::remove_static`] out of line, for
+    /// [`World::remove_sparse_one`] as [`World::insert_bundle_cold`] is for
+    /// the insert.
+    #[cold]
+    #[inline(never)]
+    fn remove_static_cold<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
+        self.remove_static::<C>(entity)
     }
 
     /// [`World::insert_sparse_one`] when `C`'s set is not the remembered
@@ -1282,8 +1308,10 @@ impl World {
         entity: Entity,
         component: C,
     ) -> Result<(), EntityError> {
-        let id = self.components.register::<C>();
-        self.sparse.remember::<C>(id, &self.components, true);
+        if !self.sparse.recall::<C>() {
+            let id = self.components.register::<C>();
+            self.sparse.remember::<C>(id, &self.components, true);
+        }
         self.insert_sparse_one(entity, component)
     }
 
@@ -1302,7 +1330,15 @@ impl World {
     /// assert_eq!(world.remove::<(A, B)>(e).unwrap(), (A(1), B(2)));
     /// assert!(world.remove::<A>(e).is_err());
     /// ```
+    #[inline]
     pub fn remove<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
+        // A single component takes `remove_one`'s path (see
+        // `Bundle::__remove_from_world`); every other bundle `remove_static`'s.
+        B::__remove_from_world(self, entity)
+    }
+
+    /// [`World::remove`] of a static bundle, by its bundle registration.
+    pub(crate) fn remove_static<B: Bundle>(&mut self, entity: Entity) -> Result<B, ComponentError> {
         if B::HAS_PARENT {
             return self.remove_child_of::<B>(entity);
         }
@@ -1558,18 +1594,18 @@ impl World {
     /// let e = world.spawn(Ghost(3));
     /// assert_eq!(world.remove_one::<Ghost>(e), Ok(Ghost(3)));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn remove_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
         match C::STORAGE {
             StorageType::SparseSet => self.remove_sparse_one::<C>(entity),
-            StorageType::Table => self.remove::<C>(entity),
+            StorageType::Table => self.remove_static::<C>(entity),
         }
     }
 
     /// [`World::remove_one`] of a sparse component: one sparse-set removal,
     /// found as in [`World::insert_sparse_one`]. A component with announced
     /// lifecycle takes [`World::remove`]'s path.
-    #[inline]
+    #[inline(always)]
     fn remove_sparse_one<C: Component>(&mut self, entity: Entity) -> Result<C, ComponentError> {
         self.flush();
         if self.relations.active() {
@@ -1583,7 +1619,7 @@ impl World {
             return self.remove_sparse_one_first::<C>(entity);
         };
         if self.components.lifecycle_active() && self.components.announces(id) {
-            return self.remove::<C>(entity);
+            return self.remove_static_cold::<C>(entity);
         }
         // The entity is not looked up: a set holds values of live entities
         // only (despawn and clear empty every set of the dead), and its
@@ -1627,9 +1663,11 @@ impl World {
         &mut self,
         entity: Entity,
     ) -> Result<C, ComponentError> {
-        let id = self.components.register::<C>();
-        if !self.sparse.remember::<C>(id, &self.components, false) {
-            return self.remove::<C>(entity);
+        if !self.sparse.recall::<C>() {
+            let id = self.components.register::<C>();
+            if !self.sparse.remember::<C>(id, &self.components, false) {
+                return self.remove_static::<C>(entity);
+            }
         }
         self.remove_sparse_one::<C>(entity)
     }

@@ -562,3 +562,141 @@ fn refused_duplicate_insert_remove_and_batch_leave_the_world_consistent() {
     assert!(!world.has::<C1>(keep));
     world.check_invariants();
 }
+
+/// `world.insert(e, B)`, `world.insert(e, (B,))`, `remove::<B>` and
+/// `remove::<(B,)>` of one component take `insert_one`/`remove_one`'s
+/// path (#40: the bundle path cost a sparse toggle 3×): the same results
+/// and errors as the bundle path gave, for sparse and table storage.
+#[test]
+fn one_component_insert_and_remove_in_every_form_agree() {
+    fn check<B: Component + PartialEq + std::fmt::Debug + Clone>(
+        make: impl Fn(u32) -> B,
+        name: &str,
+    ) {
+        let mut world = World::new();
+        let e = world.spawn(C0(1));
+        // Insert (adds), insert again (replaces), in each form.
+        world.insert(e, make(1)).unwrap();
+        assert_eq!(world.get::<B>(e).unwrap(), &make(1));
+        world.insert(e, (make(2),)).unwrap();
+        assert_eq!(world.get::<B>(e).unwrap(), &make(2));
+        world.entity_mut(e).unwrap().insert(make(3)).unwrap();
+        assert_eq!(world.get::<B>(e).unwrap(), &make(3));
+        assert_eq!(world.get::<C0>(e), Ok(&C0(1)), "the rest is kept");
+        // Remove in each form: the value comes back, then the error names B.
+        assert_eq!(world.remove::<B>(e), Ok(make(3)));
+        let missing = world.remove::<B>(e).unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            format!("entity {e:?} has no component `{name}`")
+        );
+        assert_eq!(world.remove::<(B,)>(e), Err(missing.clone()));
+        assert_eq!(world.remove_one::<B>(e), Err(missing));
+        world.insert(e, (make(4),)).unwrap();
+        assert_eq!(world.remove::<(B,)>(e), Ok((make(4),)));
+        world.insert(e, make(5)).unwrap();
+        assert_eq!(world.entity_mut(e).unwrap().remove::<B>(), Ok(make(5)));
+        assert!(!world.has::<B>(e));
+        // A stale handle: refused, nothing changes, the value is dropped.
+        world.despawn(e).unwrap();
+        assert_eq!(world.insert(e, make(6)), Err(EntityError::NoSuchEntity(e)));
+        assert_eq!(
+            world.insert(e, (make(6),)),
+            Err(EntityError::NoSuchEntity(e))
+        );
+        assert_eq!(world.remove::<B>(e), Err(ComponentError::NoSuchEntity(e)));
+        assert_eq!(
+            world.remove::<(B,)>(e),
+            Err(ComponentError::NoSuchEntity(e))
+        );
+        assert!(world.is_empty());
+        world.check_invariants();
+    }
+    check(S0, "S0");
+    check(C1, "C1");
+}
+
+/// The single-component forms still announce: hooks and observers see
+/// `world.insert(e, B)` / `remove::<(B,)>` of a sparse or table component
+/// as they saw the bundle path's.
+#[test]
+fn one_component_insert_and_remove_forms_are_observed() {
+    fn check<B: Component>(make: impl Fn(u32) -> B) {
+        #[derive(Resource, Default)]
+        struct Seen(Vec<&'static str>);
+        let mut world = World::new();
+        world.init_resource::<Seen>();
+        world.observe(|_: Trigger<OnAdd<B>>, mut w: DeferredWorld| {
+            w.resource_mut::<Seen>().0.push("add")
+        });
+        world.observe(|_: Trigger<OnInsert<B>>, mut w: DeferredWorld| {
+            w.resource_mut::<Seen>().0.push("insert")
+        });
+        world.observe(|_: Trigger<OnRemove<B>>, mut w: DeferredWorld| {
+            w.resource_mut::<Seen>().0.push("remove")
+        });
+        let e = world.spawn(C0(0));
+        world.insert(e, make(1)).unwrap();
+        world.insert(e, (make(2),)).unwrap();
+        world.remove::<(B,)>(e).unwrap();
+        world.insert(e, make(3)).unwrap();
+        world.remove::<B>(e).unwrap();
+        assert_eq!(
+            world.resource::<Seen>().0,
+            [
+                "add", "insert", "insert", "remove", "add", "insert", "remove"
+            ]
+        );
+    }
+    check(S0);
+    check(C1);
+}
+
+/// `Disabled` and `ChildOf` through the single-component forms: the marker
+/// hides and shows the entity, and a one-element tuple holding `ChildOf`
+/// still makes (and, removed, unmakes) the edge.
+#[test]
+fn one_component_forms_of_disabled_and_child_of() {
+    let mut world = World::new();
+    let e = world.spawn(C0(0));
+    let mut q = world.query::<&C0>();
+    world.insert(e, (Disabled,)).unwrap();
+    assert_eq!(q.iter(&world).count(), 0);
+    assert!(world.is_disabled(e));
+    world.remove::<Disabled>(e).unwrap();
+    assert_eq!(q.iter(&world).count(), 1);
+    world.insert(e, Disabled).unwrap();
+    world.remove::<(Disabled,)>(e).unwrap();
+    assert!(!world.is_disabled(e));
+    assert_eq!(world.disabled_count(), 0);
+
+    let parent = world.spawn(());
+    world.insert(e, (ChildOf(parent),)).unwrap();
+    assert_eq!(world.children(parent), [e]);
+    world.remove::<(ChildOf,)>(e).unwrap();
+    assert!(world.children(parent).is_empty());
+    assert_eq!(world.parent(e), None);
+    world.check_invariants();
+}
+
+/// Two sparse components toggled in turn (two status effects): each
+/// insert and remove finds its own set (the one remembered before the last
+/// is swapped back in), and nothing is mixed up between them.
+#[test]
+fn two_sparse_components_toggled_in_turn_keep_their_values() {
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..10).map(|i| world.spawn(C0(i))).collect();
+    for round in 0..3u32 {
+        for (i, &e) in es.iter().enumerate() {
+            world.insert_one(e, S0(round * 100 + i as u32)).unwrap();
+            world.insert(e, S1(round * 1000 + i as u32)).unwrap();
+        }
+        for (i, &e) in es.iter().enumerate() {
+            assert_eq!(world.remove_one::<S0>(e), Ok(S0(round * 100 + i as u32)));
+            assert_eq!(world.remove::<S1>(e), Ok(S1(round * 1000 + i as u32)));
+            assert!(world.remove_one::<S0>(e).is_err());
+        }
+    }
+    assert_eq!(world.sparse_set_len(world.component_id::<S0>().unwrap()), 0);
+    world.check_invariants();
+}

@@ -1133,6 +1133,10 @@ impl Column {
         }
         let window = now.get().wrapping_sub(since.get());
         let newer = |t: Tick| now.get().wrapping_sub(t.get()) < window;
+        let Some(test) = Newer::new(now, window) else {
+            // `since == now`: nothing was written since.
+            return 0;
+        };
         // Block by block (`BLOCK_ROWS` rows). A block whose bound is not
         // newer than `since` is skipped, its rows' ticks unread: after a
         // frame that wrote a few rows, most blocks (found through a mask of
@@ -1147,27 +1151,16 @@ impl Column {
             &mut self.blocks[..len.div_ceil(BLOCK_ROWS)],
             &mut self.ticks,
         );
-        // The block after the last one handled, and the first row of the
-        // run of wholly written blocks not copied yet (it ends there).
+        // The first row of the run of wholly written blocks not copied yet,
+        // and the block after the run's last one (a block written in part
+        // is put back on the spot, outside the run).
         let mut next = 0;
         let mut run: Option<usize> = None;
         // 64 blocks at a time: a mask of those whose bound is newer (one
-        // branch-free pass over the bounds, four at a time), then only
+        // branch-free pass over the bounds, sixteen at a time), then only
         // those.
         for (g, group) in blocks.chunks_mut(64).enumerate() {
-            let mut dirty = 0u64;
-            let done = group.len() / 4 * 4;
-            let mut fours = group.chunks_exact_mut(4);
-            for (k, four) in (&mut fours).enumerate() {
-                let [a, b, c, d] = four else {
-                    unreachable!("chunks of 4")
-                };
-                let bounds = [a, b, c, d].map(|t| *t.0.get_mut());
-                dirty |= u64::from(newer_mask4(bounds, now, window)) << (4 * k);
-            }
-            for (i, t) in fours.into_remainder().iter_mut().enumerate() {
-                dirty |= u64::from(newer(Tick::new(*t.0.get_mut()))) << (done + i);
-            }
+            let dirty = newer_bounds(group, test);
             // A group where at least half the blocks were written (after a
             // frame that wrote most rows): put back the whole span from
             // its first written block to its last with one copy, and mark
@@ -1215,50 +1208,17 @@ impl Column {
                 }
                 continue;
             }
-            while dirty != 0 {
-                let i = dirty.trailing_zeros() as usize;
-                dirty &= dirty - 1;
-                let bound = group[i].0.get_mut();
-                let b = g * 64 + i;
-                let base = b * BLOCK_ROWS;
-                if b != next {
-                    // A clean block in between ends the run.
-                    if let Some(start) = run.take() {
-                        let end = next * BLOCK_ROWS;
-                        values[start..end].clone_from_slice(&saved[start..end]);
-                    }
-                }
-                next = b + 1;
-                let ticks = &mut all_ticks[base..len.min(base + BLOCK_ROWS)];
-                // Which rows of the block were written (bit `r` for row
-                // `r`), in one branch-free pass.
-                let mask = written_rows(ticks, now, window);
-                if mask == (1 << ticks.len()) - 1 {
-                    // Written whole: it joins the run.
-                    for t in ticks.iter_mut() {
-                        t.get_mut().changed = now;
-                    }
-                    *bound = now.get();
-                    run.get_or_insert(base);
-                    written += ticks.len();
-                    continue;
-                }
-                if let Some(start) = run.take() {
-                    values[start..base].clone_from_slice(&saved[start..base]);
-                }
-                if mask == 0 {
-                    continue;
-                }
-                // The block's written rows, one by one, marked at `now`.
-                *bound = now.get();
-                let mut rest = mask;
-                while rest != 0 {
-                    let r = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    values[base + r].clone_from(&saved[base + r]);
-                    ticks[r].get_mut().changed = now;
-                    written += 1;
-                }
+            if dirty != 0 {
+                written += restore_blocks(
+                    values,
+                    saved,
+                    all_ticks,
+                    group,
+                    g * 64,
+                    dirty,
+                    (test, now),
+                    (&mut run, &mut next),
+                );
             }
         }
         if let Some(start) = run {
@@ -1398,62 +1358,311 @@ impl Column {
     }
 }
 
-/// Which of four ticks are newer than `now - window` (seen from `now`),
-/// as bits 0..4: the test of [`Column::restore_written`] for four block
-/// bounds or four rows at once.
-#[inline(always)]
-fn newer_mask4(ticks: [u32; 4], now: Tick, window: u32) -> u32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU
-        // has it (and the compiler assumes it).
-        unsafe { newer_mask4_sse2(ticks, now.get(), window) }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        ticks.iter().enumerate().fold(0, |m, (i, &t)| {
-            m | u32::from(now.get().wrapping_sub(t) < window) << i
+/// The test of [`Column::restore_written`], "changed tick newer than
+/// `since`, seen from `now`" (`now - t < window`, `window = now - since`,
+/// unsigned), in the form vector code takes in two instructions a lane
+/// group: `now - t < window` is `t - (since + 1) < window`, an unsigned
+/// compare is a signed one of both sides with their sign bits flipped, and
+/// flipping the sign bit of a difference flips it in the subtrahend
+/// (`x ^ 2³¹ = x + 2³¹` modulo 2³²). So: `(t - bias) as i32 <= floor`,
+/// with `floor = (window ^ 2³¹) as i32 - 1` (the vector code computes its
+/// negation, `>`, which keeps the compared value in place).
+#[derive(Clone, Copy, Debug)]
+struct Newer {
+    bias: u32,
+    floor: i32,
+}
+
+impl Newer {
+    const SIGN: u32 = 1 << 31;
+
+    /// The test, unless `window` is 0 (`since == now`: no tick passes,
+    /// and `floor` would wrap).
+    #[inline(always)]
+    fn new(now: Tick, window: u32) -> Option<Self> {
+        let after_since = now.get().wrapping_sub(window).wrapping_add(1);
+        (window != 0).then(|| Newer {
+            bias: after_since ^ Self::SIGN,
+            floor: (window ^ Self::SIGN) as i32 - 1,
         })
+    }
+
+    #[inline(always)]
+    fn test(self, t: u32) -> bool {
+        (t.wrapping_sub(self.bias) as i32) <= self.floor
+    }
+
+    /// Which of sixteen ticks pass: bit `i` for `ticks[i]`.
+    #[inline(always)]
+    fn mask16(self, ticks: [u32; 16]) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU
+            // has it (and the compiler assumes it).
+            unsafe { newer_mask16_sse2(ticks, self) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            (0..16).fold(0, |m, i| m | u32::from(self.test(ticks[i])) << i)
+        }
+    }
+
+    /// Which rows of a whole block pass, from the block's ticks as
+    /// `[added, changed]` pairs: bit `r` for row `r`'s changed tick.
+    #[inline(always)]
+    fn mask_rows(self, ticks: [[u32; 2]; BLOCK_ROWS]) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU
+            // has it (and the compiler assumes it).
+            unsafe { newer_rows8_sse2(ticks, self) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            (0..BLOCK_ROWS).fold(0, |m, r| m | u32::from(self.test(ticks[r][1])) << r)
+        }
     }
 }
 
-/// [`newer_mask4`] in five vector instructions: the ages (`now - t`) and
-/// the window, compared unsigned (a signed compare after flipping the sign
-/// bits), then one bit per lane. Compilers do not find this form on their
-/// own from a scalar loop (the lanes' bits are gathered one by one).
+// The vector forms below take a block of eight rows.
+const _: () = assert!(BLOCK_ROWS == 8);
+
+/// [`Newer::test`] of four lanes, negated: all ones where it fails.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "sse2")]
-fn newer_mask4_sse2(ticks: [u32; 4], now: u32, window: u32) -> u32 {
-    use std::arch::x86_64::{
-        _mm_castsi128_ps, _mm_cmplt_epi32, _mm_movemask_ps, _mm_set1_epi32, _mm_setr_epi32,
-        _mm_sub_epi32, _mm_xor_si128,
-    };
-    let [a, b, c, d] = ticks.map(|t| t as i32);
-    let sign = _mm_set1_epi32(i32::MIN);
-    let ages = _mm_sub_epi32(_mm_set1_epi32(now as i32), _mm_setr_epi32(a, b, c, d));
-    let lt = _mm_cmplt_epi32(
-        _mm_xor_si128(ages, sign),
-        _mm_xor_si128(_mm_set1_epi32(window as i32), sign),
-    );
-    _mm_movemask_ps(_mm_castsi128_ps(lt)) as u32
+fn older4_sse2(ticks: std::arch::x86_64::__m128i, test: Newer) -> std::arch::x86_64::__m128i {
+    use std::arch::x86_64::{_mm_cmpgt_epi32, _mm_set1_epi32, _mm_sub_epi32};
+    _mm_cmpgt_epi32(
+        _mm_sub_epi32(ticks, _mm_set1_epi32(test.bias as i32)),
+        _mm_set1_epi32(test.floor),
+    )
 }
 
-/// Which rows of a block (at most [`BLOCK_ROWS`]) were written: changed
-/// tick newer than `now - window`, bit `r` for row `r`.
+/// [`Newer::mask16`]: four lanes of the negated test at a time, narrowed
+/// to bytes (saturating packs keep all ones and zeros), gathered in one
+/// `movemask` and negated back. Compilers do not find this form on their
+/// own from a scalar loop (they gather the lanes' bits one by one).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "sse2")]
+fn newer_mask16_sse2(ticks: [u32; 16], test: Newer) -> u32 {
+    use std::arch::x86_64::{_mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32, _mm_setr_epi32};
+    let t = ticks.map(|t| t as i32);
+    let a = older4_sse2(_mm_setr_epi32(t[0], t[1], t[2], t[3]), test);
+    let b = older4_sse2(_mm_setr_epi32(t[4], t[5], t[6], t[7]), test);
+    let c = older4_sse2(_mm_setr_epi32(t[8], t[9], t[10], t[11]), test);
+    let d = older4_sse2(_mm_setr_epi32(t[12], t[13], t[14], t[15]), test);
+    let bytes = _mm_packs_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+    !_mm_movemask_epi8(bytes) as u32 & 0xffff
+}
+
+/// [`Newer::mask_rows`]: the block's ticks read as four vectors of two
+/// rows (`added`, `changed`, `added`, `changed`: one load each when that
+/// is their layout in memory), the `changed` lanes picked out in two
+/// shuffles, then [`newer_mask16_sse2`]'s packing.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "sse2")]
+fn newer_rows8_sse2(ticks: [[u32; 2]; BLOCK_ROWS], test: Newer) -> u32 {
+    use std::arch::x86_64::{
+        _mm_castps_si128, _mm_castsi128_ps, _mm_movemask_epi8, _mm_packs_epi16, _mm_packs_epi32,
+        _mm_setr_epi32, _mm_shuffle_ps,
+    };
+    let t = ticks.map(|[a, c]| [a as i32, c as i32]);
+    let pair =
+        |k: usize| _mm_castsi128_ps(_mm_setr_epi32(t[k][0], t[k][1], t[k + 1][0], t[k + 1][1]));
+    // Lanes 1 and 3 of each: rows 0..4, then rows 4..8.
+    const CHANGED: i32 = 0b11_01_11_01;
+    let low = _mm_castps_si128(_mm_shuffle_ps::<CHANGED>(pair(0), pair(2)));
+    let high = _mm_castps_si128(_mm_shuffle_ps::<CHANGED>(pair(4), pair(6)));
+    let words = _mm_packs_epi32(older4_sse2(low, test), older4_sse2(high, test));
+    !_mm_movemask_epi8(_mm_packs_epi16(words, words)) as u32 & 0xff
+}
+
+/// Which block bounds of a group (at most 64 blocks) are newer: bit `i`
+/// for `bounds[i]`.
 #[inline(always)]
-fn written_rows(ticks: &mut [UnsafeCell<ComponentTicks>], now: Tick, window: u32) -> u32 {
-    let changed = |t: &mut UnsafeCell<ComponentTicks>| t.get_mut().changed.get();
-    match <&mut [_; BLOCK_ROWS]>::try_from(&mut *ticks) {
-        Ok([t0, t1, t2, t3, t4, t5, t6, t7]) => {
-            let low = [t0, t1, t2, t3].map(changed);
-            let high = [t4, t5, t6, t7].map(changed);
-            newer_mask4(low, now, window) | newer_mask4(high, now, window) << 4
-        }
-        Err(_) => ticks.iter_mut().enumerate().fold(0, |m, (r, t)| {
-            m | u32::from(now.get().wrapping_sub(changed(t)) < window) << r
-        }),
+fn newer_bounds(bounds: &mut [BlockTick], test: Newer) -> u64 {
+    let sixteen = |ticks: &mut [BlockTick]| {
+        let ticks: &mut [BlockTick; 16] = ticks.try_into().expect("sixteen bounds");
+        u64::from(test.mask16(ticks.each_mut().map(|t| *t.0.get_mut())))
+    };
+    if let Ok(group) = <&mut [BlockTick; 64]>::try_from(&mut *bounds) {
+        // A whole group (all but the column's last): constant shifts.
+        let (a, rest) = group.split_at_mut(16);
+        let (b, rest) = rest.split_at_mut(16);
+        let (c, d) = rest.split_at_mut(16);
+        return sixteen(a) | sixteen(b) << 16 | sixteen(c) << 32 | sixteen(d) << 48;
     }
+    let done = bounds.len() / 16 * 16;
+    let mut sixteens = bounds.chunks_exact_mut(16);
+    let mut mask = 0;
+    for (k, sixteen) in (&mut sixteens).enumerate() {
+        let sixteen: &mut [BlockTick; 16] = sixteen.try_into().expect("chunks of 16");
+        let ticks = sixteen.each_mut().map(|t| *t.0.get_mut());
+        mask |= u64::from(test.mask16(ticks)) << (16 * k);
+    }
+    for (i, t) in sixteens.into_remainder().iter_mut().enumerate() {
+        mask |= u64::from(test.test(*t.0.get_mut())) << (done + i);
+    }
+    mask
+}
+
+/// [`Column::restore_written`] block by block, for the written blocks of
+/// one group of 64: bit `i` of `dirty` for block `first + i`, whose bound
+/// is `bounds[i]` (`values`, `saved` and `ticks` are the column's). A
+/// block written whole joins the pending run (`run`: its first row, and
+/// the block after its last); in a block written in part (after a small
+/// frame, most often one row), the written rows are put back one by one.
+/// The blocks written get the bound `now`. Returns how many rows were
+/// written.
+///
+/// Out of line, the loop keeps its state in registers (inlined in the
+/// caller, it spills); it runs once a group that has written blocks.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn restore_blocks<T: Clone>(
+    values: &mut [T],
+    saved: &[T],
+    ticks: &mut [UnsafeCell<ComponentTicks>],
+    bounds: &mut [BlockTick],
+    first: usize,
+    mut dirty: u64,
+    (test, now): (Newer, Tick),
+    (run, next): (&mut Option<usize>, &mut usize),
+) -> usize {
+    let len = ticks.len();
+    assert!(values.len() == len && saved.len() == len);
+    let whole = len / BLOCK_ROWS;
+    let mut written = 0;
+    // Whole blocks as arrays (one bounds check a block, rows without),
+    // until the column's last block if it is short (its bit is the last).
+    let short = {
+        let (values, saved, ticks) = (
+            whole_blocks_mut(values),
+            whole_blocks(saved),
+            whole_blocks_mut(ticks),
+        );
+        loop {
+            if dirty == 0 {
+                break None;
+            }
+            let i = dirty.trailing_zeros() as usize;
+            dirty &= dirty - 1;
+            let b = first + i;
+            if b >= whole {
+                break Some(i);
+            }
+            let block = &mut ticks[b];
+            let mask = test.mask_rows(block.each_mut().map(|t| {
+                let t = t.get_mut();
+                [t.added.get(), t.changed.get()]
+            }));
+            if mask == 0 {
+                // A bound later than its rows' ticks (raised by a row that
+                // moved in and out): nothing to put back.
+                continue;
+            }
+            *bounds[i].0.get_mut() = now.get();
+            if mask == (1 << BLOCK_ROWS) - 1 {
+                for t in block.iter_mut() {
+                    t.get_mut().changed = now;
+                }
+                join_run(
+                    values.as_flattened_mut(),
+                    saved.as_flattened(),
+                    b,
+                    (run, next),
+                );
+                written += BLOCK_ROWS;
+                continue;
+            }
+            written += put_back_rows(&mut values[b], &saved[b], block, mask, now);
+        }
+    };
+    if let Some(i) = short {
+        let base = whole * BLOCK_ROWS;
+        let block = &mut ticks[base..];
+        let mask = block.iter_mut().enumerate().fold(0, |m, (r, t)| {
+            m | u32::from(test.test(t.get_mut().changed.get())) << r
+        });
+        if mask != 0 {
+            *bounds[i].0.get_mut() = now.get();
+        }
+        if mask == (1 << block.len()) - 1 {
+            for t in block.iter_mut() {
+                t.get_mut().changed = now;
+            }
+            join_run(values, saved, whole, (run, next));
+            written += block.len();
+        } else {
+            written += put_back_rows(&mut values[base..], &saved[base..], block, mask, now);
+        }
+    }
+    written
+}
+
+/// Block `b`, written whole, joins the pending run of such blocks
+/// (`run`: its first row; `next`: the block after its last), after
+/// copying that run if it does not end right before `b`.
+#[inline(always)]
+fn join_run<T: Clone>(
+    values: &mut [T],
+    saved: &[T],
+    b: usize,
+    (run, next): (&mut Option<usize>, &mut usize),
+) {
+    if b != *next {
+        if let Some(start) = run.take() {
+            let end = *next * BLOCK_ROWS;
+            values[start..end].clone_from_slice(&saved[start..end]);
+        }
+    }
+    run.get_or_insert(b * BLOCK_ROWS);
+    *next = b + 1;
+}
+
+/// The whole blocks of `rows` (a short last block left out), as arrays.
+#[inline(always)]
+fn whole_blocks_mut<T>(rows: &mut [T]) -> &mut [[T; BLOCK_ROWS]] {
+    let n = rows.len() / BLOCK_ROWS;
+    // SAFETY: an array is laid out as its elements one after the other,
+    // without padding, so the first `n * BLOCK_ROWS` rows (in bounds) are
+    // `n` arrays of `BLOCK_ROWS` with the rows' alignment; the result
+    // reborrows `rows` uniquely for its lifetime.
+    unsafe { std::slice::from_raw_parts_mut(rows.as_mut_ptr().cast(), n) }
+}
+
+/// [`whole_blocks_mut`] of shared rows.
+#[inline(always)]
+fn whole_blocks<T>(rows: &[T]) -> &[[T; BLOCK_ROWS]] {
+    let n = rows.len() / BLOCK_ROWS;
+    // SAFETY: as in `whole_blocks_mut`, shared.
+    unsafe { std::slice::from_raw_parts(rows.as_ptr().cast(), n) }
+}
+
+/// Puts back the rows of a block written in part (bit `r` of `mask` for
+/// row `r` of `values`, `saved` and `ticks`, at most [`BLOCK_ROWS`]) and
+/// marks them changed at `now`; returns how many.
+#[inline(always)]
+fn put_back_rows<T: Clone>(
+    values: &mut [T],
+    saved: &[T],
+    ticks: &mut [UnsafeCell<ComponentTicks>],
+    mask: u32,
+    now: Tick,
+) -> usize {
+    let (mut rest, mut n) = (mask, 0);
+    while rest != 0 {
+        // Masked to a row of a block: no bounds check in a whole block.
+        let r = rest.trailing_zeros() as usize & (BLOCK_ROWS - 1);
+        rest &= rest - 1;
+        values[r].clone_from(&saved[r]);
+        ticks[r].get_mut().changed = now;
+        n += 1;
+    }
+    n
 }
 
 /// Marks changed at `now` every row of `ticks` whose changed tick is
@@ -1795,6 +2004,70 @@ mod tests {
             unsafe { b.push_from((&v as *const Big).cast()) };
             // SAFETY: i < len.
             assert_eq!(unsafe { b.ptr_at(i as usize) } as usize % 128, 0);
+        }
+    }
+
+    /// The restore's vector tests of ticks (sixteen block bounds; the
+    /// eight rows of a block, from their `[added, changed]` pairs) agree
+    /// with the plain one, `now - t < window` unsigned, for ticks and
+    /// windows around every wrap: zero, one, 2³¹, `u32::MAX`.
+    #[test]
+    fn newer_masks_agree_with_the_plain_test() {
+        let edges = [
+            0,
+            1,
+            2,
+            7,
+            1 << 31,
+            (1 << 31) - 1,
+            (1 << 31) + 1,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
+        let mut seed = 0x9e37_79b9_u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        for &now in &edges {
+            for &window in &edges {
+                let plain = |t: u32| now.wrapping_sub(t) < window;
+                let Some(test) = Newer::new(Tick::new(now), window) else {
+                    assert_eq!(window, 0, "a test for every window but 0");
+                    continue;
+                };
+                // Ticks at and around both ends of the window.
+                let mut ticks: Vec<u32> = [
+                    0,
+                    1,
+                    2,
+                    window.wrapping_sub(1),
+                    window,
+                    window.wrapping_add(1),
+                ]
+                .iter()
+                .flat_map(|&age| [now.wrapping_sub(age), now.wrapping_add(age)])
+                .chain(edges)
+                .collect();
+                ticks.extend((0..64).map(|_| next()));
+                for &t in &ticks {
+                    assert_eq!(test.test(t), plain(t), "now {now} window {window} t {t}");
+                }
+                for chunk in ticks.chunks(16).filter(|c| c.len() == 16) {
+                    let sixteen: [u32; 16] = chunk.try_into().unwrap();
+                    let want = (0..16).fold(0, |m, i| m | u32::from(plain(sixteen[i])) << i);
+                    assert_eq!(test.mask16(sixteen), want, "now {now} window {window}");
+                    // As a block's rows: the changed ticks are the odd
+                    // ones, the added ticks (even) must not count.
+                    let rows: [[u32; 2]; BLOCK_ROWS] =
+                        std::array::from_fn(|r| [sixteen[2 * r], sixteen[2 * r + 1]]);
+                    let want =
+                        (0..BLOCK_ROWS).fold(0, |m, r| m | u32::from(plain(rows[r][1])) << r);
+                    assert_eq!(test.mask_rows(rows), want, "now {now} window {window}");
+                }
+            }
         }
     }
 }

@@ -24,12 +24,14 @@
 pub(crate) mod batch;
 pub(crate) mod bundle_io;
 pub(crate) mod column;
+pub(crate) mod command_queue;
 pub(crate) mod parts;
 pub(crate) mod resources;
 pub(crate) mod sparse_set;
 pub(crate) mod table;
 
 pub(crate) use column::{BlockTick, Column, TakenSlot, block_of};
+pub(crate) use command_queue::CommandQueue;
 pub use resources::ResourceId;
 pub(crate) use resources::{ResourceTicks, Resources};
 pub(crate) use sparse_set::{SparseSet, SparseSets};

@@ -415,9 +415,9 @@ impl SparseSet {
 
 /// All sparse sets of a world, indexed by component id.
 ///
-/// Invariant: with `last == (t, id, slot)` and `t` not `NoSet`'s id,
-/// `sets[slot]` is the set of component `id`, which holds values of the Rust
-/// type whose `TypeId` is `t`.
+/// Invariant: with `last == (t, id, slot)` (and the same for `prev`) and
+/// `t` not `NoSet`'s id, `sets[slot]` is the set of component `id`, which
+/// holds values of the Rust type whose `TypeId` is `t`.
 pub(crate) struct SparseSets {
     /// `index[component] == position in sets + 1`, or 0 if not sparse/created.
     index: Vec<u32>,
@@ -425,6 +425,9 @@ pub(crate) struct SparseSets {
     /// The set a typed insert or remove used last: loops over one component
     /// type (the common case) find its set without hashing the type.
     last: (TypeId, ComponentId, u32),
+    /// The one remembered before `last`: two components toggled in turn
+    /// (two status effects) swap the two instead of hashing each time.
+    prev: (TypeId, ComponentId, u32),
 }
 
 /// The type `SparseSets::last` names while it remembers no set: private, so
@@ -437,6 +440,7 @@ impl Default for SparseSets {
             index: Vec::new(),
             sets: Vec::new(),
             last: (TypeId::of::<NoSet>(), ComponentId::new(0), 0),
+            prev: (TypeId::of::<NoSet>(), ComponentId::new(0), 0),
         }
     }
 }
@@ -515,7 +519,21 @@ impl SparseSets {
             "sparse set of {id:?} does not hold `{}`",
             std::any::type_name::<T>()
         );
+        if self.last.0 != TypeId::of::<T>() {
+            self.prev = self.last;
+        }
         self.last = (TypeId::of::<T>(), id, slot);
+        true
+    }
+
+    /// Makes the set remembered before the last one the last one again if
+    /// it is `T`'s (swapping the two); false if it is not.
+    #[inline]
+    pub fn recall<T: 'static>(&mut self) -> bool {
+        if self.prev.0 != TypeId::of::<T>() {
+            return false;
+        }
+        std::mem::swap(&mut self.last, &mut self.prev);
         true
     }
 

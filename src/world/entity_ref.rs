@@ -91,6 +91,7 @@ impl<'w> EntityRef<'w> {
     ///     "entity 0v1 has no component `Armor`"
     /// );
     /// ```
+    #[inline]
     pub fn get<T: Component>(&self) -> Result<&'w T, ComponentError> {
         self.world.get::<T>(self.entity)
     }
@@ -263,6 +264,7 @@ impl<'w> EntityWorldMut<'w> {
     /// let e = world.spawn(Health(7));
     /// assert_eq!(world.entity_mut(e).unwrap().get::<Health>().unwrap().0, 7);
     /// ```
+    #[inline]
     pub fn get<T: Component>(&self) -> Result<&T, ComponentError> {
         self.world.get::<T>(self.entity)
     }
@@ -279,6 +281,7 @@ impl<'w> EntityWorldMut<'w> {
     /// world.entity_mut(e).unwrap().get_mut::<Health>().unwrap().0 = 1;
     /// assert_eq!(world.get::<Health>(e).unwrap().0, 1);
     /// ```
+    #[inline]
     pub fn get_mut<T: Component>(&mut self) -> Result<&mut T, ComponentError> {
         self.world.get_mut::<T>(self.entity)
     }
@@ -359,6 +362,7 @@ impl<'w> EntityWorldMut<'w> {
     /// world.entity_mut(e).unwrap().insert(A).unwrap().insert(B).unwrap();
     /// assert!(world.has::<A>(e) && world.has::<B>(e));
     /// ```
+    #[inline]
     pub fn insert<B: Bundle>(&mut self, bundle: B) -> Result<&mut Self, EntityError> {
         self.world.insert(self.entity, bundle)?;
         Ok(self)
@@ -378,6 +382,7 @@ impl<'w> EntityWorldMut<'w> {
     /// assert_eq!(entity.remove::<A>(), Ok(A(4)));
     /// assert!(entity.remove::<A>().is_err());
     /// ```
+    #[inline]
     pub fn remove<B: Bundle>(&mut self) -> Result<B, ComponentError> {
         self.world.remove::<B>(self.entity)
     }
@@ -393,6 +398,7 @@ impl<'w> EntityWorldMut<'w> {
     /// world.entity_mut(e).unwrap().despawn().unwrap();
     /// assert!(world.is_empty());
     /// ```
+    #[inline]
     pub fn despawn(self) -> Result<(), EntityError> {
         self.world.despawn(self.entity)
     }
@@ -455,6 +461,7 @@ impl World {
     /// world.despawn(e).unwrap();
     /// assert_eq!(world.entity(e).unwrap_err(), EntityError::NoSuchEntity(e));
     /// ```
+    #[inline]
     pub fn entity(&self, entity: Entity) -> Result<EntityRef<'_>, EntityError> {
         if !self.contains(entity) {
             return Err(EntityError::NoSuchEntity(entity));
@@ -480,6 +487,7 @@ impl World {
     /// world.despawn(e).unwrap();
     /// assert!(world.entity_mut(e).is_err());
     /// ```
+    #[inline]
     pub fn entity_mut(&mut self, entity: Entity) -> Result<EntityWorldMut<'_>, EntityError> {
         self.flush();
         if !self.contains(entity) {
@@ -551,6 +559,7 @@ impl World {
     /// world.despawn(e).unwrap();
     /// assert!(world.get_entity(e).is_err());
     /// ```
+    #[inline]
     pub fn get_entity(&self, entity: Entity) -> Result<EntityRef<'_>, EntityError> {
         self.entity(entity)
     }
@@ -569,6 +578,7 @@ impl World {
     /// }
     /// assert_eq!(world.get::<Armor>(e).unwrap().0, 2);
     /// ```
+    #[inline]
     pub fn get_entity_mut(&mut self, entity: Entity) -> Result<EntityWorldMut<'_>, EntityError> {
         self.entity_mut(entity)
     }

@@ -945,8 +945,11 @@ impl World {
                 saved_row.insert(e, (t, row));
             }
         }
-        let mut saved_dense: Vec<FxHashMap<Entity, usize>> =
-            vec![FxHashMap::default(); snapshot.sparse.len()];
+        // (Allocated only when a set changed: after most frames none did.)
+        let mut saved_dense: Vec<FxHashMap<Entity, usize>> = Vec::new();
+        if !dirty_sparse.is_empty() {
+            saved_dense.resize(snapshot.sparse.len(), FxHashMap::default());
+        }
         for &i in &dirty_sparse {
             saved_dense[i] = snapshot.sparse[i]
                 .entities

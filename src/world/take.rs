@@ -97,7 +97,9 @@ impl<B: Bundle> DynamicBundle for B {
 
     #[inline]
     fn insert_in(self, world: &mut World, entity: Entity) -> Result<(), EntityError> {
-        world.insert_bundle(entity, self)
+        // A single component takes `insert_one`'s path (see
+        // `Bundle::__insert_into_world`).
+        self.__insert_into_world(world, entity)
     }
 
     fn spawn_placed(self, world: &mut World, entity: Entity) {
