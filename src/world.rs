@@ -26,8 +26,7 @@ use crate::archetype::{Archetype, ArchetypeId, Archetypes};
 use crate::bundle::{Bundle, BundleId, Bundles};
 use crate::change::{CHECK_INTERVAL, Tick};
 use crate::component::{
-    ColumnHint, Component, ComponentId, ComponentInfo, Components, StorageType, TypedId,
-    short_type_name,
+    Component, ComponentId, ComponentInfo, Components, StorageType, short_type_name,
 };
 use crate::entity::FreshIndices;
 use crate::entity::{Entities, Entity, EntityLocation};
@@ -1709,11 +1708,11 @@ impl World {
         self.component_at_searched(entity, loc)
     }
 
-    /// `entity`'s `T` when the type's [`ColumnHint`] names the entity's
-    /// archetype (the common case: a run of lookups among entities of one
-    /// archetype), else `None` for the caller's search. The hint is read
-    /// before the entity's location: it is an atomic, and an atomic load
-    /// keeps the compiler from merging the loads around it, so it goes
+    /// `entity`'s `T` when the hint of `T`'s type-cache slot names the
+    /// entity's archetype (the common case: a run of lookups among entities
+    /// of one archetype), else `None` for the caller's search. The hint is
+    /// read before the entity's location: it is an atomic, and an atomic
+    /// load keeps the compiler from merging the loads around it, so it goes
     /// first, where the entity lookup after it (and a `get_mut` of the same
     /// entity next) can still share loads. (Finding the hinted column here
     /// too, from the type alone, so that its loads need not wait for the
@@ -1721,31 +1720,38 @@ impl World {
     /// wall time for half an instruction fewer a call: tried and left out.)
     ///
     /// A hit costs the entity's location and then the column, with no
-    /// search of the table's columns. The hinted column is checked to be
-    /// `T`'s by its component id (`Column::holds_id`), so a wrong hint costs
-    /// a search, never a wrong read. The slot's location is unverified: an
-    /// invalid one's archetype (`u32::MAX`, which no hint names: see
-    /// [`ColumnHint`]) misses here without a test of its own.
+    /// search of the table's columns and no lookup of `T`'s component id:
+    /// the hinted column's own `TypeId` is compared with `T`'s
+    /// (`Column::get`), which is what makes the read sound. The slot may
+    /// hold another type (the cache is direct-mapped) or a hint for another
+    /// archetype; either fails a check here and costs a search, never a
+    /// wrong read. (Checking the slot's `TypeId` and then the column's
+    /// component id, as before, was one compare and four instructions more
+    /// a call: callgrind, the suite's random_get.) The slot's location is
+    /// unverified: an invalid one's archetype (`u32::MAX`, which no hint
+    /// names: see `ColumnHint`) misses here without a test of its own.
     #[inline(always)]
     fn get_hinted<T: Component>(&self, entity: Entity) -> Option<&T> {
         if T::STORAGE != StorageType::Table {
             return None;
         }
-        let (id, hint) = self.components.cached_id::<T>()?;
-        let (archetype, i) = ColumnHint::split(hint.read());
+        let (archetype, i) = self.components.slot_hint::<T>().read();
         let loc = self.entities.get_unverified(entity)?;
         if archetype != loc.archetype.index() as u32 {
             return None;
         }
-        let column = self.archetypes.table_at(archetype)?.column_at_checked(i)?;
-        if !column.holds_id(id) {
-            return None;
-        }
-        column.get_typed(id, loc.row as usize)
+        self.archetypes
+            .table_at(archetype)?
+            .column_at_checked(i)?
+            .get::<T>(loc.row as usize)
     }
 
     /// [`World::get`] when [`World::get_hinted`] missed: the entity looked
     /// up again, the column searched (refreshing the hint), or the error.
+    /// Cold, so that the hit path falls through to the caller's code with
+    /// this call laid out after it (no jump over it on every hit; it is
+    /// only the common path while lookups alternate between archetypes).
+    #[cold]
     #[inline(never)]
     fn get_searched<T: Component>(&self, entity: Entity) -> Result<&T, ComponentError> {
         let loc = self
@@ -1763,29 +1769,25 @@ impl World {
     /// the row), found through a shared borrow so that the caller can take
     /// the exclusive one only on a hit.
     #[inline(always)]
-    fn hinted_slot<T: Component>(
-        &mut self,
-        entity: Entity,
-    ) -> Option<(TypedId<T>, u32, usize, usize)> {
+    fn hinted_slot<T: Component>(&mut self, entity: Entity) -> Option<(u32, usize, usize)> {
         if T::STORAGE != StorageType::Table {
             return None;
         }
         // Plain loads through `&mut self`, not atomic ones: the compiler
         // may share them with the lookups around this one.
-        let (id, hint) = self.components.cached_id_mut::<T>()?;
-        let (archetype, i) = ColumnHint::split(hint.read_exclusive());
+        let (archetype, i) = self.components.slot_hint_mut::<T>().read_exclusive();
         let loc = self.entities.get_unverified(entity)?;
         if archetype != loc.archetype.index() as u32 {
             return None;
         }
         let column = self.archetypes.table_at(archetype)?.column_at_checked(i)?;
-        // The row is checked here too, so that a hit's `&mut` lookup cannot
-        // miss (a miss there could not fall back to a search: the value's
-        // exclusive borrow would still hold `self`).
-        if !column.holds_id(id) || loc.row as usize >= column.len() {
+        // The type and row are checked here too, so that a hit's `&mut`
+        // lookup cannot miss (a miss there could not fall back to a search:
+        // the value's exclusive borrow would still hold `self`).
+        if !column.holds::<T>() || loc.row as usize >= column.len() {
             return None;
         }
-        Some((id, archetype, i, loc.row as usize))
+        Some((archetype, i, loc.row as usize))
     }
 
     /// [`World::component_at`] when the type's hint does not name the
@@ -1818,8 +1820,8 @@ impl World {
     #[inline]
     pub(crate) fn get_mut_opt<T: Component>(&mut self, entity: Entity) -> Option<&mut T> {
         let tick = Tick::new(*self.change_tick.get_mut());
-        if let Some((id, archetype, i, row)) = self.hinted_slot::<T>(entity) {
-            return self.hinted_value_mut(id, archetype, i, row, tick);
+        if let Some((archetype, i, row)) = self.hinted_slot::<T>(entity) {
+            return self.hinted_value_mut(archetype, i, row, tick);
         }
         let loc = self.entities.get_unverified(entity)?;
         self.component_at_mut_searched(entity, loc, tick)
@@ -1829,18 +1831,17 @@ impl World {
     #[inline(always)]
     fn hinted_value_mut<T: Component>(
         &mut self,
-        id: TypedId<T>,
         archetype: u32,
         i: usize,
         row: usize,
         tick: Tick,
     ) -> Option<&mut T> {
-        // The same two indexes `hinted_slot` checked, through `&mut self`:
-        // the compiler drops their bounds checks.
+        // The same two indexes, type and row `hinted_slot` checked, through
+        // `&mut self`: the compiler drops the checks.
         self.archetypes
             .table_at_mut(archetype)
             .and_then(|table| table.column_at_mut_checked(i))
-            .and_then(|column| column.get_typed_mut(id, row, tick))
+            .and_then(|column| column.get_mut::<T>(row, tick))
     }
 
     /// [`World::component_at_mut`] when the hint misses (see
@@ -1875,7 +1876,8 @@ impl World {
     }
 
     /// [`World::get_mut`] when [`World::hinted_slot`] missed (see
-    /// [`World::get_searched`]).
+    /// [`World::get_searched`], cold for the same reason).
+    #[cold]
     #[inline(never)]
     fn get_mut_searched<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
         let tick = Tick::new(*self.change_tick.get_mut());
@@ -1905,12 +1907,12 @@ impl World {
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
         crate::component::require_mutable::<T>();
         // As in `get`: a straight-line hit path, one call for every miss.
-        if let Some((id, archetype, i, row)) = self.hinted_slot::<T>(entity) {
+        if let Some((archetype, i, row)) = self.hinted_slot::<T>(entity) {
             let tick = Tick::new(*self.change_tick.get_mut());
-            // `hinted_slot` checked the table, column and row this takes,
-            // through the same `&mut self`: it does not miss.
+            // `hinted_slot` checked the table, column, type and row this
+            // takes, through the same `&mut self`: it does not miss.
             return self
-                .hinted_value_mut(id, archetype, i, row, tick)
+                .hinted_value_mut(archetype, i, row, tick)
                 .ok_or_else(|| missing::<T>(entity));
         }
         self.get_mut_searched(entity)
@@ -2496,7 +2498,7 @@ mod tests {
     struct Second(u8);
     impl Component for Second {}
 
-    /// A column hint is a guess checked by the column's component id: one
+    /// A column hint is a guess checked by the column's own `TypeId`: one
     /// that named another type's column (which no public path makes, so it
     /// is forged here) costs a search and gives the right value. Before the
     /// check, the hinted column was read as the asked-for type (a debug
@@ -2513,8 +2515,10 @@ mod tests {
         let second = world.components.id_of::<Second>().unwrap();
         let wrong = table.column_index(second).unwrap();
         let forge = |world: &World| {
-            let (_, hint) = world.components.cached_id::<First>().unwrap();
-            hint.remember(archetype, wrong);
+            world
+                .components
+                .slot_hint::<First>()
+                .remember(archetype, wrong);
         };
         forge(&world);
         assert_eq!(world.get::<First>(e), Ok(&First(7)));
@@ -2523,5 +2527,48 @@ mod tests {
         forge(&world);
         assert!(world.has::<First>(e));
         assert_eq!(world.get::<Second>(e), Ok(&Second(9)));
+    }
+
+    /// A lookup reads the hint of the type-cache slot its type maps to
+    /// whether or not that type holds the slot (another type may, or none):
+    /// a slot's hint naming a column of the entity's own archetype that is
+    /// not the asked-for type's is a miss, for a type the world has never
+    /// seen as for one it has. (Forged: in a fresh world the slots of
+    /// `Third` and `Fourth` are free, or another type's.)
+    #[test]
+    fn a_slot_hint_of_another_type_is_a_miss() {
+        #[derive(Debug, PartialEq)]
+        struct Third(u64);
+        impl Component for Third {}
+        #[derive(Debug, PartialEq)]
+        struct Fourth(u64);
+        impl Component for Fourth {}
+
+        let mut world = World::new();
+        let e = world.spawn((First(7), Second(9)));
+        world.spawn(Fourth(1));
+        let archetype = world.entities.get(e).unwrap().archetype.index() as u32;
+        let table = &world
+            .archetypes
+            .get(world.entities.get(e).unwrap().archetype)
+            .table;
+        let first = world.components.id_of::<First>().unwrap();
+        let column = table.column_index(first).unwrap();
+        // Never registered: the hint names `First`'s column, a `u64` like it.
+        world
+            .components
+            .slot_hint::<Third>()
+            .remember(archetype, column);
+        assert!(world.get::<Third>(e).is_err());
+        assert!(world.get_mut::<Third>(e).is_err());
+        assert!(!world.has::<Third>(e));
+        // Registered, but not in `e`'s archetype.
+        world
+            .components
+            .slot_hint::<Fourth>()
+            .remember(archetype, column);
+        assert!(world.get::<Fourth>(e).is_err());
+        assert!(world.get_mut::<Fourth>(e).is_err());
+        assert_eq!(world.get::<First>(e), Ok(&First(7)));
     }
 }

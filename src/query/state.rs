@@ -308,6 +308,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// let mut q = world.query::<&Health>();
     /// assert_eq!(q.get(&world, e).unwrap().0, 4);
     /// ```
+    #[inline]
     pub fn get<'w>(
         &mut self,
         world: &'w World,
@@ -334,6 +335,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// q.get_mut(&mut world, e).unwrap().0 = 9;
     /// assert_eq!(world.get::<Health>(e).unwrap().0, 9);
     /// ```
+    #[inline]
     pub fn get_mut<'w>(
         &mut self,
         world: &'w mut World,
@@ -346,6 +348,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// # Safety
     /// - if `Q` writes, the caller has exclusive access to the components it
     ///   writes for `'w`.
+    #[inline]
     unsafe fn get_unchecked<'w>(
         &mut self,
         world: &'w World,
@@ -364,6 +367,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// - `self.prepare(world)` ran since the world last changed structurally;
     /// - if `Q` writes, the caller has exclusive access to the components it
     ///   writes for `'w`, and no other item for `entity` is alive.
+    #[inline]
     pub(crate) unsafe fn get_prepared<'w>(
         &self,
         world: &'w World,
@@ -388,6 +392,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     ///
     /// # Safety
     /// - as [`QueryState::get_prepared`].
+    #[inline]
     pub(crate) unsafe fn fetch_prepared<'w>(
         &self,
         world: &'w World,

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::DeferredPanic;
 use crate::change::{CHECK_INTERVAL, ComponentTicks, Tick};
-use crate::component::{ComponentId, ComponentInfo, TypedId};
+use crate::component::{ComponentInfo, TypedId};
 
 /// A growable array of values of one (erased) type.
 ///
@@ -579,15 +579,19 @@ fn later(a: Tick, b: Tick) -> Tick {
 /// blocks.len()`), each bounding the changed ticks of its rows (those
 /// past the length are stale bounds, raised when rows come back); else
 /// it is empty.
+///
+/// Aligned to a cache line, which makes it 128 bytes (120 of fields): a
+/// table's column array is then indexed with a shift, not a multiply, on
+/// every path that picks a column by position (a spawn's per-row writes
+/// among them: simple_insert cost one instruction more an entity at 120),
+/// and a column's header never straddles more lines than it fills.
+#[repr(align(64))]
 pub(crate) struct Column {
-    type_id: Option<std::any::TypeId>,
+    type_id: std::any::TypeId,
     data: BlobVec,
     ticks: Vec<UnsafeCell<ComponentTicks>>,
     blocks: Vec<BlockTick>,
     tracked: bool,
-    /// The component this column was built for (in its world's registry):
-    /// what [`Column::holds_id`] compares a [`TypedId`] with.
-    id: ComponentId,
 }
 
 // SAFETY: ticks are plain integers; concurrent access to them follows the same
@@ -597,12 +601,11 @@ unsafe impl Sync for Column {}
 impl Column {
     pub fn new(info: &ComponentInfo) -> Self {
         Column {
-            type_id: Some(info.value_type()),
+            type_id: info.value_type(),
             data: BlobVec::new(info.layout(), info.drop_fn()),
             ticks: Vec::new(),
             blocks: Vec::new(),
             tracked: info.tracks_changes(),
-            id: info.id(),
         }
     }
 
@@ -743,7 +746,7 @@ impl Column {
     pub unsafe fn push_value<T: 'static>(&mut self, value: T, tick: Tick) {
         debug_assert_eq!(
             self.type_id,
-            Some(std::any::TypeId::of::<T>()),
+            std::any::TypeId::of::<T>(),
             "column type mismatch"
         );
         self.push_ticks(ComponentTicks::new(tick), tick);
@@ -798,7 +801,7 @@ impl Column {
     pub unsafe fn write_spare<T: 'static>(&mut self, row: usize, value: T, tick: Tick) {
         debug_assert_eq!(
             self.type_id,
-            Some(std::any::TypeId::of::<T>()),
+            std::any::TypeId::of::<T>(),
             "column type mismatch"
         );
         if self.tracked {
@@ -869,7 +872,7 @@ impl Column {
     pub unsafe fn swap_remove_take<T: 'static>(&mut self, row: usize) -> T {
         debug_assert_eq!(
             self.type_id,
-            Some(std::any::TypeId::of::<T>()),
+            std::any::TypeId::of::<T>(),
             "column type mismatch"
         );
         self.swap_remove_ticks(row);
@@ -886,7 +889,7 @@ impl Column {
     pub unsafe fn replace_take<T: 'static>(&mut self, row: usize, value: T, tick: Tick) -> T {
         debug_assert_eq!(
             self.type_id,
-            Some(std::any::TypeId::of::<T>()),
+            std::any::TypeId::of::<T>(),
             "column type mismatch"
         );
         debug_assert!(row < self.len());
@@ -952,36 +955,38 @@ impl Column {
     /// True if this column holds values of type `T`.
     #[inline]
     pub fn holds<T: 'static>(&self) -> bool {
-        self.type_id == Some(std::any::TypeId::of::<T>())
+        self.type_id == std::any::TypeId::of::<T>()
     }
 
     /// True if this column holds values of type `ty`.
     #[inline]
     pub fn holds_type(&self, ty: std::any::TypeId) -> bool {
-        self.type_id == Some(ty)
+        self.type_id == ty
     }
 
     /// The value in `row` as a `T`, if this column holds `T`s and `row` is in
     /// bounds.
-    #[inline]
+    #[inline(always)]
     pub fn get<T: 'static>(&self, row: usize) -> Option<&T> {
-        if self.type_id != Some(std::any::TypeId::of::<T>()) || row >= self.len() {
+        if self.type_id != std::any::TypeId::of::<T>() || row >= self.len() {
             return None;
         }
         // SAFETY: the column holds initialised `T`s in rows < len (checked).
-        Some(unsafe { &*self.ptr_at(row).cast::<T>() })
+        // `T`'s own size strides the array (it is the layout's, the type
+        // being the column's), so the offset needs no load of the layout.
+        Some(unsafe { &*self.data.base_ptr().as_ptr().cast::<T>().add(row) })
     }
 
     /// The value in `row` as a `&mut T`, marked changed at `tick`.
-    #[inline]
+    #[inline(always)]
     pub fn get_mut<T: 'static>(&mut self, row: usize, tick: Tick) -> Option<&mut T> {
-        if self.type_id != Some(std::any::TypeId::of::<T>()) || row >= self.len() {
+        if self.type_id != std::any::TypeId::of::<T>() || row >= self.len() {
             return None;
         }
         self.set_changed(row, tick);
         // SAFETY: the column holds initialised `T`s in rows < len (checked);
-        // `&mut self` makes the borrow unique.
-        Some(unsafe { &mut *self.ptr_at(row).cast::<T>() })
+        // `&mut self` makes the borrow unique. Strided by `T` as in `get`.
+        Some(unsafe { &mut *self.data.base_ptr().as_ptr().cast::<T>().add(row) })
     }
 
     /// The value in `row` as a `T`, if `row` is in bounds, without comparing
@@ -1023,23 +1028,12 @@ impl Column {
         Some(unsafe { &mut *self.data.base_ptr().as_ptr().cast::<T>().add(row) })
     }
 
-    /// True if this column is component `id`'s, so that it holds `T`s
-    /// (see [`TypedId`]): for a column found by a remembered position (a
-    /// [`ColumnHint`](crate::component::ColumnHint)) rather than by its id,
-    /// checked before [`Column::get_typed`] or [`Column::get_typed_mut`]
-    /// (one compare of two integers, where a `TypeId` compare would be 16
-    /// bytes and a tag).
-    #[inline(always)]
-    pub fn holds_id<T>(&self, id: TypedId<T>) -> bool {
-        self.id == id.id()
-    }
-
     /// The value in `row` as a `&mut T`, *not* marked changed: for the
     /// world's own bookkeeping inside a value (a relation's back indices),
     /// which no user can see change.
     #[inline]
     pub fn get_mut_unmarked<T: 'static>(&mut self, row: usize) -> Option<&mut T> {
-        if self.type_id != Some(std::any::TypeId::of::<T>()) || row >= self.len() {
+        if self.type_id != std::any::TypeId::of::<T>() || row >= self.len() {
             return None;
         }
         // SAFETY: the column holds initialised `T`s in rows < len (checked);
@@ -1266,7 +1260,7 @@ impl Column {
     pub unsafe fn append_vec<T: 'static>(&mut self, mut values: Vec<T>, tick: Tick) {
         debug_assert_eq!(
             self.type_id,
-            Some(std::any::TypeId::of::<T>()),
+            std::any::TypeId::of::<T>(),
             "column type mismatch"
         );
         let n = values.len();

@@ -507,7 +507,12 @@ impl Table {
     /// - values of `row` in columns `dst` lacks are already moved out;
     /// - the caller pushes one value to each column of `dst` that `self`
     ///   lacks before `dst` is read.
-    #[inline]
+    ///
+    /// Always inlined: whether LLVM inlined it into `remove`'s path was
+    /// left to its cost model, which flipped on an unrelated change to
+    /// `Column` (the suite's add_remove then ran about 38 instructions a
+    /// removal more, the out-of-line copy being less specialised).
+    #[inline(always)]
     pub unsafe fn move_row(
         &mut self,
         row: usize,

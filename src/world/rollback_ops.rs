@@ -121,18 +121,13 @@ fn remove<T: Component>(world: &mut World, entity: Entity) {
     let _ = world.remove_one::<T>(entity);
 }
 
+/// Feeds `e`'s `T` to `h` (through `Hash`); false if it has none.
 pub(crate) fn hash_component<T: Component + Hash>(
     world: &World,
     e: Entity,
     h: &mut StableHasher,
 ) -> bool {
-    match world.get_opt::<T>(e) {
-        Some(v) => {
-            v.hash(h);
-            true
-        }
-        None => false,
-    }
+    world.get_opt::<T>(e).map(|v| v.hash(h)).is_some()
 }
 
 /// [`hash_component`] for a type hashed field by field (the derive's
@@ -143,13 +138,7 @@ pub(crate) fn hash_component_fields<T: Component + crate::rollback::HashFields>(
     e: Entity,
     h: &mut StableHasher,
 ) -> bool {
-    match world.get_opt::<T>(e) {
-        Some(v) => {
-            v.hash_fields(h);
-            true
-        }
-        None => false,
-    }
+    world.get_opt::<T>(e).map(|v| v.hash_fields(h)).is_some()
 }
 
 fn save_resource<R: Send + Sync + Clone + 'static>(world: &World) -> Option<Saved> {
