@@ -454,15 +454,15 @@ fn resources_inserted_or_removed_since_come_back() {
 fn ring_shares_unwritten_columns() {
     let (mut world, es) = populated(8);
     let mut ring = SnapshotRing::new(4);
-    ring.save(0, &mut world);
+    ring.save(0, &world);
     world.get_mut::<Pos>(es[0]).unwrap().0 = 1;
-    ring.save(1, &mut world);
+    ring.save(1, &world);
     let (a, b) = (ring.get(0).unwrap(), ring.get(1).unwrap());
     // Vel and Label (one table) and Buff (sparse) are shared; Pos is not.
     assert_eq!(b.shared_columns(a), 3);
     let d1 = dump(&mut world);
     world.get_mut::<Vel>(es[0]).unwrap().0 = 1;
-    ring.save(2, &mut world);
+    ring.save(2, &world);
     ring.rollback_to(1, &mut world).unwrap().unwrap();
     assert_eq!(dump(&mut world), d1);
     assert_eq!(ring.newest_frame(), Some(1));
@@ -552,7 +552,7 @@ fn a_ring_reuses_dropped_snapshots_after_wrapping() {
         let mut ring = SnapshotRing::new(capacity);
         let mut states = Vec::new();
         for frame in 0..10u64 {
-            ring.save(frame, &mut world);
+            ring.save(frame, &world);
             states.push((dump(&mut world), world.checksum()));
             step(&mut world, frame as i32 % 5);
         }
@@ -570,7 +570,7 @@ fn a_ring_reuses_dropped_snapshots_after_wrapping() {
         // buffers, past the frames saved the first time.
         for frame in oldest + 1..14 {
             step(&mut world, (frame - 1) as i32 % 5);
-            ring.save(frame, &mut world);
+            ring.save(frame, &world);
             let state = (dump(&mut world), world.checksum());
             match states.get(frame as usize) {
                 Some(first) => assert_eq!(&state, first, "capacity {capacity}, frame {frame}"),
@@ -935,7 +935,7 @@ fn a_ring_shares_the_allocator_only_between_unmoved_frames() {
         _ => world.get_mut::<Pos>(es[4]).unwrap().1 += 1,
     };
     for frame in 0..frames {
-        ring.save(frame as u64, &mut world);
+        ring.save(frame as u64, &world);
         states.push((dump(&mut world), world.checksum()));
         simulate(&mut world, frame);
     }
