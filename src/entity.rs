@@ -1062,7 +1062,6 @@ impl Entities {
             slots.push((FIRST_GENERATION.get(), false));
             make_live(index as u32, slots);
         }
-        drop(make_live);
         // Spawn commands dropped since their id was held.
         if !now_held.is_empty() {
             for e in &released {

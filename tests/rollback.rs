@@ -428,7 +428,7 @@ fn unregistered_components_are_left_and_listed() {
 
 #[test]
 fn a_snapshot_of_another_world_is_refused() {
-    let (mut a, _) = populated(2);
+    let (a, _) = populated(2);
     let (mut b, _) = populated(2);
     let saved = a.snapshot();
     let before = dump(&mut b);

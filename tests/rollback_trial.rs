@@ -951,8 +951,8 @@ fn snapshot_by_ref_of_derive_registered_types_tells_the_same_story() {
         assert_eq!(first.rows_restored, 0, "{first:?}");
         let mut changed = world.query_filtered::<Entity, Changed<Ammo>>();
         let mut added = world.query_filtered::<Entity, Added<Aim>>();
-        changed.iter(&world).for_each(drop);
-        added.iter(&world).for_each(drop);
+        changed.iter(world).for_each(drop);
+        added.iter(world).for_each(drop);
         let saved = save_now(world);
         let sum = world.checksum();
         world.get_mut::<Ammo>(es[1]).unwrap().0 = 40;
@@ -960,8 +960,8 @@ fn snapshot_by_ref_of_derive_registered_types_tells_the_same_story() {
         world.insert_one(es[3], Aim(2.0)).unwrap();
         world.despawn(es[4]).unwrap();
         let late = world.spawn(Ammo(9));
-        changed.iter(&world).for_each(drop);
-        added.iter(&world).for_each(drop);
+        changed.iter(world).for_each(drop);
+        added.iter(world).for_each(drop);
         let report = world.restore(&saved).unwrap();
         assert_eq!(world.checksum(), sum);
         assert_eq!(world.get::<Ammo>(es[1]), Ok(&Ammo(1)));
@@ -978,8 +978,8 @@ fn snapshot_by_ref_of_derive_registered_types_tells_the_same_story() {
             format!("{first:?}"),
             format!("{report:?}"),
             format!("{values:?}"),
-            format!("changed {:?}", changed.iter(&world).collect::<Vec<_>>()),
-            format!("added {:?}", added.iter(&world).collect::<Vec<_>>()),
+            format!("changed {:?}", changed.iter(world).collect::<Vec<_>>()),
+            format!("added {:?}", added.iter(world).collect::<Vec<_>>()),
             format!("checksum {}", world.checksum()),
             format!(
                 "next {:?}",
@@ -1000,12 +1000,12 @@ fn snapshot_by_ref_with_reservations_pending_tells_the_same_story() {
         world.despawn(es[1]).unwrap();
         world.despawn(es[3]).unwrap();
         let mut changed = world.query_filtered::<Entity, Or<(Added<Hp>, Changed<Hp>)>>();
-        changed.iter(&world).for_each(drop);
+        changed.iter(world).for_each(drop);
         let reserved = world.reserve_entity();
-        let mut commands = CommandBuffer::new(&world);
+        let mut commands = CommandBuffer::new(world);
         let commanded = commands.spawn(Hp(50));
         {
-            let mut dropped = CommandBuffer::new(&world);
+            let mut dropped = CommandBuffer::new(world);
             dropped.spawn(Hp(7));
         }
         let saved = save_now(world);
@@ -1015,7 +1015,7 @@ fn snapshot_by_ref_with_reservations_pending_tells_the_same_story() {
         let sum = world.checksum();
         world.get_mut::<Hp>(es[0]).unwrap().0 = 100;
         let late = world.spawn(Hp(60));
-        changed.iter(&world).for_each(drop);
+        changed.iter(world).for_each(drop);
         let report = world.restore(&saved).unwrap();
         // The reserved id was live (empty) at the snapshot; the command's
         // entity came later.
@@ -1025,11 +1025,11 @@ fn snapshot_by_ref_with_reservations_pending_tells_the_same_story() {
         );
         assert!(!world.contains(commanded) && !world.contains(late));
         assert_ne!(world.checksum(), sum);
-        let order: Vec<Entity> = world.query::<Entity>().iter(&world).collect();
+        let order: Vec<Entity> = world.query::<Entity>().iter(world).collect();
         vec![
             format!("{report:?}"),
             format!("order {order:?}"),
-            format!("changed {:?}", changed.iter(&world).collect::<Vec<_>>()),
+            format!("changed {:?}", changed.iter(world).collect::<Vec<_>>()),
             format!("checksum {}", world.checksum()),
             format!(
                 "next {:?}",
