@@ -1504,8 +1504,10 @@ mod tests {
     /// spawns, give the same world and the same ids.
     #[test]
     fn a_snapshot_with_reservations_pending_saves_the_flushed_state() {
+        // (Fewer under Miri: each seed is a few hundred operations.)
+        let seeds = if cfg!(miri) { 12 } else { 300 };
         let mut pending_seen = 0;
-        for seed in 0..300 {
+        for seed in 0..seeds {
             let mut a = reservations(seed);
             let mut b = reservations(seed);
             pending_seen += usize::from(a.entities.needs_flush());
@@ -1530,6 +1532,6 @@ mod tests {
             a.check_invariants();
         }
         // The scripts do leave reservations pending.
-        assert!(pending_seen > 150, "{pending_seen}");
+        assert!(pending_seen > seeds / 3, "{pending_seen} of {seeds}");
     }
 }
