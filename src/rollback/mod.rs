@@ -46,6 +46,13 @@
 //! holds some bookkeeping no game wants rolled back (names, debug
 //! markers), and a missing registration shows up in that list.
 //!
+//! Announcements are not part of the state either: the events in
+//! [`Events<E>`](crate::Events) (an unregistered resource) and the
+//! removals [`RemovedComponents`](crate::RemovedComponents) reads stay as
+//! they are, so a removal made after the snapshot, announced then, is
+//! still read by a reader that had not read it (and the restore, adding
+//! the component back, announces that addition).
+//!
 //! # What a restore announces
 //!
 //! A restore undoes, with as little work as the change ticks allow:
@@ -64,6 +71,11 @@
 //!   [`RemovedComponents`](crate::RemovedComponents), and hooks and
 //!   observers see a despawn, an insert, a removal, as what they are. Table
 //!   rows (and sparse sets) are then put back in the snapshot's order.
+//!   A restore puts back values, not the ticks of additions: a component
+//!   removed and inserted again after the snapshot (on an entity that
+//!   lived through) keeps its new `Added` tick, so to a system that last
+//!   ran before that insert it is added (and, its value put back,
+//!   changed), as it was before the restore.
 //! - **Relation edges** that changed are rebuilt (unrelate, relate) and
 //!   their observers run; unchanged relations are not touched.
 //!
@@ -73,6 +85,13 @@
 //! happen, and the entity stays), every other step still runs, and the
 //! first panic is raised again when the restore is done. Restoring the
 //! same snapshot again, once the callback no longer fails, completes it.
+//!
+//! A registered component's `Clone` that panics stops a restore where it
+//! is (the panic goes on): every entity is whole and the world consistent,
+//! between the two states, and restoring the same snapshot again completes
+//! it. A snapshot whose `Clone` panics is not made (see
+//! [`World::snapshot_into`](crate::World::snapshot_into) for one written
+//! in place).
 //!
 //! # Cost
 //!
@@ -235,6 +254,11 @@ pub(crate) fn same_entities(a: &[Entity], b: &[Entity]) -> bool {
         })
 }
 
+/// The `structure` of [`Snapshot::empty`]: no world's entities reach this
+/// version, and a restore refuses a snapshot that has it
+/// ([`RollbackError::Incomplete`]).
+pub(crate) const NOT_TAKEN: u64 = u64::MAX;
+
 /// The empty allocator lists of [`Snapshot::empty`], allocated once.
 static NO_SLOTS: LazyLock<Arc<Vec<(u32, bool)>>> = LazyLock::new(Arc::default);
 static NO_FREE: LazyLock<Arc<Vec<u32>>> = LazyLock::new(Arc::default);
@@ -242,7 +266,8 @@ static NO_FREE: LazyLock<Arc<Vec<u32>>> = LazyLock::new(Arc::default);
 impl Snapshot {
     /// A snapshot of nothing, holding no allocation of its own: what
     /// [`World::snapshot_into`](crate::World::snapshot_into) leaves in
-    /// place while it takes the old one apart.
+    /// place while it takes the old one apart (and leaves there if a
+    /// `Clone` panics meanwhile: a restore refuses it).
     pub(crate) fn empty(world: WorldId) -> Self {
         Snapshot {
             world,
@@ -250,7 +275,7 @@ impl Snapshot {
             slots: NO_SLOTS.clone(),
             free: NO_FREE.clone(),
             // No world's entities reach this version: never "unmoved".
-            structure: u64::MAX,
+            structure: NOT_TAKEN,
             live: 0,
             tables: Vec::new(),
             table_of: Vec::new(),
@@ -430,6 +455,12 @@ pub enum RollbackError {
     /// archetypes are per world). Nothing was changed.
     #[error("the snapshot was taken from another world")]
     WrongWorld,
+    /// The snapshot holds no state: a
+    /// [`World::snapshot_into`](crate::World::snapshot_into) that was
+    /// writing it did not finish (a registered component's `Clone`
+    /// panicked). Nothing was changed; taking it again makes it whole.
+    #[error("the snapshot holds no state: taking it did not finish")]
+    Incomplete,
     /// The entity allocator could not be put back: a hook or observer run
     /// by the restore spawned or despawned entities, or a command buffer
     /// holds ids reserved and not yet applied. The components and

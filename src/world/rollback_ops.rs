@@ -552,7 +552,11 @@ impl World {
     /// frame shares them). Once the world's tables have settled, a
     /// snapshot taken this way allocates no memory for its values: a new
     /// megabyte costs more in page faults than copying into it. A
-    /// snapshot of another world is simply overwritten.
+    /// snapshot of another world is simply overwritten. If a registered
+    /// component's `Clone` panics, the panic goes on and `snapshot` is left
+    /// holding no state (its buffers were being overwritten): restoring it
+    /// fails with [`RollbackError::Incomplete`], changing nothing, until it
+    /// is taken again.
     ///
     /// # Example
     /// ```
@@ -832,7 +836,9 @@ impl World {
     /// and named in [`RestoreReport::unregistered`].
     ///
     /// Fails, changing nothing, with [`RollbackError::WrongWorld`] for a
-    /// snapshot of another world.
+    /// snapshot of another world, and with [`RollbackError::Incomplete`]
+    /// for one a [`World::snapshot_into`] left empty when a `Clone`
+    /// panicked.
     ///
     /// # Example
     /// ```
@@ -852,6 +858,9 @@ impl World {
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<RestoreReport, RollbackError> {
         if snapshot.world != self.id {
             return Err(RollbackError::WrongWorld);
+        }
+        if snapshot.structure == crate::rollback::NOT_TAKEN {
+            return Err(RollbackError::Incomplete);
         }
         // A hook or observer that panics on a structural change the
         // restore undoes does not stop it halfway: its change goes as that
