@@ -71,6 +71,10 @@
 //!   [`RemovedComponents`](crate::RemovedComponents), and hooks and
 //!   observers see a despawn, an insert, a removal, as what they are. Table
 //!   rows (and sparse sets) are then put back in the snapshot's order.
+//!   An entity gets back exactly the registered components it had: a
+//!   requirement (`#[require(..)]`) that is a registered component is not
+//!   made by a restore's insert (the snapshot says whether the entity had
+//!   it); one that is not registered is made as on any insert.
 //!   A restore puts back values, not the ticks of additions: a component
 //!   removed and inserted again after the snapshot (on an entity that
 //!   lived through) keeps its new `Added` tick, so to a system that last
@@ -778,6 +782,12 @@ pub(crate) struct RollbackRegistry {
     /// values, so restoring it again (or sharing its columns) can start
     /// from the later tick: what a restore wrote is not written again.
     pub last_restore: Option<(Tick, Tick)>,
+    /// The entity a restore is adding saved components to (a respawn, or
+    /// an insert into an entity that lived through), for the one insert
+    /// that does it: that insert makes no requirement that is a registered
+    /// component (the snapshot lists which of those the entity had), and
+    /// clears it before anything is announced.
+    pub exact_insert: Option<Entity>,
 }
 
 impl RollbackRegistry {

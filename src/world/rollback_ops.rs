@@ -995,9 +995,11 @@ impl World {
                     );
                 }
             }
+            self.rollback.exact_insert = Some(e);
             if panics.completes(|| self.spawn_at(e, builder.build())) {
                 report.respawned += 1;
             }
+            self.rollback.exact_insert = None;
         }
 
         // 3. Relations (every end is live again), before the despawns below
@@ -1074,11 +1076,13 @@ impl World {
             }
             if !builder.is_empty() {
                 let n = builder.len();
+                self.rollback.exact_insert = Some(e);
                 if panics.completes(|| {
                     let _ = self.insert(e, builder.build());
                 }) {
                     report.components_changed += n;
                 }
+                self.rollback.exact_insert = None;
             }
         }
 
