@@ -1548,3 +1548,76 @@ fn a_panicking_clone_while_values_are_put_back_leaves_a_whole_world() {
     // Restored once more, nothing is written again.
     assert_eq!(world.restore(&saved).unwrap().rows_restored, 0);
 }
+
+/// Never registered: a target cannot be despawned while a source lives.
+#[derive(Relation, Clone, Debug, PartialEq, Eq, Hash)]
+#[relation(on_target_despawn = "refuse")]
+struct Anchored;
+
+#[test]
+fn an_anchor_and_what_is_anchored_to_it_both_spawned_since_go_in_any_order() {
+    // Both ends of a refusing relation were spawned after the snapshot,
+    // the target first: a pin between two entities that both go keeps
+    // nothing (the rule of every despawn of many), so the restore
+    // despawns both.
+    for observed in [false, true] {
+        let mut world = world();
+        if observed {
+            world.observe(|_: Trigger<OnRemove, Hp>, _: DeferredWorld| {});
+        }
+        let old = world.spawn(Hp(0));
+        let sum = world.checksum();
+        let saved = world.snapshot();
+        let anchor = world.spawn(Hp(1));
+        let boat = world.spawn(Hp(2));
+        world.relate(boat, anchor, Anchored).unwrap();
+        // A pin both ways, too.
+        world.relate(anchor, boat, Anchored).unwrap();
+        let report = world.restore(&saved).unwrap();
+        assert_eq!(report.despawned, 2);
+        assert!(!world.contains(anchor) && !world.contains(boat));
+        assert_eq!(world.len(), 1);
+        assert!(world.contains(old));
+        assert_eq!(world.checksum(), sum);
+        assert_eq!(world.spawn(Hp(1)), anchor, "observed: {observed}");
+        world.check_invariants();
+    }
+}
+
+#[test]
+fn a_new_entity_pinned_by_an_old_one_is_refused_and_the_rest_restored() {
+    // `RollbackError::DespawnRefused`: an entity of the snapshot holds a
+    // spawned-since one through an unregistered refusing relation. The
+    // restore does the rest (values, other entities, resources) and says
+    // which entity stayed; once unrelated, restoring again completes it.
+    let mut world = world();
+    world.register_rollback_resource::<Score>();
+    world.insert_resource(Score(1));
+    let old = world.spawn(Hp(0));
+    let gone = world.spawn(Hp(5));
+    let before = dump(&world);
+    let sum = world.checksum();
+    let saved = world.snapshot();
+    let anchor = world.spawn(Hp(1));
+    let other = world.spawn(Hp(2));
+    world.relate(old, anchor, Anchored).unwrap();
+    world.get_mut::<Hp>(old).unwrap().0 = 50;
+    world.despawn(gone).unwrap();
+    world.resource_mut::<Score>().0 = 9;
+    assert_eq!(
+        world.restore(&saved).unwrap_err(),
+        RollbackError::DespawnRefused(anchor)
+    );
+    world.check_invariants();
+    assert!(world.contains(anchor), "the pinned entity stays");
+    assert!(!world.contains(other), "the others went");
+    assert_eq!(world.get::<Hp>(old), Ok(&Hp(0)));
+    assert_eq!(world.get::<Hp>(gone), Ok(&Hp(5)));
+    assert_eq!(world.resource::<Score>(), &Score(1));
+    world.unrelate::<Anchored>(old, anchor).unwrap();
+    world.restore(&saved).unwrap();
+    assert_eq!(dump(&world), before);
+    assert_eq!(world.checksum(), sum);
+    assert_eq!(world.spawn(Hp(1)), anchor);
+    world.check_invariants();
+}

@@ -471,8 +471,11 @@ pub enum RollbackError {
     /// relations were restored; the allocator was not.
     #[error("the entity allocator could not be restored: {0}")]
     Entities(#[from] RestoreEntitiesError),
-    /// An entity spawned after the snapshot could not be despawned (it is
-    /// the target of an unregistered relation that refuses despawn).
+    /// An entity spawned after the snapshot could not be despawned: it is
+    /// the target of an unregistered relation that refuses despawn, whose
+    /// source is an entity of the snapshot (a source spawned since goes
+    /// with it). Everything else was restored but the entity allocator;
+    /// unrelate the source and restore again to complete it.
     #[error("entity {0:?} (spawned after the snapshot) refuses despawn")]
     DespawnRefused(Entity),
 }

@@ -1013,17 +1013,27 @@ impl World {
             });
         }
 
-        // 4. Entities spawned since.
-        for &e in &dirty {
-            if !snapshot.live_at(e) && self.contains(e) {
-                let mut despawned = Ok(());
-                panics.run(|| despawned = self.despawn(e));
-                if panics.is_set() && despawned.is_ok() && self.contains(e) {
-                    // Its callback panicked: the despawn did not happen.
-                    continue;
+        // 4. Entities spawned since, as one sweep (the rule of every
+        //    despawn of many): a `Refuse` pin between two of them keeps
+        //    nothing, whatever order they were spawned in. One pinned by an
+        //    entity of the snapshot (an unregistered relation) stays, and
+        //    so does one whose callback panicked; the other steps still run.
+        let doomed: Vec<Entity> = dirty
+            .iter()
+            .copied()
+            .filter(|&e| !snapshot.live_at(e) && self.contains(e))
+            .collect();
+        let mut refused = None;
+        if !doomed.is_empty() {
+            panics.run(|| {
+                let _ = self.despawn_subtrees(&doomed, crate::relation::OnRefused::Keep);
+            });
+            for &e in &doomed {
+                if !self.contains(e) {
+                    report.despawned += 1;
+                } else if !panics.is_set() {
+                    refused.get_or_insert(e);
                 }
-                despawned.map_err(|_| RollbackError::DespawnRefused(e))?;
-                report.despawned += 1;
             }
         }
 
@@ -1173,6 +1183,9 @@ impl World {
 
         // 9. The allocator: slots past the saved ones (all dead now) are
         //    forgotten, then generations and the free list put back.
+        if let Some(e) = refused {
+            return Err(RollbackError::DespawnRefused(e));
+        }
         self.flush();
         // A frame that spawned and despawned nothing left the allocator as
         // saved: nothing to put back (this skip is most of the cost of a
