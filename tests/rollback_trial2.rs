@@ -1621,3 +1621,52 @@ fn a_new_entity_pinned_by_an_old_one_is_refused_and_the_rest_restored() {
     assert_eq!(world.spawn(Hp(1)), anchor);
     world.check_invariants();
 }
+
+/// Never registered; sources die with their target.
+#[derive(Relation, Clone, Debug, PartialEq, Eq, Hash)]
+#[relation(on_target_despawn = "despawn")]
+struct Riding;
+
+#[test]
+fn an_old_entity_riding_a_new_one_through_an_unregistered_relation_stays() {
+    // The restore despawns the horse (spawned since); `Riding`'s policy
+    // would take its rider along, but the rider is an entity of the
+    // snapshot: a restore never despawns one. It loses the edge (not part
+    // of the state: unregistered), as under `Unrelate`.
+    for observed in [false, true] {
+        let mut world = world();
+        if observed {
+            world.observe(|_: Trigger<OnRemove, Hp>, _: DeferredWorld| {});
+        }
+        let rider = world.spawn(Hp(0));
+        let passenger = world.spawn(Hp(1));
+        let before = dump(&world);
+        let sum = world.checksum();
+        let saved = world.snapshot();
+        let horse = world.spawn(Hp(2));
+        let foal = world.spawn(Hp(3));
+        world.relate(rider, horse, Riding).unwrap();
+        world.relate(passenger, rider, Riding).unwrap(); // rides the rider
+        world.relate(foal, horse, Riding).unwrap(); // new: goes anyway
+        world.get_mut::<Hp>(rider).unwrap().0 = 10;
+        let report = world.restore(&saved).unwrap();
+        assert_eq!(report.despawned, 2);
+        assert!(!world.contains(horse) && !world.contains(foal));
+        assert_eq!(world.get::<Hp>(rider), Ok(&Hp(0)));
+        assert!(world.targets::<Riding>(rider).is_empty());
+        assert_eq!(
+            world.targets::<Riding>(passenger),
+            [rider],
+            "unregistered: left"
+        );
+        assert_eq!(dump(&world), before);
+        assert_eq!(world.checksum(), sum);
+        assert_eq!(world.spawn(Hp(2)), horse);
+        world.check_invariants();
+        // A despawn outside a restore cascades as before.
+        let horse = world.spawn(Hp(2));
+        world.relate(rider, horse, Riding).unwrap();
+        world.despawn(horse).unwrap();
+        assert!(!world.contains(rider) && !world.contains(passenger));
+    }
+}

@@ -44,7 +44,12 @@
 //! the snapshot) or spawns again (despawned since). It lists their types in
 //! [`RestoreReport::unregistered`] rather than failing: a world always
 //! holds some bookkeeping no game wants rolled back (names, debug
-//! markers), and a missing registration shows up in that list.
+//! markers), and a missing registration shows up in that list. The edges
+//! of unregistered relations are left as they are too, except those of
+//! the entities a restore despawns: an entity of the snapshot tied to one
+//! of those by an `on_target_despawn = "despawn"` relation loses the edge,
+//! never its life (and one tied by a `"refuse"` relation keeps that entity
+//! alive: [`RollbackError::DespawnRefused`]).
 //!
 //! Announcements are not part of the state either: the events in
 //! [`Events<E>`](crate::Events) (an unregistered resource) and the

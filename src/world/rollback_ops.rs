@@ -1025,9 +1025,13 @@ impl World {
             .collect();
         let mut refused = None;
         if !doomed.is_empty() {
+            // An entity of the snapshot that an unregistered `Despawn`
+            // relation ties to one of them loses the edge, not its life.
+            self.spare_sources_of(&doomed, |s| snapshot.live_at(s));
             panics.run(|| {
                 let _ = self.despawn_subtrees(&doomed, crate::relation::OnRefused::Keep);
             });
+            self.end_spare();
             for &e in &doomed {
                 if !self.contains(e) {
                     report.despawned += 1;
