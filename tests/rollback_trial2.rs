@@ -970,6 +970,26 @@ fn a_restore_makes_no_registered_requirement_the_snapshot_did_not_hold() {
     world.check_invariants();
 }
 
+#[test]
+fn a_restore_makes_no_registered_requirement_with_nobody_observing() {
+    // The same as above in a world with no observer or hook: the
+    // requirement alone makes the insert go the announced way.
+    let mut world = world();
+    world.register_rollback::<Armor>();
+    world.register_rollback::<Knight>();
+    let ks: Vec<Entity> = (0..2).map(|i| world.spawn(Knight(i))).collect();
+    for &k in &ks {
+        world.remove_one::<Armor>(k).unwrap();
+    }
+    let sum = world.checksum();
+    let saved = world.snapshot();
+    world.despawn(ks[0]).unwrap();
+    world.remove_one::<Knight>(ks[1]).unwrap();
+    world.restore(&saved).unwrap();
+    assert_eq!(world.checksum(), sum);
+    assert!(!world.has::<Armor>(ks[0]) && !world.has::<Armor>(ks[1]));
+}
+
 fn dump_knights(world: &World, ks: &[Entity]) -> Vec<(Option<Knight>, Option<Armor>)> {
     ks.iter()
         .map(|&k| {
@@ -1375,6 +1395,72 @@ fn snapshots_restore_in_any_order_back_and_forth() {
         assert_eq!((dump(&world), world.checksum()), states[k], "snapshot {k}");
         world.check_invariants();
     }
+}
+
+thread_local! {
+    static LIVE_COUNTED: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Counts its live values (on this test's thread): every clone a snapshot
+/// or a restore makes is dropped exactly once.
+#[derive(Component, Debug, PartialEq, Eq, Hash)]
+#[component(rollback)]
+struct Counted(String);
+
+impl Counted {
+    fn new(s: &str) -> Self {
+        LIVE_COUNTED.set(LIVE_COUNTED.get() + 1);
+        Counted(s.to_string())
+    }
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        Counted::new(&self.0)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        LIVE_COUNTED.set(LIVE_COUNTED.get() - 1);
+    }
+}
+
+#[test]
+fn every_value_a_snapshot_or_restore_clones_is_dropped_once() {
+    {
+        let mut world = world();
+        let es: Vec<Entity> = (0..10)
+            .map(|i| world.spawn((Hp(i), Counted::new(&format!("{i}")))))
+            .collect();
+        assert_eq!(LIVE_COUNTED.get(), 10);
+        let saved = world.snapshot();
+        assert_eq!(LIVE_COUNTED.get(), 20, "the snapshot holds a copy");
+        let mut ring = SnapshotRing::new(3);
+        for frame in 0..6u64 {
+            ring.save(frame, &mut world);
+            if let Ok(mut c) = world.get_mut::<Counted>(es[frame as usize]) {
+                c.0.push('!');
+            }
+            world.despawn(es[9 - frame as usize]).unwrap();
+            world.spawn(Counted::new("new"));
+            world.remove_one::<Counted>(es[3]).ok();
+        }
+        ring.rollback_to(3, &mut world).unwrap().unwrap();
+        world.restore(&saved).unwrap();
+        let mut kept = world.snapshot();
+        world.get_mut::<Counted>(es[0]).unwrap().0.push('?');
+        world.snapshot_into(&mut kept);
+        world.restore(&kept).unwrap();
+        world.check_invariants();
+        // The world's ten, and what the snapshots hold.
+        assert!(LIVE_COUNTED.get() >= 10);
+        drop(ring);
+        drop(kept);
+        drop(saved);
+        assert_eq!(LIVE_COUNTED.get(), 10, "only the world's values are left");
+    }
+    assert_eq!(LIVE_COUNTED.get(), 0, "every value dropped, once");
 }
 
 // ----- Big worlds, other worlds, panics -------------------------------------
