@@ -88,6 +88,14 @@
 //! - **Relation edges** that changed are rebuilt (unrelate, relate) and
 //!   their observers run; unchanged relations are not touched.
 //!
+//! What those hooks and observers do stays done: a value they write into a
+//! registered component is put back with the others, but a component they
+//! insert or remove, or a relation they edit, is part of the world after
+//! the restore, and an entity they spawn or despawn makes it fail
+//! ([`RollbackError::Entities`]). An observer that reacts to `OnAdd` by
+//! changing the game state would do it again on every rollback: react to
+//! the inputs instead, or keep such observers out of the rolled-back world.
+//!
 //! A hook or observer that panics during a restore does not stop it
 //! halfway: the change that ran it goes as that operation goes when its
 //! callback panics (a despawn whose `OnRemove` observer panics does not
