@@ -1439,7 +1439,7 @@ fn every_value_a_snapshot_or_restore_clones_is_dropped_once() {
         let mut ring = SnapshotRing::new(3);
         for frame in 0..6u64 {
             ring.save(frame, &mut world);
-            if let Ok(mut c) = world.get_mut::<Counted>(es[frame as usize]) {
+            if let Ok(c) = world.get_mut::<Counted>(es[frame as usize]) {
                 c.0.push('!');
             }
             world.despawn(es[9 - frame as usize]).unwrap();
