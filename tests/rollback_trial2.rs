@@ -795,13 +795,13 @@ fn a_system_that_ran_between_snapshot_and_restore_sees_the_restore() {
 }
 
 #[test]
-fn a_component_removed_and_inserted_again_since_is_added_since_the_snapshot() {
-    // The *frame* removed and re-inserted `Hp`. As documented (the
-    // `mosaic::rollback` module, "What a restore announces"), a restore
-    // puts values back, not the ticks of additions: to a system that last
-    // ran before the frame, `Hp` was added (and written) since, as it was
-    // before the restore. The restore itself adds nothing: a system that
-    // ran after the frame sees no `Added`.
+fn a_component_removed_and_inserted_again_since_is_not_added_after_the_restore() {
+    // The *frame* removed and re-inserted `Hp` (`e` is the first row: it
+    // moves to the end of its table). The restore puts back its value and
+    // the tick it was added at (#38: `Added` fires only for components
+    // that did not exist at restore time): to a system that last ran
+    // before the frame, `Hp` was not added, only written (its value put
+    // back); nor to one that ran after the frame.
     let mut world = world();
     world.insert_resource(Seen::default());
     let e = world.spawn(Hp(1));
@@ -817,7 +817,7 @@ fn a_component_removed_and_inserted_again_since_is_added_since_the_snapshot() {
     assert_eq!(world.get::<Hp>(e), Ok(&Hp(1)));
     schedule.run(&mut world);
     let seen = world.resource::<Seen>();
-    assert_eq!(seen.added, BTreeSet::from([e]), "{seen:?}");
+    assert!(seen.added.is_empty(), "{seen:?}");
     assert_eq!(seen.changed, BTreeSet::from([e]));
     assert!(!seen.changed.contains(&other));
     assert!(seen.removed.contains(&e), "the frame's removal");
@@ -826,6 +826,125 @@ fn a_component_removed_and_inserted_again_since_is_added_since_the_snapshot() {
     assert!(seen.added.is_empty(), "{seen:?}");
     assert_eq!(seen.changed, BTreeSet::from([e]), "its value was put back");
     assert!(seen.removed.is_empty(), "{seen:?}");
+}
+
+/// What one run of [`added_watcher`] saw: the entities `Added<Hp>` and
+/// `Added<Buff>` (sparse) matched.
+#[derive(Default, Debug)]
+struct SeenAdded {
+    hp: BTreeSet<Entity>,
+    buff: BTreeSet<Entity>,
+}
+
+fn added_watcher() -> Schedule {
+    let mut schedule = Schedule::new();
+    schedule.add_systems(
+        |hp: Query<Entity, Added<Hp>>,
+         buff: Query<Entity, Added<Buff>>,
+         mut seen: ResMut<SeenAdded>| {
+            seen.hp = hp.iter().collect();
+            seen.buff = buff.iter().collect();
+        },
+    );
+    schedule
+}
+
+fn seen_added(world: &mut World, schedule: &mut Schedule) -> (BTreeSet<Entity>, BTreeSet<Entity>) {
+    schedule.run(world);
+    let seen = world.resource::<SeenAdded>();
+    (seen.hp.clone(), seen.buff.clone())
+}
+
+#[test]
+fn added_after_a_restore_is_as_at_the_snapshot_for_each_kind_of_change() {
+    // A system that runs every frame, with `Added<T>` for a table and a
+    // sparse component. After a restore it sees exactly what the restore
+    // had to add: what the snapshot had and the world had lost.
+    let mut world = world();
+    world.insert_resource(SeenAdded::default());
+    let moved = world.spawn((Hp(0), Buff(0))); // first row, first in the set
+    let still = world.spawn((Hp(1), Buff(1)));
+    let gone = world.spawn((Hp(2), Buff(2)));
+    let lost = world.spawn((Hp(3), Buff(3)));
+    let bare = world.spawn(Name("bare".into()));
+    let last = world.spawn((Hp(5), Buff(5))); // last row, last in the set
+    let mut every_frame = added_watcher();
+    assert_eq!(seen_added(&mut world, &mut every_frame).0.len(), 5);
+    let saved = world.snapshot();
+
+    // The frame: every kind of change.
+    for e in [moved, last] {
+        // Removed and inserted again: `last` comes back to the same row of
+        // the same table, the same place in the set.
+        world.remove::<(Hp, Buff)>(e).unwrap();
+        world.insert(e, (Hp(50), Buff(50))).unwrap();
+    }
+    world.despawn(gone).unwrap();
+    world.remove::<(Hp, Buff)>(lost).unwrap();
+    world.insert(bare, (Hp(4), Buff(4))).unwrap();
+    world.get_mut::<Hp>(still).unwrap().0 = 10;
+    let (hp, buff) = seen_added(&mut world, &mut every_frame);
+    assert_eq!(hp, BTreeSet::from([moved, last, bare]));
+    assert_eq!(buff, BTreeSet::from([moved, last, bare]));
+
+    world.restore(&saved).unwrap();
+    world.check_invariants();
+    assert_eq!(world.get::<Hp>(last), Ok(&Hp(5)));
+    assert_eq!(world.get::<Buff>(moved), Ok(&Buff(0)));
+    // Respawned and re-inserted by the restore: added; the rest not.
+    let (hp, buff) = seen_added(&mut world, &mut every_frame);
+    assert_eq!(hp, BTreeSet::from([gone, lost]));
+    assert_eq!(buff, BTreeSet::from([gone, lost]));
+    let (hp, buff) = seen_added(&mut world, &mut every_frame);
+    assert!(hp.is_empty() && buff.is_empty(), "{hp:?} {buff:?}");
+}
+
+#[test]
+fn added_after_a_restore_to_a_system_that_last_ran_before_the_snapshot() {
+    // Its last run was before the snapshot: the components that existed
+    // then are not added, re-inserted since or not.
+    let mut world = world();
+    world.insert_resource(SeenAdded::default());
+    let mut before = added_watcher();
+    let a = world.spawn((Hp(1), Buff(1)));
+    let b = world.spawn((Hp(2), Buff(2)));
+    seen_added(&mut world, &mut before);
+    let fresh = world.spawn((Hp(3), Buff(3))); // after its run
+    let saved = world.snapshot();
+    for e in [a, b, fresh] {
+        world.remove::<(Hp, Buff)>(e).unwrap();
+        world.insert(e, (Hp(9), Buff(9))).unwrap();
+    }
+    world.restore(&saved).unwrap();
+    let seen = seen_added(&mut world, &mut before);
+    assert_eq!(seen, (BTreeSet::from([fresh]), BTreeSet::from([fresh])));
+}
+
+#[test]
+fn added_ticks_a_restore_put_back_are_saved_by_the_next_snapshot() {
+    // A restore that puts back an added tick moves no entity: a snapshot
+    // taken after it, sharing with one taken before it, must save the
+    // tick put back, not the one the earlier snapshot saw.
+    let mut world = world();
+    world.insert_resource(SeenAdded::default());
+    let mut before = added_watcher();
+    let _first = world.spawn(Hp(0));
+    let e = world.spawn(Hp(1)); // the last row
+    seen_added(&mut world, &mut before);
+    let old = world.snapshot();
+    world.remove_one::<Hp>(e).unwrap();
+    world.insert_one(e, Hp(2)).unwrap(); // back in the same row
+    let late = world.snapshot(); // e's Hp added since `old`
+    world.restore(&old).unwrap(); // e's added tick put back
+    let mut ring_like = world.snapshot_after(&late);
+    world.get_mut::<Hp>(e).unwrap().0 = 3;
+    world.snapshot_into(&mut ring_like);
+    world.remove_one::<Hp>(e).unwrap();
+    world.insert_one(e, Hp(4)).unwrap(); // the saved added tick is needed
+    world.restore(&ring_like).unwrap();
+    assert_eq!(world.get::<Hp>(e), Ok(&Hp(3)));
+    let (hp, _) = seen_added(&mut world, &mut before);
+    assert!(hp.is_empty(), "{hp:?}");
 }
 
 #[test]

@@ -101,11 +101,12 @@
 //!   requirement (`#[require(..)]`) that is a registered component is not
 //!   made by a restore's insert (the snapshot says whether the entity had
 //!   it); one that is not registered is made as on any insert.
-//!   A restore puts back values, not the ticks of additions: a component
-//!   removed and inserted again after the snapshot (on an entity that
-//!   lived through) keeps its new `Added` tick, so to a system that last
-//!   ran before that insert it is added (and, its value put back,
-//!   changed), as it was before the restore.
+//!   The snapshot saves when each component was added, so a component
+//!   it had that was removed and inserted again since (on an entity that
+//!   lived through, table or sparse) gets back the tick it was added at:
+//!   `Added<T>` after a restore is as at the snapshot for every component
+//!   the snapshot had and the world kept, and fires for those the restore
+//!   added. (Its value, put back, is marked changed.)
 //! - **Relation edges** that changed are rebuilt (unrelate, relate) and
 //!   their observers run; unchanged relations are not touched.
 //!
@@ -133,10 +134,12 @@
 //!
 //! # Cost
 //!
-//! A snapshot copies every registered column and entity list. A
+//! A snapshot copies every registered column and entity list, and the
+//! added tick of every row of those columns (4 bytes a row). A
 //! [`SnapshotRing`] shares with the previous frame's snapshot every column
 //! nobody wrote in between (and every unchanged entity list, and the
-//! allocator's state if no entity was spawned, despawned or moved), and
+//! allocator's state and every table's added ticks if no entity was
+//! spawned, despawned or moved), and
 //! copies the others into the buffers of the snapshot it drops, as
 //! [`World::snapshot_into`](crate::World::snapshot_into) does: no new
 //! memory (whose page faults would cost more than the copy) once full. A
@@ -265,6 +268,18 @@ pub(crate) struct SavedColumn {
     pub values: Saved,
     /// Bytes of values saved.
     pub bytes: usize,
+    /// The rows' added ticks, in order (empty for an untracked column): a
+    /// restore puts back the added tick of a row removed and inserted
+    /// again since. Shared as `values` is, and also, in a table, while no
+    /// entity moved (no row can have been added again).
+    pub added: Arc<Vec<Tick>>,
+}
+
+impl SavedColumn {
+    /// Bytes of values and added ticks saved.
+    fn saved_bytes(&self) -> usize {
+        self.bytes + std::mem::size_of_val(self.added.as_slice())
+    }
 }
 
 #[derive(Clone)]
@@ -356,8 +371,8 @@ impl Snapshot {
         self.tick
     }
 
-    /// Bytes of saved values and entity lists it holds (counting shared
-    /// columns in full).
+    /// Bytes of saved values, added ticks and entity lists it holds
+    /// (counting shared columns in full).
     ///
     /// # Example
     /// ```
@@ -374,13 +389,16 @@ impl Snapshot {
             .iter()
             .map(|t| {
                 t.entities.len() * std::mem::size_of::<Entity>()
-                    + t.columns.iter().map(|c| c.bytes).sum::<usize>()
+                    + t.columns
+                        .iter()
+                        .map(SavedColumn::saved_bytes)
+                        .sum::<usize>()
             })
             .sum();
         let sparse: usize = self
             .sparse
             .iter()
-            .map(|s| s.entities.len() * std::mem::size_of::<Entity>() + s.values.bytes)
+            .map(|s| s.entities.len() * std::mem::size_of::<Entity>() + s.values.saved_bytes())
             .sum();
         tables + sparse + self.slots.len() * 8 + self.free.len() * 4
     }

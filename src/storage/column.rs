@@ -1237,6 +1237,60 @@ impl Column {
         }
     }
 
+    /// Rollback: the added tick of every row, in order, into `out`
+    /// (replacing what it held; nothing for an untracked column).
+    pub fn added_ticks_into(&self, out: &mut Vec<Tick>) {
+        out.clear();
+        out.extend(self.ticks.iter().map(|t| t.get_shared().added));
+    }
+
+    /// Rollback: puts `saved[row]` back as the added tick of every row
+    /// added since `since` and before `now` (added tick newer than `since`
+    /// and not `now`, the tick of the restore's own inserts, which stay
+    /// added). Reads only the rows of blocks whose bound is newer than
+    /// `since` (a row's added tick is never newer than its changed tick).
+    /// Returns how many rows it changed. Does nothing to an untracked
+    /// column, or if `saved` does not have a tick per row.
+    pub fn restore_added(&mut self, saved: &[Tick], since: Tick, now: Tick) -> usize {
+        let len = self.ticks.len();
+        if !self.tracked || saved.len() != len {
+            return 0;
+        }
+        let window = now.get().wrapping_sub(since.get());
+        let newer = |t: Tick| now.get().wrapping_sub(t.get()) < window;
+        let mut put_back = 0;
+        let (blocks, ticks) = (&self.blocks[..len.div_ceil(BLOCK_ROWS)], &mut self.ticks);
+        for (b, bound) in blocks.iter().enumerate() {
+            if !newer(bound.get()) {
+                continue;
+            }
+            let rows = b * BLOCK_ROWS..len.min((b + 1) * BLOCK_ROWS);
+            for (t, &old) in ticks[rows.clone()].iter_mut().zip(&saved[rows]) {
+                let t = t.get_mut();
+                if t.added != now && newer(t.added) {
+                    t.added = old;
+                    t.added.clamp_age(now);
+                    put_back += 1;
+                }
+            }
+        }
+        put_back
+    }
+
+    /// [`Column::restore_added`] of one row (`saved` its saved added tick).
+    pub fn restore_added_row(&mut self, row: usize, saved: Tick, since: Tick, now: Tick) -> bool {
+        let Some(t) = self.ticks.get_mut(row).map(UnsafeCell::get_mut) else {
+            return false;
+        };
+        let window = now.get().wrapping_sub(since.get());
+        if t.added == now || now.get().wrapping_sub(t.added.get()) >= window {
+            return false;
+        }
+        t.added = saved;
+        t.added.clamp_age(now);
+        true
+    }
+
     /// Makes room to [`Column::append_vec`] `additional` values, except
     /// that a column with nothing allocated stays so: its batch's buffer
     /// will become its own. After this, `append_vec` of that many values

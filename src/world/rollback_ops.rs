@@ -57,6 +57,20 @@ pub(crate) fn rollback_component<T: Component + Clone>(
     }
 }
 
+/// The added ticks of `column`'s rows, in `buffer` (an older snapshot's
+/// copy) if nothing else holds it: 4 bytes a row.
+fn save_added(column: &Column, buffer: Option<Arc<Vec<Tick>>>) -> Arc<Vec<Tick>> {
+    if let Some(mut buffer) = buffer {
+        if let Some(ticks) = Arc::get_mut(&mut buffer) {
+            column.added_ticks_into(ticks);
+            return buffer;
+        }
+    }
+    let mut ticks = Vec::with_capacity(column.len());
+    column.added_ticks_into(&mut ticks);
+    Arc::new(ticks)
+}
+
 fn empty_column<T: Component + Clone>() -> Saved {
     Arc::new(Vec::<T>::new())
 }
@@ -541,7 +555,7 @@ impl World {
     /// Saves this world's state (see [`crate::rollback`]): the entity
     /// allocator, every registered component, resource and relation,
     /// [`Disabled`] and the hierarchy. Copies each registered column (one
-    /// `memcpy` for a `Copy` type).
+    /// `memcpy` for a `Copy` type) and its rows' added ticks.
     ///
     /// Takes `&self`: a function or a system holding `&World` can save.
     /// Ids reserved and not yet applied (spawns of a command buffer,
@@ -778,12 +792,29 @@ impl World {
                 columns.push(match kept {
                     (Some(shared), _) => shared,
                     (None, old) => {
-                        let buffer = old.map(|c| c.values);
+                        let (buffer, old_added) = old.map(|c| (c.values, c.added)).unzip();
                         let (values, bytes) = (registry.components[k].save)(column, buffer);
+                        // No entity moved since `base` (or the old
+                        // snapshot): no row was added since, the added
+                        // ticks are the ones it saved.
+                        let unmoved_added = match based {
+                            Some(b) if base_unmoved => b
+                                .columns
+                                .iter()
+                                .find(|c| c.component == k)
+                                .map(|c| c.added.clone()),
+                            _ => None,
+                        };
+                        let added = match (unmoved_added, old_added) {
+                            (Some(shared), _) => shared,
+                            (None, Some(old)) if own_unmoved => old,
+                            (None, old) => save_added(column, old),
+                        };
                         SavedColumn {
                             component: k,
                             values,
                             bytes,
+                            added,
                         }
                     }
                 });
@@ -828,8 +859,12 @@ impl World {
                                 (None, Some(m)) => copy_entities(&mut m.entities, set.entities()),
                                 (None, None) => Arc::from(set.entities()),
                             };
-                            let buffer = mine.map(|m| m.values.values);
+                            let (buffer, old_added) =
+                                mine.map(|m| (m.values.values, m.values.added)).unzip();
                             let (values, bytes) = (c.save)(set.column(), buffer);
+                            // (A sparse insert moves no entity: its added
+                            // ticks are copied whenever its values are.)
+                            let added = save_added(set.column(), old_added);
                             SparseSnapshot {
                                 component: k,
                                 entities,
@@ -837,6 +872,7 @@ impl World {
                                     component: k,
                                     values,
                                     bytes,
+                                    added,
                                 },
                             }
                         }
@@ -855,6 +891,7 @@ impl World {
                             component: k,
                             values: (c.empty)(),
                             bytes: 0,
+                            added: Arc::default(),
                         },
                     },
                 },
@@ -961,6 +998,11 @@ impl World {
         self.flush();
         self.register_rollback_builtins();
         let since = self.rollback.written_after(snapshot.tick);
+        // The restore's own inserts (components and entities the snapshot
+        // had and the world lost) get a tick no write of the frame has:
+        // they stay added, where a row added during the frame, which the
+        // snapshot had, gets its saved added tick back (step 7).
+        self.increment_change_tick_mut();
         let now = self.change_tick();
         let mut report = RestoreReport::default();
         let known = snapshot.components_known;
@@ -1221,7 +1263,13 @@ impl World {
         // 7. Values written since the snapshot: a scan of the change ticks
         //    of each table and set whose rows are the saved ones, else
         //    entity by entity.
+        //    A row added since (removed and inserted again, as a table or
+        //    sparse component) whose entity had the component at the
+        //    snapshot gets its saved added tick back: it was not added, as
+        //    seen from before the snapshot. A table row can only have been
+        //    added again if some entity moved (a sparse one, whatever).
         let unmoved_now = unmoved(self);
+        let mut added_put_back = 0;
         for saved in &snapshot.tables {
             let table = self.archetypes.table_mut(saved.archetype);
             if unmoved_now || same_entities(table.entities(), &saved.entities) {
@@ -1230,13 +1278,19 @@ impl World {
                     let column = table
                         .column_mut(info.id)
                         .expect("same archetype, same columns");
+                    if !unmoved_now {
+                        added_put_back += column.restore_added(&c.added, since, now);
+                    }
                     report.rows_restored += (info.restore)(column, &c.values, since, now);
                 }
             } else {
                 for (row, &e) in saved.entities.iter().enumerate() {
                     for c in &saved.columns {
                         let f = self.components.rollback.components[c.component].restore_one;
-                        report.rows_restored += usize::from(f(self, e, &c.values, row, since));
+                        if f(self, e, &c.values, row, since) {
+                            report.rows_restored += 1;
+                            added_put_back += self.restore_added_of(c, e, row, since, now);
+                        }
                     }
                 }
             }
@@ -1246,16 +1300,28 @@ impl World {
             let (id, restore, restore_one) = (info.id, info.restore, info.restore_one);
             match self.sparse.get_mut(id) {
                 Some(set) if same_entities(set.entities(), &s.entities) => {
-                    report.rows_restored += restore(set.column_mut(), &s.values.values, since, now);
+                    let column = set.column_mut();
+                    if !s.entities.is_empty() {
+                        added_put_back += column.restore_added(&s.values.added, since, now);
+                    }
+                    report.rows_restored += restore(column, &s.values.values, since, now);
                 }
                 Some(_) => {
                     for (d, &e) in s.entities.iter().enumerate() {
-                        report.rows_restored +=
-                            usize::from(restore_one(self, e, &s.values.values, d, since));
+                        if restore_one(self, e, &s.values.values, d, since) {
+                            report.rows_restored += 1;
+                            added_put_back += self.restore_added_of(&s.values, e, d, since, now);
+                        }
                     }
                 }
                 None => {}
             }
+        }
+        if added_put_back > 0 {
+            // Rows' added ticks changed without an entity moving: no
+            // snapshot taken before may share its saved added ticks with
+            // the next one as "unmoved" (see `snapshot_sharing`).
+            self.entities.touch();
         }
         self.sync_disabled_all(&dirty);
 
@@ -1297,6 +1363,41 @@ impl World {
 
         report.unregistered = self.unregistered_components(known);
         Ok(report)
+    }
+
+    /// Step 7 of a restore for one row: puts back the added tick `saved`
+    /// holds at `row` for `e`'s component, if it was added since (see
+    /// [`Column::restore_added`]). 1 if it did, else 0.
+    fn restore_added_of(
+        &mut self,
+        saved: &SavedColumn,
+        e: Entity,
+        row: usize,
+        since: Tick,
+        now: Tick,
+    ) -> usize {
+        let Some(&tick) = saved.added.get(row) else {
+            return 0;
+        };
+        let c = &self.components.rollback.components[saved.component];
+        let (id, storage) = (c.id, c.storage);
+        let Some(loc) = self.entities.get(e) else {
+            return 0;
+        };
+        let column = match storage {
+            StorageType::Table => self
+                .archetypes
+                .table_mut(loc.archetype)
+                .column_mut(id)
+                .map(|c| (c, loc.row as usize)),
+            StorageType::SparseSet => self.sparse.get_mut(id).and_then(|set| {
+                let at = set.dense_index(e)?;
+                Some((set.column_mut(), at))
+            }),
+        };
+        column.map_or(0, |(column, at)| {
+            usize::from(column.restore_added_row(at, tick, since, now))
+        })
     }
 
     /// Names of the component types present and not rolled back.
