@@ -2252,9 +2252,7 @@ impl World {
         self.components.enable_change_tracking(id);
         let now = self.change_tick();
         for archetype in self.archetypes.iter_mut() {
-            if let Some(column) = archetype.table.column_mut(id) {
-                column.track_ticks(now);
-            }
+            archetype.table.track_ticks(id, now);
         }
         if let Some(set) = self.sparse.get_mut(id) {
             set.track_ticks(now);
