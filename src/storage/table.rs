@@ -358,6 +358,27 @@ impl Table {
         unsafe { self.entities.as_mut_ptr().add(row).write(entity) };
     }
 
+    /// Appends `entity` as the last row, whose values the caller already
+    /// wrote and counted in every column ([`Column::write_spare`] and
+    /// [`Column::set_len`]), without a room check. Returns the row.
+    ///
+    /// # Safety
+    /// - `spare_rows() >= 1` before the row's values were appended (so the
+    ///   entity list has room);
+    /// - every column holds exactly one value more than the table has rows.
+    #[inline(always)]
+    pub unsafe fn push_entity_unchecked(&mut self, entity: Entity) -> usize {
+        let row = self.entities.len();
+        debug_assert!(self.columns.iter().all(|c| c.len() == row + 1));
+        // SAFETY: the list has room for one more (contract); the slot is
+        // written, then counted.
+        unsafe {
+            self.write_spare_entity(row, entity);
+            self.entities.set_len(row + 1);
+        }
+        row
+    }
+
     /// The entity list's base pointer, for writing rows past its length
     /// within its capacity (as [`Table::write_spare_entity`] does) until
     /// the table next grows.
