@@ -97,6 +97,14 @@ pub(crate) struct InsertPlan<'a> {
     pub dst: Option<&'a mut Table>,
 }
 
+/// Where one spawn goes; see [`Archetypes::spawn_plan`].
+pub(crate) struct SpawnPlan<'a> {
+    /// The insert edge from the empty archetype.
+    pub edge: &'a InsertEdge,
+    /// The table of `edge.target`, where the new row goes.
+    pub table: &'a mut Table,
+}
+
 /// Everything one removal touches; see [`Archetypes::remove_plan`].
 pub(crate) struct RemovePlan<'a> {
     pub edge: &'a RemoveEdge,
@@ -438,6 +446,49 @@ impl Archetypes {
                 dst: Some(&mut dst.table),
             }
         }
+    }
+
+    /// Where a spawn of `bundle` goes: the edge from the empty archetype
+    /// (made on first use) and its target's table. [`Archetypes::insert_plan`]
+    /// from [`ArchetypeId::EMPTY`], less what a spawn does not need (the
+    /// empty table, the pair of distinct archetypes): one edge lookup on
+    /// the path every spawn takes.
+    #[inline(always)]
+    pub fn spawn_plan(&mut self, bundle: &BundleInfo, components: &Components) -> SpawnPlan<'_> {
+        let known = matches!(
+            self.archetypes[0].insert_edges.get(bundle.id.index()),
+            Some(Some(_))
+        );
+        if !known {
+            return self.spawn_plan_first(bundle, components);
+        }
+        self.spawn_plan_known(bundle)
+    }
+
+    /// [`Archetypes::spawn_plan`] on the first spawn of `bundle`: builds
+    /// the edge.
+    #[cold]
+    #[inline(never)]
+    fn spawn_plan_first(&mut self, bundle: &BundleInfo, components: &Components) -> SpawnPlan<'_> {
+        self.build_insert_edge(ArchetypeId::EMPTY, bundle, components);
+        self.spawn_plan_known(bundle)
+    }
+
+    /// [`Archetypes::spawn_plan`] once the edge exists.
+    #[inline(always)]
+    fn spawn_plan_known(&mut self, bundle: &BundleInfo) -> SpawnPlan<'_> {
+        let (empty, rest) = self
+            .archetypes
+            .split_first_mut()
+            .expect("the empty archetype is always there");
+        let edge = edge_of(&empty.insert_edges, bundle.id);
+        // The empty archetype is the first: a bundle with no table
+        // component stays there.
+        let table = match edge.target.index().checked_sub(1) {
+            Some(i) => &mut rest[i].table,
+            None => &mut empty.table,
+        };
+        SpawnPlan { edge, table }
     }
 
     /// Everything a removal of `bundle` from `source` touches: the edge

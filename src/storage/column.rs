@@ -610,11 +610,13 @@ impl Column {
     }
 
     /// Reorders the values and their ticks: afterwards row `i` holds what
-    /// row `order[i]` held.
+    /// row `order[i]` held. Tracked ticks are rebuilt with room for the
+    /// rows there are only ([`Table::reorder`](super::Table::reorder)
+    /// learns its room again).
     ///
     /// # Safety
     /// - `order` is a permutation of `0..len` (each index exactly once).
-    pub unsafe fn permute(&mut self, order: &[u32]) {
+    pub(super) unsafe fn permute(&mut self, order: &[u32]) {
         // SAFETY: forwarded contract.
         unsafe { self.data.permute(order) };
         if self.tracked {
@@ -648,7 +650,10 @@ impl Column {
     }
 
     /// Starts recording ticks: every value present gets both ticks at `now`.
-    pub fn track_ticks(&mut self, now: Tick) {
+    /// The ticks have room for the values there are only: a table's column
+    /// starts through [`Table::track_ticks`](super::Table::track_ticks),
+    /// which learns its room again.
+    pub(super) fn track_ticks(&mut self, now: Tick) {
         if !self.tracked {
             self.ticks = (0..self.len())
                 .map(|_| UnsafeCell::new(ComponentTicks::new(now)))

@@ -12,7 +12,9 @@ use crate::entity::Entity;
 /// Invariants:
 /// - `ids` is sorted and unique; `columns[i]` stores component `ids[i]`;
 /// - every column has exactly `entities.len()` values (outside a structural
-///   change in progress).
+///   change in progress);
+/// - the entity list and every column (its values and, if tracked, its
+///   ticks) have room for at least `capacity` rows.
 pub(crate) struct Table {
     /// This table's own number, never another's (see [`Table::uid`]).
     uid: u64,
@@ -26,6 +28,12 @@ pub(crate) struct Table {
     slots: Box<[u16]>,
     columns: Box<[Column]>,
     entities: Vec<Entity>,
+    /// Rows every column and the entity list have room for (a lower
+    /// bound, exact after [`Table::reserve`] grows): a one-row
+    /// [`Table::reserve`] is then one compare, not one per column. Only
+    /// two things can lower a column's room, [`Table::track_ticks`] and
+    /// [`Table::reorder`], and they set it again.
+    capacity: usize,
     /// Which rows hold a disabled entity (see [`DisabledRows`]).
     disabled: DisabledRows,
 }
@@ -222,6 +230,7 @@ impl Table {
                 .map(|&id| Column::new(components.info(id)))
                 .collect(),
             entities: Vec::new(),
+            capacity: 0,
             disabled: DisabledRows::default(),
         }
     }
@@ -349,6 +358,27 @@ impl Table {
         unsafe { self.entities.as_mut_ptr().add(row).write(entity) };
     }
 
+    /// Appends `entity` as the last row, whose values the caller already
+    /// wrote and counted in every column ([`Column::write_spare`] and
+    /// [`Column::set_len`]), without a room check. Returns the row.
+    ///
+    /// # Safety
+    /// - `spare_rows() >= 1` before the row's values were appended (so the
+    ///   entity list has room);
+    /// - every column holds exactly one value more than the table has rows.
+    #[inline(always)]
+    pub unsafe fn push_entity_unchecked(&mut self, entity: Entity) -> usize {
+        let row = self.entities.len();
+        debug_assert!(self.columns.iter().all(|c| c.len() == row + 1));
+        // SAFETY: the list has room for one more (contract); the slot is
+        // written, then counted.
+        unsafe {
+            self.write_spare_entity(row, entity);
+            self.entities.set_len(row + 1);
+        }
+        row
+    }
+
     /// The entity list's base pointer, for writing rows past its length
     /// within its capacity (as [`Table::write_spare_entity`] does) until
     /// the table next grows.
@@ -407,11 +437,26 @@ impl Table {
         &mut self.columns[index]
     }
 
+    /// Makes room for `additional` more rows in every column and the
+    /// entity list. One compare when the table has room (a spawn loop's
+    /// every row but the few that grow it).
+    #[inline]
     pub fn reserve(&mut self, additional: usize) {
+        if additional > self.capacity.saturating_sub(self.len()) {
+            self.grow(additional);
+        }
+    }
+
+    /// [`Table::reserve`] past the known room: grows what lacks room
+    /// (each column's growth is geometric) and learns the new room.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
         self.entities.reserve(additional);
         for c in self.columns.iter_mut() {
             c.reserve(additional);
         }
+        self.capacity = self.len() + self.spare_rows();
     }
 
     /// Makes room for `additional` rows appended a column at a time
@@ -421,6 +466,18 @@ impl Table {
         self.entities.reserve(additional);
         for c in self.columns.iter_mut() {
             c.reserve_for_append(additional);
+        }
+        self.capacity = self.len() + self.spare_rows();
+    }
+
+    /// Starts recording change ticks in the column of `id`, if this table
+    /// has one (see [`Column::track_ticks`]).
+    pub fn track_ticks(&mut self, id: ComponentId, now: Tick) {
+        if let Some(column) = self.column_mut(id) {
+            column.track_ticks(now);
+            // The new ticks have room for the rows there are, perhaps no
+            // more: the known room is what every column has now.
+            self.capacity = self.len() + self.spare_rows();
         }
     }
 
@@ -639,6 +696,9 @@ impl Table {
             .iter()
             .map(|&from| self.entities[from as usize])
             .collect();
+        // The entity list (and tracked columns' ticks) were rebuilt with
+        // room for the rows there are only.
+        self.capacity = self.len() + self.spare_rows();
     }
 
     /// Checks the invariants documented on the type; panics on violation.
@@ -647,6 +707,10 @@ impl Table {
         for c in self.columns.iter() {
             assert_eq!(c.len(), self.entities.len(), "column length mismatch");
         }
+        assert!(
+            self.len() + self.spare_rows() >= self.capacity,
+            "a column or the entity list has less room than the table's capacity"
+        );
         let set = (0..self.len())
             .filter(|&r| self.disabled.contains(r))
             .count();
