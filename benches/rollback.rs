@@ -10,6 +10,9 @@
 //! - `copy_bytes`: four `copy_from_slice` of preallocated arrays, 1 MB;
 //! - `snapshot`: a full snapshot into new memory (every column copied, plus
 //!   the entity list);
+//! - `snapshot_then_restore`: `World::snapshot` and at once
+//!   `World::restore` of it, nothing written in between (the shortest
+//!   form a user writes to try the two);
 //! - `snapshot_into`: the same into the previous snapshot's buffers
 //!   (`World::snapshot_into`), after a frame that wrote every row;
 //! - `snapshot_shared`: `snapshot_after` the previous frame's snapshot when
@@ -133,6 +136,12 @@ fn bench(c: &mut Criterion) {
 
     let mut w = world();
     c.bench_function("snapshot", |b| b.iter(|| black_box(w.snapshot())));
+    c.bench_function("snapshot_then_restore", |b| {
+        b.iter(|| {
+            let saved = w.snapshot();
+            black_box(w.restore(&saved).unwrap());
+        })
+    });
 
     let mut saved = w.snapshot();
     let mut salt = 0;

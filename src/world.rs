@@ -1125,7 +1125,7 @@ impl World {
         parent: Option<Entity>,
     ) {
         let mut changes = self.insert_changes(entity, loc, bundle_id);
-        let made = self.make_required_or_discard(entity, loc, &changes, spawned);
+        let made = self.make_required_or_discard(entity, loc, &changes, spawned, false);
         // `on_replace` hooks of the values about to be overwritten, before
         // the write, while they are readable. Hooks make no structural
         // change, so `loc` still holds.

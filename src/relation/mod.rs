@@ -910,6 +910,11 @@ pub(crate) struct Relations {
     last: (TypeId, usize),
     /// True if some relation's policy is [`OnTargetDespawn::Refuse`].
     any_refuse: bool,
+    /// Entities no [`OnTargetDespawn::Despawn`] policy dooms while a
+    /// restore despawns what was spawned since its snapshot: the
+    /// snapshot's entities among their sources (see
+    /// [`World::spare_sources_of`]). Empty otherwise.
+    spared: Vec<Entity>,
 }
 
 /// The type [`Relations::last`] names while it remembers nothing: private,
@@ -926,6 +931,7 @@ impl Default for Relations {
             skip: None,
             last: (TypeId::of::<NoRelation>(), 0),
             any_refuse: false,
+            spared: Vec::new(),
         }
     }
 }
@@ -1598,6 +1604,29 @@ impl World {
         self.decide_sweep(&[], seeds).cascade
     }
 
+    /// Spares from every [`OnTargetDespawn::Despawn`] cascade, until
+    /// [`World::end_spare`], the sources of `doomed`'s entities for which
+    /// `keep` is true: a restore despawning the entities spawned since its
+    /// snapshot takes none of the snapshot's with them (their edges to
+    /// those entities go, as under `Unrelate`). Nothing is spared, and
+    /// nothing allocated, without such an edge.
+    pub(crate) fn spare_sources_of(&mut self, doomed: &[Entity], keep: impl Fn(Entity) -> bool) {
+        let mut spared = Vec::new();
+        for kind in &self.relations().kinds {
+            if kind.policy == OnTargetDespawn::Despawn {
+                for &e in doomed {
+                    spared.extend((kind.sources_of)(self, e).iter().filter(|&&s| keep(s)));
+                }
+            }
+        }
+        self.relations_mut().spared = spared;
+    }
+
+    /// Ends [`World::spare_sources_of`].
+    pub(crate) fn end_spare(&mut self) {
+        self.relations_mut().spared = Vec::new();
+    }
+
     /// The one refuse rule of every despawn (plain, recursive, of a
     /// state's scope, a cascade), decided on the graph alone, before any
     /// entity goes. `named` are the entities the operation names (a
@@ -1621,7 +1650,10 @@ impl World {
                 .find(|k| (k.sources_of)(self, e).iter().any(|s| !doomed.contains(s)))
                 .map(|k| k.name)
         };
-        let mut kept = rustc_hash::FxHashSet::default();
+        // Spared entities are kept as if pinned: never doomed, and what
+        // only they would doom stays too.
+        let mut kept: rustc_hash::FxHashSet<Entity> =
+            self.relations().spared.iter().copied().collect();
         loop {
             let mut doomed: rustc_hash::FxHashSet<Entity> = named.iter().copied().collect();
             // The named entities first (their own cascades), then the

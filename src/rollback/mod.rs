@@ -44,7 +44,19 @@
 //! the snapshot) or spawns again (despawned since). It lists their types in
 //! [`RestoreReport::unregistered`] rather than failing: a world always
 //! holds some bookkeeping no game wants rolled back (names, debug
-//! markers), and a missing registration shows up in that list.
+//! markers), and a missing registration shows up in that list. The edges
+//! of unregistered relations are left as they are too, except those of
+//! the entities a restore despawns: an entity of the snapshot tied to one
+//! of those by an `on_target_despawn = "despawn"` relation loses the edge,
+//! never its life (and one tied by a `"refuse"` relation keeps that entity
+//! alive: [`RollbackError::DespawnRefused`]).
+//!
+//! Announcements are not part of the state either: the events in
+//! [`Events<E>`](crate::Events) (an unregistered resource) and the
+//! removals [`RemovedComponents`](crate::RemovedComponents) reads stay as
+//! they are, so a removal made after the snapshot, announced then, is
+//! still read by a reader that had not read it (and the restore, adding
+//! the component back, announces that addition).
 //!
 //! # What a restore announces
 //!
@@ -64,8 +76,25 @@
 //!   [`RemovedComponents`](crate::RemovedComponents), and hooks and
 //!   observers see a despawn, an insert, a removal, as what they are. Table
 //!   rows (and sparse sets) are then put back in the snapshot's order.
+//!   An entity gets back exactly the registered components it had: a
+//!   requirement (`#[require(..)]`) that is a registered component is not
+//!   made by a restore's insert (the snapshot says whether the entity had
+//!   it); one that is not registered is made as on any insert.
+//!   A restore puts back values, not the ticks of additions: a component
+//!   removed and inserted again after the snapshot (on an entity that
+//!   lived through) keeps its new `Added` tick, so to a system that last
+//!   ran before that insert it is added (and, its value put back,
+//!   changed), as it was before the restore.
 //! - **Relation edges** that changed are rebuilt (unrelate, relate) and
 //!   their observers run; unchanged relations are not touched.
+//!
+//! What those hooks and observers do stays done: a value they write into a
+//! registered component is put back with the others, but a component they
+//! insert or remove, or a relation they edit, is part of the world after
+//! the restore, and an entity they spawn or despawn makes it fail
+//! ([`RollbackError::Entities`]). An observer that reacts to `OnAdd` by
+//! changing the game state would do it again on every rollback: react to
+//! the inputs instead, or keep such observers out of the rolled-back world.
 //!
 //! A hook or observer that panics during a restore does not stop it
 //! halfway: the change that ran it goes as that operation goes when its
@@ -73,6 +102,13 @@
 //! happen, and the entity stays), every other step still runs, and the
 //! first panic is raised again when the restore is done. Restoring the
 //! same snapshot again, once the callback no longer fails, completes it.
+//!
+//! A registered component's `Clone` that panics stops a restore where it
+//! is (the panic goes on): every entity is whole and the world consistent,
+//! between the two states, and restoring the same snapshot again completes
+//! it. A snapshot whose `Clone` panics is not made (see
+//! [`World::snapshot_into`](crate::World::snapshot_into) for one written
+//! in place).
 //!
 //! # Cost
 //!
@@ -235,6 +271,11 @@ pub(crate) fn same_entities(a: &[Entity], b: &[Entity]) -> bool {
         })
 }
 
+/// The `structure` of [`Snapshot::empty`]: no world's entities reach this
+/// version, and a restore refuses a snapshot that has it
+/// ([`RollbackError::Incomplete`]).
+pub(crate) const NOT_TAKEN: u64 = u64::MAX;
+
 /// The empty allocator lists of [`Snapshot::empty`], allocated once.
 static NO_SLOTS: LazyLock<Arc<Vec<(u32, bool)>>> = LazyLock::new(Arc::default);
 static NO_FREE: LazyLock<Arc<Vec<u32>>> = LazyLock::new(Arc::default);
@@ -242,7 +283,8 @@ static NO_FREE: LazyLock<Arc<Vec<u32>>> = LazyLock::new(Arc::default);
 impl Snapshot {
     /// A snapshot of nothing, holding no allocation of its own: what
     /// [`World::snapshot_into`](crate::World::snapshot_into) leaves in
-    /// place while it takes the old one apart.
+    /// place while it takes the old one apart (and leaves there if a
+    /// `Clone` panics meanwhile: a restore refuses it).
     pub(crate) fn empty(world: WorldId) -> Self {
         Snapshot {
             world,
@@ -250,7 +292,7 @@ impl Snapshot {
             slots: NO_SLOTS.clone(),
             free: NO_FREE.clone(),
             // No world's entities reach this version: never "unmoved".
-            structure: u64::MAX,
+            structure: NOT_TAKEN,
             live: 0,
             tables: Vec::new(),
             table_of: Vec::new(),
@@ -430,14 +472,23 @@ pub enum RollbackError {
     /// archetypes are per world). Nothing was changed.
     #[error("the snapshot was taken from another world")]
     WrongWorld,
+    /// The snapshot holds no state: a
+    /// [`World::snapshot_into`](crate::World::snapshot_into) that was
+    /// writing it did not finish (a registered component's `Clone`
+    /// panicked). Nothing was changed; taking it again makes it whole.
+    #[error("the snapshot holds no state: taking it did not finish")]
+    Incomplete,
     /// The entity allocator could not be put back: a hook or observer run
     /// by the restore spawned or despawned entities, or a command buffer
     /// holds ids reserved and not yet applied. The components and
     /// relations were restored; the allocator was not.
     #[error("the entity allocator could not be restored: {0}")]
     Entities(#[from] RestoreEntitiesError),
-    /// An entity spawned after the snapshot could not be despawned (it is
-    /// the target of an unregistered relation that refuses despawn).
+    /// An entity spawned after the snapshot could not be despawned: it is
+    /// the target of an unregistered relation that refuses despawn, whose
+    /// source is an entity of the snapshot (a source spawned since goes
+    /// with it). Everything else was restored but the entity allocator;
+    /// unrelate the source and restore again to complete it.
     #[error("entity {0:?} (spawned after the snapshot) refuses despawn")]
     DespawnRefused(Entity),
 }
@@ -747,6 +798,12 @@ pub(crate) struct RollbackRegistry {
     /// values, so restoring it again (or sharing its columns) can start
     /// from the later tick: what a restore wrote is not written again.
     pub last_restore: Option<(Tick, Tick)>,
+    /// The entity a restore is adding saved components to (a respawn, or
+    /// an insert into an entity that lived through), for the one insert
+    /// that does it: that insert makes no requirement that is a registered
+    /// component (the snapshot lists which of those the entity had), and
+    /// clears it before anything is announced.
+    pub exact_insert: Option<Entity>,
 }
 
 impl RollbackRegistry {

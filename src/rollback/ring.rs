@@ -153,6 +153,21 @@ impl SnapshotRing {
         Some(world.restore(&self.frames[at].1))
     }
 
+    /// Forgets every frame (a new match, a resynchronised session),
+    /// keeping their buffers for the next frames saved.
+    ///
+    /// # Example
+    /// ```
+    /// let mut world = mosaic::World::new();
+    /// let mut ring = mosaic::SnapshotRing::new(4);
+    /// ring.save(0, &mut world);
+    /// ring.clear();
+    /// assert!(ring.is_empty() && ring.get(0).is_none());
+    /// ```
+    pub fn clear(&mut self) {
+        self.spare.extend(self.frames.drain(..).map(|(_, s)| s));
+    }
+
     /// The oldest frame held.
     ///
     /// # Example

@@ -330,8 +330,14 @@ impl World {
                 .announces_any(self.bundles.get(bundle_id).component_ids());
         let mut changes = Vec::new();
         if announces {
+            // A restore's own insert: no registered requirement is made
+            // (and none without announcements: the restore clears it).
+            let exact = self.rollback.exact_insert == Some(entity);
+            if exact {
+                self.rollback.exact_insert = None;
+            }
             changes = self.insert_changes(entity, loc, bundle_id);
-            let made = self.make_required_or_discard(entity, loc, &changes, spawned);
+            let made = self.make_required_or_discard(entity, loc, &changes, spawned, exact);
             if !made.is_empty() {
                 let extras = made.iter().map(|(r, _)| (r.component, r.storage));
                 let disabled = self.components.disabled_id();
@@ -434,19 +440,21 @@ impl World {
 
     /// [`World::make_required`]; for a spawn (`spawned`), a panicking
     /// constructor also takes the new entity away (it was never
-    /// announced), so that a failed spawn leaves no entity.
+    /// announced), so that a failed spawn leaves no entity. `exact`: a
+    /// restore's insert (see `RollbackRegistry::exact_insert`).
     pub(super) fn make_required_or_discard(
         &mut self,
         entity: Entity,
         loc: EntityLocation,
         changes: &[(ComponentId, bool)],
         spawned: bool,
+        exact: bool,
     ) -> MadeRequirements {
         if !spawned {
-            return self.make_required(entity, loc, changes);
+            return self.make_required(entity, loc, changes, exact);
         }
         match catch_unwind(AssertUnwindSafe(|| {
-            self.make_required(entity, loc, changes)
+            self.make_required(entity, loc, changes, exact)
         })) {
             Ok(made) => made,
             Err(payload) => {

@@ -114,6 +114,7 @@ impl World {
         entity: Entity,
         loc: EntityLocation,
         changes: &[(ComponentId, bool)],
+        exact: bool,
     ) -> MadeRequirements {
         let mut made: MadeRequirements = Vec::new();
         for &(id, added) in changes {
@@ -121,7 +122,11 @@ impl World {
                 continue;
             }
             for r in self.components.resolved_requirements(id).iter() {
-                let held = changes.iter().any(|&(c, _)| c == r.component)
+                // A restore puts back the registered components its
+                // snapshot lists, no more: it makes none of those.
+                let restored = exact && self.rollback.by_component.contains_key(&r.component);
+                let held = restored
+                    || changes.iter().any(|&(c, _)| c == r.component)
                     || made.iter().any(|(m, _)| m.component == r.component)
                     || self.has_id(entity, loc, r.component);
                 if !held {

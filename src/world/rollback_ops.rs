@@ -552,7 +552,11 @@ impl World {
     /// frame shares them). Once the world's tables have settled, a
     /// snapshot taken this way allocates no memory for its values: a new
     /// megabyte costs more in page faults than copying into it. A
-    /// snapshot of another world is simply overwritten.
+    /// snapshot of another world is simply overwritten. If a registered
+    /// component's `Clone` panics, the panic goes on and `snapshot` is left
+    /// holding no state (its buffers were being overwritten): restoring it
+    /// fails with [`RollbackError::Incomplete`], changing nothing, until it
+    /// is taken again.
     ///
     /// # Example
     /// ```
@@ -832,7 +836,9 @@ impl World {
     /// and named in [`RestoreReport::unregistered`].
     ///
     /// Fails, changing nothing, with [`RollbackError::WrongWorld`] for a
-    /// snapshot of another world.
+    /// snapshot of another world, and with [`RollbackError::Incomplete`]
+    /// for one a [`World::snapshot_into`] left empty when a `Clone`
+    /// panicked.
     ///
     /// # Example
     /// ```
@@ -852,6 +858,9 @@ impl World {
     pub fn restore(&mut self, snapshot: &Snapshot) -> Result<RestoreReport, RollbackError> {
         if snapshot.world != self.id {
             return Err(RollbackError::WrongWorld);
+        }
+        if snapshot.structure == crate::rollback::NOT_TAKEN {
+            return Err(RollbackError::Incomplete);
         }
         // A hook or observer that panics on a structural change the
         // restore undoes does not stop it halfway: its change goes as that
@@ -986,9 +995,11 @@ impl World {
                     );
                 }
             }
+            self.rollback.exact_insert = Some(e);
             if panics.completes(|| self.spawn_at(e, builder.build())) {
                 report.respawned += 1;
             }
+            self.rollback.exact_insert = None;
         }
 
         // 3. Relations (every end is live again), before the despawns below
@@ -1002,17 +1013,31 @@ impl World {
             });
         }
 
-        // 4. Entities spawned since.
-        for &e in &dirty {
-            if !snapshot.live_at(e) && self.contains(e) {
-                let mut despawned = Ok(());
-                panics.run(|| despawned = self.despawn(e));
-                if panics.is_set() && despawned.is_ok() && self.contains(e) {
-                    // Its callback panicked: the despawn did not happen.
-                    continue;
+        // 4. Entities spawned since, as one sweep (the rule of every
+        //    despawn of many): a `Refuse` pin between two of them keeps
+        //    nothing, whatever order they were spawned in. One pinned by an
+        //    entity of the snapshot (an unregistered relation) stays, and
+        //    so does one whose callback panicked; the other steps still run.
+        let doomed: Vec<Entity> = dirty
+            .iter()
+            .copied()
+            .filter(|&e| !snapshot.live_at(e) && self.contains(e))
+            .collect();
+        let mut refused = None;
+        if !doomed.is_empty() {
+            // An entity of the snapshot that an unregistered `Despawn`
+            // relation ties to one of them loses the edge, not its life.
+            self.spare_sources_of(&doomed, |s| snapshot.live_at(s));
+            panics.run(|| {
+                let _ = self.despawn_subtrees(&doomed, crate::relation::OnRefused::Keep);
+            });
+            self.end_spare();
+            for &e in &doomed {
+                if !self.contains(e) {
+                    report.despawned += 1;
+                } else if !panics.is_set() {
+                    refused.get_or_insert(e);
                 }
-                despawned.map_err(|_| RollbackError::DespawnRefused(e))?;
-                report.despawned += 1;
             }
         }
 
@@ -1065,11 +1090,13 @@ impl World {
             }
             if !builder.is_empty() {
                 let n = builder.len();
+                self.rollback.exact_insert = Some(e);
                 if panics.completes(|| {
                     let _ = self.insert(e, builder.build());
                 }) {
                     report.components_changed += n;
                 }
+                self.rollback.exact_insert = None;
             }
         }
 
@@ -1160,6 +1187,9 @@ impl World {
 
         // 9. The allocator: slots past the saved ones (all dead now) are
         //    forgotten, then generations and the free list put back.
+        if let Some(e) = refused {
+            return Err(RollbackError::DespawnRefused(e));
+        }
         self.flush();
         // A frame that spawned and despawned nothing left the allocator as
         // saved: nothing to put back (this skip is most of the cost of a
