@@ -299,10 +299,11 @@ impl Archetypes {
     }
 
     /// The column `T`'s hint names (that of `T`'s type-cache slot, which
-    /// another type may share), for a lookup of an entity at `loc`: the
-    /// column if it is one of `loc`'s archetype, else `None`. Whether it
-    /// holds `T`s, and the row, the caller's `Column::get` checks: a hint of
-    /// another type or another archetype is a miss, never a wrong read.
+    /// another type may share; an empty column of no type and no archetype
+    /// before any lookup). The caller compares its archetype
+    /// (`Column::archetype`) with the entity's, and `Column::get` checks
+    /// that it holds `T`s and the row: a hint of another type or another
+    /// archetype is a miss, never a wrong read.
     ///
     /// The hint is loaded before `loc` is used: callers load it before the
     /// entity's slot, as it is an atomic load, which the compiler does not
