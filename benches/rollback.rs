@@ -189,7 +189,7 @@ fn bench(c: &mut Criterion) {
                 frame += 1;
                 write_rows(&mut w, 1, frame as u32);
                 let start = Instant::now();
-                ring.save(frame, &mut w);
+                ring.save(frame, &w);
                 total += start.elapsed();
                 write_rows(&mut w, 1, frame as u32);
                 let start = Instant::now();

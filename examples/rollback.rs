@@ -223,7 +223,7 @@ impl Peer {
     }
 
     fn simulate(&mut self, frame: u64) {
-        self.ring.save(frame, &mut self.world);
+        self.ring.save(frame, &self.world);
         let other = self.other_input(frame);
         let mine = self.known[self.me][&frame];
         let mut inputs = [0; 2];

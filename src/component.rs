@@ -134,7 +134,7 @@ pub trait Component: Send + Sync + 'static {
 
     /// `#[component(rollback)]`: the type registers itself for rollback
     /// (as [`World::register_rollback`](crate::World::register_rollback)
-    /// does) in every world that uses it.
+    /// does) in every world that uses it, when the world registers it.
     #[doc(hidden)]
     fn rollback() -> Option<crate::rollback::RollbackRegistration>
     where
@@ -735,10 +735,12 @@ pub(crate) struct Components {
     requirements_epoch: u64,
     /// The id of [`Disabled`](crate::Disabled), once registered.
     disabled: Option<ComponentId>,
-    /// `#[component(rollback)]` types registered here that the world has
-    /// not yet registered for rollback (it does at its next snapshot,
-    /// restore or registration; its checksum hashes them meanwhile).
-    pub(crate) rollback_pending: Vec<(ComponentId, crate::rollback::RollbackRegistration)>,
+    /// The component types the world rolls back, in registration order:
+    /// kept beside the types themselves, so that a
+    /// `#[component(rollback)]` type (and [`Disabled`](crate::Disabled))
+    /// joins them the moment the world registers it, and a snapshot, which
+    /// takes `&World`, never finds one waiting.
+    pub(crate) rollback: crate::rollback::RollbackComponents,
 }
 
 impl Components {
@@ -790,6 +792,12 @@ impl Components {
             name_taken_panic::<T>(&name);
         }
         let id = ComponentId::new(self.infos.len());
+        // `#[component(rollback)]` types, and `Disabled` (always part of
+        // a rollback state), are registered for rollback here and now.
+        let rollback = T::rollback().or_else(|| {
+            (TypeId::of::<T>() == TypeId::of::<crate::Disabled>())
+                .then(crate::rollback::RollbackRegistration::disabled)
+        });
         self.infos.push(ComponentInfo {
             id,
             name: Cow::Owned(name),
@@ -800,7 +808,10 @@ impl Components {
             type_name: Some(std::any::type_name::<T>()),
             value_type: TypeId::of::<T>(),
             schema: None,
-            track_changes: false,
+            // A type rolled back from its registration on (see below):
+            // its columns keep change ticks from the start, so a restore
+            // tells which rows were written since a snapshot.
+            track_changes: rollback.is_some(),
             hooks: ComponentHooks::default(),
             required: Vec::new(),
             resolved: None,
@@ -815,8 +826,8 @@ impl Components {
         if TypeId::of::<T>() == TypeId::of::<crate::Disabled>() {
             self.disabled = Some(id);
         }
-        if let Some(rollback) = T::rollback() {
-            self.rollback_pending.push((id, rollback));
+        if let Some(rollback) = rollback {
+            self.rollback.add(rollback.component(id));
         }
         let mut hooks = ComponentHooks::default();
         T::register_hooks(&mut hooks);

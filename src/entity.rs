@@ -265,6 +265,11 @@ impl FreshIndices {
     /// [`FreshIndices::next`] does.
     pub fn next_held(&self) -> Entity {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        self.next_held_locked(&mut held)
+    }
+
+    /// [`FreshIndices::next_held`] with its lock taken.
+    fn next_held_locked(&self, held: &mut Vec<Entity>) -> Entity {
         let entity = Entity::new(self.next(), FIRST_GENERATION);
         held.push(entity);
         self.mark_dirty();
@@ -279,13 +284,13 @@ impl FreshIndices {
         self.dirty.store(true, Ordering::Release);
     }
 
-    /// Records `entity`, reserved from the free list through `&self` (so
-    /// no flush runs meanwhile), as owned by a spawn command.
-    fn hold(&self, entity: Entity) {
-        self.held
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(entity);
+    /// The held reservations' lock: taken by a reservation for a spawn
+    /// command before it takes its id (from the free list or the fresh
+    /// indices) and records it, so that whoever reads the reservations
+    /// under it ([`Entities::snapshot_flushed_into`]) sees every held id
+    /// with its record.
+    fn lock_held(&self) -> std::sync::MutexGuard<'_, Vec<Entity>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// How many indices were handed out, and every held reservation
@@ -486,15 +491,17 @@ impl Entities {
     /// id (reserved, not live) rather than making it live and empty, until
     /// the command places it whole ([`Entities::take_held`]).
     pub fn reserve_held(&self) -> Entity {
+        // The lock first (see `FreshIndices::lock_held`).
+        let mut held = self.fresh.lock_held();
         let n = self.free_cursor.fetch_sub(1, Ordering::Relaxed);
         if n > 0 {
             let index = self.free[n as usize - 1];
             let entity = Entity::new(index, self.meta[index as usize].generation);
-            self.fresh.hold(entity);
+            held.push(entity);
             self.fresh.mark_dirty();
             entity
         } else {
-            self.fresh.next_held()
+            self.fresh.next_held_locked(&mut held)
         }
     }
 
@@ -995,6 +1002,85 @@ impl Entities {
             )
         }));
         free.clone_from(&self.free);
+    }
+
+    /// [`Entities::snapshot_into`] of the allocator as a
+    /// [`flush`](Entities::flush) now would leave it, through `&self`:
+    /// reserved ids live (or held, for spawn commands), released ones
+    /// freed. Returns the ids the flush would make live, in the order it
+    /// would place them (at the end of the empty archetype's table).
+    /// Reservations made meanwhile, on other threads, count as made before
+    /// it if it sees them, after it if not: a spawn command's reservation
+    /// is seen whole, with its record (see `FreshIndices::lock_held`).
+    pub fn snapshot_flushed_into(
+        &self,
+        slots: &mut Vec<(u32, bool)>,
+        free: &mut Vec<u32>,
+    ) -> Vec<Entity> {
+        // The same reads as `flush`'s, under the held lock (reservations
+        // for spawn commands wait), without taking anything.
+        let held_lock = self.fresh.lock_held();
+        let end = self.fresh.handed_out() as usize;
+        let cursor = self.free_cursor.load(Ordering::Relaxed);
+        let mut held: FxHashSet<Entity> = held_lock.iter().copied().collect();
+        drop(held_lock);
+        let mut released: FxHashSet<Entity> = self
+            .fresh
+            .released
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .copied()
+            .collect();
+        self.snapshot_into(slots, free);
+        let mut live = Vec::new();
+        let mut given_up = Vec::new();
+        let mut now_held: FxHashSet<u32> = self.held.clone();
+        // As `make_live`.
+        let mut make_live = |index: u32, slots: &mut Vec<(u32, bool)>| {
+            let generation = NonZeroU32::new(slots[index as usize].0).unwrap_or(FIRST_GENERATION);
+            let entity = Entity::new(index, generation);
+            if !released.is_empty() && released.remove(&entity) {
+                held.remove(&entity);
+                given_up.push(index);
+            } else if !held.is_empty() && held.remove(&entity) {
+                now_held.insert(index);
+            } else {
+                slots[index as usize].1 = true;
+                live.push(entity);
+            }
+        };
+        let start = (cursor.max(0) as usize).min(self.free.len());
+        for &index in self.free[start..].iter().rev() {
+            make_live(index, slots);
+        }
+        free.truncate(start);
+        for &index in &self.pending {
+            make_live(index, slots);
+        }
+        for index in self.meta.len()..end.max(self.meta.len()) {
+            slots.push((FIRST_GENERATION.get(), false));
+            make_live(index as u32, slots);
+        }
+        // Spawn commands dropped since their id was held.
+        if !now_held.is_empty() {
+            for e in &released {
+                let slot = slots.get(e.index as usize);
+                if slot.is_some_and(|&(g, _)| g == e.generation.get()) && now_held.remove(&e.index)
+                {
+                    given_up.push(e.index);
+                }
+            }
+        }
+        // As `free_unborn`.
+        for index in given_up {
+            let slot = &mut slots[index as usize];
+            if let Some(next) = slot.0.checked_add(1) {
+                slot.0 = next;
+                free.push(index);
+            }
+        }
+        live
     }
 
     /// True if the allocator is exactly in the state [`Entities::snapshot`]

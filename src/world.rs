@@ -48,7 +48,7 @@ mod entity_ref;
 mod parts_insert;
 mod required_ops;
 mod rollback_ops;
-pub(crate) use rollback_ops::{hash_component, hash_component_fields};
+pub(crate) use rollback_ops::{hash_component, hash_component_fields, rollback_component};
 mod sort;
 mod sparse_view;
 mod spawn_at;

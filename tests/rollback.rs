@@ -428,7 +428,7 @@ fn unregistered_components_are_left_and_listed() {
 
 #[test]
 fn a_snapshot_of_another_world_is_refused() {
-    let (mut a, _) = populated(2);
+    let (a, _) = populated(2);
     let (mut b, _) = populated(2);
     let saved = a.snapshot();
     let before = dump(&mut b);
@@ -454,15 +454,15 @@ fn resources_inserted_or_removed_since_come_back() {
 fn ring_shares_unwritten_columns() {
     let (mut world, es) = populated(8);
     let mut ring = SnapshotRing::new(4);
-    ring.save(0, &mut world);
+    ring.save(0, &world);
     world.get_mut::<Pos>(es[0]).unwrap().0 = 1;
-    ring.save(1, &mut world);
+    ring.save(1, &world);
     let (a, b) = (ring.get(0).unwrap(), ring.get(1).unwrap());
     // Vel and Label (one table) and Buff (sparse) are shared; Pos is not.
     assert_eq!(b.shared_columns(a), 3);
     let d1 = dump(&mut world);
     world.get_mut::<Vel>(es[0]).unwrap().0 = 1;
-    ring.save(2, &mut world);
+    ring.save(2, &world);
     ring.rollback_to(1, &mut world).unwrap().unwrap();
     assert_eq!(dump(&mut world), d1);
     assert_eq!(ring.newest_frame(), Some(1));
@@ -552,7 +552,7 @@ fn a_ring_reuses_dropped_snapshots_after_wrapping() {
         let mut ring = SnapshotRing::new(capacity);
         let mut states = Vec::new();
         for frame in 0..10u64 {
-            ring.save(frame, &mut world);
+            ring.save(frame, &world);
             states.push((dump(&mut world), world.checksum()));
             step(&mut world, frame as i32 % 5);
         }
@@ -570,7 +570,7 @@ fn a_ring_reuses_dropped_snapshots_after_wrapping() {
         // buffers, past the frames saved the first time.
         for frame in oldest + 1..14 {
             step(&mut world, (frame - 1) as i32 % 5);
-            ring.save(frame, &mut world);
+            ring.save(frame, &world);
             let state = (dump(&mut world), world.checksum());
             match states.get(frame as usize) {
                 Some(first) => assert_eq!(&state, first, "capacity {capacity}, frame {frame}"),
@@ -935,7 +935,7 @@ fn a_ring_shares_the_allocator_only_between_unmoved_frames() {
         _ => world.get_mut::<Pos>(es[4]).unwrap().1 += 1,
     };
     for frame in 0..frames {
-        ring.save(frame as u64, &mut world);
+        ring.save(frame as u64, &world);
         states.push((dump(&mut world), world.checksum()));
         simulate(&mut world, frame);
     }
@@ -1053,4 +1053,49 @@ fn scattered_rows_come_back_wherever_they_sit_in_their_block() {
         assert_eq!(world.restore(&saved).unwrap().rows_restored, 0, "{name}");
         assert_eq!(changed_pos.iter(&world).count(), 0, "{name}");
     }
+}
+
+/// Snapshots through `&World` while another thread reserves ids for a
+/// command buffer's spawns, and this one reserves empty entities: each
+/// snapshot sees a reservation whole or not at all, so each restores
+/// (after the buffer was applied) to a consistent world, whose saved
+/// entities are back as they were.
+#[test]
+fn snapshots_taken_while_another_thread_reserves_restore_consistently() {
+    let (mut world, es) = populated(12);
+    for &e in es.iter().skip(1).step_by(2) {
+        world.despawn(e).unwrap();
+    }
+    let mut buffer = CommandBuffer::new(&world);
+    let spawns = if cfg!(miri) { 20 } else { 400 };
+    let (snapshots, reserved) = std::thread::scope(|s| {
+        let spawner = s.spawn(|| {
+            for i in 0..spawns {
+                buffer.spawn(Pos(i, i));
+            }
+        });
+        let mut snapshots = Vec::new();
+        let mut reserved = Vec::new();
+        while (!spawner.is_finished() || snapshots.len() < 4) && snapshots.len() < 50 {
+            reserved.push(world.reserve_entity());
+            snapshots.push(world.snapshot());
+        }
+        spawner.join().unwrap();
+        (snapshots, reserved)
+    });
+    buffer.apply(&mut world).unwrap();
+    for saved in snapshots.iter().rev() {
+        world.restore(saved).unwrap();
+        world.check_invariants();
+        assert_eq!(world.len(), saved.entity_count());
+        for &e in es.iter().step_by(2) {
+            assert_eq!(
+                world.get::<Pos>(e).unwrap().0,
+                es.iter().position(|&x| x == e).unwrap() as i32
+            );
+        }
+    }
+    // The first snapshot saw the first reserved entity (live, empty).
+    assert!(world.contains(reserved[0]));
+    assert!(reserved[1..].iter().all(|&e| !world.contains(e)));
 }

@@ -472,7 +472,7 @@ fn ring_saves_and_rolls_back_n_frames() {
     let e = world.spawn(Hp(0));
     let mut ring = SnapshotRing::new(8);
     for frame in 0..10u64 {
-        ring.save(frame, &mut world);
+        ring.save(frame, &world);
         world.get_mut::<Hp>(e).unwrap().0 += 1;
         world.spawn(Hp(-1));
     }
@@ -490,9 +490,9 @@ fn ring_shares_unchanged_columns() {
     let mut world = world();
     let e = world.spawn((Hp(0), Name("n".into())));
     let mut ring = SnapshotRing::new(4);
-    ring.save(0, &mut world);
+    ring.save(0, &world);
     world.get_mut::<Hp>(e).unwrap().0 = 1;
-    ring.save(1, &mut world);
+    ring.save(1, &world);
     let (a, b) = (ring.get(0).unwrap(), ring.get(1).unwrap());
     // Name's column was not written: shared. Hp's was: copied.
     assert_eq!(b.shared_columns(a), 1);
@@ -896,4 +896,214 @@ fn a_type_with_an_unhashable_field_is_saved_but_not_checksummed() {
     assert_eq!(world.checksum(), sum, "left out of the checksum whole");
     world.restore(&saved).unwrap();
     assert_eq!(world.get::<Target>(e).unwrap().weight, 1.0);
+}
+
+// ----- `World::snapshot(&self)`, as the issue names it ------------------------
+
+/// What a user writes: saving needs no more than `&World`.
+fn save(world: &World) -> Snapshot {
+    world.snapshot()
+}
+
+/// The old `&mut` snapshot's path, spelled out: apply the pending
+/// reservations, register the built-in types (`Disabled`, the
+/// hierarchy), then save.
+fn save_flushed(world: &mut World) -> Snapshot {
+    world.flush();
+    world.register_rollback_relation::<ChildOf>();
+    world.snapshot()
+}
+
+/// Runs `script` on two fresh worlds, one saving through `&World`, the
+/// other the flushed way, and checks that both tell the same story (the
+/// script's record: restore reports, values, ids of later spawns,
+/// checksums, what `Added`/`Changed` see).
+fn same_story(script: impl Fn(&mut World, &dyn Fn(&mut World) -> Snapshot) -> Vec<String>) {
+    let by_ref = script(&mut World::new(), &|w: &mut World| save(w));
+    let flushed = script(&mut World::new(), &save_flushed);
+    assert!(!by_ref.is_empty());
+    assert_eq!(by_ref, flushed);
+}
+
+#[test]
+fn snapshot_through_a_shared_reference_in_a_system() {
+    let mut world = World::new();
+    let e = world.spawn(Ammo(3));
+    // A system holding `&World` saves.
+    let saved = world.run_system_once(|w: &World| w.snapshot());
+    world.get_mut::<Ammo>(e).unwrap().0 = 0;
+    world.restore(&saved).unwrap();
+    assert_eq!(world.get::<Ammo>(e), Ok(&Ammo(3)));
+}
+
+/// (a) `#[component(rollback)]` types (table with `Hash`, sparse
+/// without) that nobody registered by hand, in a world that registered
+/// nothing else either.
+#[test]
+fn snapshot_by_ref_of_derive_registered_types_tells_the_same_story() {
+    same_story(|world, save_now| {
+        let es: Vec<Entity> = (0..6).map(|i| world.spawn(Ammo(i))).collect();
+        world.insert_one(es[2], Aim(0.5)).unwrap();
+        // Saved and restored at once (before any query asks for change
+        // ticks): nothing to put back.
+        let saved = save_now(world);
+        let first = world.restore(&saved).unwrap();
+        assert_eq!(first.rows_restored, 0, "{first:?}");
+        let mut changed = world.query_filtered::<Entity, Changed<Ammo>>();
+        let mut added = world.query_filtered::<Entity, Added<Aim>>();
+        changed.iter(world).for_each(drop);
+        added.iter(world).for_each(drop);
+        let saved = save_now(world);
+        let sum = world.checksum();
+        world.get_mut::<Ammo>(es[1]).unwrap().0 = 40;
+        world.remove_one::<Aim>(es[2]).unwrap();
+        world.insert_one(es[3], Aim(2.0)).unwrap();
+        world.despawn(es[4]).unwrap();
+        let late = world.spawn(Ammo(9));
+        changed.iter(world).for_each(drop);
+        added.iter(world).for_each(drop);
+        let report = world.restore(&saved).unwrap();
+        assert_eq!(world.checksum(), sum);
+        assert_eq!(world.get::<Ammo>(es[1]), Ok(&Ammo(1)));
+        assert_eq!(world.get::<Aim>(es[2]), Ok(&Aim(0.5)));
+        assert!(!world.has::<Aim>(es[3]) && !world.contains(late));
+        // Only the row written since the snapshot, the re-added Aim and
+        // the respawned entity's Ammo.
+        assert_eq!(report.rows_restored, 3, "{report:?}");
+        let values: Vec<String> = es
+            .iter()
+            .map(|&e| format!("{:?} {:?}", world.get::<Ammo>(e), world.get::<Aim>(e)))
+            .collect();
+        vec![
+            format!("{first:?}"),
+            format!("{report:?}"),
+            format!("{values:?}"),
+            format!("changed {:?}", changed.iter(world).collect::<Vec<_>>()),
+            format!("added {:?}", added.iter(world).collect::<Vec<_>>()),
+            format!("checksum {}", world.checksum()),
+            format!(
+                "next {:?}",
+                (0..3).map(|i| world.spawn(Ammo(i))).collect::<Vec<_>>()
+            ),
+        ]
+    });
+}
+
+/// (b) Ids reserved and not applied at the snapshot: a reserved empty
+/// entity (from the free list), a command buffer's spawn (applied after
+/// the snapshot), a dropped buffer's spawn (given up).
+#[test]
+fn snapshot_by_ref_with_reservations_pending_tells_the_same_story() {
+    same_story(|world, save_now| {
+        world.register_rollback::<Hp>();
+        let es: Vec<Entity> = (0..6).map(|i| world.spawn(Hp(i))).collect();
+        world.despawn(es[1]).unwrap();
+        world.despawn(es[3]).unwrap();
+        let mut changed = world.query_filtered::<Entity, Or<(Added<Hp>, Changed<Hp>)>>();
+        changed.iter(world).for_each(drop);
+        let reserved = world.reserve_entity();
+        let mut commands = CommandBuffer::new(world);
+        let commanded = commands.spawn(Hp(50));
+        {
+            let mut dropped = CommandBuffer::new(world);
+            dropped.spawn(Hp(7));
+        }
+        let before = world.checksum();
+        let saved = save_now(world);
+        assert_eq!(saved.entity_count(), 5, "the reserved entity is in it");
+        // Reserved ids count in the checksum as the flush leaves them.
+        let at_snapshot = world.checksum();
+        assert_eq!(at_snapshot, before);
+        commands.apply(world).unwrap();
+        assert!(world.contains(reserved) && world.contains(commanded));
+        let sum = world.checksum();
+        world.get_mut::<Hp>(es[0]).unwrap().0 = 100;
+        let late = world.spawn(Hp(60));
+        changed.iter(world).for_each(drop);
+        let report = world.restore(&saved).unwrap();
+        // The reserved id was live (empty) at the snapshot; the command's
+        // entity came later.
+        assert_eq!(
+            world.location(reserved).map(|l| l.archetype),
+            Some(mosaic::ArchetypeId::EMPTY)
+        );
+        assert!(!world.contains(commanded) && !world.contains(late));
+        assert_ne!(world.checksum(), sum);
+        assert_eq!(world.checksum(), at_snapshot);
+        let order: Vec<Entity> = world.query::<Entity>().iter(world).collect();
+        vec![
+            format!("{report:?}"),
+            format!("order {order:?}"),
+            format!("changed {:?}", changed.iter(world).collect::<Vec<_>>()),
+            format!("checksum {}", world.checksum()),
+            format!(
+                "next {:?}",
+                (0..4).map(|i| world.spawn(Hp(i))).collect::<Vec<_>>()
+            ),
+        ]
+    });
+}
+
+/// (c) A world that never registered anything for rollback: the
+/// hierarchy and `Disabled` are part of the state all the same.
+#[test]
+fn snapshot_by_ref_of_a_world_that_registered_nothing_tells_the_same_story() {
+    same_story(|world, save_now| {
+        let parent = world.spawn(Debugging(0));
+        let kids: Vec<Entity> = (1..4)
+            .map(|i| world.spawn_child(parent, Debugging(i)).unwrap())
+            .collect();
+        let off = world.spawn(Debugging(9));
+        world.insert_one(off, Disabled).unwrap();
+        let loner = world.spawn(());
+        let mut record = Vec::new();
+        // Saved and restored at once: nothing to put back or rebuild.
+        let saved = save_now(world);
+        let first = world.restore(&saved).unwrap();
+        assert_eq!(
+            (first.rows_restored, first.relations_rebuilt),
+            (0, 0),
+            "{first:?}"
+        );
+        record.push(format!("{first:?}"));
+        let saved = save_now(world);
+        world.set_parent(kids[2], kids[0]).unwrap();
+        world.insert_one(kids[1], Disabled).unwrap();
+        world.remove_one::<Disabled>(off).unwrap();
+        world.add_child(parent, loner).unwrap();
+        let late = world.spawn_child(parent, Debugging(5)).unwrap();
+        let report = world.restore(&saved).unwrap();
+        assert_eq!(world.children(parent), kids);
+        assert!(world.is_disabled(off) && !world.is_disabled(kids[1]));
+        assert_eq!(world.parent(loner), None);
+        assert!(!world.contains(late));
+        record.extend([
+            format!("{report:?}"),
+            format!("checksum {}", world.checksum()),
+            format!(
+                "next {:?}",
+                (0..2).map(|_| world.spawn(())).collect::<Vec<_>>()
+            ),
+        ]);
+        record
+    });
+}
+
+/// (c) The first edge after the snapshot, in a world that had none and
+/// registered nothing: a restore takes it away.
+#[test]
+fn snapshot_by_ref_before_the_first_edge_tells_the_same_story() {
+    same_story(|world, save_now| {
+        let a = world.spawn(());
+        let b = world.spawn(());
+        let saved = save_now(world);
+        world.add_child(a, b).unwrap();
+        let report = world.restore(&saved).unwrap();
+        assert_eq!(world.parent(b), None);
+        assert!(world.children(a).is_empty());
+        vec![
+            format!("{report:?}"),
+            format!("checksum {}", world.checksum()),
+        ]
+    });
 }

@@ -113,7 +113,7 @@ fn ring_len_is_empty_get_and_frames_held() {
     assert_eq!(ring.len(), 0);
     assert_eq!(ring.capacity(), 3);
     for frame in 10..15u64 {
-        ring.save(frame, &mut world);
+        ring.save(frame, &world);
         world.get_mut::<Hp>(e).unwrap().0 += 1;
     }
     assert!(!ring.is_empty());
@@ -141,7 +141,7 @@ fn ring_rollback_to_a_frame_older_than_the_ring_changes_nothing() {
     let e = world.spawn(Hp(0));
     let mut ring = SnapshotRing::new(4);
     for frame in 0..10u64 {
-        ring.save(frame, &mut world);
+        ring.save(frame, &world);
         world.get_mut::<Hp>(e).unwrap().0 += 1;
     }
     let before = dump(&world);
@@ -169,14 +169,14 @@ fn ring_rollback_then_resimulate_saves_the_new_future() {
     let e = world.spawn(Hp(0));
     let mut ring = SnapshotRing::new(8);
     for frame in 0..6u64 {
-        ring.save(frame, &mut world);
+        ring.save(frame, &world);
         world.get_mut::<Hp>(e).unwrap().0 += 1; // predicted input: +1
     }
     ring.rollback_to(3, &mut world).unwrap().unwrap();
     assert_eq!(ring.newest_frame(), Some(3));
     for frame in 3..6u64 {
         if frame > 3 {
-            ring.save(frame, &mut world);
+            ring.save(frame, &world);
         }
         world.get_mut::<Hp>(e).unwrap().0 += 10; // the real input: +10
     }
@@ -193,11 +193,11 @@ fn ring_saving_the_same_frame_twice_keeps_the_later_state() {
     let mut world = world();
     let e = world.spawn(Hp(0));
     let mut ring = SnapshotRing::new(4);
-    ring.save(0, &mut world);
+    ring.save(0, &world);
     world.get_mut::<Hp>(e).unwrap().0 = 1;
-    ring.save(1, &mut world);
+    ring.save(1, &world);
     world.get_mut::<Hp>(e).unwrap().0 = 2;
-    ring.save(1, &mut world); // frame 1 simulated again
+    ring.save(1, &world); // frame 1 simulated again
     assert_eq!(ring.len(), 2);
     world.get_mut::<Hp>(e).unwrap().0 = 3;
     ring.rollback_to(1, &mut world).unwrap().unwrap();
@@ -210,7 +210,7 @@ fn ring_clear_forgets_every_frame_and_saves_again() {
     let e = world.spawn(Hp(0));
     let mut ring = SnapshotRing::new(3);
     for frame in 0..5u64 {
-        ring.save(frame, &mut world);
+        ring.save(frame, &world);
         world.get_mut::<Hp>(e).unwrap().0 += 1;
     }
     ring.clear();
@@ -220,7 +220,7 @@ fn ring_clear_forgets_every_frame_and_saves_again() {
     assert_eq!(world.get::<Hp>(e), Ok(&Hp(5)), "clear changes no world");
     // A new match: frame numbers start again, in the buffers kept.
     for frame in 0..4u64 {
-        ring.save(frame, &mut world);
+        ring.save(frame, &world);
         world.get_mut::<Hp>(e).unwrap().0 += 1;
     }
     assert_eq!((ring.oldest_frame(), ring.len()), (Some(1), 3));
@@ -1438,7 +1438,7 @@ fn every_value_a_snapshot_or_restore_clones_is_dropped_once() {
         assert_eq!(LIVE_COUNTED.get(), 20, "the snapshot holds a copy");
         let mut ring = SnapshotRing::new(3);
         for frame in 0..6u64 {
-            ring.save(frame, &mut world);
+            ring.save(frame, &world);
             if let Ok(c) = world.get_mut::<Counted>(es[frame as usize]) {
                 c.0.push('!');
             }
@@ -1495,7 +1495,7 @@ fn a_restore_into_another_world_even_one_built_alike_is_refused() {
         world.spawn(Hp(1));
         world
     };
-    let mut a = build();
+    let a = build();
     let mut b = build();
     let saved_a = a.snapshot();
     let first = b.iter_entities().next().unwrap().id();
@@ -1505,7 +1505,7 @@ fn a_restore_into_another_world_even_one_built_alike_is_refused() {
     assert_eq!(dump(&b), before);
     // Into a ring: `save` on one world, `rollback_to` on another.
     let mut ring = SnapshotRing::new(2);
-    ring.save(0, &mut a);
+    ring.save(0, &a);
     assert_eq!(
         ring.rollback_to(0, &mut b).unwrap().unwrap_err(),
         RollbackError::WrongWorld
@@ -1565,18 +1565,18 @@ fn a_panicking_clone_during_snapshot_changes_nothing() {
 fn a_panicking_clone_during_ring_save_keeps_the_frames_held() {
     let (mut world, es) = fragile_world();
     let mut ring = SnapshotRing::new(2);
-    ring.save(0, &mut world);
+    ring.save(0, &world);
     world.get_mut::<Fragile>(es[0]).unwrap().0 = 1;
-    ring.save(1, &mut world);
+    ring.save(1, &world);
     world.get_mut::<Fragile>(es[0]).unwrap().0 = 2;
-    assert!(with_failing_clone(|| ring.save(2, &mut world)));
+    assert!(with_failing_clone(|| ring.save(2, &world)));
     world.check_invariants();
     // Frame 0 was being dropped for frame 2; frame 1 is held, and restores.
     assert_eq!(ring.newest_frame(), Some(1));
     ring.rollback_to(1, &mut world).unwrap().unwrap();
     assert_eq!(world.get::<Fragile>(es[0]), Ok(&Fragile(1)));
     world.get_mut::<Fragile>(es[0]).unwrap().0 = 2;
-    ring.save(2, &mut world);
+    ring.save(2, &world);
     world.get_mut::<Fragile>(es[0]).unwrap().0 = 3;
     ring.rollback_to(2, &mut world).unwrap().unwrap();
     assert_eq!(world.get::<Fragile>(es[0]), Ok(&Fragile(2)));

@@ -1134,6 +1134,13 @@ impl World {
         }
         let relation = self.register_component::<Relation<R>>();
         let sources = self.register_component::<Sources<R>>();
+        if TypeId::of::<R>() == TypeId::of::<ChildOf>() {
+            // The hierarchy is part of every rollback state, registered
+            // for rollback or not yet (a snapshot takes `&World`): its
+            // edge data keeps change ticks from the start, so a restore
+            // tells whether it was written since a snapshot.
+            self.track_ticks(relation);
+        }
         let relations = self.relations_mut();
         relations.any_refuse |= R::ON_TARGET_DESPAWN == OnTargetDespawn::Refuse;
         relations

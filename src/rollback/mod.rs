@@ -34,6 +34,27 @@
 //!   [`World::register_rollback_relation`](crate::World::register_rollback_relation),
 //!   with the order of each target's sources.
 //!
+//! # Taking a snapshot
+//!
+//! [`World::snapshot`](crate::World::snapshot) (and `snapshot_into`,
+//! `snapshot_after`, [`SnapshotRing::save`]) takes `&World`: a function
+//! or a system that reads the world can save it, and nothing is
+//! registered or applied on the way. That holds because:
+//!
+//! - a `#[component(rollback)]` type joins the rolled back types the
+//!   moment the world first registers it (a spawn, an insert, a query),
+//!   with change ticks from the start, and so does `Disabled`; the
+//!   hierarchy is saved even before anything is registered;
+//! - ids reserved and not yet applied (a command buffer's spawns,
+//!   [`World::reserve_entity`](crate::World::reserve_entity)) are saved as
+//!   the flush that applies them will leave the world: a reserved entity
+//!   as live and empty, a spawn command's id as reserved for it (its
+//!   entity is not in the snapshot: a restore despawns it), a dropped
+//!   command's id as given up. A restore, and the spawns after it, go as
+//!   if the world had been flushed before the snapshot;
+//! - the change tick is an atomic counter: the snapshot moves it on, so
+//!   anything written afterwards is newer.
+//!
 //! A component type registered for rollback after a snapshot was taken is
 //! not in that snapshot: a restore leaves its values as they are, unless
 //! the type was first used after the snapshot (it had no value then: a
@@ -276,6 +297,12 @@ pub(crate) fn same_entities(a: &[Entity], b: &[Entity]) -> bool {
 /// ([`RollbackError::Incomplete`]).
 pub(crate) const NOT_TAKEN: u64 = u64::MAX;
 
+/// The `structure` of a snapshot taken with reservations pending (saved as
+/// the flush that applies them leaves the world): that flush changes the
+/// entities' version, so no world's entities are "unmoved" since it. A
+/// version no world reaches either, and not [`NOT_TAKEN`].
+pub(crate) const UNFLUSHED: u64 = u64::MAX - 1;
+
 /// The empty allocator lists of [`Snapshot::empty`], allocated once.
 static NO_SLOTS: LazyLock<Arc<Vec<(u32, bool)>>> = LazyLock::new(Arc::default);
 static NO_FREE: LazyLock<Arc<Vec<u32>>> = LazyLock::new(Arc::default);
@@ -321,7 +348,7 @@ impl Snapshot {
     ///
     /// # Example
     /// ```
-    /// let mut world = mosaic::World::new();
+    /// let world = mosaic::World::new();
     /// let saved = world.snapshot();
     /// assert!(world.change_tick().get() > saved.tick().get());
     /// ```
@@ -461,7 +488,7 @@ pub struct RestoreReport {
 /// # Example
 /// ```
 /// use mosaic::{RollbackError, World};
-/// let mut a = World::new();
+/// let a = World::new();
 /// let saved = a.snapshot();
 /// let mut b = World::new();
 /// assert!(matches!(b.restore(&saved), Err(RollbackError::WrongWorld)));
@@ -706,26 +733,40 @@ impl<F> ViaFieldNone<F> for FieldProbe<F> {
     }
 }
 
-/// What `#[component(rollback)]` registers: a call of
-/// [`World::register_rollback`](crate::World::register_rollback) for the
-/// type. Not part of the API.
+/// What `#[component(rollback)]` registers: the type's
+/// [`World::register_rollback`](crate::World::register_rollback), which
+/// the world's component registry runs when it first meets the type. Not
+/// part of the API.
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct RollbackRegistration {
-    pub(crate) register: fn(&mut crate::World),
-    /// What the checksum hashes until `register` has run.
-    pub(crate) type_name: &'static str,
-    pub(crate) hash: Option<HashFn>,
+    make: fn(ComponentId) -> RollbackComponent,
 }
 
 impl RollbackRegistration {
-    /// The registration of `T` (which must be `Clone`).
+    /// The registration of `T` (which must be `Clone`), hashed for the
+    /// checksum as its derive chose.
     pub fn of<T: crate::Component + Clone>() -> Self {
         RollbackRegistration {
-            register: |world| world.register_rollback::<T>(),
-            type_name: std::any::type_name::<T>(),
-            hash: T::rollback_hash().map(|h| h.0),
+            make: |id| crate::world::rollback_component::<T>(id, T::rollback_hash().map(|h| h.0)),
         }
+    }
+
+    /// [`Disabled`](crate::Disabled)'s, always part of the state.
+    pub(crate) fn disabled() -> Self {
+        RollbackRegistration {
+            make: |id| {
+                crate::world::rollback_component::<crate::Disabled>(
+                    id,
+                    Some(crate::world::hash_component::<crate::Disabled>),
+                )
+            },
+        }
+    }
+
+    /// The type's entry in a world where its id is `id`.
+    pub(crate) fn component(self, id: ComponentId) -> RollbackComponent {
+        (self.make)(id)
     }
 }
 
@@ -781,18 +822,54 @@ pub(crate) struct RollbackRelation {
     pub hash: fn(&crate::World, &[Entity], &mut StableHasher),
 }
 
-/// The types a world rolls back.
+/// The component types a world rolls back, in registration order (a
+/// snapshot's columns name them by their index here). Kept in the world's
+/// component registry (`Components::rollback`), which adds a
+/// `#[component(rollback)]` type and [`Disabled`](crate::Disabled) when it
+/// registers them: so a snapshot, through `&World`, never finds a type
+/// waiting to be registered.
 #[derive(Default)]
-pub(crate) struct RollbackRegistry {
+pub(crate) struct RollbackComponents {
     pub components: Vec<RollbackComponent>,
     pub by_component: FxHashMap<ComponentId, usize>,
+    /// Hashed components' indices, sorted by type name (the checksum's
+    /// order, the same in every process).
+    pub hash_order: Vec<usize>,
+}
+
+impl RollbackComponents {
+    /// Adds `c` (its columns must track change ticks); nothing if its type
+    /// is registered already.
+    pub fn add(&mut self, c: RollbackComponent) {
+        if self.by_component.contains_key(&c.id) {
+            return;
+        }
+        self.by_component.insert(c.id, self.components.len());
+        self.components.push(c);
+        let mut order: Vec<usize> = (0..self.components.len())
+            .filter(|&k| self.components[k].hash.is_some())
+            .collect();
+        order.sort_by_key(|&k| self.components[k].type_name);
+        self.hash_order = order;
+    }
+}
+
+impl fmt::Debug for RollbackComponents {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.components.iter().map(|c| c.type_name))
+            .finish()
+    }
+}
+
+/// The resources and relations a world rolls back (its components are in
+/// [`RollbackComponents`]), and what the last restore did.
+#[derive(Default)]
+pub(crate) struct RollbackRegistry {
     pub resources: Vec<RollbackResource>,
     pub by_resource: FxHashMap<TypeId, usize>,
     pub relations: Vec<RollbackRelation>,
     pub by_relation: FxHashMap<TypeId, usize>,
-    /// Hashed components' indices, sorted by type name (the checksum's
-    /// order, the same in every process).
-    pub hash_order: Vec<usize>,
     /// The last successful restore: the tick of its snapshot, and the tick
     /// it wrote at. Rows not written since then hold that snapshot's
     /// values, so restoring it again (or sharing its columns) can start
@@ -818,23 +895,6 @@ impl RollbackRegistry {
 }
 
 impl RollbackRegistry {
-    pub fn add_component(&mut self, c: RollbackComponent) {
-        if self.by_component.contains_key(&c.id) {
-            return;
-        }
-        self.by_component.insert(c.id, self.components.len());
-        self.components.push(c);
-        self.sort_hash_order();
-    }
-
-    fn sort_hash_order(&mut self) {
-        let mut order: Vec<usize> = (0..self.components.len())
-            .filter(|&k| self.components[k].hash.is_some())
-            .collect();
-        order.sort_by_key(|&k| self.components[k].type_name);
-        self.hash_order = order;
-    }
-
     /// True if `id` is the edge component of a registered relation.
     pub fn is_relation_part(&self, id: ComponentId) -> bool {
         self.relations
@@ -846,14 +906,6 @@ impl RollbackRegistry {
 impl fmt::Debug for RollbackRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RollbackRegistry")
-            .field(
-                "components",
-                &self
-                    .components
-                    .iter()
-                    .map(|c| c.type_name)
-                    .collect::<Vec<_>>(),
-            )
             .field(
                 "resources",
                 &self

@@ -30,7 +30,7 @@ use crate::world::World;
 /// let e = world.spawn(Pos(0));
 /// let mut ring = SnapshotRing::new(8);
 /// for frame in 0..20 {
-///     ring.save(frame, &mut world);
+///     ring.save(frame, &world);
 ///     world.get_mut::<Pos>(e).unwrap().0 += 1; // simulate the frame
 /// }
 /// assert_eq!(ring.len(), 8);
@@ -79,16 +79,17 @@ impl SnapshotRing {
     /// Saves `world` as the snapshot of `frame`, sharing unchanged columns
     /// with the newest snapshot held; drops the oldest if the ring is full.
     /// A snapshot already held for `frame` or a later frame is dropped
-    /// first (the frames after it are being simulated again).
+    /// first (the frames after it are being simulated again). Takes
+    /// `&World`, as [`World::snapshot`] does.
     ///
     /// # Example
     /// ```
-    /// let mut world = mosaic::World::new();
+    /// let world = mosaic::World::new();
     /// let mut ring = mosaic::SnapshotRing::new(2);
-    /// for frame in 0..3 { ring.save(frame, &mut world); }
+    /// for frame in 0..3 { ring.save(frame, &world); }
     /// assert_eq!((ring.oldest_frame(), ring.newest_frame()), (Some(1), Some(2)));
     /// ```
-    pub fn save(&mut self, frame: u64, world: &mut World) {
+    pub fn save(&mut self, frame: u64, world: &World) {
         while self.frames.back().is_some_and(|(f, _)| *f >= frame) {
             let (_, dropped) = self.frames.pop_back().expect("checked just above");
             self.spare.push(dropped);
@@ -112,9 +113,9 @@ impl SnapshotRing {
     ///
     /// # Example
     /// ```
-    /// let mut world = mosaic::World::new();
+    /// let world = mosaic::World::new();
     /// let mut ring = mosaic::SnapshotRing::new(4);
-    /// ring.save(7, &mut world);
+    /// ring.save(7, &world);
     /// assert!(ring.get(7).is_some() && ring.get(6).is_none());
     /// ```
     pub fn get(&self, frame: u64) -> Option<&Snapshot> {
@@ -133,9 +134,9 @@ impl SnapshotRing {
     /// ```
     /// let mut world = mosaic::World::new();
     /// let mut ring = mosaic::SnapshotRing::new(4);
-    /// ring.save(0, &mut world);
+    /// ring.save(0, &world);
     /// world.spawn(());
-    /// ring.save(1, &mut world);
+    /// ring.save(1, &world);
     /// assert!(ring.rollback_to(0, &mut world).unwrap().is_ok());
     /// assert!(world.is_empty());
     /// assert!(ring.rollback_to(1, &mut world).is_none());
@@ -158,9 +159,9 @@ impl SnapshotRing {
     ///
     /// # Example
     /// ```
-    /// let mut world = mosaic::World::new();
+    /// let world = mosaic::World::new();
     /// let mut ring = mosaic::SnapshotRing::new(4);
-    /// ring.save(0, &mut world);
+    /// ring.save(0, &world);
     /// ring.clear();
     /// assert!(ring.is_empty() && ring.get(0).is_none());
     /// ```

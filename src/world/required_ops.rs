@@ -124,7 +124,12 @@ impl World {
             for r in self.components.resolved_requirements(id).iter() {
                 // A restore puts back the registered components its
                 // snapshot lists, no more: it makes none of those.
-                let restored = exact && self.rollback.by_component.contains_key(&r.component);
+                let restored = exact
+                    && self
+                        .components
+                        .rollback
+                        .by_component
+                        .contains_key(&r.component);
                 let held = restored
                     || changes.iter().any(|&(c, _)| c == r.component)
                     || made.iter().any(|(m, _)| m.component == r.component)

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::{World, location};
+use crate::archetype::ArchetypeId;
 use crate::change::Tick;
 use crate::component::{Component, ComponentId, StorageType};
 use crate::entity::Entity;
@@ -35,6 +36,25 @@ fn save_column<T: Component + Clone>(column: &Column, buffer: Option<Saved>) -> 
         }
     }
     (Arc::new(values.to_vec()), bytes)
+}
+
+/// The rollback registry's entry for `T`, whose id is `id`.
+pub(crate) fn rollback_component<T: Component + Clone>(
+    id: ComponentId,
+    hash: Option<HashFn>,
+) -> RollbackComponent {
+    RollbackComponent {
+        id,
+        type_name: std::any::type_name::<T>(),
+        storage: T::STORAGE,
+        save: save_column::<T>,
+        empty: empty_column::<T>,
+        restore: restore_column::<T>,
+        add_to: add_to::<T>,
+        restore_one: restore_one::<T>,
+        remove: remove::<T>,
+        hash,
+    }
 }
 
 fn empty_column<T: Component + Clone>() -> Saved {
@@ -202,11 +222,14 @@ struct SavedEdges<R> {
 }
 
 fn save_relation<R: Relationship + Clone>(world: &World) -> Saved {
-    let (rel, src) = world
-        .relations
-        .ids::<R>()
-        .expect("rollback registry: the relation is registered");
-    let of = |id: ComponentId| world.sparse.get(id).map_or(&[][..], |s| s.entities());
+    // (A relation the world never registered has no edge; the hierarchy
+    // is saved before anything is registered.)
+    let ids = world.relations.ids::<R>();
+    let of = |id: Option<ComponentId>| {
+        id.and_then(|id| world.sparse.get(id))
+            .map_or(&[][..], |s| s.entities())
+    };
+    let (rel, src) = (ids.map(|i| i.0), ids.map(|i| i.1));
     let edges = of(rel)
         .iter()
         .map(|&s| {
@@ -305,7 +328,8 @@ impl World {
     /// order) if `T` implements `Hash`. Turns on change ticks for `T` (a
     /// restore puts back only the rows written since the snapshot).
     /// Idempotent. `#[component(rollback)]` on the type's derive does the
-    /// same in every world that uses it, with no call.
+    /// same in every world that uses it, with no call, as soon as the
+    /// world registers the type (its first spawn, insert or query).
     ///
     /// `#[derive(Component)]` tells how the checksum hashes the type:
     /// through its `Hash` impl if it has one; else, for a type holding
@@ -384,35 +408,27 @@ impl World {
     }
 
     fn register_rollback_component<T: Component + Clone>(&mut self, hash: Option<HashFn>) {
+        // A `#[component(rollback)]` type is in the list from here on.
         let id = self.register_component::<T>();
-        if self.rollback.by_component.contains_key(&id) {
+        if self.components.rollback.by_component.contains_key(&id) {
             return;
         }
         self.track_ticks(id);
-        self.rollback.add_component(RollbackComponent {
-            id,
-            type_name: std::any::type_name::<T>(),
-            storage: T::STORAGE,
-            save: save_column::<T>,
-            empty: empty_column::<T>,
-            restore: restore_column::<T>,
-            add_to: add_to::<T>,
-            restore_one: restore_one::<T>,
-            remove: remove::<T>,
-            hash,
-        });
+        self.components
+            .rollback
+            .add(rollback_component::<T>(id, hash));
     }
 
     /// [`Disabled`] and the hierarchy ([`ChildOf`](crate::ChildOf)) are
-    /// always part of the state; so are the `#[component(rollback)]` types
-    /// this world has met.
+    /// always part of the state. Registered at the first registration for
+    /// rollback of any kind (and by a restore); until then a snapshot saves
+    /// the hierarchy as relation 0 all the same (see
+    /// [`World::snapshot_sharing`]), and `Disabled` joins the rolled back
+    /// types when the world first registers it (see `Components::rollback`).
     fn register_rollback_builtins(&mut self) {
-        if self.rollback.components.is_empty() {
-            self.register_rollback_component::<Disabled>(Some(hash_component::<Disabled>));
-            self.register_rollback_relation::<crate::ChildOf>();
-        }
-        while let Some((_, pending)) = self.components.rollback_pending.pop() {
-            (pending.register)(self);
+        if self.rollback.relations.is_empty() {
+            self.register_component::<Disabled>();
+            self.add_rollback_relation::<crate::ChildOf>();
         }
     }
 
@@ -499,6 +515,10 @@ impl World {
     /// ```
     pub fn register_rollback_relation<R: Relationship + Clone + Hash>(&mut self) {
         self.register_rollback_builtins();
+        self.add_rollback_relation::<R>();
+    }
+
+    fn add_rollback_relation<R: Relationship + Clone + Hash>(&mut self) {
         let t = std::any::TypeId::of::<R>();
         if self.rollback.by_relation.contains_key(&t) {
             return;
@@ -521,26 +541,33 @@ impl World {
     /// Saves this world's state (see [`crate::rollback`]): the entity
     /// allocator, every registered component, resource and relation,
     /// [`Disabled`] and the hierarchy. Copies each registered column (one
-    /// `memcpy` for a `Copy` type). Applies pending reservations first
-    /// (spawns reserved by commands), as [`World::entities_snapshot`] does,
-    /// and advances the change tick, so that anything written afterwards
-    /// is newer than the snapshot: that is why it takes `&mut self` (a
-    /// world behind `&World`, in a system, saves through an exclusive
-    /// system's `&mut World`).
+    /// `memcpy` for a `Copy` type).
+    ///
+    /// Takes `&self`: a function or a system holding `&World` can save.
+    /// Ids reserved and not yet applied (spawns of a command buffer,
+    /// [`World::reserve_entity`]) are saved as the next
+    /// [`flush`](World::flush) will leave them, as live empty entities (a
+    /// spawn command's id as reserved for it), so a restore, and the spawns
+    /// after it, go as if the world had been flushed first. It advances
+    /// the change tick, so that anything written afterwards is newer than
+    /// the snapshot.
     ///
     /// # Example
     /// ```
     /// use mosaic::prelude::*;
+    /// use mosaic::Snapshot;
     /// #[derive(Component, Clone, Hash)] struct Hp(u32);
+    /// fn save(world: &World) -> Snapshot { world.snapshot() }
+    ///
     /// let mut world = World::new();
     /// world.register_rollback::<Hp>();
     /// let e = world.spawn(Hp(10));
-    /// let saved = world.snapshot();
+    /// let saved = save(&world);
     /// world.despawn(e).unwrap();
     /// world.restore(&saved).unwrap();
     /// assert_eq!(world.get::<Hp>(e).unwrap().0, 10);
     /// ```
-    pub fn snapshot(&mut self) -> Snapshot {
+    pub fn snapshot(&self) -> Snapshot {
         self.snapshot_sharing(None, None, false)
     }
 
@@ -556,7 +583,7 @@ impl World {
     /// component's `Clone` panics, the panic goes on and `snapshot` is left
     /// holding no state (its buffers were being overwritten): restoring it
     /// fails with [`RollbackError::Incomplete`], changing nothing, until it
-    /// is taken again.
+    /// is taken again. Takes `&self`, as [`World::snapshot`] does.
     ///
     /// # Example
     /// ```
@@ -574,7 +601,7 @@ impl World {
     /// world.restore(&saved).unwrap();
     /// assert_eq!(world.get::<Pos>(e), Ok(&Pos(3)));
     /// ```
-    pub fn snapshot_into(&mut self, snapshot: &mut Snapshot) {
+    pub fn snapshot_into(&self, snapshot: &mut Snapshot) {
         let old = std::mem::replace(snapshot, Snapshot::empty(self.id));
         *snapshot = self.snapshot_sharing(None, Some(old), true);
     }
@@ -583,6 +610,7 @@ impl World {
     /// this world) every column nobody wrote since `base` was taken, and
     /// every unchanged entity list: what [`SnapshotRing`](crate::SnapshotRing)
     /// does frame after frame. A `base` from another world shares nothing.
+    /// Takes `&self`, as [`World::snapshot`] does.
     ///
     /// # Example
     /// ```
@@ -598,7 +626,7 @@ impl World {
     /// let b = world.snapshot_after(&a);
     /// assert_eq!(b.shared_columns(&a), 1); // Hp's column, not Pos's
     /// ```
-    pub fn snapshot_after(&mut self, base: &Snapshot) -> Snapshot {
+    pub fn snapshot_after(&self, base: &Snapshot) -> Snapshot {
         self.snapshot_sharing(Some(base), None, false)
     }
 
@@ -607,15 +635,23 @@ impl World {
     /// world) where nothing else holds them: a snapshot of the same world
     /// shape then allocates nothing large. If `recycle_is_base`, `recycle`
     /// also plays `base` (its unwritten columns are kept, not copied).
+    ///
+    /// Through `&self`, so nothing is registered or flushed here: the
+    /// component types rolled back are all in `Components::rollback`
+    /// already (a `#[component(rollback)]` type and [`Disabled`] join it
+    /// when registered, with change ticks from the start); if no relation
+    /// is registered for rollback yet, the hierarchy is saved as relation 0,
+    /// which it becomes at the first registration (or restore); reserved
+    /// ids are saved as a flush would leave them.
     pub(crate) fn snapshot_sharing(
-        &mut self,
+        &self,
         base: Option<&Snapshot>,
         recycle: Option<Snapshot>,
         recycle_is_base: bool,
     ) -> Snapshot {
-        self.flush();
-        self.register_rollback_builtins();
-        let now = self.change_tick();
+        // Everything written from here on is newer than the snapshot (an
+        // atomic step: readers on other threads may run queries meanwhile).
+        let now = self.increment_change_tick();
         let own = recycle_is_base && recycle.as_ref().is_some_and(|r| r.world == self.id);
         let base = base.filter(|b| b.world == self.id && !own);
         // The old snapshot, taken apart (what is not named here, its saved
@@ -632,14 +668,20 @@ impl World {
             ..
         } = recycle.unwrap_or_else(|| Snapshot::empty(self.id));
         let same_world = old_world == self.id;
+        // Reserved ids not applied yet: saved as the flush that applies
+        // them will leave the allocator, and the empty archetype's table
+        // (with `reserved` at its end). The world's entities will change
+        // (that flush): such a snapshot is never "unmoved".
+        let unflushed = self.entities.needs_flush();
         // No entity spawned, despawned or moved since `base` (or the old
         // snapshot, if it plays `base`) was taken: the allocator is as it
         // saved it, and so is every table's entity list (as a restore
         // reasons): shared, not copied nor compared. (Sparse sets are
         // still compared, as a restore does.)
         let version = self.entities.version();
-        let base_unmoved = base.is_some_and(|b| b.structure == version);
-        let own_unmoved = own && old_structure == version;
+        let base_unmoved = !unflushed && base.is_some_and(|b| b.structure == version);
+        let own_unmoved = !unflushed && own && old_structure == version;
+        let mut reserved = Vec::new();
         let (slots, free) = if base_unmoved {
             let b = base.expect("checked just above");
             (b.slots.clone(), b.free.clone())
@@ -647,24 +689,32 @@ impl World {
             (old_slots, old_free)
         } else {
             let (mut slots, mut free) = (old_slots, old_free);
-            match (Arc::get_mut(&mut slots), Arc::get_mut(&mut free)) {
+            let (s, f) = match (Arc::get_mut(&mut slots), Arc::get_mut(&mut free)) {
                 // An older snapshot's lists that nothing else holds:
                 // overwritten in place.
-                (Some(s), Some(f)) => self.entities.snapshot_into(s, f),
+                (Some(s), Some(f)) => (s, f),
                 _ => {
-                    let (s, f) = self.entities.snapshot();
-                    (slots, free) = (Arc::new(s), Arc::new(f));
+                    (slots, free) = (Arc::default(), Arc::default());
+                    (
+                        Arc::get_mut(&mut slots).expect("new"),
+                        Arc::get_mut(&mut free).expect("new"),
+                    )
                 }
+            };
+            if unflushed {
+                reserved = self.entities.snapshot_flushed_into(s, f);
+            } else {
+                self.entities.snapshot_into(s, f);
             }
             (slots, free)
         };
-        let registry = &self.rollback;
+        let registry = &self.components.rollback;
         let base_tick = if own {
             Some(old_tick)
         } else {
             base.map(|b| b.tick)
         };
-        let since = base_tick.map(|t| registry.written_after(t));
+        let since = base_tick.map(|t| self.rollback.written_after(t));
         // The old snapshot's tables, in archetype order (as every
         // snapshot lists them), met in step with the world's.
         let mut old_tables = old_tables.into_iter().peekable();
@@ -673,26 +723,34 @@ impl World {
         table_of.resize(self.archetypes.len(), None);
         for archetype in self.archetypes.iter() {
             let table = &archetype.table;
-            if table.len() == 0 {
+            let id = archetype.id();
+            // The table's entities, with the reserved ids a flush appends
+            // to the empty archetype's.
+            let rows: std::borrow::Cow<'_, [Entity]> =
+                if id == ArchetypeId::EMPTY && !reserved.is_empty() {
+                    [table.entities(), &reserved].concat().into()
+                } else {
+                    table.entities().into()
+                };
+            if rows.is_empty() {
                 continue;
             }
-            let id = archetype.id();
             while old_tables.next_if(|t| t.archetype < id).is_some() {}
             let mut mine = old_tables.next_if(|t| t.archetype == id);
             // The snapshot shared with, if it saved these rows: `base`'s
             // table, or (if `own`) the old one itself.
             let based = base
                 .and_then(|b| b.table(id))
-                .filter(|t| base_unmoved || same_entities(&t.entities, table.entities()));
+                .filter(|t| base_unmoved || same_entities(&t.entities, &rows));
             let own_same = own
                 && mine
                     .as_ref()
-                    .is_some_and(|t| own_unmoved || same_entities(&t.entities, table.entities()));
+                    .is_some_and(|t| own_unmoved || same_entities(&t.entities, &rows));
             let entities = match (based, mine.as_mut()) {
                 (Some(t), _) => t.entities.clone(),
                 (None, Some(m)) if own_same => m.entities.clone(),
-                (None, Some(m)) => copy_entities(&mut m.entities, table.entities()),
-                (None, None) => Arc::from(table.entities()),
+                (None, Some(m)) => copy_entities(&mut m.entities, &rows),
+                (None, None) => Arc::from(&*rows),
             };
             let mut columns = Vec::with_capacity(table.component_ids().len());
             for &cid in table.component_ids() {
@@ -804,16 +862,36 @@ impl World {
             sparse.push(snap);
         }
         drop(old_sparse);
-        let resources = registry.resources.iter().map(|r| (r.save)(self)).collect();
-        let relations = registry.relations.iter().map(|r| (r.save)(self)).collect();
+        let resources = self
+            .rollback
+            .resources
+            .iter()
+            .map(|r| (r.save)(self))
+            .collect();
+        let relations = if self.rollback.relations.is_empty() {
+            // The hierarchy, relation 0 once anything is registered for
+            // rollback (`register_rollback_builtins`, which a restore runs
+            // first). Its edge data has change ticks since its
+            // registration, as a registered relation's.
+            vec![save_relation::<crate::ChildOf>(self)]
+        } else {
+            self.rollback
+                .relations
+                .iter()
+                .map(|r| (r.save)(self))
+                .collect()
+        };
         let components_known = registry.components.len();
-        // Everything written from here on is newer than the snapshot.
-        let tick = self.increment_change_tick_mut();
         Snapshot {
             world: self.id,
-            tick,
-            live: self.entities.len() as usize,
-            structure: self.entities.version(),
+            tick: now,
+            live: self.entities.len() as usize + reserved.len(),
+            // A flush will change the entities: never "unmoved" then.
+            structure: if unflushed {
+                crate::rollback::UNFLUSHED
+            } else {
+                version
+            },
             slots,
             free,
             tables,
@@ -925,7 +1003,7 @@ impl World {
         }
         let mut dirty_sparse: Vec<usize> = Vec::new();
         for (i, s) in snapshot.sparse.iter().enumerate() {
-            let id = self.rollback.components[s.component].id;
+            let id = self.components.rollback.components[s.component].id;
             let now_rows = self.sparse.get(id).map_or(&[][..], |set| set.entities());
             if !same_entities(&s.entities, now_rows) {
                 dirty.extend_from_slice(now_rows);
@@ -963,7 +1041,7 @@ impl World {
                 saved_dense[i].get(&e).copied()
             } else {
                 // Unchanged set: what is there now is what was saved.
-                let id = world.rollback.components[snapshot.sparse[i].component].id;
+                let id = world.components.rollback.components[snapshot.sparse[i].component].id;
                 world.sparse.get(id).and_then(|set| set.dense_index(e))
             }
         };
@@ -982,13 +1060,17 @@ impl World {
             let mut builder = EntityBuilder::new();
             if let Some(&(t, row)) = saved_row.get(&e) {
                 for c in &snapshot.tables[t].columns {
-                    (self.rollback.components[c.component].add_to)(&mut builder, &c.values, row);
+                    (self.components.rollback.components[c.component].add_to)(
+                        &mut builder,
+                        &c.values,
+                        row,
+                    );
                 }
             }
             for i in 0..snapshot.sparse.len() {
                 if let Some(d) = saved_sparse(e, i, self) {
                     let s = &snapshot.sparse[i];
-                    (self.rollback.components[s.component].add_to)(
+                    (self.components.rollback.components[s.component].add_to)(
                         &mut builder,
                         &s.values.values,
                         d,
@@ -1053,7 +1135,7 @@ impl World {
             let saved_table = saved_row
                 .get(&e)
                 .map(|&(t, row)| (&snapshot.tables[t], row));
-            for (k, c) in self.rollback.components.iter().enumerate() {
+            for (k, c) in self.components.rollback.components.iter().enumerate() {
                 if c.storage != StorageType::Table || !in_state(k, c.id) {
                     continue;
                 }
@@ -1074,7 +1156,7 @@ impl World {
                 }
             }
             for (i, s) in snapshot.sparse.iter().enumerate() {
-                let c = &self.rollback.components[s.component];
+                let c = &self.components.rollback.components[s.component];
                 let has = self.sparse.get(c.id).is_some_and(|set| set.contains(e));
                 match (has, saved_sparse(e, i, self)) {
                     (false, Some(d)) => (c.add_to)(&mut builder, &s.values.values, d),
@@ -1083,7 +1165,7 @@ impl World {
                 }
             }
             for k in removals {
-                let remove = self.rollback.components[k].remove;
+                let remove = self.components.rollback.components[k].remove;
                 if panics.completes(|| remove(self, e)) {
                     report.components_changed += 1;
                 }
@@ -1102,8 +1184,8 @@ impl World {
 
         //    Sparse types first used since the snapshot (not in it, and
         //    their sets are not either): every value removed.
-        for k in known..self.rollback.components.len() {
-            let c = &self.rollback.components[k];
+        for k in known..self.components.rollback.components.len() {
+            let c = &self.components.rollback.components[k];
             if c.storage != StorageType::SparseSet || !in_state(k, c.id) {
                 continue;
             }
@@ -1132,7 +1214,7 @@ impl World {
             }
         }
         for &i in &dirty_sparse {
-            let id = self.rollback.components[snapshot.sparse[i].component].id;
+            let id = self.components.rollback.components[snapshot.sparse[i].component].id;
             self.reorder_sparse(id, &snapshot.sparse[i].entities);
         }
 
@@ -1144,7 +1226,7 @@ impl World {
             let table = self.archetypes.table_mut(saved.archetype);
             if unmoved_now || same_entities(table.entities(), &saved.entities) {
                 for c in &saved.columns {
-                    let info = &self.rollback.components[c.component];
+                    let info = &self.components.rollback.components[c.component];
                     let column = table
                         .column_mut(info.id)
                         .expect("same archetype, same columns");
@@ -1153,14 +1235,14 @@ impl World {
             } else {
                 for (row, &e) in saved.entities.iter().enumerate() {
                     for c in &saved.columns {
-                        let f = self.rollback.components[c.component].restore_one;
+                        let f = self.components.rollback.components[c.component].restore_one;
                         report.rows_restored += usize::from(f(self, e, &c.values, row, since));
                     }
                 }
             }
         }
         for s in &snapshot.sparse {
-            let info = &self.rollback.components[s.component];
+            let info = &self.components.rollback.components[s.component];
             let (id, restore, restore_one) = (info.id, info.restore, info.restore_one);
             match self.sparse.get_mut(id) {
                 Some(set) if same_entities(set.entities(), &s.entities) => {
@@ -1220,7 +1302,8 @@ impl World {
     /// Names of the component types present and not rolled back.
     fn unregistered_components(&self, known: usize) -> Vec<String> {
         let registered = |id: ComponentId| {
-            self.rollback
+            self.components
+                .rollback
                 .by_component
                 .get(&id)
                 .is_some_and(|&k| k < known)
@@ -1259,7 +1342,9 @@ impl World {
 
     /// A hash of this world's registered state, equal in any two worlds
     /// (any process, platform or executor) whose registered state is
-    /// equal: the entity allocator (slots, generations, free list), every
+    /// equal: the entity allocator (slots, generations, free list; ids
+    /// reserved and not yet applied count as the next flush will leave
+    /// them, as [`World::snapshot`] saves them), every
     /// live entity's registered components in entity-index order (by type
     /// name), [`Disabled`], the registered relations' edges in order, and
     /// the registered resources. Values are hashed through their `Hash`
@@ -1290,7 +1375,14 @@ impl World {
     /// ```
     pub fn checksum(&self) -> u64 {
         let mut h = StableHasher::new();
-        let (slots, free) = self.entities.snapshot();
+        // Ids reserved and not applied count as the flush will leave them,
+        // as a snapshot saves them: the same sum before and after it.
+        let (mut slots, mut free) = (Vec::new(), Vec::new());
+        if self.entities.needs_flush() {
+            self.entities.snapshot_flushed_into(&mut slots, &mut free);
+        } else {
+            self.entities.snapshot_into(&mut slots, &mut free);
+        }
         h.write_usize(slots.len());
         let mut live = Vec::with_capacity(self.entities.len() as usize);
         for (i, &(generation, alive)) in slots.iter().enumerate() {
@@ -1338,11 +1430,11 @@ impl World {
 
 impl World {
     /// The checksum's hashing functions, in its order (by type name): the
-    /// registered hashed types, and those registered at the next snapshot
-    /// (`#[component(rollback)]` types met since, [`Disabled`]), so the
-    /// checksum does not depend on when the last snapshot was taken.
+    /// registered hashed types, and [`Disabled`] if this world has not
+    /// registered it yet (no entity has it, but its place in the order is
+    /// the same as in a world that did).
     fn hash_order(&self) -> Vec<HashFn> {
-        let registry = &self.rollback;
+        let registry = &self.components.rollback;
         let mut order: Vec<(&str, HashFn)> = registry
             .hash_order
             .iter()
@@ -1351,22 +1443,11 @@ impl World {
                 (c.type_name, c.hash.expect("hash_order lists hashed types"))
             })
             .collect();
-        let pending = self.components.rollback_pending.iter();
-        let builtin = registry.components.is_empty().then(|| {
-            (
-                std::any::type_name::<Disabled>(),
-                hash_component::<Disabled> as HashFn,
-            )
-        });
-        let extra: Vec<(&str, HashFn)> = pending
-            .filter(|(id, _)| !registry.by_component.contains_key(id))
-            .filter_map(|(_, r)| Some((r.type_name, r.hash?)))
-            .chain(builtin)
-            .collect();
-        if !extra.is_empty() {
-            order.extend(extra);
-            order.sort_by_key(|&(name, _)| name);
-            order.dedup_by_key(|&mut (name, _)| name);
+        let disabled = std::any::type_name::<Disabled>();
+        if let Err(at) = order.binary_search_by_key(&disabled, |&(name, _)| name) {
+            if self.components.id_of::<Disabled>().is_none() {
+                order.insert(at, (disabled, hash_component::<Disabled>));
+            }
         }
         order.into_iter().map(|(_, h)| h).collect()
     }
@@ -1389,3 +1470,7 @@ fn order_of(now: &[Entity], saved: &[Entity]) -> Option<Vec<u32>> {
     order.sort_by_key(|&r| at.get(&now[r as usize]).copied().unwrap_or(u32::MAX));
     (!order.iter().enumerate().all(|(i, &r)| i as u32 == r)).then_some(order)
 }
+
+#[cfg(test)]
+#[path = "rollback_ops_tests.rs"]
+mod tests;
