@@ -35,9 +35,10 @@
 //! executor_1000/6000: that many empty systems, run by either executor; the
 //! parallel executor's adaptive bookkeeping is the difference), and
 //! `random-get-mosaic` (random_get: `get` then `get_mut` of each of 10,000
-//! entities in a scattered order; about 39 instructions a call: the
-//! column hint of the type's `TypeId`-cache slot, the entity's slot, the
-//! hinted column checked by its `TypeId`, the value). Disabling's cost (issue #20):
+//! entities in a scattered order; about 28 instructions a call: the
+//! type's column hint, a pointer to the column its last lookup found; the
+//! entity's slot; the column's archetype, `TypeId` and length checked; the
+//! value). Disabling's cost (issue #20):
 //! `simple-for-mosaic` and `frag-for-mosaic` (and the `for_each` forms
 //! `simple-mosaic`, `frag-mosaic`) with a suffix `-disabled-none` run in a
 //! world where [`Disabled`] is registered and was used, but no entity is

@@ -26,7 +26,13 @@ pub(crate) struct Table {
     /// the end is not here); a table with larger ids keeps it empty and
     /// scans `ids` instead.
     slots: Box<[u16]>,
-    columns: Box<[Column]>,
+    /// Made once by [`Table::new`] and never pushed to, popped or
+    /// reallocated after: a column keeps its address for as long as the
+    /// table lives, which column hints rest on (see
+    /// [`ColumnHints`](super::ColumnHints); a `Vec`, not a boxed slice, so
+    /// that [`Table::column_ptr`] takes the buffer's own pointer, which
+    /// later `&mut` borrows of the columns do not invalidate).
+    columns: Vec<Column>,
     entities: Vec<Entity>,
     /// Rows every column and the entity list have room for (a lower
     /// bound, exact after [`Table::reserve`] grows): a one-row
@@ -235,6 +241,25 @@ impl Table {
         }
     }
 
+    /// Numbers every column as archetype `archetype`'s (see
+    /// [`Column::archetype`]): for the archetype that owns this table, once
+    /// it has its index.
+    pub fn set_archetype(&mut self, archetype: u32) {
+        for column in &mut self.columns {
+            column.set_archetype(archetype);
+        }
+    }
+
+    /// A pointer to the column at `index` (a position in
+    /// [`Table::component_ids`]) that stays valid for as long as this table
+    /// lives (the column array never moves: see the field's doc), taken
+    /// from the array's own pointer rather than through a borrow of it: for
+    /// [`ColumnHints`](super::ColumnHints). `None` past the end.
+    #[inline]
+    pub fn column_ptr(&self, index: usize) -> Option<*const Column> {
+        (index < self.columns.len()).then(|| self.columns.as_ptr().wrapping_add(index))
+    }
+
     /// A number no other table of the process has: a plan checked against
     /// this table's columns (their types never change) knows it by it.
     #[inline]
@@ -406,21 +431,6 @@ impl Table {
     #[inline]
     pub fn column_at(&self, index: usize) -> &Column {
         &self.columns[index]
-    }
-
-    /// The column at `index` (a position in [`Table::component_ids`]), if
-    /// there is one: for a position remembered from an earlier
-    /// [`Table::column_index`] of this table (a
-    /// [`ColumnHint`](crate::component::ColumnHint)).
-    #[inline(always)]
-    pub fn column_at_checked(&self, index: usize) -> Option<&Column> {
-        self.columns.get(index)
-    }
-
-    /// [`Table::column_at_checked`] mutably.
-    #[inline(always)]
-    pub fn column_at_mut_checked(&mut self, index: usize) -> Option<&mut Column> {
-        self.columns.get_mut(index)
     }
 
     /// How many rows can be added before some column (or the entity list)
