@@ -24,16 +24,21 @@
 //! world and `extend` of 10,000 entities with four components, as in
 //! simple_insert), `spawn-loop-mosaic` (the same four-component entities
 //! made by a loop of `World::spawn`, as a user writes it; `spawn-one-mosaic`
-//! the same with one component), `addrem-sparse-mosaic`,
+//! the same with one component; `spawn-loop-hecs` and `spawn-one-hecs`
+//! are hecs's loops: about 490 and 244 instructions a spawn for mosaic,
+//! 834 and 292 for hecs, of which the columns' growth is a large part:
+//! realloc's copy, which callgrind counts a byte at a time),
+//! `addrem-sparse-mosaic`,
 //! `addrem-table-mosaic`, `addrem-hecs` (add_remove's `N` counts whole
 //! insert-all-then-remove-all passes over 10,000 entities), and
 //! `executor-{1000,6000}-{single,parallel}` (benches/schedule.rs's
 //! executor_1000/6000: that many empty systems, run by either executor; the
 //! parallel executor's adaptive bookkeeping is the difference), and
 //! `random-get-mosaic` (random_get: `get` then `get_mut` of each of 10,000
-//! entities in a scattered order; about 39 instructions a call: the
-//! column hint of the type's `TypeId`-cache slot, the entity's slot, the
-//! hinted column checked by its `TypeId`, the value). Disabling's cost (issue #20):
+//! entities in a scattered order; about 28 instructions a call: the
+//! type's column hint, a pointer to the column its last lookup found; the
+//! entity's slot; the column's archetype, `TypeId` and length checked; the
+//! value). Disabling's cost (issue #20):
 //! `simple-for-mosaic` and `frag-for-mosaic` (and the `for_each` forms
 //! `simple-mosaic`, `frag-mosaic`) with a suffix `-disabled-none` run in a
 //! world where [`Disabled`] is registered and was used, but no entity is
@@ -364,6 +369,36 @@ fn measured_spawn_one_mosaic(n: usize) {
     }
 }
 
+/// `spawn-loop-mosaic` with hecs: the same loop of `World::spawn`.
+#[inline(never)]
+fn measured_spawn_loop_hecs(n: usize) {
+    for _ in 0..n {
+        let mut world = hecs::World::new();
+        for _ in 0..10_000 {
+            black_box(world.spawn((
+                Transform([1.0; 16]),
+                Position(1.0, 0.0, 0.0),
+                Rotation(1.0, 0.0, 0.0),
+                Velocity(1.0, 0.0, 0.0),
+            )));
+        }
+        black_box(&world);
+    }
+}
+
+/// `spawn-one-mosaic` with hecs (a one-element tuple: hecs's bundles are
+/// tuples).
+#[inline(never)]
+fn measured_spawn_one_hecs(n: usize) {
+    for _ in 0..n {
+        let mut world = hecs::World::new();
+        for _ in 0..10_000 {
+            black_box(world.spawn((Position(1.0, 0.0, 0.0),)));
+        }
+        black_box(&world);
+    }
+}
+
 #[inline(never)]
 fn measured_addrem_mosaic<C: Component + Copy>(
     world: &mut World,
@@ -603,6 +638,8 @@ fn run(workload: &str, n: usize) {
         "insert-mosaic" => measured_insert_mosaic(n),
         "spawn-loop-mosaic" => measured_spawn_loop_mosaic(n),
         "spawn-one-mosaic" => measured_spawn_one_mosaic(n),
+        "spawn-loop-hecs" => measured_spawn_loop_hecs(n),
+        "spawn-one-hecs" => measured_spawn_one_hecs(n),
         "addrem-sparse-mosaic" | "addrem-table-mosaic" => {
             let mut world = World::new();
             let entities = world.spawn_batch((0..10_000).map(|_| (AddRemoveA(0.0),)));

@@ -15,8 +15,10 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 
 use crate::bundle::{BundleId, BundleInfo};
-use crate::component::{ComponentId, Components};
-use crate::storage::{ColumnMap, Table};
+use crate::change::Tick;
+use crate::component::{ComponentId, Components, type_slot};
+use crate::entity::EntityLocation;
+use crate::storage::{Column, ColumnHints, ColumnMap, Table};
 
 /// Identifies an archetype within one world (dense, in creation order).
 ///
@@ -95,6 +97,14 @@ pub(crate) struct InsertPlan<'a> {
     pub src: &'a mut Table,
     /// `None` when the insert keeps the entity in its archetype.
     pub dst: Option<&'a mut Table>,
+}
+
+/// Where one spawn goes; see [`Archetypes::spawn_plan`].
+pub(crate) struct SpawnPlan<'a> {
+    /// The insert edge from the empty archetype.
+    pub edge: &'a InsertEdge,
+    /// The table of `edge.target`, where the new row goes.
+    pub table: &'a mut Table,
 }
 
 /// Everything one removal touches; see [`Archetypes::remove_plan`].
@@ -255,9 +265,19 @@ impl Archetype {
 }
 
 /// Every archetype of a world.
+///
+/// Invariant: an archetype, once made, is never dropped, replaced or
+/// given another table while this lives (its table's columns may be
+/// pointed to by `hints`; see [`ColumnHints`]).
 pub(crate) struct Archetypes {
     archetypes: Vec<Archetype>,
     by_components: FxHashMap<Box<[ComponentId]>, ArchetypeId>,
+    /// Per component type (its type-cache slot), the column of these
+    /// tables that a lookup by entity of that type last found: random
+    /// access by id in two dependent loads, the entity's location and then
+    /// the column (issue #40). Only [`Archetypes::remember_column`] writes
+    /// them, with columns of these tables.
+    hints: ColumnHints,
 }
 
 impl Archetypes {
@@ -265,6 +285,7 @@ impl Archetypes {
         let mut a = Archetypes {
             archetypes: Vec::new(),
             by_components: FxHashMap::default(),
+            hints: ColumnHints::new(),
         };
         a.get_or_create(&[], components);
         a
@@ -285,21 +306,71 @@ impl Archetypes {
         &mut self.archetypes[id.index()]
     }
 
-    /// The table of the archetype with index `index`, if there is one
-    /// (for an index remembered in a
-    /// [`ColumnHint`](crate::component::ColumnHint), which may be
-    /// `u32::MAX`: no archetype's).
+    /// The column `T`'s hint names (that of `T`'s type-cache slot, which
+    /// another type may share; an empty column of no type and no archetype
+    /// before any lookup). The caller compares its archetype
+    /// (`Column::archetype`) with the entity's, and `Column::get` checks
+    /// that it holds `T`s and the row: a hint of another type or another
+    /// archetype is a miss, never a wrong read.
+    ///
+    /// The hint is loaded before `loc` is used: callers load it before the
+    /// entity's slot, as it is an atomic load, which the compiler does not
+    /// merge with others, so the entity's loads after it can still be
+    /// shared with a lookup that follows.
     #[inline(always)]
-    pub fn table_at(&self, index: u32) -> Option<&Table> {
-        self.archetypes.get(index as usize).map(|a| &a.table)
+    pub fn hinted_column<T: 'static>(&self) -> &Column {
+        // SAFETY: `hints` holds only `NO_COLUMN` and columns of these
+        // tables (`remember_column` is its one writer), which live and stay
+        // in place as long as `self` (the type's invariant; a table's column
+        // array never moves); `&self` rules out a `&mut` to any of them for
+        // the result's lifetime.
+        unsafe { self.hints.column(type_slot::<T>()) }
     }
 
-    /// [`Archetypes::table_at`] mutably.
+    /// True if [`Archetypes::hinted_mut`] finds `loc`'s `T`: a check that
+    /// borrows nothing past the call, so that a caller can return
+    /// `hinted_mut`'s borrow on a hit and search on a miss (the compiler
+    /// shares the two calls' loads and drops the second's checks).
     #[inline(always)]
-    pub fn table_at_mut(&mut self, index: u32) -> Option<&mut Table> {
-        self.archetypes
-            .get_mut(index as usize)
-            .map(|a| &mut a.table)
+    pub fn hint_hits<T: 'static>(&mut self, loc: EntityLocation) -> bool {
+        // SAFETY: as in `hinted_column`; `&mut self` outlives the use.
+        let column = unsafe { self.hints.column_exclusive(type_slot::<T>()) };
+        column.archetype() == loc.archetype.0
+            && column.holds::<T>()
+            && (loc.row as usize) < column.len()
+    }
+
+    /// `loc`'s `T` through `T`'s column hint, mutably and marked changed at
+    /// `tick`, or `None` on a miss (see [`Archetypes::hinted_column`]).
+    #[inline(always)]
+    pub fn hinted_mut<T: 'static>(&mut self, loc: EntityLocation, tick: Tick) -> Option<&mut T> {
+        // SAFETY: as in `hinted_column`; the column is used within the
+        // result's lifetime, that of `&mut self`.
+        let column: &Column = unsafe { self.hints.column_exclusive(type_slot::<T>()) };
+        if column.archetype() != loc.archetype.0 {
+            return None;
+        }
+        // SAFETY: `&mut self` borrows every table of this world exclusively
+        // for the result's lifetime, the column among them (the hints name
+        // only these tables' columns, or `NO_COLUMN`, which has no rows).
+        unsafe { column.get_mut_exclusive::<T>(loc.row as usize, tick) }
+    }
+
+    /// Makes the column at `index` of `archetype`'s table the hint of
+    /// type-cache slot `slot` (a no-op past the table's columns).
+    #[inline]
+    pub fn remember_column(&self, slot: usize, archetype: ArchetypeId, index: usize) {
+        if let Some(column) = self.archetypes[archetype.index()].table.column_ptr(index) {
+            // SAFETY: a column of one of these tables, which live and stay
+            // in place as long as the hints (the type's invariant).
+            unsafe { self.hints.remember(slot, column) };
+        }
+    }
+
+    /// Test hook: forgets every column hint.
+    #[cfg(test)]
+    pub fn forget_hints(&mut self) {
+        self.hints.forget();
     }
 
     /// The table of archetype `id`, mutably.
@@ -351,9 +422,11 @@ impl Archetypes {
                 .filter(|&i| i != ArchetypeId::INVALID.0)
                 .expect("too many archetypes"),
         );
+        let mut table = Table::new(ids, components);
+        table.set_archetype(id.0);
         self.archetypes.push(Archetype {
             id,
-            table: Table::new(ids, components),
+            table,
             insert_edges: Vec::new(),
             remove_edges: Vec::new(),
         });
@@ -438,6 +511,49 @@ impl Archetypes {
                 dst: Some(&mut dst.table),
             }
         }
+    }
+
+    /// Where a spawn of `bundle` goes: the edge from the empty archetype
+    /// (made on first use) and its target's table. [`Archetypes::insert_plan`]
+    /// from [`ArchetypeId::EMPTY`], less what a spawn does not need (the
+    /// empty table, the pair of distinct archetypes): one edge lookup on
+    /// the path every spawn takes.
+    #[inline(always)]
+    pub fn spawn_plan(&mut self, bundle: &BundleInfo, components: &Components) -> SpawnPlan<'_> {
+        let known = matches!(
+            self.archetypes[0].insert_edges.get(bundle.id.index()),
+            Some(Some(_))
+        );
+        if !known {
+            return self.spawn_plan_first(bundle, components);
+        }
+        self.spawn_plan_known(bundle)
+    }
+
+    /// [`Archetypes::spawn_plan`] on the first spawn of `bundle`: builds
+    /// the edge.
+    #[cold]
+    #[inline(never)]
+    fn spawn_plan_first(&mut self, bundle: &BundleInfo, components: &Components) -> SpawnPlan<'_> {
+        self.build_insert_edge(ArchetypeId::EMPTY, bundle, components);
+        self.spawn_plan_known(bundle)
+    }
+
+    /// [`Archetypes::spawn_plan`] once the edge exists.
+    #[inline(always)]
+    fn spawn_plan_known(&mut self, bundle: &BundleInfo) -> SpawnPlan<'_> {
+        let (empty, rest) = self
+            .archetypes
+            .split_first_mut()
+            .expect("the empty archetype is always there");
+        let edge = edge_of(&empty.insert_edges, bundle.id);
+        // The empty archetype is the first: a bundle with no table
+        // component stays there.
+        let table = match edge.target.index().checked_sub(1) {
+            Some(i) => &mut rest[i].table,
+            None => &mut empty.table,
+        };
+        SpawnPlan { edge, table }
     }
 
     /// Everything a removal of `bundle` from `source` touches: the edge

@@ -17,7 +17,6 @@ use std::fmt;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::entity::Entity;
 use crate::hooks::{
@@ -624,8 +623,16 @@ fn name_taken_panic<T>(name: &str) -> ! {
     )
 }
 
-/// Slots of [`TypeCache`]: a power of two.
-const TYPE_CACHE_SLOTS: usize = 256;
+/// Slots of [`TypeCache`] (and of the column hints kept beside it, one
+/// per slot: `storage::ColumnHints`): a power of two.
+pub(crate) const TYPE_CACHE_SLOTS: usize = 256;
+
+/// The [`TypeCache`] slot of type `T`, a constant for a type known at
+/// compile time; column hints are kept per slot too.
+#[inline(always)]
+pub(crate) fn type_slot<T: 'static>() -> usize {
+    TypeCache::slot(TypeId::of::<T>())
+}
 
 /// A direct-mapped cache in front of [`Components`]' `TypeId` map: each
 /// type hashes to one slot, which holds the first type registered there.
@@ -637,11 +644,10 @@ const TYPE_CACHE_SLOTS: usize = 256;
 /// whose slot another type holds is found in the map as before: the cache
 /// only ever answers with the id registered for exactly that `TypeId`.
 ///
-/// Each slot also keeps a [`ColumnHint`]: where the type's column was in
-/// the table a lookup by entity last found it in, so the next lookup in
-/// that table skips the table's id-to-column map (issue #40: random
-/// access by id in two dependent loads, the entity's location and then the
-/// column).
+/// A type's slot also names its column hint (`storage::ColumnHints`,
+/// kept by the archetypes whose columns it points to): where the type's
+/// column was in the table a lookup by entity last found it in. Only the
+/// slot's own type refreshes it (see [`Components::typed_id_hinted`]).
 ///
 /// A free slot holds [`Vacant`]'s `TypeId`, which no lookup asks for (it
 /// is not a component), so a probe is one compare, with no `Option` tag
@@ -652,83 +658,10 @@ struct TypeCache(Box<[CacheSlot; TYPE_CACHE_SLOTS]>);
 struct CacheSlot {
     type_id: TypeId,
     id: ComponentId,
-    column: ColumnHint,
 }
 
 /// The type whose `TypeId` marks a free [`TypeCache`] slot.
 struct Vacant;
-
-/// Where one component type's column was in the table of the archetype a
-/// by-entity lookup last met: the archetype's index and the column's
-/// position in its table, or [`ColumnHint::NONE`]'s archetype.
-///
-/// A hint is only an answer for the archetype it names, and stays true for
-/// as long as the world lives: a world never drops an archetype, and a
-/// table's columns never change after it is made. Lookups do not rest on
-/// that for soundness: the column a hint names is checked to be the type's
-/// by its component id (`Column::holds_id`, one integer compare), so a
-/// wrong hint would cost a search, never a wrong read. It lives in the world's
-/// own [`Components`] (which is never cloned or shared with another world),
-/// so it names that world's archetypes. Shared lookups (`World::get` through
-/// `&World`, from several threads) update it, hence the atomics.
-///
-/// The two halves are separate 32-bit atomics, not one 64-bit one: a
-/// lookup compares the archetype half with the entity's archetype straight
-/// from memory and uses the column half as an index as loaded, where one
-/// `u64` had to be split with a shift and a move first (two instructions
-/// fewer per lookup; callgrind, the suite's random_get). A reader may see
-/// one half of one update and the other of another; the pair it then uses
-/// is still checked (the table's bounds, then the column's id), and a pair
-/// that passes those checks is a true answer whichever updates it came from.
-pub(crate) struct ColumnHint {
-    archetype: AtomicU32,
-    column: AtomicU32,
-}
-
-impl ColumnHint {
-    /// No archetype yet (`u32::MAX` is no archetype's index: the id space
-    /// is full before it, see `Archetypes::get_or_create`).
-    const NONE: u32 = u32::MAX;
-
-    const fn none() -> Self {
-        ColumnHint {
-            archetype: AtomicU32::new(Self::NONE),
-            column: AtomicU32::new(0),
-        }
-    }
-
-    /// The hint as it is now: the archetype's index it names (`u32::MAX`
-    /// for none, no archetype's) and the column's position in that
-    /// archetype's table.
-    #[inline(always)]
-    pub fn read(&self) -> (u32, usize) {
-        (
-            self.archetype.load(Ordering::Relaxed),
-            self.column.load(Ordering::Relaxed) as usize,
-        )
-    }
-
-    /// The hint through an exclusive borrow: plain loads, which (unlike
-    /// atomic ones) the compiler may merge with neighbouring lookups.
-    #[inline(always)]
-    pub fn read_exclusive(&mut self) -> (u32, usize) {
-        (*self.archetype.get_mut(), *self.column.get_mut() as usize)
-    }
-
-    /// Remembers that the column is at `column` in `archetype`'s table.
-    #[inline]
-    pub fn remember(&self, archetype: u32, column: usize) {
-        let column = column as u32;
-        // A store only when it changes: readers of one table on several
-        // threads keep the line shared.
-        if self.column.load(Ordering::Relaxed) != column {
-            self.column.store(column, Ordering::Relaxed);
-        }
-        if self.archetype.load(Ordering::Relaxed) != archetype {
-            self.archetype.store(archetype, Ordering::Relaxed);
-        }
-    }
-}
 
 impl TypeCache {
     #[inline(always)]
@@ -746,20 +679,12 @@ impl TypeCache {
         (slot.type_id == type_id).then_some(slot.id)
     }
 
-    /// [`TypeCache::get`] with the slot's column hint.
-    #[inline(always)]
-    fn get_hinted(&self, type_id: TypeId) -> Option<(ComponentId, &ColumnHint)> {
-        let slot = &self.0[Self::slot(type_id)];
-        (slot.type_id == type_id).then_some((slot.id, &slot.column))
-    }
-
     /// Caches `id` for `type_id` if its slot is free (the first type keeps it).
     fn offer(&mut self, type_id: TypeId, id: ComponentId) {
         let slot = &mut self.0[Self::slot(type_id)];
         if slot.type_id == TypeId::of::<Vacant>() {
             slot.type_id = type_id;
             slot.id = id;
-            slot.column = ColumnHint::none();
         }
     }
 }
@@ -769,7 +694,6 @@ impl Default for TypeCache {
         TypeCache(Box::new(std::array::from_fn(|_| CacheSlot {
             type_id: TypeId::of::<Vacant>(),
             id: ComponentId::new(0),
-            column: ColumnHint::none(),
         })))
     }
 }
@@ -1125,37 +1049,22 @@ impl Components {
             .or_else(|| self.by_type.get(&type_id).copied())
     }
 
-    /// The [`ColumnHint`] of the [`TypeCache`] slot `T` maps to, whichever
-    /// type holds that slot (perhaps another, or none): for lookups that
-    /// check the hinted column's own `TypeId` against `T` (`Column::get`),
-    /// which then need neither the slot's `TypeId` compared nor the
-    /// component's id. A hint that is another type's names that type's
-    /// column, which fails the check: a miss, never a wrong read.
+    /// `T`'s component id, and whether `T` holds its [`TypeCache`] slot
+    /// (the id then comes from the slot; else from the map): a lookup
+    /// refreshes the slot's column hint only for the slot's own type, so
+    /// that types sharing a slot do not overwrite each other's hint.
     #[inline(always)]
-    pub fn slot_hint<T: 'static>(&self) -> &ColumnHint {
-        &self.cache.0[TypeCache::slot(TypeId::of::<T>())].column
-    }
-
-    /// [`Components::slot_hint`] through an exclusive borrow.
-    #[inline(always)]
-    pub fn slot_hint_mut<T: 'static>(&mut self) -> &mut ColumnHint {
-        &mut self.cache.0[TypeCache::slot(TypeId::of::<T>())].column
-    }
-
-    /// [`Components::cached_id`] when `T` has a [`TypeCache`] slot, else the
-    /// id from the map with no hint (callers then look the column up by id).
-    #[inline(always)]
-    pub fn typed_id_hinted<T: Component>(&self) -> Option<(TypedId<T>, Option<&ColumnHint>)> {
+    pub fn typed_id_hinted<T: Component>(&self) -> Option<(TypedId<T>, bool)> {
         let type_id = TypeId::of::<T>();
-        let (id, hint) = match self.cache.get_hinted(type_id) {
-            Some((id, hint)) => (id, Some(hint)),
-            None => (*self.by_type.get(&type_id)?, None),
+        let (id, holds_slot) = match self.cache.get(type_id) {
+            Some(id) => (id, true),
+            None => (*self.by_type.get(&type_id)?, false),
         };
         let id = TypedId {
             id,
             _type: std::marker::PhantomData,
         };
-        Some((id, hint))
+        Some((id, holds_slot))
     }
 
     #[inline]

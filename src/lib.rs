@@ -28,8 +28,9 @@
 //!
 //! `unsafe` code lives in `storage/` and `query/`, the scheduler's
 //! contract in `system/` (and the two system parameters outside it, in
-//! `event` and `removed`), the `Bundle` trait's reader contract in `bundle`
-//! and the type-erased drop in `component`; every block names the invariant
+//! `event` and `removed`), the `Bundle` trait's reader contract in `bundle`,
+//! the type-erased drop in `component` and the column hints' reads in
+//! `archetype` (which owns the tables they point to); every block names the invariant
 //! it relies on. The compiler holds that fence: the crate denies
 //! `unsafe_code`, and only those modules allow it.
 
@@ -37,6 +38,10 @@
 
 extern crate self as mosaic;
 
+#[allow(
+    unsafe_code,
+    reason = "column hints: pointers to the columns of tables the archetypes own"
+)]
 mod archetype;
 #[allow(
     unsafe_code,

@@ -26,7 +26,7 @@ use crate::archetype::{Archetype, ArchetypeId, Archetypes};
 use crate::bundle::{Bundle, BundleId, Bundles};
 use crate::change::{CHECK_INTERVAL, Tick};
 use crate::component::{
-    Component, ComponentId, ComponentInfo, Components, StorageType, short_type_name,
+    Component, ComponentId, ComponentInfo, Components, StorageType, short_type_name, type_slot,
 };
 use crate::entity::FreshIndices;
 use crate::entity::{Entities, Entity, EntityLocation};
@@ -303,11 +303,8 @@ impl World {
         }
         let info = self.bundles.get(bundle_id);
         let entity = self.entities.alloc();
-        let plan = self
-            .archetypes
-            .insert_plan(ArchetypeId::EMPTY, info, &self.components);
+        let plan = self.archetypes.spawn_plan(info, &self.components);
         let target = plan.edge.target;
-        let table = plan.dst.unwrap_or(plan.src);
         let mut panics = DeferredPanic::new();
         let mut ctx = WriteCtx {
             components: &self.components,
@@ -318,7 +315,7 @@ impl World {
         let disables = info.disables;
         // One row: pushed directly (a spawn loop's cost), not through the
         // batch writer `spawn_batch` uses.
-        let row = bundle_io::push_row(table, entity, bundle, info, plan.edge, &mut ctx);
+        let row = bundle_io::push_row(plan.table, entity, bundle, info, plan.edge, &mut ctx);
         self.entities
             .set_location(entity.index(), location(target, row));
         self.sync_disabled_if(disables, entity);
@@ -449,7 +446,19 @@ impl World {
     /// (which brings no required components: those bundles spawn through
     /// [`World::spawn`]): announcements, hooks, observers. The entities are
     /// complete before any of it runs, and stay if it panics.
+    ///
+    /// Inlined down to one test while nothing observes (no hook, no
+    /// observer): every spawn passes here.
+    #[inline(always)]
     fn after_spawn<B: Bundle>(&mut self, entities: &[Entity]) {
+        if self.components.lifecycle_active() {
+            self.after_spawn_announced::<B>(entities);
+        }
+    }
+
+    /// [`World::after_spawn`] in a world where something observes.
+    #[inline(never)]
+    fn after_spawn_announced<B: Bundle>(&mut self, entities: &[Entity]) {
         if !self.spawn_has_lifecycle::<B>() {
             return;
         }
@@ -1691,7 +1700,18 @@ impl World {
         // and the entity after kept its answer in a flag tested twice.
         match self.get_hinted::<T>(entity) {
             Some(value) => Ok(value),
-            None => self.get_searched(entity),
+            None => {
+                let found = self.get_searched(entity);
+                // A found entity is alive, so this never fires; written
+                // out, it tells the compiler that both ways out of `get`
+                // passed the entity's generation check, which a `get_mut`
+                // of the same entity next then skips (the suite's
+                // random_get: 59 to 54 instructions a pair, callgrind).
+                if found.is_ok() && self.entities.get_unverified(entity).is_none() {
+                    unreachable!("a found entity is alive");
+                }
+                found
+            }
         }
     }
 
@@ -1708,42 +1728,71 @@ impl World {
         self.component_at_searched(entity, loc)
     }
 
-    /// `entity`'s `T` when the hint of `T`'s type-cache slot names the
-    /// entity's archetype (the common case: a run of lookups among entities
-    /// of one archetype), else `None` for the caller's search. The hint is
-    /// read before the entity's location: it is an atomic, and an atomic
-    /// load keeps the compiler from merging the loads around it, so it goes
-    /// first, where the entity lookup after it (and a `get_mut` of the same
-    /// entity next) can still share loads. (Finding the hinted column here
-    /// too, from the type alone, so that its loads need not wait for the
-    /// entity's slot, made the peer suite's random_get about 6% slower in
-    /// wall time for half an instruction fewer a call: tried and left out.)
-    ///
-    /// A hit costs the entity's location and then the column, with no
-    /// search of the table's columns and no lookup of `T`'s component id:
-    /// the hinted column's own `TypeId` is compared with `T`'s
-    /// (`Column::get`), which is what makes the read sound. The slot may
-    /// hold another type (the cache is direct-mapped) or a hint for another
-    /// archetype; either fails a check here and costs a search, never a
-    /// wrong read. (Checking the slot's `TypeId` and then the column's
-    /// component id, as before, was one compare and four instructions more
-    /// a call: callgrind, the suite's random_get.) The slot's location is
-    /// unverified: an invalid one's archetype (`u32::MAX`, which no hint
-    /// names: see `ColumnHint`) misses here without a test of its own.
+    /// `entity`'s `T` when the column hint of `T`'s type-cache slot names
+    /// the column of the entity's archetype (the common case: a run of
+    /// lookups among entities of one archetype), else `None` for the
+    /// caller's search. A hit costs the hint (a pointer to the column),
+    /// the entity's location, then the column: the column's archetype
+    /// compared with the entity's, its `TypeId` with `T`'s and its length
+    /// with the row (`Column::get`), with no lookup of `T`'s component id
+    /// and no indexing of the archetype list or the table's columns. The
+    /// slot may hold another type's hint (the cache is direct-mapped), or
+    /// a hint for another archetype; either fails a check here and costs a
+    /// search, never a wrong read. The hint is read before the entity's
+    /// location: it is an atomic, and an atomic load keeps the compiler
+    /// from merging the loads around it, so it goes first, where the entity
+    /// lookup after it (and a `get_mut` of the same entity next) can still
+    /// share loads. The entity's location is unverified: an invalid one's
+    /// archetype (`u32::MAX`) is no column's.
     #[inline(always)]
     fn get_hinted<T: Component>(&self, entity: Entity) -> Option<&T> {
         if T::STORAGE != StorageType::Table {
             return None;
         }
-        let (archetype, i) = self.components.slot_hint::<T>().read();
+        let column = self.archetypes.hinted_column::<T>();
         let loc = self.entities.get_unverified(entity)?;
-        if archetype != loc.archetype.index() as u32 {
+        if column.archetype() != loc.archetype.index() as u32 {
             return None;
         }
-        self.archetypes
-            .table_at(archetype)?
-            .column_at_checked(i)?
-            .get::<T>(loc.row as usize)
+        column.get::<T>(loc.row as usize)
+    }
+
+    /// [`World::get`] of an entity whose location the caller found (a
+    /// handle's: [`EntityRef::get`](crate::EntityRef::get)), with no
+    /// second lookup of the entity: the hinted column checked against the
+    /// location, else a search, else the error `get` gives.
+    #[inline]
+    pub(crate) fn get_at<T: Component>(
+        &self,
+        entity: Entity,
+        loc: EntityLocation,
+    ) -> Result<&T, ComponentError> {
+        let column = self.archetypes.hinted_column::<T>();
+        let hit = if T::STORAGE == StorageType::Table
+            && column.archetype() == loc.archetype.index() as u32
+        {
+            column.get::<T>(loc.row as usize)
+        } else {
+            None
+        };
+        match hit {
+            Some(value) => Ok(value),
+            None => self.get_at_searched(entity, loc),
+        }
+    }
+
+    /// [`World::get_at`] when the hint missed (cold, as `get_searched`).
+    #[cold]
+    #[inline(never)]
+    fn get_at_searched<T: Component>(
+        &self,
+        entity: Entity,
+        loc: EntityLocation,
+    ) -> Result<&T, ComponentError> {
+        match self.component_at_searched(entity, loc) {
+            Some(value) => Ok(value),
+            None => Err(lookup_error::<T>(entity, loc)),
+        }
     }
 
     /// [`World::get`] when [`World::get_hinted`] missed: the entity looked
@@ -1764,30 +1813,17 @@ impl World {
         }
     }
 
-    /// [`World::get_hinted`]'s lookup for `&mut` access: where the hinted
-    /// column and the row are (the archetype's index, the column's position,
-    /// the row), found through a shared borrow so that the caller can take
-    /// the exclusive one only on a hit.
+    /// [`World::get_hinted`]'s check for `&mut` access: the entity's
+    /// location if `T`'s column hint names its column (see
+    /// [`Archetypes::hint_hits`](crate::archetype::Archetypes::hint_hits)),
+    /// so that the caller can take the exclusive borrow only on a hit.
     #[inline(always)]
-    fn hinted_slot<T: Component>(&mut self, entity: Entity) -> Option<(u32, usize, usize)> {
+    fn hinted_slot<T: Component>(&mut self, entity: Entity) -> Option<EntityLocation> {
         if T::STORAGE != StorageType::Table {
             return None;
         }
-        // Plain loads through `&mut self`, not atomic ones: the compiler
-        // may share them with the lookups around this one.
-        let (archetype, i) = self.components.slot_hint_mut::<T>().read_exclusive();
         let loc = self.entities.get_unverified(entity)?;
-        if archetype != loc.archetype.index() as u32 {
-            return None;
-        }
-        let column = self.archetypes.table_at(archetype)?.column_at_checked(i)?;
-        // The type and row are checked here too, so that a hit's `&mut`
-        // lookup cannot miss (a miss there could not fall back to a search:
-        // the value's exclusive borrow would still hold `self`).
-        if !column.holds::<T>() || loc.row as usize >= column.len() {
-            return None;
-        }
-        Some((archetype, i, loc.row as usize))
+        self.archetypes.hint_hits::<T>(loc).then_some(loc)
     }
 
     /// [`World::component_at`] when the type's hint does not name the
@@ -1801,13 +1837,14 @@ impl World {
         if !loc.is_valid() {
             return None;
         }
-        let (id, hint) = self.components.typed_id_hinted::<T>()?;
+        let (id, holds_slot) = self.components.typed_id_hinted::<T>()?;
         match T::STORAGE {
             StorageType::Table => {
                 let table = &self.archetypes.get(loc.archetype).table;
                 let i = table.column_index(id.id())?;
-                if let Some(hint) = hint {
-                    hint.remember(loc.archetype.index() as u32, i);
+                if holds_slot {
+                    self.archetypes
+                        .remember_column(type_slot::<T>(), loc.archetype, i);
                 }
                 table.column_at(i).get_typed(id, loc.row as usize)
             }
@@ -1820,28 +1857,11 @@ impl World {
     #[inline]
     pub(crate) fn get_mut_opt<T: Component>(&mut self, entity: Entity) -> Option<&mut T> {
         let tick = Tick::new(*self.change_tick.get_mut());
-        if let Some((archetype, i, row)) = self.hinted_slot::<T>(entity) {
-            return self.hinted_value_mut(archetype, i, row, tick);
+        if let Some(loc) = self.hinted_slot::<T>(entity) {
+            return self.archetypes.hinted_mut(loc, tick);
         }
         let loc = self.entities.get_unverified(entity)?;
         self.component_at_mut_searched(entity, loc, tick)
-    }
-
-    /// The value [`World::hinted_slot`] found, mutably and marked changed.
-    #[inline(always)]
-    fn hinted_value_mut<T: Component>(
-        &mut self,
-        archetype: u32,
-        i: usize,
-        row: usize,
-        tick: Tick,
-    ) -> Option<&mut T> {
-        // The same two indexes, type and row `hinted_slot` checked, through
-        // `&mut self`: the compiler drops the checks.
-        self.archetypes
-            .table_at_mut(archetype)
-            .and_then(|table| table.column_at_mut_checked(i))
-            .and_then(|column| column.get_mut::<T>(row, tick))
     }
 
     /// [`World::component_at_mut`] when the hint misses (see
@@ -1856,15 +1876,20 @@ impl World {
         if !loc.is_valid() {
             return None;
         }
-        let (id, hint) = self.components.typed_id_hinted::<T>()?;
+        let (id, holds_slot) = self.components.typed_id_hinted::<T>()?;
         match T::STORAGE {
             StorageType::Table => {
-                let table = self.archetypes.table_mut(loc.archetype);
-                let i = table.column_index(id.id())?;
-                if let Some(hint) = hint {
-                    hint.remember(loc.archetype.index() as u32, i);
+                let i = self
+                    .archetypes
+                    .get(loc.archetype)
+                    .table
+                    .column_index(id.id())?;
+                if holds_slot {
+                    self.archetypes
+                        .remember_column(type_slot::<T>(), loc.archetype, i);
                 }
-                table
+                self.archetypes
+                    .table_mut(loc.archetype)
                     .column_at_mut(i)
                     .get_typed_mut(id, loc.row as usize, tick)
             }
@@ -1907,12 +1932,13 @@ impl World {
     pub fn get_mut<T: Component>(&mut self, entity: Entity) -> Result<&mut T, ComponentError> {
         crate::component::require_mutable::<T>();
         // As in `get`: a straight-line hit path, one call for every miss.
-        if let Some((archetype, i, row)) = self.hinted_slot::<T>(entity) {
+        if let Some(loc) = self.hinted_slot::<T>(entity) {
             let tick = Tick::new(*self.change_tick.get_mut());
-            // `hinted_slot` checked the table, column, type and row this
-            // takes, through the same `&mut self`: it does not miss.
+            // `hinted_slot` checked the column, type and row this takes,
+            // through the same `&mut self`: it does not miss.
             return self
-                .hinted_value_mut(archetype, i, row, tick)
+                .archetypes
+                .hinted_mut(loc, tick)
                 .ok_or_else(|| missing::<T>(entity));
         }
         self.get_mut_searched(entity)
@@ -2252,9 +2278,7 @@ impl World {
         self.components.enable_change_tracking(id);
         let now = self.change_tick();
         for archetype in self.archetypes.iter_mut() {
-            if let Some(column) = archetype.table.column_mut(id) {
-                column.track_ticks(now);
-            }
+            archetype.table.track_ticks(id, now);
         }
         if let Some(set) = self.sparse.get_mut(id) {
             set.track_ticks(now);
@@ -2488,7 +2512,7 @@ fn missing<T>(entity: Entity) -> ComponentError {
 #[cfg(test)]
 mod tests {
     use super::World;
-    use crate::component::Component;
+    use crate::component::{Component, type_slot};
 
     #[derive(Debug, PartialEq)]
     struct First(u64);
@@ -2507,18 +2531,18 @@ mod tests {
     fn a_wrong_column_hint_is_a_miss() {
         let mut world = World::new();
         let e = world.spawn((First(7), Second(9)));
-        let archetype = world.entities.get(e).unwrap().archetype.index() as u32;
-        let table = &world
-            .archetypes
-            .get(world.entities.get(e).unwrap().archetype)
-            .table;
+        let archetype = world.entities.get(e).unwrap().archetype;
         let second = world.components.id_of::<Second>().unwrap();
-        let wrong = table.column_index(second).unwrap();
+        let wrong = world
+            .archetypes
+            .get(archetype)
+            .table
+            .column_index(second)
+            .unwrap();
         let forge = |world: &World| {
             world
-                .components
-                .slot_hint::<First>()
-                .remember(archetype, wrong);
+                .archetypes
+                .remember_column(type_slot::<First>(), archetype, wrong);
         };
         forge(&world);
         assert_eq!(world.get::<First>(e), Ok(&First(7)));
@@ -2547,28 +2571,105 @@ mod tests {
         let mut world = World::new();
         let e = world.spawn((First(7), Second(9)));
         world.spawn(Fourth(1));
-        let archetype = world.entities.get(e).unwrap().archetype.index() as u32;
-        let table = &world
-            .archetypes
-            .get(world.entities.get(e).unwrap().archetype)
-            .table;
+        let archetype = world.entities.get(e).unwrap().archetype;
         let first = world.components.id_of::<First>().unwrap();
-        let column = table.column_index(first).unwrap();
+        let column = world
+            .archetypes
+            .get(archetype)
+            .table
+            .column_index(first)
+            .unwrap();
         // Never registered: the hint names `First`'s column, a `u64` like it.
         world
-            .components
-            .slot_hint::<Third>()
-            .remember(archetype, column);
+            .archetypes
+            .remember_column(type_slot::<Third>(), archetype, column);
         assert!(world.get::<Third>(e).is_err());
         assert!(world.get_mut::<Third>(e).is_err());
         assert!(!world.has::<Third>(e));
         // Registered, but not in `e`'s archetype.
         world
-            .components
-            .slot_hint::<Fourth>()
-            .remember(archetype, column);
+            .archetypes
+            .remember_column(type_slot::<Fourth>(), archetype, column);
         assert!(world.get::<Fourth>(e).is_err());
         assert!(world.get_mut::<Fourth>(e).is_err());
         assert_eq!(world.get::<First>(e), Ok(&First(7)));
+    }
+
+    /// A hint names a column by pointer, and the column says which
+    /// archetype's table it is in: a hint of the right type but another
+    /// archetype (the entity moved, or the last lookup was in another
+    /// table) is a miss, and the search finds the entity's own column. The
+    /// hint then names that one, which the next lookup hits.
+    #[test]
+    fn a_hint_of_another_archetype_is_a_miss() {
+        let mut world = World::new();
+        let a = world.spawn((First(1), Second(2)));
+        let b = world.spawn(First(3));
+        assert_eq!(world.get::<First>(a), Ok(&First(1)));
+        // The hint names `First`'s column in `a`'s archetype; `b` is in
+        // another.
+        assert_eq!(world.get::<First>(b), Ok(&First(3)));
+        assert_eq!(world.get_mut::<First>(a).map(|v| v.0), Ok(1));
+        // `a` moves to `b`'s archetype; the hint named its old column.
+        world.remove_one::<Second>(a).unwrap();
+        assert_eq!(world.get::<First>(a), Ok(&First(1)));
+        assert_eq!(world.get_mut::<First>(b).map(|v| v.0), Ok(3));
+        world.despawn(b).unwrap();
+        assert!(world.get::<First>(b).is_err());
+        assert!(world.get_mut::<First>(b).is_err());
+        assert_eq!(world.get::<First>(a), Ok(&First(1)));
+    }
+
+    /// A handle keeps the location it found: its `get` reads the entity's
+    /// own values (table and sparse), gives `get`'s error for a missing
+    /// component, and the handles of `iter_entities` (whose locations come
+    /// from the walk, not a lookup) read each entity's own values.
+    #[test]
+    fn a_handle_reads_through_its_location() {
+        #[derive(Debug, PartialEq)]
+        struct Sparse(u8);
+        impl Component for Sparse {
+            const STORAGE: crate::component::StorageType = crate::component::StorageType::SparseSet;
+        }
+        let mut world = World::new();
+        let a = world.spawn((First(1), Second(2)));
+        let b = world.spawn((First(3), Sparse(4)));
+        let c = world.spawn(Second(5));
+        let handle = world.entity(b).unwrap();
+        assert_eq!(handle.get::<First>(), Ok(&First(3)));
+        assert_eq!(handle.get::<Sparse>(), Ok(&Sparse(4)));
+        assert_eq!(handle.get::<Second>(), Err(super::missing::<Second>(b)));
+        assert_eq!(
+            world.entity(a).unwrap().get::<First>(),
+            world.get::<First>(a)
+        );
+        for handle in world.iter_entities() {
+            let e = handle.id();
+            assert_eq!(handle.get::<First>().ok(), world.get::<First>(e).ok());
+            assert_eq!(handle.get::<Second>().ok(), world.get::<Second>(e).ok());
+        }
+        assert_eq!(world.entity(c).unwrap().get::<Second>(), Ok(&Second(5)));
+        world.despawn(c).unwrap();
+        assert!(world.entity(c).is_err());
+    }
+
+    /// A hint survives its column's reallocation (it names the column, not
+    /// its values): lookups after the table grew read the new buffer.
+    #[test]
+    fn a_hint_survives_its_column_growing() {
+        let mut world = World::new();
+        let first = world.spawn((First(1), Second(1)));
+        assert_eq!(world.get::<First>(first), Ok(&First(1)));
+        let more: Vec<_> = (0..100u64)
+            .map(|i| world.spawn((First(i + 10), Second(0))))
+            .collect();
+        for (i, &e) in more.iter().enumerate() {
+            assert_eq!(world.get::<First>(e), Ok(&First(i as u64 + 10)));
+            world.get_mut::<First>(e).unwrap().0 += 1;
+        }
+        assert_eq!(world.get::<First>(first), Ok(&First(1)));
+        assert_eq!(world.get::<First>(more[99]), Ok(&First(110)));
+        world.archetypes.forget_hints();
+        assert_eq!(world.get::<First>(more[50]), Ok(&First(61)));
     }
 }

@@ -814,3 +814,31 @@ fn archetypal_filter_walks_stamp_exactly_the_rows_they_yield() {
         sorted(vec![free[0], free[1], free[2], free[3], frozen])
     );
 }
+
+// ----- room for ticks after tracking starts ------------------------------------
+
+/// A table that grew before its column began tracking changes (the first
+/// `Changed` query) has tick arrays made for the rows there are, no more:
+/// the spawns after it (one row each, and past the room every column had)
+/// and the spawns after a sort (which rebuilds the ticks and the entity
+/// list) each get their ticks, and a watcher sees exactly them.
+#[test]
+fn spawns_after_tracking_starts_and_after_a_sort_get_their_ticks() {
+    let mut world = World::new();
+    // Five rows: the columns have room for eight.
+    for i in 0..5 {
+        world.spawn((TA(i), TB(i)));
+    }
+    let mut watch = world.query_filtered::<Entity, Changed<TA>>();
+    assert_eq!(watch.iter(&world).count(), 5, "first run sees the spawns");
+
+    let later: Vec<Entity> = (0..20).map(|i| world.spawn((TA(i), TB(i)))).collect();
+    world.check_invariants();
+    assert_eq!(changed(&mut watch, &world), sorted(later));
+
+    world.sort_by_key::<TA, _>(|a| std::cmp::Reverse(a.0));
+    let after_sort: Vec<Entity> = (0..3).map(|i| world.spawn((TA(i), TB(i)))).collect();
+    world.check_invariants();
+    assert_eq!(changed(&mut watch, &world), sorted(after_sort));
+    assert_eq!(world.query::<&TA>().iter(&world).count(), 28);
+}

@@ -127,6 +127,22 @@ impl Relationship for ChildOf {
 /// The children of a parent: `Sources<ChildOf>`, a component on every
 /// entity with at least one child, readable as `&[Entity]`.
 ///
+/// **Order.** Children are listed in the order they were added. Removing
+/// one (unparenting, reparenting or despawning it) is O(1): the last child
+/// takes its place, so the order of the others changes. Where the order
+/// matters (UI, turn order), sort after the change with
+/// [`World::sort_children_by_key`](crate::World::sort_children_by_key).
+/// A rollback restore puts the saved order back.
+///
+/// ```
+/// use mosaic::prelude::*;
+/// let mut world = World::new();
+/// let parent = world.spawn(());
+/// let [a, b, c] = [(); 3].map(|_| world.spawn_child(parent, ()).unwrap());
+/// world.despawn(a).unwrap();
+/// assert_eq!(world.get::<Children>(parent).unwrap().as_slice(), [c, b]); // the last took a's place
+/// ```
+///
 /// # Example
 /// ```
 /// use mosaic::prelude::*;

@@ -261,17 +261,28 @@ fn direct_columns(table: &Table, slots: &[(u32, bool)]) -> Option<DirectColumns>
 }
 
 /// Checks that `edge` writes exactly `table`'s columns and that it is the
-/// plan of the bundle `info` describes.
+/// plan of the bundle `info` describes. Two compares, inlined (a spawn
+/// loop pays them per entity); the failure is out of line.
+#[inline(always)]
 fn check_plan(table: &Table, info: &BundleInfo, edge: &InsertEdge) {
+    let slots = edge.slots.len();
+    if slots != table.component_ids().len() || slots != info.table_ids.len() {
+        plan_mismatch(table, info, edge);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn plan_mismatch(table: &Table, info: &BundleInfo, edge: &InsertEdge) -> ! {
     assert_eq!(
         edge.slots.len(),
         table.component_ids().len(),
         "insert plan does not cover the table"
     );
-    assert_eq!(
+    panic!(
+        "insert plan is not this bundle's: {} slots for {} table components",
         edge.slots.len(),
-        info.table_ids.len(),
-        "insert plan is not this bundle's"
+        info.table_ids.len()
     );
 }
 
@@ -328,7 +339,7 @@ impl<'t, 'c, B: Bundle> NewRows<'t, 'c, B> {
             );
             return self.end_row(row, entity);
         }
-        let mut writer = NewRowWriter {
+        let mut writer = NewRowWriter::<false> {
             entity,
             row,
             tick: self.ctx.tick,
@@ -560,10 +571,15 @@ impl ComponentWriter for DirectWriter<'_> {
     }
 }
 
-/// Writes one new row of a [`NewRows`] table: every table component is
-/// pushed to its column (which has room: the `NewRows` invariant), sparse
-/// ones go to their sets. Also the writer of [`push_row_with`]'s extras.
-pub(crate) struct NewRowWriter<'a> {
+/// Writes one new row: every table component goes to slot `row` of its
+/// column (which has room for it), sparse ones go to their sets.
+///
+/// With `COUNTED` (the writer of [`push_row_with`] and of its extras),
+/// each column counts its value as it is written, so the row needs no
+/// pass over the columns afterwards; [`NewRowWriter::abandon`] drops them
+/// again. Without it (a [`NewRows`] row), the values stay past the
+/// columns' lengths, for `NewRows` to count in bulk.
+pub(crate) struct NewRowWriter<'a, const COUNTED: bool = true> {
     entity: Entity,
     row: usize,
     tick: Tick,
@@ -577,27 +593,32 @@ pub(crate) struct NewRowWriter<'a> {
     next_slot: usize,
 }
 
-impl ComponentWriter for NewRowWriter<'_> {
+impl<const COUNTED: bool> ComponentWriter for NewRowWriter<'_, COUNTED> {
     #[inline(always)]
     fn write<C: Component>(&mut self, value: C) {
         match C::STORAGE {
             StorageType::Table => {
                 // The plan has one slot per table component of the bundle
-                // (checked by `NewRows::new`), and the bundle writes as many
-                // (Bundle contract).
+                // (checked by `NewRows::new` and `push_row_with`), and the
+                // bundle writes as many (Bundle contract).
                 let (col, _) = self.slots[self.next_slot];
                 self.next_slot += 1;
                 // SAFETY: slots name columns of this table (they were made
                 // from its component list: the module invariant); the
-                // column holds `C`s, the component at this bundle position;
-                // `row` is past its length and within its spare capacity,
-                // and written once (`NewRows` invariants: one value per
-                // column per row).
+                // column holds `C`s, the component at this bundle position.
+                let column = unsafe { self.table.column_at_unchecked_mut(col as usize) };
+                // SAFETY: `row` is the table's next row (`push_row_with`)
+                // or one past it (`NewRows`), at or past the column's
+                // length and within its room (the callers reserved it), and
+                // written once: the plan names each column once. Counted,
+                // the column's length becomes `row + 1` (every slot below
+                // holds a value: the table's rows, and this one).
                 unsafe {
-                    self.table
-                        .column_at_unchecked_mut(col as usize)
-                        .write_spare(self.row, value, self.tick)
-                };
+                    column.write_spare(self.row, value, self.tick);
+                    if COUNTED {
+                        column.set_len(self.row + 1);
+                    }
+                }
             }
             StorageType::SparseSet => {
                 let id = self.components[self.next_component].0;
@@ -639,8 +660,8 @@ pub(crate) fn push_row<B: Bundle>(
 /// components a spawn brings). Returns the row.
 ///
 /// `extras` runs user code (constructors) and may panic: then every value
-/// already written for the row is dropped once, nothing is counted (the
-/// table is as before) and the panic goes on.
+/// already written for the row is dropped once, the table is as before
+/// and the panic goes on.
 #[inline]
 pub(crate) fn push_row_with<B: Bundle>(
     table: &mut Table,
@@ -667,29 +688,32 @@ pub(crate) fn push_row_with<B: Bundle>(
         next_component: 0,
         next_slot: 0,
     };
-    bundle.write_components(&mut writer);
-    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| extras(&mut writer))) {
+    // Each column counts its value as it comes: until the entity is
+    // pushed below, anything that unwinds must take them out again. (With
+    // no extras and no sparse component, nothing here can unwind and the
+    // catch compiles away.)
+    let written = catch_unwind(AssertUnwindSafe(|| {
+        bundle.write_components(&mut writer);
+        extras(&mut writer);
+    }));
+    if let Err(payload) = written {
         writer.abandon();
         resume_unwind(payload);
     }
-    assert!(
-        writer.next_slot == edge.slots.len() && writer.next_component == info.components.len(),
-        "the extras did not complete the row"
-    );
-    let table = writer.table;
-    // SAFETY: `reserve(1)` left room for one row; every column of the row
-    // was written once (the plan names each column once, and all slots were
-    // used: asserted above), so after the entity the row is complete.
-    unsafe {
-        table.write_spare_entity(row, entity);
-        table.set_len(row + 1);
+    if writer.next_slot != edge.slots.len() || writer.next_component != info.components.len() {
+        writer.abandon();
+        panic!("the extras did not complete the row");
     }
-    row
+    // SAFETY: `reserve(1)` left room for one row; every column of the row
+    // was written and counted once (the plan names each column once, and
+    // all slots were used: checked above), so each holds one value more
+    // than the table has rows.
+    unsafe { writer.table.push_entity_unchecked(entity) }
 }
 
 impl NewRowWriter<'_> {
-    /// Drops the values written so far for this row, which was not
-    /// counted: the table and the sparse sets are as before the row.
+    /// Drops the values written so far for this row, whose entity was not
+    /// pushed: the table and the sparse sets are as before the row.
     #[cold]
     fn abandon(self) {
         // The first panic is already unwinding: further ones (drops) are
@@ -697,14 +721,10 @@ impl NewRowWriter<'_> {
         let mut panics = DeferredPanic::new();
         for &(col, _) in &self.slots[..self.next_slot] {
             let column = self.table.column_at_mut(col as usize);
-            let len = column.len();
-            // SAFETY: this writer wrote slot `row` = `len` of this column
-            // with `write_spare` (each column once, in slot order), so
-            // counting it is sound; it is then the last value, and dropped.
-            unsafe {
-                column.set_len(len + 1);
-                column.swap_remove_drop(len, &mut panics);
-            }
+            // SAFETY: this writer wrote and counted slot `row` of this
+            // column (each column once, in slot order), so it is the
+            // column's last value, and dropped once here.
+            unsafe { column.swap_remove_drop(self.row, &mut panics) };
         }
         for &(id, storage) in &self.components[..self.next_component] {
             if storage == StorageType::SparseSet {

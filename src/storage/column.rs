@@ -592,6 +592,11 @@ pub(crate) struct Column {
     ticks: Vec<UnsafeCell<ComponentTicks>>,
     blocks: Vec<BlockTick>,
     tracked: bool,
+    /// The index of the archetype whose table holds this column, or
+    /// [`Column::NO_ARCHETYPE`] (a sparse set's column, a table's before
+    /// its archetype numbers it): what a column hint's holder compares with
+    /// an entity's archetype (see `storage::column_hints`).
+    archetype: u32,
 }
 
 // SAFETY: ticks are plain integers; concurrent access to them follows the same
@@ -599,6 +604,9 @@ pub(crate) struct Column {
 unsafe impl Sync for Column {}
 
 impl Column {
+    /// No archetype's index (`u32::MAX` is `ArchetypeId::INVALID`'s).
+    pub const NO_ARCHETYPE: u32 = u32::MAX;
+
     pub fn new(info: &ComponentInfo) -> Self {
         Column {
             type_id: info.value_type(),
@@ -606,15 +614,53 @@ impl Column {
             ticks: Vec::new(),
             blocks: Vec::new(),
             tracked: info.tracks_changes(),
+            archetype: Self::NO_ARCHETYPE,
         }
     }
 
+    /// A column of no component type (its `TypeId` is `Vacant`'s, a type
+    /// no lookup asks for) in no archetype, and empty: what a column hint
+    /// names before it names a real column (see `storage::column_hints`).
+    pub fn vacant() -> Self {
+        /// The type whose `TypeId` a vacant column holds.
+        struct Vacant;
+        Column {
+            type_id: std::any::TypeId::of::<Vacant>(),
+            data: BlobVec {
+                item: Layout::new::<()>(),
+                drop: None,
+                data: NonNull::dangling(),
+                len: 0,
+                capacity: usize::MAX,
+            },
+            ticks: Vec::new(),
+            blocks: Vec::new(),
+            tracked: false,
+            archetype: Self::NO_ARCHETYPE,
+        }
+    }
+
+    /// The index of the archetype whose table holds this column (see the
+    /// field's doc).
+    #[inline(always)]
+    pub fn archetype(&self) -> u32 {
+        self.archetype
+    }
+
+    /// Numbers this column as archetype `archetype`'s (its table's, once
+    /// the archetype has an index).
+    pub fn set_archetype(&mut self, archetype: u32) {
+        self.archetype = archetype;
+    }
+
     /// Reorders the values and their ticks: afterwards row `i` holds what
-    /// row `order[i]` held.
+    /// row `order[i]` held. Tracked ticks are rebuilt with room for the
+    /// rows there are only ([`Table::reorder`](super::Table::reorder)
+    /// learns its room again).
     ///
     /// # Safety
     /// - `order` is a permutation of `0..len` (each index exactly once).
-    pub unsafe fn permute(&mut self, order: &[u32]) {
+    pub(super) unsafe fn permute(&mut self, order: &[u32]) {
         // SAFETY: forwarded contract.
         unsafe { self.data.permute(order) };
         if self.tracked {
@@ -648,7 +694,10 @@ impl Column {
     }
 
     /// Starts recording ticks: every value present gets both ticks at `now`.
-    pub fn track_ticks(&mut self, now: Tick) {
+    /// The ticks have room for the values there are only: a table's column
+    /// starts through [`Table::track_ticks`](super::Table::track_ticks),
+    /// which learns its room again.
+    pub(super) fn track_ticks(&mut self, now: Tick) {
         if !self.tracked {
             self.ticks = (0..self.len())
                 .map(|_| UnsafeCell::new(ComponentTicks::new(now)))
@@ -986,6 +1035,38 @@ impl Column {
         self.set_changed(row, tick);
         // SAFETY: the column holds initialised `T`s in rows < len (checked);
         // `&mut self` makes the borrow unique. Strided by `T` as in `get`.
+        Some(unsafe { &mut *self.data.base_ptr().as_ptr().cast::<T>().add(row) })
+    }
+
+    /// [`Column::get_mut`] through a shared borrow of the column, for a
+    /// caller that holds exclusive access to every column this one may be
+    /// (the tables' owner borrowed mutably): the value as a `&mut T` and
+    /// its changed tick set, if this column holds `T`s and `row` is in
+    /// bounds.
+    ///
+    /// # Safety
+    /// For `'a`, nothing else reads or writes this column's values or
+    /// ticks, and the column itself is neither moved nor dropped.
+    #[inline(always)]
+    pub unsafe fn get_mut_exclusive<'a, T: 'static>(
+        &self,
+        row: usize,
+        tick: Tick,
+    ) -> Option<&'a mut T> {
+        if self.type_id != std::any::TypeId::of::<T>() || row >= self.len() {
+            return None;
+        }
+        if self.tracked {
+            // SAFETY: a tracked column has a tick per row (the type's
+            // invariant), so `row < len` is in bounds; the ticks sit in
+            // `UnsafeCell`s, and the caller's exclusive access covers them.
+            unsafe { (*self.ticks_ptr().add(row)).changed = tick };
+            self.mark_block(row, tick);
+        }
+        // SAFETY: the column holds initialised `T`s in rows < len (checked),
+        // strided by `T` as in `get`; the data pointer is the buffer's own
+        // (not derived from this `&self`), and the caller's exclusive access
+        // for `'a` makes the `&mut` unique.
         Some(unsafe { &mut *self.data.base_ptr().as_ptr().cast::<T>().add(row) })
     }
 

@@ -24,6 +24,7 @@
 pub(crate) mod batch;
 pub(crate) mod bundle_io;
 pub(crate) mod column;
+pub(crate) mod column_hints;
 pub(crate) mod command_queue;
 pub(crate) mod parts;
 pub(crate) mod resources;
@@ -31,6 +32,7 @@ pub(crate) mod sparse_set;
 pub(crate) mod table;
 
 pub(crate) use column::{BlockTick, Column, TakenSlot, block_of};
+pub(crate) use column_hints::ColumnHints;
 pub(crate) use command_queue::CommandQueue;
 pub use resources::ResourceId;
 pub(crate) use resources::{ResourceTicks, Resources};

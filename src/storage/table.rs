@@ -12,7 +12,9 @@ use crate::entity::Entity;
 /// Invariants:
 /// - `ids` is sorted and unique; `columns[i]` stores component `ids[i]`;
 /// - every column has exactly `entities.len()` values (outside a structural
-///   change in progress).
+///   change in progress);
+/// - the entity list and every column (its values and, if tracked, its
+///   ticks) have room for at least `capacity` rows.
 pub(crate) struct Table {
     /// This table's own number, never another's (see [`Table::uid`]).
     uid: u64,
@@ -24,8 +26,20 @@ pub(crate) struct Table {
     /// the end is not here); a table with larger ids keeps it empty and
     /// scans `ids` instead.
     slots: Box<[u16]>,
-    columns: Box<[Column]>,
+    /// Made once by [`Table::new`] and never pushed to, popped or
+    /// reallocated after: a column keeps its address for as long as the
+    /// table lives, which column hints rest on (see
+    /// [`ColumnHints`](super::ColumnHints); a `Vec`, not a boxed slice, so
+    /// that [`Table::column_ptr`] takes the buffer's own pointer, which
+    /// later `&mut` borrows of the columns do not invalidate).
+    columns: Vec<Column>,
     entities: Vec<Entity>,
+    /// Rows every column and the entity list have room for (a lower
+    /// bound, exact after [`Table::reserve`] grows): a one-row
+    /// [`Table::reserve`] is then one compare, not one per column. Only
+    /// two things can lower a column's room, [`Table::track_ticks`] and
+    /// [`Table::reorder`], and they set it again.
+    capacity: usize,
     /// Which rows hold a disabled entity (see [`DisabledRows`]).
     disabled: DisabledRows,
 }
@@ -222,8 +236,28 @@ impl Table {
                 .map(|&id| Column::new(components.info(id)))
                 .collect(),
             entities: Vec::new(),
+            capacity: 0,
             disabled: DisabledRows::default(),
         }
+    }
+
+    /// Numbers every column as archetype `archetype`'s (see
+    /// [`Column::archetype`]): for the archetype that owns this table, once
+    /// it has its index.
+    pub fn set_archetype(&mut self, archetype: u32) {
+        for column in &mut self.columns {
+            column.set_archetype(archetype);
+        }
+    }
+
+    /// A pointer to the column at `index` (a position in
+    /// [`Table::component_ids`]) that stays valid for as long as this table
+    /// lives (the column array never moves: see the field's doc), taken
+    /// from the array's own pointer rather than through a borrow of it: for
+    /// [`ColumnHints`](super::ColumnHints). `None` past the end.
+    #[inline]
+    pub fn column_ptr(&self, index: usize) -> Option<*const Column> {
+        (index < self.columns.len()).then(|| self.columns.as_ptr().wrapping_add(index))
     }
 
     /// A number no other table of the process has: a plan checked against
@@ -349,6 +383,27 @@ impl Table {
         unsafe { self.entities.as_mut_ptr().add(row).write(entity) };
     }
 
+    /// Appends `entity` as the last row, whose values the caller already
+    /// wrote and counted in every column ([`Column::write_spare`] and
+    /// [`Column::set_len`]), without a room check. Returns the row.
+    ///
+    /// # Safety
+    /// - `spare_rows() >= 1` before the row's values were appended (so the
+    ///   entity list has room);
+    /// - every column holds exactly one value more than the table has rows.
+    #[inline(always)]
+    pub unsafe fn push_entity_unchecked(&mut self, entity: Entity) -> usize {
+        let row = self.entities.len();
+        debug_assert!(self.columns.iter().all(|c| c.len() == row + 1));
+        // SAFETY: the list has room for one more (contract); the slot is
+        // written, then counted.
+        unsafe {
+            self.write_spare_entity(row, entity);
+            self.entities.set_len(row + 1);
+        }
+        row
+    }
+
     /// The entity list's base pointer, for writing rows past its length
     /// within its capacity (as [`Table::write_spare_entity`] does) until
     /// the table next grows.
@@ -378,21 +433,6 @@ impl Table {
         &self.columns[index]
     }
 
-    /// The column at `index` (a position in [`Table::component_ids`]), if
-    /// there is one: for a position remembered from an earlier
-    /// [`Table::column_index`] of this table (a
-    /// [`ColumnHint`](crate::component::ColumnHint)).
-    #[inline(always)]
-    pub fn column_at_checked(&self, index: usize) -> Option<&Column> {
-        self.columns.get(index)
-    }
-
-    /// [`Table::column_at_checked`] mutably.
-    #[inline(always)]
-    pub fn column_at_mut_checked(&mut self, index: usize) -> Option<&mut Column> {
-        self.columns.get_mut(index)
-    }
-
     /// How many rows can be added before some column (or the entity list)
     /// must grow.
     pub fn spare_rows(&self) -> usize {
@@ -407,11 +447,26 @@ impl Table {
         &mut self.columns[index]
     }
 
+    /// Makes room for `additional` more rows in every column and the
+    /// entity list. One compare when the table has room (a spawn loop's
+    /// every row but the few that grow it).
+    #[inline]
     pub fn reserve(&mut self, additional: usize) {
+        if additional > self.capacity.saturating_sub(self.len()) {
+            self.grow(additional);
+        }
+    }
+
+    /// [`Table::reserve`] past the known room: grows what lacks room
+    /// (each column's growth is geometric) and learns the new room.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
         self.entities.reserve(additional);
         for c in self.columns.iter_mut() {
             c.reserve(additional);
         }
+        self.capacity = self.len() + self.spare_rows();
     }
 
     /// Makes room for `additional` rows appended a column at a time
@@ -421,6 +476,18 @@ impl Table {
         self.entities.reserve(additional);
         for c in self.columns.iter_mut() {
             c.reserve_for_append(additional);
+        }
+        self.capacity = self.len() + self.spare_rows();
+    }
+
+    /// Starts recording change ticks in the column of `id`, if this table
+    /// has one (see [`Column::track_ticks`]).
+    pub fn track_ticks(&mut self, id: ComponentId, now: Tick) {
+        if let Some(column) = self.column_mut(id) {
+            column.track_ticks(now);
+            // The new ticks have room for the rows there are, perhaps no
+            // more: the known room is what every column has now.
+            self.capacity = self.len() + self.spare_rows();
         }
     }
 
@@ -639,6 +706,9 @@ impl Table {
             .iter()
             .map(|&from| self.entities[from as usize])
             .collect();
+        // The entity list (and tracked columns' ticks) were rebuilt with
+        // room for the rows there are only.
+        self.capacity = self.len() + self.spare_rows();
     }
 
     /// Checks the invariants documented on the type; panics on violation.
@@ -647,6 +717,10 @@ impl Table {
         for c in self.columns.iter() {
             assert_eq!(c.len(), self.entities.len(), "column length mismatch");
         }
+        assert!(
+            self.len() + self.spare_rows() >= self.capacity,
+            "a column or the entity list has less room than the table's capacity"
+        );
         let set = (0..self.len())
             .filter(|&r| self.disabled.contains(r))
             .count();

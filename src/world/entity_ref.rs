@@ -17,7 +17,7 @@ use std::fmt;
 use super::World;
 use crate::bundle::Bundle;
 use crate::component::{Component, ComponentId};
-use crate::entity::Entity;
+use crate::entity::{Entity, EntityLocation};
 use crate::error::{ComponentError, EntityError};
 
 /// A shared handle to one live entity; from [`World::entity`].
@@ -38,6 +38,9 @@ use crate::error::{ComponentError, EntityError};
 pub struct EntityRef<'w> {
     world: &'w World,
     entity: Entity,
+    /// Where the entity lives, found once when the handle is made: the
+    /// world is borrowed shared for the handle's life, so it cannot move.
+    location: EntityLocation,
 }
 
 impl fmt::Debug for EntityRef<'_> {
@@ -93,7 +96,8 @@ impl<'w> EntityRef<'w> {
     /// ```
     #[inline]
     pub fn get<T: Component>(&self) -> Result<&'w T, ComponentError> {
-        self.world.get::<T>(self.entity)
+        // The location the handle found: no second lookup of the entity.
+        self.world.get_at::<T>(self.entity, self.location)
     }
 
     /// True if the entity has a `T` (Bevy's name; [`EntityRef::has`] is
@@ -463,12 +467,13 @@ impl World {
     /// ```
     #[inline]
     pub fn entity(&self, entity: Entity) -> Result<EntityRef<'_>, EntityError> {
-        if !self.contains(entity) {
+        let Some(location) = self.entities.get(entity) else {
             return Err(EntityError::NoSuchEntity(entity));
-        }
+        };
         Ok(EntityRef {
             world: self,
             entity,
+            location,
         })
     }
 
@@ -517,13 +522,20 @@ impl World {
     /// assert_eq!(world.iter().filter(|e| e.contains::<Health>()).count(), 1);
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = EntityRef<'_>> + '_ {
-        self.archetypes
-            .iter()
-            .flat_map(|archetype| archetype.entities().iter())
-            .map(move |&entity| EntityRef {
-                world: self,
-                entity,
-            })
+        self.archetypes.iter().flat_map(move |archetype| {
+            archetype
+                .entities()
+                .iter()
+                .enumerate()
+                .map(move |(row, &entity)| EntityRef {
+                    world: self,
+                    entity,
+                    location: EntityLocation {
+                        archetype: archetype.id(),
+                        row: row as u32,
+                    },
+                })
+        })
     }
 
     /// Every component of `entity` (none if it is not alive).

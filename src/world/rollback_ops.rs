@@ -1459,7 +1459,11 @@ impl World {
     /// with `register_rollback`) and unregistered types are not included.
     ///
     /// Two peers of a rollback game compare it every frame to detect a
-    /// desync.
+    /// desync. Types are taken in the order of their
+    /// [`std::any::type_name`], whose text Rust does not promise to keep
+    /// from one compiler release to the next: peers compare checksums
+    /// reliably when they run the same build of the game (as rollback
+    /// peers must anyway, to simulate alike).
     ///
     /// # Example
     /// ```
