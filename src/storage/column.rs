@@ -1331,7 +1331,9 @@ impl Column {
     /// added). Reads only the rows of blocks whose bound is newer than
     /// `since` (a row's added tick is never newer than its changed tick).
     /// Returns how many rows it changed. Does nothing to an untracked
-    /// column, or if `saved` does not have a tick per row.
+    /// column, or if `saved` does not have a tick per row. (Out of line:
+    /// a restore after a frame that moved no entity never calls it.)
+    #[inline(never)]
     pub fn restore_added(&mut self, saved: &[Tick], since: Tick, now: Tick) -> usize {
         let len = self.ticks.len();
         if !self.tracked || saved.len() != len {

@@ -1367,7 +1367,9 @@ impl World {
 
     /// Step 7 of a restore for one row: puts back the added tick `saved`
     /// holds at `row` for `e`'s component, if it was added since (see
-    /// [`Column::restore_added`]). 1 if it did, else 0.
+    /// [`Column::restore_added`]). 1 if it did, else 0. (Out of line: only
+    /// the entity-by-entity path of a restore calls it.)
+    #[inline(never)]
     fn restore_added_of(
         &mut self,
         saved: &SavedColumn,
