@@ -333,7 +333,10 @@ impl Archetypes {
     /// shares the two calls' loads and drops the second's checks).
     #[inline(always)]
     pub fn hint_hits<T: 'static>(&mut self, loc: EntityLocation) -> bool {
-        // SAFETY: as in `hinted_column`; `&mut self` outlives the use.
+        // SAFETY: `hints` holds only `NO_COLUMN` and columns of these
+        // tables, which live and stay in place as long as `self` (the
+        // type's invariant); the column is read only within this call,
+        // under `&mut self`, so no other borrow of it is live.
         let column = unsafe { self.hints.column_exclusive(type_slot::<T>()) };
         column.archetype() == loc.archetype.0
             && column.holds::<T>()
@@ -344,8 +347,10 @@ impl Archetypes {
     /// `tick`, or `None` on a miss (see [`Archetypes::hinted_column`]).
     #[inline(always)]
     pub fn hinted_mut<T: 'static>(&mut self, loc: EntityLocation, tick: Tick) -> Option<&mut T> {
-        // SAFETY: as in `hinted_column`; the column is used within the
-        // result's lifetime, that of `&mut self`.
+        // SAFETY: `hints` holds only `NO_COLUMN` and columns of these
+        // tables, which live and stay in place as long as `self` (the
+        // type's invariant); the column is used only within the result's
+        // lifetime, that of `&mut self`, which no other borrow shares.
         let column: &Column = unsafe { self.hints.column_exclusive(type_slot::<T>()) };
         if column.archetype() != loc.archetype.0 {
             return None;

@@ -96,7 +96,10 @@ impl ColumnHints {
     #[inline(always)]
     pub unsafe fn column_exclusive<'a>(&mut self, slot: usize) -> &'a Column {
         let column = *self.0[slot % TYPE_CACHE_SLOTS].get_mut();
-        // SAFETY: as in `column`.
+        // SAFETY: `column` is `NO_COLUMN` (a static) or was remembered, so
+        // it is alive and in place for `'a` (the type's invariant and the
+        // caller's contract); `&mut self` and the caller's exclusive borrow
+        // of the holder rule out any other borrow of it during `'a`.
         unsafe { &*column }
     }
 

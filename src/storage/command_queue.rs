@@ -197,8 +197,10 @@ impl Pending<'_> {
 
 impl Drop for Pending<'_> {
     fn drop(&mut self) {
-        // SAFETY: as in `run`: the closure is valid and unread, and read
-        // out only here.
+        // SAFETY: the closure is valid and unread (handed out once by
+        // `Drain::next`; `run` moves it out only after wrapping `self` in
+        // `ManuallyDrop`, so this drop never follows a run); it is dropped
+        // here, once.
         unsafe { (self.run_or_drop)(self.closure, None) };
     }
 }
